@@ -1,0 +1,87 @@
+#include "bench/cli.hpp"
+
+#include <fmt/format.h>
+
+#include "bench/errors.hpp"
+
+namespace dmabench {
+
+std::string usage() {
+  return R"(usage: dmabench --config FILE [--out FILE] [options] [--benchmark_* flags]
+
+Sweeps copies and collectives over DMA/copy engines, GPU-core copy kernels, NCCL and host threads;
+validates every case's data, times it, and writes one JSON record per case.
+
+  --config FILE        sweep definition (JSON; see configs/ and README.md)
+  --out FILE           results JSON, rewritten after every case (default: dmabench-results.json)
+  --backend NAME       auto (default: cuda when a GPU is visible, else host), host, cuda
+  --devices LIST       devices to use, e.g. 0,1 or all (overrides the config's "devices")
+  --list               print the expanded cases and exit without running anything
+  --features           print what this build and machine support, and why not where not
+  --version            print the version and exit
+  --help               this text
+
+Google Benchmark's flags work too, e.g. --benchmark_filter=REGEX (on the case names that --list
+prints), --benchmark_repetitions=N, --benchmark_min_time=... (then the number of timed samples is
+chosen by Google Benchmark instead of the config's "iterations"), --benchmark_out=FILE.
+
+Exit codes: 0 every case ok or skipped, 1 some case failed, 2 bad input (nothing was run).
+)";
+}
+
+CliOptions parse_cli(const std::vector<std::string>& args) {
+  CliOptions o;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg.rfind("--benchmark_", 0) == 0) {
+      o.benchmark_args.push_back(arg);
+      continue;
+    }
+    std::string value;
+    bool has_value = false;
+    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    auto take = [&](const char* flag) {
+      if (has_value) return value;
+      if (i + 1 >= args.size()) throw InputError(fmt::format("{}: missing value", flag));
+      return args[++i];
+    };
+    auto no_value = [&](const char* flag) {
+      if (has_value) throw InputError(fmt::format("{}: takes no value", flag));
+    };
+    if (arg == "--config") {
+      o.config = take("--config");
+    } else if (arg == "--out") {
+      o.out = take("--out");
+      if (o.out.empty()) throw InputError("--out: empty file name");
+    } else if (arg == "--backend") {
+      o.backend = take("--backend");
+      if (o.backend != "auto" && o.backend != "host" && o.backend != "cuda")
+        throw InputError(fmt::format("--backend: unknown backend '{}'; accepted: auto, host, cuda", o.backend));
+    } else if (arg == "--devices") {
+      o.devices = parse_device_list(take("--devices"), "--devices");
+    } else if (arg == "--list") {
+      no_value("--list");
+      o.list = true;
+    } else if (arg == "--features") {
+      no_value("--features");
+      o.features = true;
+    } else if (arg == "--version") {
+      no_value("--version");
+      o.version = true;
+    } else if (arg == "--help" || arg == "-h") {
+      o.help = true;
+    } else {
+      throw InputError(fmt::format(
+          "unknown argument '{}'; accepted: --config, --out, --backend, --devices, --list, --features, --version, "
+          "--help and Google Benchmark's --benchmark_* flags",
+          args[i]));
+    }
+  }
+  return o;
+}
+
+}  // namespace dmabench

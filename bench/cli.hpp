@@ -1,0 +1,24 @@
+#pragma once
+// dmabench's own command-line flags. Google Benchmark's --benchmark_* flags pass through.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/config.hpp"
+
+namespace dmabench {
+
+struct CliOptions {
+  std::string config;                        // --config FILE
+  std::string out = "dmabench-results.json"; // --out FILE
+  std::string backend = "auto";              // --backend auto|host|cuda
+  std::optional<DeviceSet> devices;          // --devices 0,1,... | all
+  bool list = false, features = false, version = false, help = false;
+  std::vector<std::string> benchmark_args;   // --benchmark_* flags, for Google Benchmark
+};
+
+// Throws InputError naming the flag and what it accepts.
+CliOptions parse_cli(const std::vector<std::string>& args);
+std::string usage();
+
+}  // namespace dmabench

@@ -1,0 +1,364 @@
+#include "bench/config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "bench/errors.hpp"
+#include "bench/patterns/pattern.hpp"
+#include "bench/units.hpp"
+
+namespace dmabench {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t kMaxSizes = 4096;
+
+const std::vector<std::string>& config_keys() {
+  static const std::vector<std::string> keys = {"name",    "description", "sizes",      "patterns",      "engines",
+                                                "devices", "timing",      "warmup",     "iterations",    "pipeline_depth"};
+  return keys;
+}
+
+[[noreturn]] void fail(const std::string& field, const std::string& what) {
+  throw InputError(fmt::format("config: {}: {}", field, what));
+}
+
+std::string show(const json& v) {
+  std::string s = v.dump();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+std::vector<std::string> pattern_names() {
+  std::vector<std::string> out;
+  for (const Pattern* p : all_patterns()) out.emplace_back(p->name());
+  return out;
+}
+
+std::vector<std::string> engine_names() {
+  std::vector<std::string> out;
+  for (const auto& s : engine_specs()) out.push_back(s.name);
+  return out;
+}
+
+int parse_int(const json& v, const std::string& field, int min, int max) {
+  if (!v.is_number_integer() || v.get<long long>() < min || v.get<long long>() > max)
+    fail(field, fmt::format("expected an integer from {} to {}, got {}", min, max, show(v)));
+  return v.get<int>();
+}
+
+std::uint64_t parse_size(const json& v, const std::string& field) {
+  if (v.is_string()) return parse_bytes(v.get<std::string>(), field);
+  if (v.is_number_integer() && v.get<long long>() >= 1) return v.get<std::uint64_t>();
+  fail(field, fmt::format("expected a byte count (an integer >= 1 or a string such as \"64KiB\"), got {}", show(v)));
+}
+
+std::vector<std::uint64_t> parse_sizes(const json& v) {
+  const std::string field = "sizes";
+  std::vector<std::uint64_t> out;
+  if (v.is_string() || v.is_number()) {
+    out.push_back(parse_size(v, field));
+  } else if (v.is_array()) {
+    if (v.empty()) fail(field, "the list is empty; give at least one size");
+    for (std::size_t i = 0; i < v.size(); ++i) out.push_back(parse_size(v[i], fmt::format("sizes[{}]", i)));
+  } else if (v.is_object()) {
+    for (const auto& [k, _] : v.items())
+      if (k != "from" && k != "to" && k != "factor" && k != "step")
+        fail(fmt::format("sizes.{}", k), "unknown key; accepted: from, to, and one of factor or step");
+    if (!v.contains("from") || !v.contains("to")) fail(field, "a range needs 'from' and 'to'");
+    const std::uint64_t from = parse_size(v["from"], "sizes.from"), to = parse_size(v["to"], "sizes.to");
+    if (from > to)
+      fail(field, fmt::format("empty range: from {} is above to {}", format_bytes(from), format_bytes(to)));
+    if (v.contains("factor") == v.contains("step")) fail(field, "a range needs exactly one of 'factor' or 'step'");
+    if (v.contains("factor")) {
+      const json& f = v["factor"];
+      if (!f.is_number() || !(f.get<double>() > 1.0))
+        fail("sizes.factor", fmt::format("expected a number above 1, got {}", show(f)));
+      const double factor = f.get<double>();
+      for (std::uint64_t s = from; s <= to;) {
+        out.push_back(s);
+        if (out.size() > kMaxSizes) fail(field, fmt::format("the range has more than {} sizes", kMaxSizes));
+        const auto next = static_cast<std::uint64_t>(std::llround(static_cast<double>(s) * factor));
+        if (next <= s) fail("sizes.factor", fmt::format("{} does not grow {} bytes by a whole byte", factor, s));
+        s = next;
+      }
+    } else {
+      const std::uint64_t step = parse_size(v["step"], "sizes.step");
+      for (std::uint64_t s = from; s <= to; s += step) {
+        out.push_back(s);
+        if (out.size() > kMaxSizes) fail(field, fmt::format("the range has more than {} sizes", kMaxSizes));
+      }
+    }
+  } else {
+    fail(field, fmt::format("expected a size, a list of sizes or a range {{\"from\", \"to\", \"factor\"}}, got {}", show(v)));
+  }
+  return out;
+}
+
+std::vector<std::string> parse_names(const json& v, const std::string& field, const std::vector<std::string>& accepted) {
+  std::vector<std::string> out;
+  auto add = [&](const json& item, const std::string& where) {
+    if (!item.is_string()) fail(where, fmt::format("expected a string, got {}", show(item)));
+    const std::string s = item.get<std::string>();
+    if (s == "all") {
+      for (const auto& a : accepted)
+        if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+      return;
+    }
+    if (std::find(accepted.begin(), accepted.end(), s) == accepted.end())
+      fail(where, fmt::format("unknown value '{}'; accepted: {} (or \"all\")", s, fmt::join(accepted, ", ")));
+    if (std::find(out.begin(), out.end(), s) != out.end()) fail(where, fmt::format("'{}' is listed twice", s));
+    out.push_back(s);
+  };
+  if (v.is_string()) {
+    add(v, field);
+  } else if (v.is_array() && !v.empty()) {
+    for (std::size_t i = 0; i < v.size(); ++i) add(v[i], fmt::format("{}[{}]", field, i));
+  } else {
+    fail(field, fmt::format("expected a non-empty list of names from {}, got {}", fmt::join(accepted, ", "), show(v)));
+  }
+  return out;
+}
+
+// Cartesian product of option axes -> variants, each with every option filled in.
+std::vector<EngineVariant> parse_engine(const json& item, const std::string& field) {
+  std::string name;
+  json options = json::object();
+  if (item.is_string()) {
+    name = item.get<std::string>();
+  } else if (item.is_object()) {
+    for (const auto& [k, _] : item.items())
+      if (k != "name" && k != "options") fail(fmt::format("{}.{}", field, k), "unknown key; accepted: name, options");
+    if (!item.contains("name") || !item["name"].is_string()) fail(field, "an engine object needs a string 'name'");
+    name = item["name"].get<std::string>();
+    if (item.contains("options")) {
+      options = item["options"];
+      if (!options.is_object()) fail(field + ".options", fmt::format("expected an object, got {}", show(options)));
+    }
+  } else {
+    fail(field, fmt::format("expected an engine name or {{\"name\": ..., \"options\": {{...}}}}, got {}", show(item)));
+  }
+  const EngineSpec* spec = find_engine_spec(name);
+  if (!spec) fail(field, fmt::format("unknown engine '{}'; accepted: {}", name, fmt::join(engine_names(), ", ")));
+
+  std::vector<EngineVariant> variants = {EngineVariant{name, json::object()}};
+  for (const auto& [key, value] : options.items()) {
+    auto it = std::find_if(spec->options.begin(), spec->options.end(), [&](const OptionSpec& o) { return o.name == key; });
+    if (it == spec->options.end()) {
+      std::vector<std::string> known;
+      for (const auto& o : spec->options) known.push_back(o.name);
+      fail(fmt::format("{}.options.{}", field, key),
+           fmt::format("engine '{}' has no option '{}'; its options: {}", name, key,
+                       known.empty() ? std::string("none") : fmt::format("{}", fmt::join(known, ", "))));
+    }
+    const json values = value.is_array() ? value : json::array({value});
+    if (values.empty()) fail(fmt::format("{}.options.{}", field, key), "the list is empty");
+    std::vector<EngineVariant> next;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (!it->accepts(values[i]))
+        fail(fmt::format("{}.options.{}", field, key),
+             fmt::format("{} is not accepted; accepted: {}", show(values[i]), it->accepted()));
+      for (auto v : variants) {
+        v.options[key] = values[i];
+        next.push_back(std::move(v));
+      }
+    }
+    variants = std::move(next);
+  }
+  for (auto& v : variants)
+    for (const auto& o : spec->options)
+      if (!v.options.contains(o.name)) v.options[o.name] = o.default_value;
+  return variants;
+}
+
+DeviceSet parse_device_set(const json& v, const std::string& field) {
+  DeviceSet set;
+  if (v.is_string() && v.get<std::string>() == "all") {
+    set.all = true;
+    return set;
+  }
+  if (!v.is_array() || v.empty())
+    fail(field, fmt::format("expected \"all\" or a non-empty list of device ids, got {}", show(v)));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const int id = parse_int(v[i], fmt::format("{}[{}]", field, i), 0, 1 << 20);
+    if (std::find(set.ids.begin(), set.ids.end(), id) != set.ids.end())
+      fail(field, fmt::format("device {} is listed twice", id));
+    set.ids.push_back(id);
+  }
+  return set;
+}
+
+std::vector<DeviceSet> parse_devices(const json& v) {
+  // "all" | [0, 1] | [[0, 1], "all", ...]
+  if (v.is_array() && !v.empty() && (v[0].is_array() || v[0].is_string())) {
+    std::vector<DeviceSet> sets;
+    for (std::size_t i = 0; i < v.size(); ++i) sets.push_back(parse_device_set(v[i], fmt::format("devices[{}]", i)));
+    return sets;
+  }
+  return {parse_device_set(v, "devices")};
+}
+
+std::vector<Timing> parse_timings(const json& v) {
+  std::vector<Timing> out;
+  for (const auto& name : parse_names(v, "timing", {"oneshot", "pipelined"}))
+    out.push_back(name == "oneshot" ? Timing::oneshot : Timing::pipelined);
+  return out;
+}
+
+std::string device_list_text(const std::vector<int>& ids) { return fmt::format("{}", fmt::join(ids, ",")); }
+
+}  // namespace
+
+std::string_view to_string(Timing t) { return t == Timing::oneshot ? "oneshot" : "pipelined"; }
+
+Config parse_config(const json& doc) {
+  if (!doc.is_object()) throw InputError("config: the document must be a JSON object");
+  for (const auto& [k, _] : doc.items())
+    if (std::find(config_keys().begin(), config_keys().end(), k) == config_keys().end())
+      throw InputError(fmt::format("config: key '{}' is unknown; accepted: {}", k, fmt::join(config_keys(), ", ")));
+  Config c;
+  if (doc.contains("name")) {
+    if (!doc["name"].is_string()) fail("name", "expected a string");
+    c.name = doc["name"].get<std::string>();
+  }
+  if (doc.contains("description")) {
+    if (!doc["description"].is_string()) fail("description", "expected a string");
+    c.description = doc["description"].get<std::string>();
+  }
+  if (!doc.contains("sizes")) fail("sizes", "missing; give a size, a list, or a range {\"from\", \"to\", \"factor\"}");
+  c.sizes = parse_sizes(doc["sizes"]);
+  c.patterns = doc.contains("patterns") ? parse_names(doc["patterns"], "patterns", pattern_names()) : pattern_names();
+  if (doc.contains("engines")) {
+    const json& e = doc["engines"];
+    const json list = e.is_array() ? e : json::array({e});
+    if (list.empty()) fail("engines", "the list is empty");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (list[i].is_string() && list[i].get<std::string>() == "all") {
+        for (const auto& spec : engine_specs())
+          for (auto& v : parse_engine(spec.name, fmt::format("engines[{}]", i))) c.engines.push_back(std::move(v));
+        continue;
+      }
+      for (auto& v : parse_engine(list[i], fmt::format("engines[{}]", i))) c.engines.push_back(std::move(v));
+    }
+  } else {
+    for (const auto& spec : engine_specs())
+      for (auto& v : parse_engine(spec.name, "engines")) c.engines.push_back(std::move(v));
+  }
+  c.devices = doc.contains("devices") ? parse_devices(doc["devices"]) : std::vector<DeviceSet>{DeviceSet{true, {}}};
+  c.timings = doc.contains("timing") ? parse_timings(doc["timing"])
+                                     : std::vector<Timing>{Timing::oneshot, Timing::pipelined};
+  if (doc.contains("warmup")) c.warmup = parse_int(doc["warmup"], "warmup", 0, 1000000);
+  if (doc.contains("iterations")) c.iterations = parse_int(doc["iterations"], "iterations", 1, 10000000);
+  if (doc.contains("pipeline_depth")) c.pipeline_depth = parse_int(doc["pipeline_depth"], "pipeline_depth", 1, 1000000);
+  return c;
+}
+
+Config load_config(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw InputError(fmt::format("--config: cannot read '{}'", path));
+  std::stringstream text;
+  text << f.rdbuf();
+  json doc;
+  try {
+    doc = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw InputError(fmt::format("config '{}': not valid JSON: {}", path, e.what()));
+  }
+  return parse_config(doc);
+}
+
+json to_json(const Config& c) {
+  json engines = json::array();
+  for (const auto& e : c.engines) engines.push_back({{"name", e.engine}, {"options", e.options}});
+  json devices = json::array();
+  for (const auto& d : c.devices) devices.push_back(d.all ? json("all") : json(d.ids));
+  json timings = json::array();
+  for (auto t : c.timings) timings.push_back(to_string(t));
+  return {{"name", c.name},     {"description", c.description}, {"sizes", c.sizes},
+          {"patterns", c.patterns}, {"engines", engines},       {"devices", devices},
+          {"timing", timings},  {"warmup", c.warmup},           {"iterations", c.iterations},
+          {"pipeline_depth", c.pipeline_depth}};
+}
+
+DeviceSet parse_device_list(const std::string& text, const std::string& field) {
+  if (text == "all") return DeviceSet{true, {}};
+  json list = json::array();
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::size_t used = 0;
+    int id = -1;
+    try {
+      id = std::stoi(item, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || id < 0)
+      throw InputError(fmt::format("{}: '{}' is not a device id; accepted: \"all\" or ids such as 0,1,3", field, item));
+    list.push_back(id);
+  }
+  if (list.empty()) throw InputError(fmt::format("{}: empty; accepted: \"all\" or ids such as 0,1,3", field));
+  try {
+    return parse_device_set(list, field);
+  } catch (const InputError& e) {
+    throw InputError(std::string(e.what()).substr(std::string("config: ").size()));
+  }
+}
+
+std::string Case::name() const {
+  std::string engine_part = engine.engine;
+  for (const auto& [k, v] : engine.options.items())
+    engine_part += fmt::format(",{}={}", k, v.is_string() ? v.get<std::string>() : v.dump());
+  return fmt::format("{}/{}/{}/dev={}/{}", pattern, engine_part, to_string(timing), device_list_text(devices),
+                     format_bytes(bytes_per_rank));
+}
+
+std::uint64_t Case::seed() const {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the name
+  for (unsigned char ch : name()) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+std::vector<Case> expand(const Config& config, int device_count, const std::vector<int>& all_devices,
+                         const std::string& device_word) {
+  std::vector<Case> cases;
+  std::set<std::string> seen;
+  for (std::size_t si = 0; si < config.devices.size(); ++si) {
+    const DeviceSet& set = config.devices[si];
+    const std::vector<int> ids = set.all ? all_devices : set.ids;
+    for (int id : ids)
+      if (id >= device_count)
+        throw InputError(fmt::format("devices: {} {} does not exist; this machine has {}s 0..{}", device_word, id,
+                                     device_word, device_count - 1));
+    if (ids.empty()) throw InputError(fmt::format("devices: no {} is visible", device_word));
+    for (const auto& pattern_name : config.patterns) {
+      const Pattern* pattern = find_pattern(pattern_name);
+      const int used = pattern->ranks_used(static_cast<int>(ids.size()));
+      const std::vector<int> devs = used > 0 ? std::vector<int>(ids.begin(), ids.begin() + used) : ids;
+      for (const auto& engine : config.engines)
+        for (Timing timing : config.timings)
+          for (std::uint64_t bytes : config.sizes) {
+            Case c{.pattern = pattern_name,
+                   .engine = engine,
+                   .devices = devs,
+                   .bytes_per_rank = bytes,
+                   .timing = timing,
+                   .warmup = config.warmup,
+                   .iterations = config.iterations,
+                   .pipeline_depth = timing == Timing::pipelined ? config.pipeline_depth : 1,
+                   .not_runnable = used > 0 ? std::string()
+                                            : fmt::format("{} cannot run on {} {}(s)", pattern_name, ids.size(), device_word)};
+            if (seen.insert(c.name()).second) cases.push_back(std::move(c));
+          }
+    }
+  }
+  return cases;
+}
+
+}  // namespace dmabench

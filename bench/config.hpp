@@ -1,0 +1,70 @@
+#pragma once
+// Sweep definitions: parse and validate a JSON config, then expand its axes into cases.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engines/engine.hpp"
+
+namespace dmabench {
+
+enum class Timing { oneshot, pipelined };
+std::string_view to_string(Timing t);
+
+struct EngineVariant {
+  std::string engine;
+  Options options;  // every option of the engine, defaults filled in
+};
+
+struct DeviceSet {
+  bool all = false;      // "all": every device of the backend
+  std::vector<int> ids;  // when !all
+};
+
+struct Config {
+  std::string name;
+  std::string description;
+  std::vector<std::uint64_t> sizes;  // bytes per rank, in sweep order
+  std::vector<std::string> patterns;
+  std::vector<EngineVariant> engines;
+  std::vector<DeviceSet> devices;
+  std::vector<Timing> timings;
+  int warmup = 5;           // untimed samples before the timed ones
+  int iterations = 100;     // timed samples per case
+  int pipeline_depth = 20;  // operations per pipelined sample
+};
+
+// Parses a config document; throws InputError naming the field and what it accepts.
+Config parse_config(const nlohmann::json& doc);
+// Reads and parses a config file (JSON syntax errors are InputErrors too).
+Config load_config(const std::string& path);
+
+// The config in canonical form (sizes as an explicit list, options filled), for the results' context.
+nlohmann::json to_json(const Config& config);
+
+// Parses a device list such as "0,1,3" or "all" (the --devices flag).
+DeviceSet parse_device_list(const std::string& text, const std::string& field);
+
+struct Case {
+  std::string pattern;
+  EngineVariant engine;
+  std::vector<int> devices;  // the devices the pattern uses (rank i on devices[i])
+  std::uint64_t bytes_per_rank = 0;
+  Timing timing = Timing::oneshot;
+  int warmup = 0, iterations = 0, pipeline_depth = 1;
+  std::string not_runnable;  // non-empty: the case is skipped with this reason (e.g. too few devices)
+
+  // Unique, stable name, e.g. "allgather/sm,blocks=auto/oneshot/dev=0,1/64KiB" (Google Benchmark's name).
+  std::string name() const;
+  // Seed of the validation data: differs per case.
+  std::uint64_t seed() const;
+};
+
+// Expands the axes: device sets x patterns x engine variants x timings x sizes. Device ids are
+// checked against [0, device_count) and "all" becomes `all_devices`. Throws InputError.
+std::vector<Case> expand(const Config& config, int device_count, const std::vector<int>& all_devices,
+                         const std::string& device_word);
+
+}  // namespace dmabench

@@ -1,0 +1,72 @@
+#pragma once
+// The harness owns everything about measuring one case: plan, prepare, validate, warm up and take
+// timed samples. Engines only launch and wait. Independent of Google Benchmark (bench/runner.cpp
+// drives it from benchmark callbacks), so tests can run cases directly.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/config.hpp"
+#include "engines/backend.hpp"
+#include "engines/engine.hpp"
+
+namespace dmabench {
+
+enum class Status { pending, ok, skipped, failed };
+std::string_view to_string(Status s);
+
+class CaseExecution {
+ public:
+  // `engine` may be null: then `engine_missing` says why (the case is skipped).
+  CaseExecution(Case spec, Engine* engine, std::string engine_missing, Backend& backend);
+
+  // Why the case is skipped whatever the machine does (too few devices, engine of another backend
+  // or not in this build), or nullopt. Such cases need not be run at all.
+  std::optional<std::string> static_skip_reason() const;
+  // Plans, checks support, prepares and validates the data once. Never throws: afterwards
+  // status() is ok (ready to time), skipped or failed, with reason().
+  void setup();
+  // Untimed samples (config `warmup`), shaped like timed ones. Throws on runtime errors.
+  void warm_up();
+  // One timed sample, in seconds per operation: oneshot = one operation launched on every issuing
+  // rank and waited for; pipelined = pipeline_depth operations back to back, then one wait, / depth.
+  // Host clock (steady_clock). Throws on runtime errors.
+  double sample_seconds();
+  // Records the samples (microseconds) of one benchmark invocation.
+  void add_invocation(std::vector<double> samples_us);
+  // Marks the case failed (e.g. a runtime error while timing); its samples are discarded.
+  void fail(std::string reason);
+  // Frees the engine's buffers.
+  void release();
+
+  // The results record. Statistics come from the last `reported_invocations` invocations (the ones
+  // the benchmark library reported; earlier ones were its iteration-count probes).
+  nlohmann::json result(std::size_t reported_invocations) const;
+
+  const Case& spec() const { return spec_; }
+  Status status() const { return status_; }
+  const std::string& reason() const { return reason_; }
+  bool validated() const { return validated_; }
+  bool set_up() const { return set_up_; }
+  const std::optional<Plan>& plan() const { return plan_; }
+
+ private:
+  void validate();
+
+  Case spec_;
+  Engine* engine_;
+  std::string engine_missing_;
+  Backend& backend_;
+  std::optional<Plan> plan_;
+  std::unique_ptr<Operation> op_;
+  Status status_ = Status::pending;
+  std::string reason_;
+  bool validated_ = false;
+  bool set_up_ = false;
+  std::vector<std::vector<double>> invocations_;
+};
+
+}  // namespace dmabench

@@ -1,0 +1,52 @@
+// dmabench: command-line entry point. Exit codes: 0 ok, 1 a case failed, 2 bad input.
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include "bench/cli.hpp"
+#include "bench/errors.hpp"
+#include "bench/runner.hpp"
+#include "version.hpp"
+
+int main(int argc, char** argv) {
+  // Load every GPU kernel at start: with lazy loading, a kernel that spins on a flag written by a
+  // not-yet-loaded kernel on another stream can hang forever. A user's explicit choice wins.
+  setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
+
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    const dmabench::CliOptions options = dmabench::parse_cli(args);
+    if (options.help) {
+      fmt::print("{}", dmabench::usage());
+      return 0;
+    }
+    if (options.version) {
+      fmt::print("dmabench {} (git {})\n", dmabench::kVersion, dmabench::kGitRevision);
+      return 0;
+    }
+    // Google Benchmark sees only its own flags.
+    std::vector<char*> gb_argv = {argv[0]};
+    std::vector<std::string> gb_args = options.benchmark_args;
+    for (auto& a : gb_args) gb_argv.push_back(a.data());
+    int gb_argc = static_cast<int>(gb_argv.size());
+    gb_argv.push_back(nullptr);
+    benchmark::Initialize(&gb_argc, gb_argv.data());
+    if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data()))
+      throw dmabench::InputError("unrecognized --benchmark_* flag (see Google Benchmark's --help)");
+    std::vector<std::string> command_line = {argv[0]};
+    command_line.insert(command_line.end(), args.begin(), args.end());
+    const int rc = dmabench::run(options, command_line);
+    benchmark::Shutdown();
+    return rc;
+  } catch (const dmabench::InputError& e) {
+    fmt::print(stderr, "dmabench: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "dmabench: fatal: {}\n", e.what());
+    return 3;
+  }
+}

@@ -1,0 +1,33 @@
+#pragma once
+// A pattern says *what* moves. It turns (devices, bytes per rank) into a Plan and knows its
+// bandwidth factor; it knows nothing about engines. One file per pattern.
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "engines/plan.hpp"
+
+namespace dmabench {
+
+class Pattern {
+ public:
+  virtual ~Pattern() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view description() const = 0;
+  // How many of `available` devices the pattern uses (the first ones of the list), or 0 when
+  // it cannot run on that many.
+  virtual int ranks_used(int available) const = 0;
+  // The plan for these devices (exactly ranks_used of them) and bytes per rank (>= 1).
+  virtual Plan plan(const std::vector<int>& devices, std::size_t bytes_per_rank) const = 0;
+};
+
+const std::vector<const Pattern*>& all_patterns();
+const Pattern* find_pattern(std::string_view name);  // nullptr when unknown
+
+// Implementations (one file each).
+const Pattern& copy_pattern();
+const Pattern& bidir_pattern();
+const Pattern& allgather_pattern();
+const Pattern& alltoall_pattern();
+
+}  // namespace dmabench

@@ -1,0 +1,34 @@
+#pragma once
+// The results document (results/SCHEMA.md): schema, context and one record per case, rewritten
+// atomically after every case so an interrupted sweep keeps what it measured.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace dmabench {
+
+inline constexpr const char* kSchemaVersion = "dmabench/1";
+
+// Writes `doc` to `path` through a temporary file in the same directory and rename(2), so readers
+// see the old or the new file, never a torn one. Creates missing parent directories.
+// Throws std::runtime_error naming the path on failure.
+void write_json_atomically(const std::string& path, const nlohmann::json& doc);
+
+class ResultsFile {
+ public:
+  // An empty path keeps the document in memory only.
+  ResultsFile(std::string path, nlohmann::json context);
+  void add(nlohmann::json result);  // appends and rewrites the file
+  void write() const;
+  const nlohmann::json& document() const { return doc_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  nlohmann::json doc_;
+};
+
+// Date (UTC, ISO 8601), host name and OS: the machine part of the context.
+nlohmann::json host_context();
+
+}  // namespace dmabench

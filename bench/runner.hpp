@@ -1,0 +1,13 @@
+#pragma once
+// The program: backend choice, --features, --list, and the sweep run through Google Benchmark
+// (one registered benchmark per case, manual time) with results written after every case.
+#include "bench/cli.hpp"
+
+namespace dmabench {
+
+// Runs what the options ask for and returns the exit code (0, or 1 when a case failed).
+// Google Benchmark must already be initialised with options.benchmark_args.
+// Throws InputError for bad input (exit code 2).
+int run(const CliOptions& options, const std::vector<std::string>& command_line);
+
+}  // namespace dmabench

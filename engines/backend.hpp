@@ -1,0 +1,32 @@
+#pragma once
+// A backend is the platform a run drives: `host` (CPU threads; ranks are virtual) or `cuda`
+// (NVIDIA GPUs; ranks are GPU ordinals). It names the devices and describes the machine.
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dmabench {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  // Valid device ids are 0 .. device_count() - 1.
+  virtual int device_count() const = 0;
+  // The devices "all" stands for.
+  virtual std::vector<int> default_devices() const = 0;
+  // Machine description for the results' context: devices, links, versions.
+  virtual nlohmann::json context() const = 0;
+  // One-time setup for a device set used by the sweep (e.g. peer access); throws on failure.
+  virtual void prepare_devices(const std::vector<int>& devices) = 0;
+};
+
+// The backends this build has, in order of preference for `--backend auto`.
+std::vector<std::string> built_backends();
+// Creates a backend, or returns nullptr with the reason (not built, no device, no driver).
+std::unique_ptr<Backend> make_backend(std::string_view name, std::string* why_not);
+
+}  // namespace dmabench

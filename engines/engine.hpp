@@ -1,0 +1,83 @@
+#pragma once
+// An engine says *how* bytes move. It prepares a Plan once (allocation, communicators: never
+// timed) into an Operation; the harness launches and waits on that operation and owns all timing.
+// Engines never time themselves.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engines/plan.hpp"
+
+namespace dmabench {
+
+using Options = nlohmann::json;  // an object: option name -> value (recorded as-is in results)
+
+// First wrong destination byte found by validation.
+struct Mismatch {
+  int rank = 0;
+  std::size_t offset = 0;
+  unsigned expected = 0;
+  unsigned got = 0;
+};
+
+// One prepared operation over a plan's buffers. Not thread-safe; used by one harness thread.
+class Operation {
+ public:
+  virtual ~Operation() = default;
+  // Issue one whole operation on every issuing rank, without waiting for it (where the mechanism
+  // allows). Several launches before a wait run back to back.
+  virtual void launch() = 0;
+  // Block until every launched operation has completed.
+  virtual void wait() = 0;
+
+  // Validation support: sources get datagen bytes for (seed, rank), destinations get poison.
+  virtual void fill_sources(std::uint64_t seed) = 0;
+  virtual void poison_destinations(std::uint64_t seed) = 0;
+  // Checks every destination byte against what `expected` (the harness's plan, not the engine's
+  // copy) says it must hold after one operation; the first mismatch, or nullopt.
+  virtual std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) = 0;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  // Why this engine cannot run the plan with these options on this machine, or nullopt.
+  // Cheap and side-effect free: it allocates nothing.
+  virtual std::optional<std::string> unsupported(const Plan& plan, const Options& options) const = 0;
+  // Allocates buffers and whatever the mechanism needs; throws on runtime errors.
+  virtual std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) = 0;
+};
+
+// ---- the engine registry: what exists (independent of what this build has) -------------------
+
+// One engine option, with the values a config may give it.
+struct OptionSpec {
+  std::string name;
+  std::string help;
+  nlohmann::json default_value;
+  std::vector<nlohmann::json> choices;  // accepted literal values
+  bool positive_integer = false;        // any integer >= 1 is accepted too
+  std::string accepted() const;         // human-readable list, for error messages
+  bool accepts(const nlohmann::json& value) const;
+};
+
+struct EngineSpec {
+  std::string name;
+  std::string backend;  // "host" or "cuda"
+  std::string description;
+  std::vector<OptionSpec> options;
+};
+
+const std::vector<EngineSpec>& engine_specs();
+const EngineSpec* find_engine_spec(std::string_view name);
+
+// Creates an engine of this build, or returns nullptr and sets `why_not` (e.g. "this build has no
+// NCCL"). Engines are created once per run and live for the whole sweep.
+std::unique_ptr<Engine> make_engine(std::string_view name, std::string* why_not);
+
+}  // namespace dmabench

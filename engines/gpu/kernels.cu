@@ -1,0 +1,147 @@
+// CUDA kernels of the GPU layer: validation fill/check and the GPU-core copy.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "engines/datagen.hpp"
+#include "engines/gpu/check.hpp"
+#include "engines/gpu/gpu.hpp"
+
+namespace dmabench::gpu {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kCopyThreads = 512;
+constexpr int kCopyUnroll = 4;
+
+int grid_for(std::size_t items, int threads, int max_blocks = 8192) {
+  std::size_t blocks = (items + threads - 1) / threads;
+  return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(blocks, max_blocks)));
+}
+
+cudaStream_t native(const Stream& s) { return static_cast<cudaStream_t>(s.native()); }
+
+// Each thread handles groups of 8 destination bytes. When the stream index of byte 0 is a multiple
+// of 8 and the buffer is 8-byte aligned, a group is one datagen word stored with one 8-byte store.
+__global__ void fill_kernel(std::uint8_t* dst, std::size_t bytes, std::uint64_t key, std::uint64_t first, bool fast) {
+  const std::size_t groups = (bytes + 7) / 8;
+  for (std::size_t g = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; g < groups;
+       g += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::size_t i0 = g * 8;
+    if (fast && i0 + 8 <= bytes) {
+      reinterpret_cast<std::uint64_t*>(dst)[g] = datagen::word(key, (first + i0) >> 3);
+    } else {
+      for (std::size_t i = i0; i < i0 + 8 && i < bytes; ++i) dst[i] = datagen::byte_at(key, first + i);
+    }
+  }
+}
+
+__global__ void check_kernel(const std::uint8_t* buf, std::size_t bytes, std::uint64_t key, std::uint64_t first, bool fast,
+                             unsigned long long* first_bad) {
+  const std::size_t groups = (bytes + 7) / 8;
+  for (std::size_t g = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; g < groups;
+       g += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::size_t i0 = g * 8;
+    if (fast && i0 + 8 <= bytes) {
+      const std::uint64_t got = reinterpret_cast<const std::uint64_t*>(buf)[g];
+      const std::uint64_t want = datagen::word(key, (first + i0) >> 3);
+      if (got != want) {
+        int b = 0;
+        while (((got ^ want) >> (8 * b) & 0xff) == 0) ++b;
+        atomicMin(first_bad, static_cast<unsigned long long>(i0 + b));
+      }
+    } else {
+      for (std::size_t i = i0; i < i0 + 8 && i < bytes; ++i)
+        if (buf[i] != datagen::byte_at(key, first + i)) {
+          atomicMin(first_bad, static_cast<unsigned long long>(i));
+          break;
+        }
+    }
+  }
+}
+
+template <typename V>
+__global__ void __launch_bounds__(kCopyThreads) copy_kernel(const CopyJob* jobs, int blocks_per_job) {
+  const CopyJob job = jobs[blockIdx.y];
+  const std::size_t n = job.bytes / sizeof(V);
+  const V* __restrict__ src = static_cast<const V*>(job.src);
+  V* __restrict__ dst = static_cast<V*>(job.dst);
+  const std::size_t stride = static_cast<std::size_t>(blocks_per_job) * blockDim.x;
+  for (std::size_t base = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; base < n;
+       base += stride * kCopyUnroll) {
+    V v[kCopyUnroll];
+#pragma unroll
+    for (int k = 0; k < kCopyUnroll; ++k)
+      if (base + k * stride < n) v[k] = src[base + k * stride];
+#pragma unroll
+    for (int k = 0; k < kCopyUnroll; ++k)
+      if (base + k * stride < n) dst[base + k * stride] = v[k];
+  }
+}
+
+bool fast_path(const void* p, std::uint64_t first) {
+  return reinterpret_cast<std::uintptr_t>(p) % 8 == 0 && first % 8 == 0;
+}
+
+}  // namespace
+
+void fill(void* dst, std::size_t bytes, std::uint64_t key, std::uint64_t first_index, const Stream& stream) {
+  if (bytes == 0) return;
+  DMABENCH_CUDA_CHECK(cudaSetDevice(stream.device()));
+  fill_kernel<<<grid_for((bytes + 7) / 8, kThreads), kThreads, 0, native(stream)>>>(
+      static_cast<std::uint8_t*>(dst), bytes, key, first_index, fast_path(dst, first_index));
+  DMABENCH_CUDA_CHECK(cudaGetLastError());
+}
+
+std::optional<std::size_t> first_mismatch(const void* buf, std::size_t bytes, std::uint64_t key,
+                                          std::uint64_t first_index, const Stream& stream) {
+  if (bytes == 0) return std::nullopt;
+  DMABENCH_CUDA_CHECK(cudaSetDevice(stream.device()));
+  DeviceBuffer result(stream.device(), sizeof(unsigned long long));
+  const unsigned long long none = std::numeric_limits<unsigned long long>::max();
+  DMABENCH_CUDA_CHECK(cudaMemcpyAsync(result.data(), &none, sizeof none, cudaMemcpyHostToDevice, native(stream)));
+  check_kernel<<<grid_for((bytes + 7) / 8, kThreads), kThreads, 0, native(stream)>>>(
+      static_cast<const std::uint8_t*>(buf), bytes, key, first_index, fast_path(buf, first_index),
+      static_cast<unsigned long long*>(result.data()));
+  DMABENCH_CUDA_CHECK(cudaGetLastError());
+  unsigned long long bad = none;
+  DMABENCH_CUDA_CHECK(cudaMemcpyAsync(&bad, result.data(), sizeof bad, cudaMemcpyDeviceToHost, native(stream)));
+  stream.synchronize();
+  if (bad == none) return std::nullopt;
+  return static_cast<std::size_t>(bad);
+}
+
+CopyKernel::CopyKernel(int device, std::vector<CopyJob> jobs, int blocks_total)
+    : jobs_(static_cast<int>(jobs.size())) {
+  if (jobs.empty()) return;
+  if (blocks_total <= 0) blocks_total = 2 * properties(device).multiprocessors;
+  std::size_t largest = 0;
+  aligned16_ = true;
+  for (const auto& j : jobs) {
+    largest = std::max(largest, j.bytes);
+    if ((reinterpret_cast<std::uintptr_t>(j.dst) | reinterpret_cast<std::uintptr_t>(j.src) | j.bytes) % 16 != 0)
+      aligned16_ = false;
+  }
+  // No more blocks per job than the largest job has work for.
+  const std::size_t per_block = static_cast<std::size_t>(kCopyThreads) * kCopyUnroll * (aligned16_ ? 16 : 1);
+  const std::size_t needed = (largest + per_block - 1) / per_block;
+  blocks_per_job_ = static_cast<int>(std::max<std::size_t>(
+      1, std::min<std::size_t>(needed, static_cast<std::size_t>(std::max(1, blocks_total / jobs_)))));
+  table_ = DeviceBuffer(device, jobs.size() * sizeof(CopyJob));
+  DMABENCH_CUDA_CHECK(cudaMemcpy(table_.data(), jobs.data(), jobs.size() * sizeof(CopyJob), cudaMemcpyHostToDevice));
+}
+
+int CopyKernel::threads_per_block() const { return kCopyThreads; }
+
+void CopyKernel::launch(const Stream& stream) const {
+  if (jobs_ == 0) return;
+  const dim3 grid(blocks_per_job_, jobs_);
+  const auto* table = static_cast<const CopyJob*>(table_.data());
+  if (aligned16_)
+    copy_kernel<uint4><<<grid, kCopyThreads, 0, native(stream)>>>(table, blocks_per_job_);
+  else
+    copy_kernel<unsigned char><<<grid, kCopyThreads, 0, native(stream)>>>(table, blocks_per_job_);
+  DMABENCH_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace dmabench::gpu

@@ -1,0 +1,64 @@
+#include "engines/gpu_operation.hpp"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "engines/datagen.hpp"
+
+namespace dmabench {
+
+GpuOperation::GpuOperation(const Plan& plan, std::vector<int> waited) : plan_(plan), waited_(std::move(waited)) {
+  for (int r = 0; r < plan.ranks(); ++r) {
+    streams_.emplace_back(device(r));
+    src_.emplace_back(device(r), plan.src_bytes[r]);
+    dst_.emplace_back(device(r), plan.dst_bytes[r]);
+  }
+}
+
+void GpuOperation::wait() {
+  for (int r : waited_) streams_[r].synchronize();
+}
+
+void GpuOperation::fill_sources(std::uint64_t seed) {
+  for (int r = 0; r < plan_.ranks(); ++r) gpu::fill(src(r), plan_.src_bytes[r], datagen::stream_key(seed, r), 0, streams_[r]);
+  for (auto& s : streams_) s.synchronize();
+}
+
+void GpuOperation::poison_destinations(std::uint64_t seed) {
+  for (int r = 0; r < plan_.ranks(); ++r)
+    gpu::fill(dst(r), plan_.dst_bytes[r], datagen::stream_key(seed ^ datagen::kPoisonSalt, r), 0, streams_[r]);
+  for (auto& s : streams_) s.synchronize();
+}
+
+std::optional<Mismatch> GpuOperation::check_destinations(const Plan& expected, std::uint64_t seed) {
+  // The plan writes every destination byte exactly once (Plan::check), so checking each
+  // transfer's destination range against its source bytes checks every destination byte.
+  std::optional<Mismatch> first;
+  for (const Transfer& t : expected.transfers) {
+    const std::uint64_t key = datagen::stream_key(seed, t.src_rank);
+    auto bad = gpu::first_mismatch(dst(t.dst_rank) + t.dst_offset, t.bytes, key, t.src_offset, streams_[t.dst_rank]);
+    if (!bad) continue;
+    Mismatch m{.rank = t.dst_rank,
+               .offset = t.dst_offset + *bad,
+               .expected = datagen::byte_at(key, t.src_offset + *bad),
+               .got = gpu::read_byte(dst(t.dst_rank), t.dst_offset + *bad)};
+    if (!first || m.rank < first->rank || (m.rank == first->rank && m.offset < first->offset)) first = m;
+  }
+  return first;
+}
+
+std::optional<std::string> gpu_memory_shortfall(const Plan& plan) {
+  constexpr std::size_t kHeadroom = std::size_t{512} << 20;  // runtime, NCCL and kernels need some too
+  std::map<int, std::size_t> need;
+  for (int r = 0; r < plan.ranks(); ++r) need[plan.devices[r]] += plan.src_bytes[r] + plan.dst_bytes[r];
+  for (const auto& [dev, bytes] : need) {
+    const std::size_t free_b = gpu::free_memory(dev);
+    if (bytes + kHeadroom > free_b)
+      return fmt::format("needs {:.2f} GiB of buffers on GPU {} (plus {:.1f} GiB headroom) but only {:.2f} GiB is free",
+                         bytes / 1073741824.0, dev, kHeadroom / 1073741824.0, free_b / 1073741824.0);
+  }
+  return std::nullopt;
+}
+
+}  // namespace dmabench

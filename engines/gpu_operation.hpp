@@ -1,0 +1,41 @@
+#pragma once
+// What every GPU engine's operation shares: one source and one destination buffer per rank on the
+// rank's device, one stream per rank, and validation through the GPU layer's kernels.
+// Vendor-neutral: it sees only engines/gpu/gpu.hpp.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engines/engine.hpp"
+#include "engines/gpu/gpu.hpp"
+
+namespace dmabench {
+
+class GpuOperation : public Operation {
+ public:
+  void wait() override;
+  void fill_sources(std::uint64_t seed) override;
+  void poison_destinations(std::uint64_t seed) override;
+  std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override;
+
+ protected:
+  // Allocates the plan's buffers; `waited` are the ranks whose streams wait() synchronizes
+  // (the ranks that receive work).
+  GpuOperation(const Plan& plan, std::vector<int> waited);
+  const Plan& plan() const { return plan_; }
+  int device(int rank) const { return plan_.devices[rank]; }
+  const gpu::Stream& stream(int rank) const { return streams_[rank]; }
+  char* src(int rank) const { return static_cast<char*>(src_[rank].data()); }
+  char* dst(int rank) const { return static_cast<char*>(dst_[rank].data()); }
+
+ private:
+  Plan plan_;
+  std::vector<gpu::DeviceBuffer> src_, dst_;
+  std::vector<gpu::Stream> streams_;
+  std::vector<int> waited_;
+};
+
+// Why the plan's buffers would not fit in the devices' free memory (with headroom), or nullopt.
+std::optional<std::string> gpu_memory_shortfall(const Plan& plan);
+
+}  // namespace dmabench

@@ -1,0 +1,191 @@
+// The `host` backend and its engine: CPU threads, one per rank, memcpy between per-rank host
+// buffers. It runs anywhere and makes every pattern, the harness and the JSON testable without a GPU.
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "engines/backend.hpp"
+#include "engines/datagen.hpp"
+#include "engines/engine_factories.hpp"
+
+namespace dmabench {
+namespace {
+
+constexpr int kMaxHostRanks = 64;
+
+// 64-byte aligned heap bytes.
+struct HostBytes {
+  explicit HostBytes(std::size_t n) : size(n) {
+    if (n) {
+      data = static_cast<char*>(std::aligned_alloc(64, (n + 63) / 64 * 64));
+      if (!data) throw std::bad_alloc();
+    }
+  }
+  ~HostBytes() { std::free(data); }
+  HostBytes(const HostBytes&) = delete;
+  HostBytes& operator=(const HostBytes&) = delete;
+  char* data = nullptr;
+  std::size_t size = 0;
+};
+
+void fill_bytes(char* p, std::size_t n, std::uint64_t key) {
+  for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<char>(datagen::byte_at(key, i));
+}
+
+// One persistent worker thread per issuing rank. launch() posts one more operation; each worker
+// runs its rank's transfers once per posted operation, in order; wait() returns when every worker
+// has finished every posted operation.
+class HostOperation final : public Operation {
+ public:
+  explicit HostOperation(const Plan& plan) : plan_(plan) {
+    for (int r = 0; r < plan.ranks(); ++r) {
+      src_.push_back(std::make_unique<HostBytes>(plan.src_bytes[r]));
+      dst_.push_back(std::make_unique<HostBytes>(plan.dst_bytes[r]));
+    }
+    for (int r : plan.issuers()) workers_.push_back(std::make_unique<Worker>(Worker{r, plan.issued_by(r), 0, {}}));
+    for (auto& w : workers_) w->thread = std::thread([this, w = w.get()] { run(*w); });
+  }
+  ~HostOperation() override {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& w : workers_) w->thread.join();
+  }
+
+  void launch() override {
+    {
+      std::lock_guard lock(mu_);
+      ++posted_;
+    }
+    cv_.notify_all();
+  }
+
+  void wait() override {
+    std::unique_lock lock(mu_);
+    done_cv_.wait(lock, [&] {
+      return std::all_of(workers_.begin(), workers_.end(), [&](const auto& w) { return w->done == posted_; });
+    });
+  }
+
+  void fill_sources(std::uint64_t seed) override {
+    for (int r = 0; r < plan_.ranks(); ++r) fill_bytes(src_[r]->data, src_[r]->size, datagen::stream_key(seed, r));
+  }
+  void poison_destinations(std::uint64_t seed) override {
+    for (int r = 0; r < plan_.ranks(); ++r)
+      fill_bytes(dst_[r]->data, dst_[r]->size, datagen::stream_key(seed ^ datagen::kPoisonSalt, r));
+  }
+  std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override {
+    for (int r = 0; r < expected.ranks(); ++r)  // ranks and offsets in order: the first mismatch
+      for (const Transfer& t : sorted_into(expected, r)) {
+        const std::uint64_t key = datagen::stream_key(seed, t.src_rank);
+        const auto* got = reinterpret_cast<const unsigned char*>(dst_[r]->data + t.dst_offset);
+        for (std::size_t i = 0; i < t.bytes; ++i) {
+          const unsigned want = datagen::byte_at(key, t.src_offset + i);
+          if (got[i] != want) return Mismatch{.rank = r, .offset = t.dst_offset + i, .expected = want, .got = got[i]};
+        }
+      }
+    return std::nullopt;
+  }
+
+ private:
+  struct Worker {
+    int rank;
+    std::vector<Transfer> transfers;
+    std::uint64_t done;
+    std::thread thread;
+  };
+
+  static std::vector<Transfer> sorted_into(const Plan& plan, int rank) {
+    std::vector<Transfer> out;
+    for (const Transfer& t : plan.transfers)
+      if (t.dst_rank == rank) out.push_back(t);
+    std::sort(out.begin(), out.end(), [](const Transfer& a, const Transfer& b) { return a.dst_offset < b.dst_offset; });
+    return out;
+  }
+
+  void run(Worker& w) {
+    for (;;) {
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || w.done < posted_; });
+        if (stop_) return;
+      }
+      for (const Transfer& t : w.transfers)
+        std::memcpy(dst_[t.dst_rank]->data + t.dst_offset, src_[t.src_rank]->data + t.src_offset, t.bytes);
+      {
+        std::lock_guard lock(mu_);
+        ++w.done;
+      }
+      done_cv_.notify_all();
+    }
+  }
+
+  Plan plan_;
+  std::vector<std::unique_ptr<HostBytes>> src_, dst_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  std::uint64_t posted_ = 0;
+  bool stop_ = false;
+};
+
+class HostEngine final : public Engine {
+ public:
+  std::optional<std::string> unsupported(const Plan& plan, const Options&) const override {
+    std::size_t bytes = 0;
+    for (int r = 0; r < plan.ranks(); ++r) bytes += plan.src_bytes[r] + plan.dst_bytes[r];
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && bytes > static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 2)
+      return fmt::format("needs {:.2f} GiB of host buffers, more than half of the {:.2f} GiB of free host memory",
+                         bytes / 1073741824.0, static_cast<double>(pages) * page / 1073741824.0);
+    return std::nullopt;
+  }
+  std::unique_ptr<Operation> prepare(const Plan& plan, const Options&) override {
+    return std::make_unique<HostOperation>(plan);
+  }
+};
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  return "unknown";
+}
+
+class HostBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "host"; }
+  int device_count() const override { return kMaxHostRanks; }
+  std::vector<int> default_devices() const override { return {0, 1}; }
+  nlohmann::json context() const override {
+    return {{"devices", nlohmann::json::array()},
+            {"host_ranks", "virtual: one CPU thread per rank, memcpy between per-rank host buffers"},
+            {"cpu", cpu_model()},
+            {"cpu_threads", std::thread::hardware_concurrency()}};
+  }
+  void prepare_devices(const std::vector<int>&) override {}
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_host_engine() { return std::make_unique<HostEngine>(); }
+std::unique_ptr<Backend> make_host_backend() { return std::make_unique<HostBackend>(); }
+
+}  // namespace dmabench

@@ -1,0 +1,59 @@
+#include "engines/plan.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace dmabench {
+
+std::vector<Transfer> Plan::issued_by(int issuer) const {
+  std::vector<Transfer> out;
+  for (const auto& t : transfers)
+    if (t.issuer == issuer) out.push_back(t);
+  return out;
+}
+
+std::vector<int> Plan::issuers() const {
+  std::vector<int> out;
+  for (const auto& t : transfers)
+    if (std::find(out.begin(), out.end(), t.issuer) == out.end()) out.push_back(t.issuer);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<std::string> Plan::check() const {
+  const int n = ranks();
+  if (static_cast<int>(src_bytes.size()) != n || static_cast<int>(dst_bytes.size()) != n)
+    return fmt::format("buffer size lists have {} and {} entries for {} ranks", src_bytes.size(), dst_bytes.size(), n);
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> written(n);
+  for (std::size_t i = 0; i < transfers.size(); ++i) {
+    const Transfer& t = transfers[i];
+    if (t.issuer < 0 || t.issuer >= n || t.src_rank < 0 || t.src_rank >= n || t.dst_rank < 0 || t.dst_rank >= n)
+      return fmt::format("transfer {} names a rank outside 0..{}", i, n - 1);
+    if (t.bytes == 0) return fmt::format("transfer {} is empty", i);
+    if (t.src_offset + t.bytes > src_bytes[t.src_rank])
+      return fmt::format("transfer {} reads [{}, {}) beyond rank {}'s source of {} bytes", i, t.src_offset,
+                         t.src_offset + t.bytes, t.src_rank, src_bytes[t.src_rank]);
+    if (t.dst_offset + t.bytes > dst_bytes[t.dst_rank])
+      return fmt::format("transfer {} writes [{}, {}) beyond rank {}'s destination of {} bytes", i, t.dst_offset,
+                         t.dst_offset + t.bytes, t.dst_rank, dst_bytes[t.dst_rank]);
+    written[t.dst_rank].emplace_back(t.dst_offset, t.dst_offset + t.bytes);
+  }
+  for (int r = 0; r < n; ++r) {
+    auto& w = written[r];
+    std::sort(w.begin(), w.end());
+    std::size_t covered = 0;
+    for (const auto& [begin, end] : w) {
+      if (begin < covered) return fmt::format("rank {}: destination bytes [{}, {}) written twice", r, begin, covered);
+      if (begin > covered) return fmt::format("rank {}: destination bytes [{}, {}) never written", r, covered, begin);
+      covered = end;
+    }
+    if (covered != dst_bytes[r])
+      return fmt::format("rank {}: destination bytes [{}, {}) never written", r, covered, dst_bytes[r]);
+  }
+  if (total_bytes == 0) return std::string("total_bytes (S) is 0");
+  return std::nullopt;
+}
+
+}  // namespace dmabench

@@ -1,0 +1,45 @@
+#pragma once
+// A plan: a pattern made concrete for N ranks and a size. Patterns produce plans; engines execute
+// them; the harness validates the destination bytes against them. Nothing here knows an engine.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dmabench {
+
+// The vendor collective a plan is equivalent to, for engines that call a library (nccl):
+// the data layout of the library call equals the plan's layout, which validation checks.
+enum class Collective { none, all_gather, all_to_all };
+
+struct Transfer {
+  int issuer = 0;              // rank whose device issues the transfer (its stream, its engine)
+  int src_rank = 0;            // bytes come from this rank's source buffer ...
+  std::size_t src_offset = 0;  // ... at this offset
+  int dst_rank = 0;            // and go to this rank's destination buffer ...
+  std::size_t dst_offset = 0;  // ... at this offset
+  std::size_t bytes = 0;
+};
+
+struct Plan {
+  std::string pattern;
+  Collective collective = Collective::none;
+  std::vector<int> devices;            // rank -> device id (GPU ordinal, or host rank id)
+  std::size_t bytes_per_rank = 0;      // the pattern's per-rank size (see results/SCHEMA.md)
+  std::size_t total_bytes = 0;         // S: the size of the operation, as nccl-tests defines it
+  double bus_factor = 1.0;             // busbw = algbw * bus_factor
+  std::vector<std::size_t> src_bytes;  // per rank: source buffer size
+  std::vector<std::size_t> dst_bytes;  // per rank: destination buffer size
+  std::vector<Transfer> transfers;
+
+  int ranks() const { return static_cast<int>(devices.size()); }
+  // The transfers rank `issuer` issues, in plan order.
+  std::vector<Transfer> issued_by(int issuer) const;
+  // Ranks that issue at least one transfer.
+  std::vector<int> issuers() const;
+  // Why the plan is inconsistent, or nullopt: every transfer in bounds and non-empty, no two
+  // destinations overlap, and every destination byte is written by exactly one transfer.
+  std::optional<std::string> check() const;
+};
+
+}  // namespace dmabench

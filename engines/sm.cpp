@@ -1,0 +1,60 @@
+// sm: a GPU-core copy kernel on each issuing rank's device, one launch per rank for all of its
+// transfers, loading locally and storing into the peer's memory over NVLink (needs peer access).
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "engines/engine_factories.hpp"
+#include "engines/gpu_operation.hpp"
+
+namespace dmabench {
+namespace {
+
+int blocks_option(const Options& options) {
+  auto it = options.find("blocks");
+  if (it == options.end() || it->is_string()) return 0;  // "auto"
+  return it->get<int>();
+}
+
+class SmOperation final : public GpuOperation {
+ public:
+  SmOperation(const Plan& plan, int blocks) : GpuOperation(plan, plan.issuers()) {
+    for (int r : plan.issuers()) {
+      std::vector<gpu::CopyJob> jobs;
+      for (const Transfer& t : plan.issued_by(r))
+        jobs.push_back({dst(t.dst_rank) + t.dst_offset, src(t.src_rank) + t.src_offset, t.bytes});
+      kernels_.emplace_back(r, gpu::CopyKernel(device(r), std::move(jobs), blocks));
+    }
+  }
+  void launch() override {
+    for (const auto& [rank, kernel] : kernels_) {
+      gpu::set_device(device(rank));
+      kernel.launch(stream(rank));
+    }
+  }
+
+ private:
+  std::vector<std::pair<int, gpu::CopyKernel>> kernels_;
+};
+
+class SmEngine final : public Engine {
+ public:
+  std::optional<std::string> unsupported(const Plan& plan, const Options&) const override {
+    for (const Transfer& t : plan.transfers) {
+      const int from = plan.devices[t.issuer];
+      for (int to : {plan.devices[t.src_rank], plan.devices[t.dst_rank]})
+        if (!gpu::peer_link(from, to).access)
+          return fmt::format("sm needs peer access from GPU {} to GPU {}, which the runtime does not offer", from, to);
+    }
+    return gpu_memory_shortfall(plan);
+  }
+  std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
+    return std::make_unique<SmOperation>(plan, blocks_option(options));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_sm_engine() { return std::make_unique<SmEngine>(); }
+
+}  // namespace dmabench

@@ -1,0 +1,60 @@
+# Shared by scripts/run.sh and scripts/test.sh: install what is missing (Debian/Ubuntu, apt) and
+# build dmabench into build/. Idempotent: a second run installs nothing and rebuilds only changes.
+# Environment: DMABENCH_NO_APT=1 never calls apt; CMAKE_ARGS adds configure arguments
+# (e.g. -DCMAKE_CUDA_ARCHITECTURES=80); BUILD_DIR overrides build/.
+
+DMABENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$DMABENCH_ROOT/build}"
+
+log() { printf '[dmabench] %s\n' "$*" >&2; }
+
+# Each requirement: a probe (a command or a file) and the Debian package that provides it.
+requirement_missing() {
+  case "$1" in
+    cmd:*) ! command -v "${1#cmd:}" >/dev/null 2>&1 ;;
+    file:*) ! compgen -G "${1#file:}" >/dev/null ;;
+  esac
+}
+
+ensure_packages() {
+  local missing=() probe pkg
+  while read -r probe pkg; do
+    [ -z "$probe" ] && continue
+    requirement_missing "$probe" && missing+=("$pkg")
+  done <<'REQS'
+cmd:g++                                              g++
+cmd:cmake                                            cmake
+cmd:make                                             make
+cmd:python3                                          python3
+cmd:git                                              git
+file:/usr/include/benchmark/benchmark.h              libbenchmark-dev
+file:/usr/include/fmt/format.h                       libfmt-dev
+file:/usr/include/nlohmann/json.hpp                  nlohmann-json3-dev
+file:/usr/include/gtest/gtest.h                      libgtest-dev
+REQS
+  if [ ${#missing[@]} -eq 0 ]; then
+    return 0
+  fi
+  if [ "${DMABENCH_NO_APT:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1; then
+    log "missing packages: ${missing[*]} (install them, or unset DMABENCH_NO_APT on a Debian/Ubuntu machine)"
+    return 1
+  fi
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  log "installing missing packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq || log "apt-get update failed; trying the install anyway"
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build_dmabench() {
+  local generator=()
+  command -v ninja >/dev/null 2>&1 && [ ! -f "$BUILD_DIR/Makefile" ] && generator=(-G Ninja)
+  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+    log "configuring into $BUILD_DIR"
+    # shellcheck disable=SC2086
+    cmake -S "$DMABENCH_ROOT" -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >&2
+  fi
+  log "building"
+  cmake --build "$BUILD_DIR" --parallel "$(nproc)" >&2
+}

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the dmabench program (registered with ctest).
+
+usage: cli_test.py DMABENCH CONFIG_DIR MODE
+  quick-host    configs/quick.json on the host backend; every field of the results checked
+  bad-input     every kind of bad input exits 2 with a message naming the field, runs nothing
+  host-8-ranks  all patterns on 8 host ranks, validated
+  gpu           every CUDA engine on every pattern on the cuda backend (exit 77 = skip without GPU)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+LAT = ["min", "p50", "mean", "p95", "p99", "max", "stddev"]
+FIELDS = ["name", "pattern", "engine", "options", "devices", "ranks", "bytes", "bytes_per_rank", "timing",
+          "pipeline_depth", "warmup", "status", "reason", "validated", "iterations", "latency_us",
+          "algbw_GBps", "busbw_GBps"]
+
+
+def run(exe, *args, check_rc=None):
+    p = subprocess.run([exe, *args], capture_output=True, text=True, timeout=540)
+    if check_rc is not None and p.returncode != check_rc:
+        sys.exit(f"FAIL: {' '.join(args)} exited {p.returncode}, expected {check_rc}\n"
+                 f"stdout:\n{p.stdout[-4000:]}\nstderr:\n{p.stderr[-4000:]}")
+    return p
+
+
+def expect(cond, msg):
+    if not cond:
+        sys.exit("FAIL: " + msg)
+
+
+def check_results(doc, expect_backend):
+    expect(doc["schema"] == "dmabench/1", f"schema {doc.get('schema')}")
+    ctx = doc["context"]
+    for k in ("date", "host", "os", "dmabench", "backend", "machine", "config", "command_line"):
+        expect(k in ctx, f"context lacks {k}")
+    expect(ctx["backend"] == expect_backend, f"backend {ctx['backend']}")
+    names = set()
+    for r in doc["results"]:
+        for f in FIELDS:
+            expect(f in r, f"result {r.get('name')} lacks {f}")
+        expect(r["name"] not in names, f"duplicate result {r['name']}")
+        names.add(r["name"])
+        expect(r["status"] in ("ok", "skipped", "failed"), f"status {r['status']}")
+        if r["status"] != "ok":
+            expect(r["reason"], f"{r['name']}: {r['status']} without a reason")
+            expect(r["latency_us"] is None and r["algbw_GBps"] is None, f"{r['name']}: numbers without ok status")
+            continue
+        expect(r["validated"] is True, f"{r['name']} not validated")
+        lat = r["latency_us"]
+        expect(all(k in lat for k in LAT), f"{r['name']} latency fields")
+        expect(0 < lat["min"] <= lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["max"], f"{r['name']} order {lat}")
+        expect(lat["min"] <= lat["mean"] <= lat["max"], f"{r['name']} mean")
+        expect(r["iterations"] == ctx["config"]["iterations"], f"{r['name']} iterations {r['iterations']}")
+        n = r["ranks"]
+        expect(n == len(r["devices"]), f"{r['name']} ranks")
+        per = r["bytes_per_rank"]
+        want_s = {"copy": per, "bidir": 2 * per, "allgather": n * per, "alltoall": n * per}[r["pattern"]]
+        expect(r["bytes"] == want_s, f"{r['name']} bytes {r['bytes']} != {want_s}")
+        alg = want_s / (lat["p50"] * 1e-6) / 1e9
+        expect(abs(r["algbw_GBps"] - alg) <= 1e-9 * alg, f"{r['name']} algbw")
+        factor = (n - 1) / n if r["pattern"] in ("allgather", "alltoall") else 1.0
+        expect(abs(r["busbw_GBps"] - alg * factor) <= 1e-9 * alg, f"{r['name']} busbw")
+    return names
+
+
+def quick_host(exe, configs, tmp):
+    out = os.path.join(tmp, "quick.json")
+    p = run(exe, "--config", f"{configs}/quick.json", "--backend", "host", "--out", out, check_rc=0)
+    doc = json.load(open(out))
+    check_results(doc, "host")
+    cfg = json.load(open(f"{configs}/quick.json"))
+    res = doc["results"]
+    # every case of the sweep is recorded: patterns x engines x timings x sizes
+    want = len(cfg["patterns"]) * len(cfg["engines"]) * len(cfg["timing"]) * len(cfg["sizes"])
+    expect(len(res) == want, f"{len(res)} results, expected {want}")
+    ok = [r for r in res if r["status"] == "ok"]
+    expect({r["engine"] for r in ok} == {"host"}, "host engine results")
+    expect({r["pattern"] for r in ok} == set(cfg["patterns"]), "every pattern ran")
+    expect(len(ok) == len(cfg["patterns"]) * len(cfg["timing"]) * len(cfg["sizes"]), f"{len(ok)} ok")
+    for r in res:
+        if r["engine"] != "host":
+            expect(r["status"] == "skipped" and "cuda backend" in r["reason"], f"{r['name']}: {r['reason']}")
+    expect("ok, " in p.stdout and "0 failed" in p.stdout, "summary line")
+    # --list prints the same names and runs nothing
+    out2 = os.path.join(tmp, "unused.json")
+    p = run(exe, "--config", f"{configs}/quick.json", "--backend", "host", "--list", "--out", out2, check_rc=0)
+    listed = [l.split()[0] for l in p.stdout.splitlines() if l and not l.startswith("#")]
+    expect(sorted(listed) == sorted(r["name"] for r in res), "--list names match the results")
+    expect(not os.path.exists(out2), "--list wrote results")
+    # Google Benchmark's filter and repetitions still work
+    out3 = os.path.join(tmp, "filtered.json")
+    run(exe, "--config", f"{configs}/quick.json", "--backend", "host", "--out", out3,
+        "--benchmark_filter=allgather/host/oneshot", "--benchmark_repetitions=2", check_rc=0)
+    doc3 = json.load(open(out3))
+    expect(len(doc3["results"]) == len(cfg["sizes"]), f"filter kept {len(doc3['results'])}")
+    expect(all(r["iterations"] == 2 * cfg["iterations"] for r in doc3["results"]), "repetitions pool samples")
+    # --benchmark_min_time lets Google Benchmark choose the sample count
+    out4 = os.path.join(tmp, "mintime.json")
+    run(exe, "--config", f"{configs}/quick.json", "--backend", "host", "--out", out4,
+        "--benchmark_filter=copy/host/oneshot/.*/4KiB", "--benchmark_min_time=0.05", check_rc=0)
+    r4 = json.load(open(out4))["results"]
+    expect(len(r4) == 1 and r4[0]["status"] == "ok" and r4[0]["iterations"] >= 1, "min_time run")
+    # --version and --features answer without a config
+    expect("dmabench" in run(exe, "--version", check_rc=0).stdout, "--version")
+    feats = run(exe, "--features", check_rc=0).stdout
+    for word in ("backend host: available", "engines:", "host", "ce", "sm", "nccl", "patterns:"):
+        expect(word in feats, f"--features lacks {word!r}")
+
+
+def bad_input(exe, configs, tmp):
+    def bad(config, fragments, *extra):
+        path = os.path.join(tmp, "bad.json")
+        with open(path, "w") as f:
+            f.write(config if isinstance(config, str) else json.dumps(config))
+        out = os.path.join(tmp, "never.json")
+        p = run(exe, "--config", path, "--backend", "host", "--out", out, *extra, check_rc=2)
+        for frag in fragments:
+            expect(frag in p.stderr, f"stderr lacks {frag!r}: {p.stderr}")
+        expect(len(p.stderr.strip().splitlines()) == 1, f"error is not one line: {p.stderr}")
+        expect(not os.path.exists(out), "a results file was written for bad input")
+
+    base = {"sizes": ["4KiB"], "engines": ["host"]}
+    bad({**base, "iterationz": 3}, ["'iterationz'", "accepted"])
+    bad({**base, "iterations": "3"}, ["iterations", "integer"])
+    bad({**base, "sizes": ["4 parsecs"]}, ["sizes[0]", "4 parsecs"])
+    bad({**base, "sizes": {"from": "1MiB", "to": "1KiB", "factor": 2}}, ["empty range"])
+    bad({**base, "devices": [0, 99]}, ["host rank 99 does not exist"])
+    bad({**base, "engines": ["warp"]}, ["'warp'", "accepted", "ce"])
+    bad({**base, "patterns": ["broadcast"]}, ["'broadcast'", "allgather"])
+    bad("{not json", ["not valid JSON"])
+    bad(base, ["unknown argument '--fast'"], "--fast")
+    bad(base, ["--devices", "'a'"], "--devices", "a")
+    bad(base, ["--backend", "accepted"], "--backend", "tpu")
+    p = run(exe, "--out", os.path.join(tmp, "x.json"), check_rc=2)
+    expect("--config" in p.stderr, "missing --config")
+    p = run(exe, "--config", "/nonexistent.json", check_rc=2)
+    expect("cannot read" in p.stderr, p.stderr)
+
+
+def host_8_ranks(exe, configs, tmp):
+    cfg = {"sizes": ["1KiB", "1000", "256KiB"], "engines": ["host"], "devices": list(range(8)),
+           "iterations": 5, "warmup": 1, "pipeline_depth": 4}
+    path = os.path.join(tmp, "eight.json")
+    json.dump(cfg, open(path, "w"))
+    out = os.path.join(tmp, "eight-out.json")
+    run(exe, "--config", path, "--backend", "host", "--out", out, check_rc=0)
+    doc = json.load(open(out))
+    check_results(doc, "host")
+    res = doc["results"]
+    expect(len(res) == 4 * 2 * 3 and all(r["status"] == "ok" for r in res), "all 8-rank cases ok")
+    for r in res:
+        want = 2 if r["pattern"] in ("copy", "bidir") else 8
+        expect(r["ranks"] == want, f"{r['name']} ranks {r['ranks']}")
+
+
+def gpu(exe, configs, tmp):
+    feats = run(exe, "--features").stdout
+    if "backend cuda: available" not in feats:
+        print("no GPU: skipped")
+        sys.exit(SKIP)
+    cfg = {"sizes": ["1KiB", "1001", "1MiB", "64MiB"], "engines": ["ce", "sm", "nccl"], "devices": "all",
+           "iterations": 10, "warmup": 2, "pipeline_depth": 5}
+    path = os.path.join(tmp, "gpu.json")
+    json.dump(cfg, open(path, "w"))
+    out = os.path.join(tmp, "gpu-out.json")
+    run(exe, "--config", path, "--backend", "cuda", "--out", out, check_rc=0)
+    doc = json.load(open(out))
+    check_results(doc, "cuda")
+    res = doc["results"]
+    ngpu = len(doc["context"]["machine"]["devices"])
+    for r in res:
+        if ngpu < 2 and r["pattern"] in ("copy", "bidir"):
+            expect(r["status"] == "skipped", r["name"])
+        else:
+            expect(r["status"] == "ok", f"{r['name']}: {r['status']} {r['reason']}")
+    expect({r["engine"] for r in res if r["status"] == "ok"} == {"ce", "sm", "nccl"}, "every CUDA engine ran")
+
+
+def main():
+    exe, configs, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+    with tempfile.TemporaryDirectory() as tmp:
+        {"quick-host": quick_host, "bad-input": bad_input, "host-8-ranks": host_8_ranks, "gpu": gpu}[mode](exe, configs, tmp)
+    print(f"PASS {mode}")
+
+
+if __name__ == "__main__":
+    main()

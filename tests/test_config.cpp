@@ -1,0 +1,194 @@
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/config.hpp"
+#include "bench/errors.hpp"
+
+using namespace dmabench;
+using json = nlohmann::json;
+
+namespace {
+
+Config parse(const char* text) { return parse_config(json::parse(text)); }
+
+// Expects an InputError whose message contains every fragment.
+void expect_error(const char* text, std::initializer_list<const char*> fragments) {
+  try {
+    parse(text);
+    FAIL() << "accepted: " << text;
+  } catch (const InputError& e) {
+    for (const char* f : fragments) EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(Config, DefaultsWhenOnlySizesGiven) {
+  Config c = parse(R"({"sizes": "4KiB"})");
+  EXPECT_EQ(c.sizes, std::vector<std::uint64_t>{4096});
+  EXPECT_EQ(c.patterns, (std::vector<std::string>{"copy", "bidir", "allgather", "alltoall"}));
+  EXPECT_EQ(c.engines.size(), 4u);  // host, ce, sm, nccl
+  ASSERT_EQ(c.devices.size(), 1u);
+  EXPECT_TRUE(c.devices[0].all);
+  EXPECT_EQ(c.timings.size(), 2u);
+  EXPECT_EQ(c.warmup, 5);
+  EXPECT_EQ(c.iterations, 100);
+  EXPECT_EQ(c.pipeline_depth, 20);
+}
+
+TEST(Config, SizeRangeWithFactor) {
+  Config c = parse(R"({"sizes": {"from": "1KiB", "to": "1GiB", "factor": 4}})");
+  ASSERT_EQ(c.sizes.size(), 11u);
+  EXPECT_EQ(c.sizes.front(), 1024u);
+  EXPECT_EQ(c.sizes[1], 4096u);
+  EXPECT_EQ(c.sizes.back(), 1u << 30);
+  // `to` not hit exactly: the range stops below it
+  c = parse(R"({"sizes": {"from": 1000, "to": 9000, "factor": 3}})");
+  EXPECT_EQ(c.sizes, (std::vector<std::uint64_t>{1000, 3000, 9000}));
+  c = parse(R"({"sizes": {"from": 1000, "to": 8999, "factor": 3}})");
+  EXPECT_EQ(c.sizes, (std::vector<std::uint64_t>{1000, 3000}));
+}
+
+TEST(Config, SizeRangeWithStepAndList) {
+  Config c = parse(R"({"sizes": {"from": "1KiB", "to": "4KiB", "step": "1KiB"}})");
+  EXPECT_EQ(c.sizes, (std::vector<std::uint64_t>{1024, 2048, 3072, 4096}));
+  c = parse(R"({"sizes": ["4KiB", 100, "1MB"]})");
+  EXPECT_EQ(c.sizes, (std::vector<std::uint64_t>{4096, 100, 1000000}));
+}
+
+TEST(Config, EngineOptionsExpandAsAxes) {
+  Config c = parse(R"({"sizes": 1, "engines": ["ce", {"name": "sm", "options": {"blocks": ["auto", 8, 264]}}]})");
+  ASSERT_EQ(c.engines.size(), 4u);
+  EXPECT_EQ(c.engines[0].engine, "ce");
+  EXPECT_TRUE(c.engines[0].options.empty());
+  EXPECT_EQ(c.engines[1].options["blocks"], "auto");
+  EXPECT_EQ(c.engines[2].options["blocks"], 8);
+  EXPECT_EQ(c.engines[3].options["blocks"], 264);
+  // defaults filled in when not given
+  c = parse(R"({"sizes": 1, "engines": ["sm"]})");
+  EXPECT_EQ(c.engines[0].options["blocks"], "auto");
+}
+
+TEST(Config, DeviceSets) {
+  Config c = parse(R"({"sizes": 1, "devices": [0, 1]})");
+  ASSERT_EQ(c.devices.size(), 1u);
+  EXPECT_EQ(c.devices[0].ids, (std::vector<int>{0, 1}));
+  c = parse(R"({"sizes": 1, "devices": [[0, 1], "all", [1, 0]]})");
+  ASSERT_EQ(c.devices.size(), 3u);
+  EXPECT_TRUE(c.devices[1].all);
+  EXPECT_EQ(c.devices[2].ids, (std::vector<int>{1, 0}));
+}
+
+TEST(Config, BadInputNamesFieldAndAcceptedValues) {
+  expect_error(R"([1, 2])", {"JSON object"});
+  expect_error(R"({"sizes": 1, "sizez": 2})", {"'sizez'", "accepted", "sizes"});
+  expect_error(R"({"patterns": ["copy"]})", {"sizes", "missing"});
+  expect_error(R"({"sizes": "4XB"})", {"sizes", "4XB", "accepted"});
+  expect_error(R"({"sizes": ["4KiB", "lots"]})", {"sizes[1]", "lots"});
+  expect_error(R"({"sizes": []})", {"sizes", "empty"});
+  expect_error(R"({"sizes": true})", {"sizes", "expected"});
+  expect_error(R"({"sizes": {"from": "1MiB", "to": "4KiB", "factor": 2}})", {"sizes", "empty range", "1MiB", "4KiB"});
+  expect_error(R"({"sizes": {"from": 1, "to": 4, "factor": 1}})", {"sizes.factor", "above 1"});
+  expect_error(R"({"sizes": {"from": 1, "to": 4}})", {"factor", "step"});
+  expect_error(R"({"sizes": {"from": 1, "to": 4, "factor": 2, "step": 1}})", {"exactly one"});
+  expect_error(R"({"sizes": {"from": 1, "to": 4, "fctor": 2}})", {"sizes.fctor", "unknown key"});
+  expect_error(R"({"sizes": 1, "patterns": ["copy", "reduce"]})", {"patterns[1]", "'reduce'", "allgather", "alltoall"});
+  expect_error(R"({"sizes": 1, "patterns": ["copy", "copy"]})", {"patterns[1]", "twice"});
+  expect_error(R"({"sizes": 1, "patterns": 3})", {"patterns", "expected"});
+  expect_error(R"({"sizes": 1, "engines": ["dma"]})", {"engines[0]", "'dma'", "ce", "sm", "nccl", "host"});
+  expect_error(R"({"sizes": 1, "engines": [{"name": "sm", "options": {"warps": 4}}]})",
+               {"engines[0].options.warps", "no option 'warps'", "blocks"});
+  expect_error(R"({"sizes": 1, "engines": [{"name": "ce", "options": {"blocks": 4}}]})", {"no option", "none"});
+  expect_error(R"({"sizes": 1, "engines": [{"name": "sm", "options": {"blocks": 0}}]})",
+               {"engines[0].options.blocks", "accepted", "\"auto\"", "integer >= 1"});
+  expect_error(R"({"sizes": 1, "engines": [{"name": "sm", "options": {"blocks": "many"}}]})", {"\"many\"", "accepted"});
+  expect_error(R"({"sizes": 1, "engines": [{"name": "sm", "opts": {}}]})", {"engines[0].opts", "unknown key"});
+  expect_error(R"({"sizes": 1, "engines": [{"options": {}}]})", {"engines[0]", "name"});
+  expect_error(R"({"sizes": 1, "engines": []})", {"engines", "empty"});
+  expect_error(R"({"sizes": 1, "devices": [0, 0]})", {"devices", "twice"});
+  expect_error(R"({"sizes": 1, "devices": [0, -1]})", {"devices[1]", "integer"});
+  expect_error(R"({"sizes": 1, "devices": "some"})", {"devices", "\"all\""});
+  expect_error(R"({"sizes": 1, "devices": []})", {"devices", "non-empty"});
+  expect_error(R"({"sizes": 1, "timing": ["oneshot", "burst"]})", {"timing[1]", "oneshot", "pipelined"});
+  expect_error(R"({"sizes": 1, "iterations": 0})", {"iterations", "integer from 1"});
+  expect_error(R"({"sizes": 1, "iterations": "ten"})", {"iterations", "\"ten\""});
+  expect_error(R"({"sizes": 1, "warmup": -1})", {"warmup"});
+  expect_error(R"({"sizes": 1, "pipeline_depth": 2.5})", {"pipeline_depth"});
+  expect_error(R"({"sizes": 1, "name": 5})", {"name", "string"});
+}
+
+TEST(Config, LoadFileErrors) {
+  EXPECT_THROW(load_config("/nonexistent/dir/x.json"), InputError);
+  const std::string path = ::testing::TempDir() + "/bad_config.json";
+  FILE* f = fopen(path.c_str(), "w");
+  fputs("{\"sizes\": [1, }", f);
+  fclose(f);
+  try {
+    load_config(path);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Config, ExpandOrdersAxesAndNamesCases) {
+  Config c = parse(R"({"sizes": ["1KiB", "4KiB"], "patterns": ["copy", "allgather"], "engines": ["host"],
+                      "devices": "all", "timing": ["oneshot", "pipelined"], "iterations": 7, "warmup": 2,
+                      "pipeline_depth": 3})");
+  auto cases = expand(c, 64, {0, 1, 2}, "host rank");
+  // copy uses the first two devices; allgather all three
+  ASSERT_EQ(cases.size(), 8u);
+  EXPECT_EQ(cases[0].name(), "copy/host/oneshot/dev=0,1/1KiB");
+  EXPECT_EQ(cases[1].name(), "copy/host/oneshot/dev=0,1/4KiB");
+  EXPECT_EQ(cases[2].name(), "copy/host/pipelined/dev=0,1/1KiB");
+  EXPECT_EQ(cases[4].name(), "allgather/host/oneshot/dev=0,1,2/1KiB");
+  EXPECT_EQ(cases[0].pipeline_depth, 1);
+  EXPECT_EQ(cases[2].pipeline_depth, 3);
+  EXPECT_EQ(cases[0].iterations, 7);
+  EXPECT_EQ(cases[0].warmup, 2);
+  std::set<std::string> names;
+  std::set<std::uint64_t> seeds;
+  for (const auto& k : cases) {
+    names.insert(k.name());
+    seeds.insert(k.seed());
+  }
+  EXPECT_EQ(names.size(), cases.size());
+  EXPECT_EQ(seeds.size(), cases.size());
+}
+
+TEST(Config, ExpandRejectsMissingDevicesAndFlagsTooFew) {
+  Config c = parse(R"({"sizes": 1, "devices": [0, 2], "engines": ["ce"]})");
+  try {
+    expand(c, 2, {0, 1}, "GPU");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("GPU 2 does not exist"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("0..1"), std::string::npos) << e.what();
+  }
+  c = parse(R"({"sizes": 1, "devices": [1], "patterns": ["copy", "allgather"], "engines": ["ce"], "timing": "oneshot"})");
+  auto cases = expand(c, 2, {0, 1}, "GPU");
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_NE(cases[0].not_runnable.find("copy cannot run on 1 GPU"), std::string::npos) << cases[0].not_runnable;
+  EXPECT_TRUE(cases[1].not_runnable.empty());
+  EXPECT_EQ(cases[1].devices, std::vector<int>{1});
+}
+
+TEST(Config, DuplicateCasesCollapse) {
+  Config c = parse(R"({"sizes": [1, 1], "engines": ["ce", "ce"], "devices": [[0, 1], [0, 1, 2]], "patterns": ["copy"],
+                      "timing": "oneshot"})");
+  // copy on [0,1,2] uses [0,1]: the same case as on [0,1]
+  EXPECT_EQ(expand(c, 4, {0, 1, 2, 3}, "GPU").size(), 1u);
+}
+
+TEST(Config, CanonicalJsonRoundTrips) {
+  Config c = parse(R"({"name": "x", "sizes": {"from": 1, "to": 4, "factor": 2}, "engines": ["sm"]})");
+  json j = to_json(c);
+  EXPECT_EQ(j["sizes"], json({1, 2, 4}));
+  Config again = parse_config(json{{"name", j["name"]},       {"sizes", j["sizes"]},   {"patterns", j["patterns"]},
+                                   {"engines", j["engines"]}, {"timing", j["timing"]}, {"warmup", j["warmup"]}});
+  EXPECT_EQ(again.sizes, c.sizes);
+  EXPECT_EQ(again.engines[0].options, c.engines[0].options);
+}

@@ -1,0 +1,150 @@
+// GPU tests (ctest label "gpu"): the validation kernels can fail, and every CUDA engine runs
+// every pattern at several sizes with validated data. Every test skips when no GPU is visible.
+#include <map>
+#include <memory>
+#include <numeric>
+
+#include <gtest/gtest.h>
+
+#include "bench/harness.hpp"
+#include "bench/patterns/pattern.hpp"
+#include "engines/backend.hpp"
+#include "engines/datagen.hpp"
+#ifdef DMABENCH_HAVE_CUDA
+#include "engines/gpu/gpu.hpp"
+#endif
+
+using namespace dmabench;
+using json = nlohmann::json;
+
+namespace {
+
+Backend* cuda_backend(std::string* why) {
+  static std::string reason;
+  static std::unique_ptr<Backend> backend = make_backend("cuda", &reason);
+  *why = reason;
+  return backend.get();
+}
+
+Engine* engine(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<Engine>> engines;  // NCCL communicators are set up once
+  auto& e = engines[name];
+  if (!e) {
+    std::string why;
+    e = make_engine(name, &why);
+  }
+  return e.get();
+}
+
+#define REQUIRE_GPU(backend_var)                                  \
+  std::string why_no_gpu;                                         \
+  Backend* backend_var = cuda_backend(&why_no_gpu);               \
+  if (!backend_var) GTEST_SKIP() << "no GPU: " << why_no_gpu
+
+}  // namespace
+
+#ifdef DMABENCH_HAVE_CUDA
+TEST(GpuLayer, ValidationKernelsFindAPlantedCorruption) {
+  REQUIRE_GPU(backend);
+  for (int dev = 0; dev < backend->device_count(); ++dev) {
+    gpu::Stream stream(dev);
+    for (std::uint64_t first : {std::uint64_t{0}, std::uint64_t{5}}) {  // 8-byte fast path and byte path
+      const std::size_t bytes = (1 << 20) + 3;
+      gpu::DeviceBuffer buf(dev, bytes);
+      const std::uint64_t key = datagen::stream_key(42, 3);
+      gpu::fill(buf.data(), bytes, key, first, stream);
+      EXPECT_EQ(gpu::first_mismatch(buf.data(), bytes, key, first, stream), std::nullopt);
+      EXPECT_EQ(gpu::read_byte(buf.data(), 777), datagen::byte_at(key, first + 777));
+      for (std::size_t at : {std::size_t{0}, std::size_t{4097}, bytes - 1}) {
+        const std::uint8_t was = gpu::read_byte(buf.data(), at);
+        gpu::write_byte(buf.data(), at, static_cast<std::uint8_t>(was ^ 0x5a));
+        EXPECT_EQ(gpu::first_mismatch(buf.data(), bytes, key, first, stream), std::optional<std::size_t>(at));
+        gpu::write_byte(buf.data(), at, was);
+      }
+      // another key (another rank) must not pass
+      EXPECT_NE(gpu::first_mismatch(buf.data(), bytes, datagen::stream_key(42, 4), first, stream), std::nullopt);
+    }
+  }
+}
+#endif
+
+class GpuEngines : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::size_t>> {};
+
+TEST_P(GpuEngines, EveryPatternValidates) {
+  REQUIRE_GPU(backend);
+  const auto& [engine_name, pattern, bytes] = GetParam();
+  Engine* e = engine(engine_name);
+  ASSERT_NE(e, nullptr) << engine_name << " is not in this build";
+  std::vector<int> devs = backend->default_devices();
+  const int used = find_pattern(pattern)->ranks_used(static_cast<int>(devs.size()));
+  if (used == 0) GTEST_SKIP() << pattern << " needs more GPUs";
+  devs.resize(used);
+  Options options = json::object();
+  if (engine_name == "sm") options["blocks"] = "auto";
+  for (Timing timing : {Timing::oneshot, Timing::pipelined}) {
+    Case c{.pattern = pattern,
+           .engine = EngineVariant{engine_name, options},
+           .devices = devs,
+           .bytes_per_rank = bytes,
+           .timing = timing,
+           .warmup = 2,
+           .iterations = 5,
+           .pipeline_depth = timing == Timing::pipelined ? 4 : 1};
+    CaseExecution ex(c, e, "", *backend);
+    ex.setup();
+    ASSERT_EQ(ex.status(), Status::ok) << c.name() << ": " << ex.reason();
+    EXPECT_TRUE(ex.validated());
+    ex.warm_up();
+    std::vector<double> samples;
+    for (int i = 0; i < c.iterations; ++i) samples.push_back(ex.sample_seconds() * 1e6);
+    ex.add_invocation(samples);
+    const json r = ex.result(1);
+    EXPECT_EQ(r["status"], "ok") << r.dump();
+    EXPECT_GT(r["latency_us"]["min"].get<double>(), 0.0);
+    const double s = r["bytes"].get<double>();
+    EXPECT_NEAR(r["algbw_GBps"].get<double>(), s / r["latency_us"]["p50"].get<double>() / 1e3, 1e-9 * s);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, GpuEngines,
+                         ::testing::Combine(::testing::Values("ce", "sm", "nccl"),
+                                            ::testing::Values("copy", "bidir", "allgather", "alltoall"),
+                                            // odd sizes exercise the unaligned paths of the copy kernel
+                                            ::testing::Values(std::size_t{1}, std::size_t{1001}, std::size_t{1024},
+                                                              std::size_t{4} << 20, (std::size_t{64} << 20) + 16)));
+
+TEST(GpuEngines, SmBlocksOptionValidates) {
+  REQUIRE_GPU(backend);
+  std::vector<int> devs = backend->default_devices();
+  if (devs.size() < 2) GTEST_SKIP() << "needs 2 GPUs";
+  devs.resize(2);
+  for (json blocks : {json(1), json(7), json(264), json("auto")}) {
+    Case c{.pattern = "bidir",
+           .engine = EngineVariant{"sm", json{{"blocks", blocks}}},
+           .devices = devs,
+           .bytes_per_rank = (std::size_t{8} << 20) + 48,
+           .timing = Timing::oneshot,
+           .warmup = 0,
+           .iterations = 1,
+           .pipeline_depth = 1};
+    CaseExecution ex(c, engine("sm"), "", *backend);
+    ex.setup();
+    EXPECT_EQ(ex.status(), Status::ok) << c.name() << ": " << ex.reason();
+  }
+}
+
+TEST(GpuEngines, TooLargeIsSkippedWithReason) {
+  REQUIRE_GPU(backend);
+  Case c{.pattern = "allgather",
+         .engine = EngineVariant{"ce", json::object()},
+         .devices = {0},
+         .bytes_per_rank = std::size_t{1} << 40,
+         .timing = Timing::oneshot,
+         .warmup = 0,
+         .iterations = 1,
+         .pipeline_depth = 1};
+  CaseExecution ex(c, engine("ce"), "", *backend);
+  ex.setup();
+  EXPECT_EQ(ex.status(), Status::skipped);
+  EXPECT_NE(ex.reason().find("free"), std::string::npos) << ex.reason();
+}

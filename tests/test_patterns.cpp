@@ -1,0 +1,141 @@
+#include <numeric>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "bench/patterns/pattern.hpp"
+
+using namespace dmabench;
+
+namespace {
+
+std::vector<int> iota(int n) {
+  std::vector<int> v(n);
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+// Counts, per destination byte, how many transfers write it: every byte must be written once.
+void expect_written_exactly_once(const Plan& p) {
+  for (int r = 0; r < p.ranks(); ++r) {
+    std::vector<int> hits(p.dst_bytes[r], 0);
+    for (const auto& t : p.transfers)
+      if (t.dst_rank == r)
+        for (std::size_t i = 0; i < t.bytes; ++i) ++hits[t.dst_offset + i];
+    for (std::size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i], 1) << p.pattern << " rank " << r << " byte " << i;
+  }
+}
+
+}  // namespace
+
+class AllPatterns : public ::testing::TestWithParam<std::tuple<std::string, int, std::size_t>> {};
+
+TEST_P(AllPatterns, PlanIsConsistent) {
+  const auto& [name, n, bytes] = GetParam();
+  const Pattern* pat = find_pattern(name);
+  ASSERT_NE(pat, nullptr);
+  const int used = pat->ranks_used(n);
+  if (name == "copy" || name == "bidir") {
+    EXPECT_EQ(used, n >= 2 ? 2 : 0);
+    if (used == 0) return;
+  } else {
+    EXPECT_EQ(used, n);
+  }
+  const Plan p = pat->plan(iota(used), bytes);
+  EXPECT_EQ(p.check(), std::nullopt);
+  EXPECT_EQ(p.ranks(), used);
+  EXPECT_EQ(p.bytes_per_rank, bytes);
+  for (const auto& t : p.transfers) {
+    EXPECT_GT(t.bytes, 0u);
+    EXPECT_LE(t.src_offset + t.bytes, p.src_bytes[t.src_rank]);
+    EXPECT_LE(t.dst_offset + t.bytes, p.dst_bytes[t.dst_rank]);
+    EXPECT_EQ(t.issuer, t.src_rank) << "patterns push: the source rank issues";
+  }
+  if (bytes * used <= 4096) expect_written_exactly_once(p);
+
+  const double nn = used;
+  if (name == "copy") {
+    EXPECT_EQ(p.total_bytes, bytes);
+    EXPECT_DOUBLE_EQ(p.bus_factor, 1.0);
+    ASSERT_EQ(p.transfers.size(), 1u);
+    EXPECT_EQ(p.transfers[0].src_rank, 0);
+    EXPECT_EQ(p.transfers[0].dst_rank, 1);
+  } else if (name == "bidir") {
+    EXPECT_EQ(p.total_bytes, 2 * bytes);
+    EXPECT_DOUBLE_EQ(p.bus_factor, 1.0);
+    EXPECT_EQ(p.transfers.size(), 2u);
+  } else if (name == "allgather") {
+    EXPECT_EQ(p.total_bytes, bytes * used);
+    EXPECT_DOUBLE_EQ(p.bus_factor, (nn - 1) / nn);
+    EXPECT_EQ(p.transfers.size(), static_cast<std::size_t>(used * used));
+    for (int r = 0; r < used; ++r) {
+      EXPECT_EQ(p.src_bytes[r], bytes);
+      EXPECT_EQ(p.dst_bytes[r], bytes * used);
+    }
+    for (const auto& t : p.transfers) {
+      EXPECT_EQ(t.src_offset, 0u);
+      EXPECT_EQ(t.dst_offset, t.src_rank * bytes);  // rank order, like ncclAllGather
+    }
+  } else if (name == "alltoall") {
+    EXPECT_EQ(p.total_bytes, bytes * used);
+    EXPECT_DOUBLE_EQ(p.bus_factor, (nn - 1) / nn);
+    EXPECT_EQ(p.transfers.size(), static_cast<std::size_t>(used * used));
+    for (const auto& t : p.transfers) {
+      EXPECT_EQ(t.src_offset, t.dst_rank * bytes);  // block d of s goes to d ...
+      EXPECT_EQ(t.dst_offset, t.src_rank * bytes);  // ... at block s, like ncclAlltoAll
+      EXPECT_EQ(t.bytes, bytes);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Patterns, AllPatterns,
+                         ::testing::Combine(::testing::Values("copy", "bidir", "allgather", "alltoall"),
+                                            ::testing::Range(1, 9),
+                                            ::testing::Values(std::size_t{1}, std::size_t{3}, std::size_t{1000},
+                                                              std::size_t{4096}, std::size_t{1} << 30)));
+
+TEST(Patterns, RegistryKnowsEveryPattern) {
+  EXPECT_EQ(all_patterns().size(), 4u);
+  EXPECT_EQ(find_pattern("reduce"), nullptr);
+  for (const Pattern* p : all_patterns()) EXPECT_EQ(find_pattern(p->name()), p);
+}
+
+TEST(Patterns, DevicesMapRanks) {
+  const Plan p = allgather_pattern().plan({3, 1, 2}, 8);
+  EXPECT_EQ(p.devices, (std::vector<int>{3, 1, 2}));
+  EXPECT_EQ(p.issuers(), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(p.issued_by(1).size(), 3u);
+  EXPECT_EQ(copy_pattern().plan({5, 4}, 8).issuers(), std::vector<int>{0});
+}
+
+TEST(PlanCheck, CatchesBrokenPlans) {
+  Plan good = allgather_pattern().plan({0, 1}, 16);
+  ASSERT_EQ(good.check(), std::nullopt);
+
+  Plan overlap = good;
+  overlap.transfers[1].dst_offset = 8;  // rank 0's write of its block into rank 0 now overlaps / leaves a gap
+  EXPECT_NE(overlap.check(), std::nullopt);
+
+  Plan gap = good;
+  gap.transfers.pop_back();
+  ASSERT_TRUE(gap.check().has_value());
+  EXPECT_NE(gap.check()->find("never written"), std::string::npos) << *gap.check();
+
+  Plan twice = good;
+  twice.transfers.push_back(twice.transfers[0]);
+  ASSERT_TRUE(twice.check().has_value());
+  EXPECT_NE(twice.check()->find("written twice"), std::string::npos) << *twice.check();
+
+  Plan out_of_bounds = good;
+  out_of_bounds.transfers[0].src_offset = 8;
+  ASSERT_TRUE(out_of_bounds.check().has_value());
+  EXPECT_NE(out_of_bounds.check()->find("beyond"), std::string::npos);
+
+  Plan bad_rank = good;
+  bad_rank.transfers[0].dst_rank = 2;
+  EXPECT_NE(bad_rank.check(), std::nullopt);
+
+  Plan empty = good;
+  empty.transfers[0].bytes = 0;
+  EXPECT_NE(empty.check(), std::nullopt);
+}

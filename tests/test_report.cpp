@@ -1,0 +1,83 @@
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/report.hpp"
+
+using namespace dmabench;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+json read(const std::string& path) {
+  std::ifstream f(path);
+  return json::parse(f);
+}
+fs::path fresh_dir(const char* name) {
+  fs::path d = fs::path(::testing::TempDir()) / name;
+  fs::remove_all(d);
+  return d;
+}
+}  // namespace
+
+TEST(Report, AtomicWriteRoundTripsAndLeavesNoTemporary) {
+  const fs::path dir = fresh_dir("dmabench_report_a");
+  const std::string path = (dir / "sub" / "r.json").string();  // parent directories are created
+  json doc = {{"a", 1}, {"b", {1.5, "x"}}};
+  write_json_atomically(path, doc);
+  EXPECT_EQ(read(path), doc);
+  doc["a"] = 2;
+  write_json_atomically(path, doc);  // rewrite replaces
+  EXPECT_EQ(read(path), doc);
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir / "sub")) {
+    ++files;
+    EXPECT_EQ(e.path().filename(), "r.json");
+  }
+  EXPECT_EQ(files, 1);
+}
+
+TEST(Report, WriteFailureNamesThePathAndKeepsTheOldFile) {
+  const fs::path dir = fresh_dir("dmabench_report_b");
+  fs::create_directories(dir);
+  const std::string path = (dir / "r.json").string();
+  write_json_atomically(path, json{{"v", 1}});
+  // A directory where the temporary file would go makes the write fail.
+  const fs::path blocker = dir / "blocked";
+  fs::create_directories(blocker / "x.json");
+  try {
+    write_json_atomically((blocker / "x.json").string(), json{{"v", 2}});
+    // rename onto a directory fails
+    FAIL() << "writing over a directory succeeded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("x.json"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read(path), json({{"v", 1}}));
+}
+
+TEST(Report, ResultsFileRewritesAfterEveryCase) {
+  const fs::path dir = fresh_dir("dmabench_report_c");
+  const std::string path = (dir / "run.json").string();
+  ResultsFile file(path, json{{"backend", "host"}});
+  file.write();
+  json doc = read(path);
+  EXPECT_EQ(doc["schema"], kSchemaVersion);
+  EXPECT_EQ(doc["context"]["backend"], "host");
+  EXPECT_TRUE(doc["results"].empty());
+  file.add(json{{"name", "a"}});
+  EXPECT_EQ(read(path)["results"].size(), 1u);
+  file.add(json{{"name", "b"}});
+  doc = read(path);
+  ASSERT_EQ(doc["results"].size(), 2u);
+  EXPECT_EQ(doc["results"][1]["name"], "b");
+}
+
+TEST(Report, HostContextHasDateHostAndOs) {
+  json c = host_context();
+  ASSERT_TRUE(c["date"].is_string());
+  EXPECT_EQ(c["date"].get<std::string>().size(), 20u);  // 2026-11-29T22:00:00Z
+  EXPECT_FALSE(c["host"].get<std::string>().empty());
+  EXPECT_FALSE(c["os"].get<std::string>().empty());
+}

@@ -1,0 +1,46 @@
+#include <gtest/gtest.h>
+
+#include "bench/errors.hpp"
+#include "bench/units.hpp"
+
+using namespace dmabench;
+
+TEST(Units, ParsesPlainAndUnits) {
+  EXPECT_EQ(parse_bytes("4096", "f"), 4096u);
+  EXPECT_EQ(parse_bytes("1", "f"), 1u);
+  EXPECT_EQ(parse_bytes("4KiB", "f"), 4096u);
+  EXPECT_EQ(parse_bytes("4K", "f"), 4096u);
+  EXPECT_EQ(parse_bytes("4kib", "f"), 4096u);
+  EXPECT_EQ(parse_bytes("4KB", "f"), 4000u);
+  EXPECT_EQ(parse_bytes("1MiB", "f"), 1048576u);
+  EXPECT_EQ(parse_bytes("1GiB", "f"), 1073741824u);
+  EXPECT_EQ(parse_bytes("2GB", "f"), 2000000000u);
+  EXPECT_EQ(parse_bytes("1TiB", "f"), 1099511627776u);
+  EXPECT_EQ(parse_bytes("1.5KiB", "f"), 1536u);
+  EXPECT_EQ(parse_bytes(" 64 MiB ", "f"), 64u << 20);
+  EXPECT_EQ(parse_bytes("100B", "f"), 100u);
+}
+
+TEST(Units, RejectsBadSizesNamingTheField) {
+  for (const char* bad : {"", "KiB", "4XB", "-4KiB", "0", "0KiB", "1.3B", "4 KiB x", "1..2K", "abc", "0.1"}) {
+    try {
+      parse_bytes(bad, "sizes[2]");
+      FAIL() << "accepted '" << bad << "'";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("sizes[2]"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("accepted"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Units, FormatsExactBinaryUnits) {
+  EXPECT_EQ(format_bytes(1), "1B");
+  EXPECT_EQ(format_bytes(1000), "1000B");
+  EXPECT_EQ(format_bytes(1024), "1KiB");
+  EXPECT_EQ(format_bytes(1536), "1536B");
+  EXPECT_EQ(format_bytes(65536), "64KiB");
+  EXPECT_EQ(format_bytes(3u << 20), "3MiB");
+  EXPECT_EQ(format_bytes(1u << 30), "1GiB");
+  EXPECT_EQ(format_bytes(1ull << 40), "1TiB");
+  EXPECT_EQ(format_bytes(1ull << 50), "1024TiB");
+}
