@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Markdown tables from a dmabench results file (standard library only).
+
+usage: summarize.py RESULTS.json [--patterns copy,allgather] [--engines ce,sm,nccl]
+                                 [--sizes 1KiB,64KiB,1MiB] [--devices 0,1]
+
+Prints, per pattern, p50 latency in microseconds for each engine (rows, with its options) and
+size (columns) as "oneshot / pipelined", then the peak busbw of each engine per pattern with the
+size and timing mode where it was reached. Only `ok` (validated) results are used; a cell with no
+ok result shows its status instead.
+"""
+import argparse
+import json
+import re
+import sys
+
+UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
+         "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
+
+
+def parse_size(text):
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    if not m or m.group(2).lower() not in UNITS:
+        raise SystemExit(f"summarize.py: --sizes: '{text}' is not a size such as 64KiB")
+    return int(float(m.group(1)) * UNITS[m.group(2).lower()])
+
+
+def fmt_size(n):
+    for unit, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= f and n % f == 0:
+            return f"{n // f} {unit}"
+    return f"{n} B"
+
+
+def variant(r):
+    opts = ",".join(f"{k}={v}" for k, v in sorted(r.get("options", {}).items()))
+    return r["engine"] + (f" ({opts})" if opts else "")
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"summarize.py: cannot read {path}: {e}")
+    if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith("dmabench/"):
+        raise SystemExit(f"summarize.py: {path} is not a dmabench results file (no 'schema': 'dmabench/...')")
+    return doc
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results")
+    ap.add_argument("--patterns", default="")
+    ap.add_argument("--engines", default="")
+    ap.add_argument("--sizes", default="")
+    ap.add_argument("--devices", default="")
+    a = ap.parse_args(argv)
+    doc = load(a.results)
+    res = doc["results"]
+    if a.devices:
+        want = [int(x) for x in a.devices.split(",")]
+        res = [r for r in res if r["devices"] == want[: len(r["devices"])]]
+    pats = [p for p in a.patterns.split(",") if p] or sorted({r["pattern"] for r in res}, key=lambda p: ["copy", "bidir", "allgather", "alltoall"].index(p) if p in ("copy", "bidir", "allgather", "alltoall") else 9)
+    engs = [e for e in a.engines.split(",") if e]
+    sizes = [parse_size(s) for s in a.sizes.split(",") if s] or sorted({r["bytes_per_rank"] for r in res})
+    cell = {}
+    for r in res:
+        cell[(r["pattern"], variant(r), r["timing"], r["bytes_per_rank"])] = r
+    out = []
+    for p in pats:
+        variants = sorted({variant(r) for r in res if r["pattern"] == p and (not engs or r["engine"] in engs)},
+                          key=lambda v: (engs.index(v.split(" ")[0]) if v.split(" ")[0] in engs else 99, v))
+        if not variants:
+            continue
+        out.append(f"\n**{p}**: p50 latency, µs, oneshot / pipelined (bytes per rank)\n")
+        out.append("| engine | " + " | ".join(fmt_size(s) for s in sizes) + " |")
+        out.append("| --- |" + " --- |" * len(sizes))
+        for v in variants:
+            cells = []
+            for s in sizes:
+                parts = []
+                for t in ("oneshot", "pipelined"):
+                    r = cell.get((p, v, t, s))
+                    if r is None:
+                        parts.append("–")
+                    elif r["status"] != "ok":
+                        parts.append(r["status"])
+                    else:
+                        parts.append(f"{r['latency_us']['p50']:.1f}")
+                cells.append(" / ".join(parts))
+            out.append(f"| {v} | " + " | ".join(cells) + " |")
+    out.append("\n**Peak busbw** (GB/s, from p50; size per rank and timing where reached)\n")
+    out.append("| engine | " + " | ".join(pats) + " |")
+    out.append("| --- |" + " --- |" * len(pats))
+    for v in sorted({variant(r) for r in res if not engs or r["engine"] in engs},
+                    key=lambda v: (engs.index(v.split(" ")[0]) if v.split(" ")[0] in engs else 99, v)):
+        row = []
+        for p in pats:
+            ok = [r for r in res if r["pattern"] == p and variant(r) == v and r["status"] == "ok"]
+            if not ok:
+                row.append("–")
+                continue
+            best = max(ok, key=lambda r: r["busbw_GBps"])
+            row.append(f"{best['busbw_GBps']:.1f} ({fmt_size(best['bytes_per_rank'])}, {best['timing']})")
+        out.append(f"| {v} | " + " | ".join(row) + " |")
+    print("\n".join(out).lstrip("\n"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
