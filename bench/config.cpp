@@ -22,7 +22,7 @@ constexpr std::size_t kMaxSizes = 4096;
 
 const std::vector<std::string>& config_keys() {
   static const std::vector<std::string> keys = {"name",    "description", "sizes",      "patterns",      "engines",
-                                                "devices", "timing",      "warmup",     "iterations",    "pipeline_depth"};
+                                                "devices", "timing",      "warmup",     "iterations",    "pipeline_depth", "breakdown"};
   return keys;
 }
 
@@ -256,6 +256,10 @@ Config parse_config(const json& doc) {
   if (doc.contains("warmup")) c.warmup = parse_int(doc["warmup"], "warmup", 0, 1000000);
   if (doc.contains("iterations")) c.iterations = parse_int(doc["iterations"], "iterations", 1, 10000000);
   if (doc.contains("pipeline_depth")) c.pipeline_depth = parse_int(doc["pipeline_depth"], "pipeline_depth", 1, 1000000);
+  if (doc.contains("breakdown")) {
+    if (!doc["breakdown"].is_boolean()) fail("breakdown", fmt::format("expected true or false, got {}", show(doc["breakdown"])));
+    c.breakdown = doc["breakdown"].get<bool>();
+  }
   return c;
 }
 
@@ -283,7 +287,7 @@ json to_json(const Config& c) {
   return {{"name", c.name},     {"description", c.description}, {"sizes", c.sizes},
           {"patterns", c.patterns}, {"engines", engines},       {"devices", devices},
           {"timing", timings},  {"warmup", c.warmup},           {"iterations", c.iterations},
-          {"pipeline_depth", c.pipeline_depth}};
+          {"pipeline_depth", c.pipeline_depth}, {"breakdown", c.breakdown}};
 }
 
 DeviceSet parse_device_list(const std::string& text, const std::string& field) {
@@ -312,9 +316,14 @@ DeviceSet parse_device_list(const std::string& text, const std::string& field) {
 }
 
 std::string Case::name() const {
+  // Options at their default value are left out of the name (they are all in the result's `options`).
   std::string engine_part = engine.engine;
-  for (const auto& [k, v] : engine.options.items())
-    engine_part += fmt::format(",{}={}", k, v.is_string() ? v.get<std::string>() : v.dump());
+  const EngineSpec* spec = find_engine_spec(engine.engine);
+  for (const auto& o : spec ? spec->options : std::vector<OptionSpec>{}) {
+    if (!engine.options.contains(o.name) || engine.options[o.name] == o.default_value) continue;
+    const auto& v = engine.options[o.name];
+    engine_part += fmt::format(",{}={}", o.name, v.is_string() ? v.get<std::string>() : v.dump());
+  }
   return fmt::format("{}/{}/{}/dev={}/{}", pattern, engine_part, to_string(timing), device_list_text(devices),
                      format_bytes(bytes_per_rank));
 }
@@ -352,6 +361,7 @@ std::vector<Case> expand(const Config& config, int device_count, const std::vect
                    .warmup = config.warmup,
                    .iterations = config.iterations,
                    .pipeline_depth = timing == Timing::pipelined ? config.pipeline_depth : 1,
+                   .breakdown = config.breakdown && pattern_name == "copy" && timing == Timing::oneshot,
                    .not_runnable = used > 0 ? std::string()
                                             : fmt::format("{} cannot run on {} {}(s)", pattern_name, ids.size(), device_word)};
             if (seen.insert(c.name()).second) cases.push_back(std::move(c));

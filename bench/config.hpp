@@ -34,6 +34,7 @@ struct Config {
   int warmup = 5;           // untimed samples before the timed ones
   int iterations = 100;     // timed samples per case
   int pipeline_depth = 20;  // operations per pipelined sample
+  bool breakdown = false;   // latency breakdown of oneshot copies (needs a copy tracer: CUPTI)
 };
 
 // Parses a config document; throws InputError naming the field and what it accepts.
@@ -54,6 +55,7 @@ struct Case {
   std::uint64_t bytes_per_rank = 0;
   Timing timing = Timing::oneshot;
   int warmup = 0, iterations = 0, pipeline_depth = 1;
+  bool breakdown = false;    // measure the four-phase latency breakdown after timing
   std::string not_runnable;  // non-empty: the case is skipped with this reason (e.g. too few devices)
 
   // Unique, stable name, e.g. "allgather/sm,blocks=auto/oneshot/dev=0,1/64KiB" (Google Benchmark's name).

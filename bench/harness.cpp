@@ -1,5 +1,6 @@
 #include "bench/harness.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 
@@ -50,7 +51,8 @@ void CaseExecution::setup() {
       reason_ = "internal error, inconsistent plan: " + *bad;
       return;
     }
-    if (auto why = engine_->unsupported(*plan_, spec_.engine.options)) return skip(*why);
+    const int ops_per_sample = spec_.timing == Timing::pipelined ? spec_.pipeline_depth : 1;
+    if (auto why = engine_->unsupported(*plan_, spec_.engine.options, ops_per_sample)) return skip(*why);
     backend_.prepare_devices(spec_.devices);
     op_ = engine_->prepare(*plan_, spec_.engine.options);
     validate();
@@ -67,6 +69,7 @@ void CaseExecution::validate() {
   const std::uint64_t seed = spec_.seed();
   op_->fill_sources(seed);
   op_->poison_destinations(seed);
+  op_->arm(1);
   op_->launch();
   op_->wait();
   if (auto bad = op_->check_destinations(*plan_, seed)) {
@@ -77,6 +80,7 @@ void CaseExecution::validate() {
   }
   validated_ = true;
   status_ = Status::ok;
+  details_ = op_->details();
 }
 
 void CaseExecution::warm_up() {
@@ -86,11 +90,91 @@ void CaseExecution::warm_up() {
 double CaseExecution::sample_seconds() {
   using clock = std::chrono::steady_clock;
   const int depth = spec_.timing == Timing::pipelined ? spec_.pipeline_depth : 1;
+  op_->arm(depth);  // pre-posting is never timed
   const auto t0 = clock::now();
   for (int k = 0; k < depth; ++k) op_->launch();
   op_->wait();
   const auto t1 = clock::now();
+  if (auto gpu = op_->device_seconds()) {  // GPU-clock timing (gpu-flag trigger)
+    gpu_clock_ = true;
+    return *gpu / depth;
+  }
   return std::chrono::duration<double>(t1 - t0).count() / depth;
+}
+
+void CaseExecution::measure_breakdown(int passes) {
+  if (!breakdown_.is_null() || status_ != Status::ok || gpu_clock_) return;
+  using clock = std::chrono::steady_clock;
+  auto ns = [](clock::time_point t) {
+    return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+  };
+  struct Stamps {
+    double t0, t1, t3;  // launch called, launch returned, completion observed
+  };
+  auto run = [&](std::vector<Stamps>& out) {
+    for (int i = 0; i < passes; ++i) {
+      op_->arm(1);
+      const auto t0 = clock::now();
+      op_->launch();
+      const auto t1 = clock::now();
+      op_->wait();
+      const auto t3 = clock::now();
+      out.push_back({ns(t0), ns(t1), ns(t3)});
+    }
+  };
+  auto median = [](std::vector<double> v) { return percentile((std::sort(v.begin(), v.end()), v), 0.5); };
+  try {
+    std::string why;
+    auto tracer = backend_.copy_tracer(&why);
+    if (!tracer) {
+      breakdown_ = {{"error", "no copy tracer: " + why}};
+      return;
+    }
+    std::vector<Stamps> plain, traced;
+    run(plain);  // host phases come from this untraced pass: tracing slows the submit calls
+    tracer->start();
+    run(traced);
+    const std::vector<CopyInterval> copies = tracer->stop();
+    std::vector<double> control, total, copy, sync, schedule_traced;
+    for (const auto& s : plain) {
+      control.push_back((s.t1 - s.t0) / 1e3);
+      total.push_back((s.t3 - s.t0) / 1e3);
+    }
+    for (const auto& s : traced) {  // this operation's copies: those that ran between its launch and completion
+      double first = 0, last = 0;
+      bool any = false;
+      for (const auto& c : copies)
+        if (c.start_ns >= s.t0 - 1e3 && c.end_ns <= s.t3 + 1e3) {
+          first = any ? std::min(first, c.start_ns) : c.start_ns;
+          last = any ? std::max(last, c.end_ns) : c.end_ns;
+          any = true;
+        }
+      if (!any) continue;
+      copy.push_back((last - first) / 1e3);
+      sync.push_back((s.t3 - last) / 1e3);
+      schedule_traced.push_back((first - s.t1) / 1e3);
+    }
+    if (copy.size() < static_cast<std::size_t>(passes) / 2) {
+      breakdown_ = {{"error", fmt::format("only {} of {} traced operations left copy-engine records ({} records): "
+                                          "the engine does not use the copy engines, or the tracer missed them",
+                                          copy.size(), passes, copies.size())}};
+      return;
+    }
+    const double c = median(control), t = median(total), cp = median(copy), sy = median(sync);
+    breakdown_ = {{"control", c},
+                  {"schedule", t - c - cp - sy},
+                  {"copy", cp},
+                  {"sync", sy},
+                  {"total", t},
+                  {"schedule_traced", median(schedule_traced)},
+                  {"operations", passes},
+                  {"traced_operations", copy.size()},
+                  {"method", "medians; control and total from an untraced pass (host clock), copy (engine start to end) "
+                             "and sync (engine end to completion observed) from a CUPTI-traced pass on the same clock; "
+                             "schedule = total - control - copy - sync"}};
+  } catch (const std::exception& e) {
+    breakdown_ = {{"error", e.what()}};
+  }
 }
 
 void CaseExecution::add_invocation(std::vector<double> samples_us) { invocations_.push_back(std::move(samples_us)); }
@@ -122,7 +206,10 @@ nlohmann::json CaseExecution::result(std::size_t reported_invocations) const {
             {"iterations", 0},
             {"latency_us", nullptr},
             {"algbw_GBps", nullptr},
-            {"busbw_GBps", nullptr}};
+            {"busbw_GBps", nullptr},
+            {"clock", gpu_clock_ ? "gpu" : "host"}};
+  if (!details_.empty()) r["engine_details"] = details_;
+  if (!breakdown_.is_null()) r["breakdown_us"] = breakdown_;
   if (status_ != Status::ok) return r;
   std::vector<double> samples;
   const std::size_t first = invocations_.size() > reported_invocations ? invocations_.size() - reported_invocations : 0;

@@ -37,6 +37,10 @@ class CaseExecution {
   double sample_seconds();
   // Records the samples (microseconds) of one benchmark invocation.
   void add_invocation(std::vector<double> samples_us);
+  // The four-phase latency breakdown of one operation (spec().breakdown): control, schedule, copy,
+  // sync, from an untraced and a traced pass of `passes` operations each. Never throws: a
+  // failure is recorded in the breakdown.
+  void measure_breakdown(int passes);
   // Marks the case failed (e.g. a runtime error while timing); its samples are discarded.
   void fail(std::string reason);
   // Frees the engine's buffers.
@@ -67,6 +71,9 @@ class CaseExecution {
   bool validated_ = false;
   bool set_up_ = false;
   std::vector<std::vector<double>> invocations_;
+  nlohmann::json details_ = nlohmann::json::object();
+  bool gpu_clock_ = false;
+  nlohmann::json breakdown_;  // null until measured
 };
 
 }  // namespace dmabench

@@ -98,6 +98,7 @@ void run_invocation(CaseExecution& ex, benchmark::State& st) {
     ex.fail(e.what());
     return skip_state(st, ex);
   }
+  if (ex.spec().breakdown) ex.measure_breakdown(std::max(20, ex.spec().iterations));
   if (samples_us.empty()) return;
   const LatencyStats stats = summarize(samples_us);
   const Plan& plan = *ex.plan();

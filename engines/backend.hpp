@@ -1,6 +1,7 @@
 #pragma once
 // A backend is the platform a run drives: `host` (CPU threads; ranks are virtual) or `cuda`
 // (NVIDIA GPUs; ranks are GPU ordinals). It names the devices and describes the machine.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -9,6 +10,21 @@
 #include <nlohmann/json.hpp>
 
 namespace dmabench {
+
+// Engine-side start and end of the memory copies a device executed, on the host's
+// std::chrono::steady_clock (ns since its epoch), so they line up with the harness's host stamps.
+struct CopyInterval {
+  double start_ns = 0, end_ns = 0;
+  std::uint64_t bytes = 0;
+};
+
+class CopyTracer {
+ public:
+  virtual ~CopyTracer() = default;
+  virtual void start() = 0;
+  // Stops tracing and returns every copy executed since start().
+  virtual std::vector<CopyInterval> stop() = 0;
+};
 
 class Backend {
  public:
@@ -22,6 +38,11 @@ class Backend {
   virtual nlohmann::json context() const = 0;
   // One-time setup for a device set used by the sweep (e.g. peer access); throws on failure.
   virtual void prepare_devices(const std::vector<int>& devices) = 0;
+  // Engine timestamps of memory copies (latency breakdown), or nullptr with the reason.
+  virtual std::unique_ptr<CopyTracer> copy_tracer(std::string* why_not) {
+    if (why_not) *why_not = std::string("the ") + std::string(name()) + " backend has no copy tracer";
+    return nullptr;
+  }
 };
 
 // The backends this build has, in order of preference for `--backend auto`.

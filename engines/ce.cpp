@@ -1,6 +1,22 @@
-// ce: one runtime async copy per transfer on the issuing rank's stream (cudaMemcpyAsync with peer
-// access enabled: the copy / DMA engines move the bytes, no GPU cores involved).
+// ce and ce-batch: the copy (DMA) engines, driven through the runtime, with DMA-Latte's features
+// as options (results/SCHEMA.md, README "DMA options"):
+//   schedule   pcpy: each copy its own completion | b2b: a lane's copies back to back, one completion
+//   streams    auto (pcpy: one stream per copy, b2b: one) | k: k streams per GPU ("lanes"); a GPU
+//              with fewer copies than k splits each copy into chunks so every lane has work
+//   trigger    enqueue: issue at launch | host-flag: pre-posted behind a wait on a host-mapped flag
+//              the host stores | gpu-flag: pre-posted behind a wait on a device flag a kernel stores,
+//              timed on the GPU clock
+//   completion event: event / stream synchronize | flag-spin: the stream writes a host-mapped word
+//              the host spins on | gpu-poll: a kernel polls device words the streams write
+//   graph      the copies captured once into a CUDA graph per GPU, launched per operation
+// ce issues one cudaMemcpyAsync per copy; ce-batch one cudaMemcpyBatchAsync per lane.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "engines/engine_factories.hpp"
 #include "engines/gpu_operation.hpp"
@@ -8,35 +24,347 @@
 namespace dmabench {
 namespace {
 
-class CeOperation final : public GpuOperation {
- public:
-  explicit CeOperation(const Plan& plan) : GpuOperation(plan, plan.issuers()) {
-    for (int r : plan.issuers()) by_issuer_.push_back({r, plan.issued_by(r)});
+enum class Schedule { pcpy, b2b };
+enum class Trigger { enqueue, host_flag, gpu_flag };
+enum class Completion { event, flag_spin, gpu_poll };
+
+struct DmaOptions {
+  Schedule schedule = Schedule::b2b;
+  int streams = 0;  // 0: auto
+  Trigger trigger = Trigger::enqueue;
+  Completion completion = Completion::event;
+  bool graph = false;
+  bool batch = false;
+
+  static DmaOptions from(const Options& o, bool batch) {
+    DmaOptions d;
+    d.batch = batch;
+    auto str = [&](const char* key, const char* def) { return o.contains(key) ? o[key].get<std::string>() : std::string(def); };
+    d.schedule = str("schedule", "b2b") == "pcpy" ? Schedule::pcpy : Schedule::b2b;
+    if (o.contains("streams") && o["streams"].is_number_integer()) d.streams = o["streams"].get<int>();
+    const std::string t = str("trigger", "enqueue");
+    d.trigger = t == "host-flag" ? Trigger::host_flag : t == "gpu-flag" ? Trigger::gpu_flag : Trigger::enqueue;
+    const std::string c = str("completion", "event");
+    d.completion = c == "flag-spin" ? Completion::flag_spin : c == "gpu-poll" ? Completion::gpu_poll : Completion::event;
+    d.graph = o.contains("graph") && o["graph"].get<bool>();
+    return d;
   }
-  void launch() override {
-    for (const auto& [rank, transfers] : by_issuer_) {
-      gpu::set_device(device(rank));
-      for (const Transfer& t : transfers)
-        gpu::copy_async(dst(t.dst_rank) + t.dst_offset, src(t.src_rank) + t.src_offset, t.bytes, stream(rank));
+  bool needs_memops() const { return trigger != Trigger::enqueue || completion != Completion::event; }
+};
+
+bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }
+
+// One copy (or chunk of one) issued by a GPU.
+struct Item {
+  gpu::CopyJob job;
+  int lane = 0;
+  bool last_in_lane = false;
+  int slot = -1;  // completion slot signalled after this item, or -1
+};
+
+// Everything one issuing GPU needs.
+struct DeviceWork {
+  int rank = 0, device = 0;
+  std::vector<gpu::Stream> lanes;
+  std::unique_ptr<gpu::Stream> head;     // graph launches and their completion
+  std::unique_ptr<gpu::Stream> trigger;  // gpu-flag: the trigger kernel
+  std::unique_ptr<gpu::Stream> poll;     // gpu-poll: the polling kernel
+  std::vector<Item> items;
+  std::vector<std::vector<gpu::CopyJob>> lane_jobs;
+  int slots = 0;                        // completion points per operation
+  std::vector<gpu::Event> events;       // event completion of items that do not end their lane
+  std::vector<int> event_of_slot;
+  gpu::DeviceBuffer words;              // [0] trigger flag, [1 + s] completion slot s (device memory)
+  gpu::DeviceBuffer stamps;             // [0] trigger time, [1] completion observed (%globaltimer, ns)
+  std::size_t host_slot_base = 0;       // flag-spin: this GPU's slots in the host-mapped array
+  gpu::Graph graph;
+  std::uint32_t* word(int i) const { return static_cast<std::uint32_t*>(words.data()) + i; }
+};
+
+class DmaOperation final : public GpuOperation {
+ public:
+  DmaOperation(const Plan& plan, DmaOptions opt) : GpuOperation(plan, {}), opt_(opt) {
+    std::size_t host_slots = 0;
+    for (int r : plan.issuers()) {
+      work_.push_back(std::make_unique<DeviceWork>());
+      DeviceWork& w = *work_.back();
+      w.rank = r;
+      w.device = device(r);
+      build_items(w, plan.issued_by(r));
+      for (const Item& it : w.items) w.lane_jobs[it.lane].push_back(it.job);
+      if (opt_.graph || opt_.trigger == Trigger::gpu_flag || opt_.completion == Completion::gpu_poll)
+        w.head = std::make_unique<gpu::Stream>(w.device);
+      if (opt_.trigger == Trigger::gpu_flag) w.trigger = std::make_unique<gpu::Stream>(w.device);
+      if (opt_.completion == Completion::gpu_poll) w.poll = std::make_unique<gpu::Stream>(w.device);
+      w.words = gpu::DeviceBuffer(w.device, sizeof(std::uint32_t) * (1 + w.slots));
+      w.stamps = gpu::DeviceBuffer(w.device, 2 * sizeof(std::uint64_t));
+      gpu::set_device(w.device);
+      zero_words(w);
+      w.event_of_slot.assign(w.slots, -1);
+      if (opt_.completion == Completion::event && !opt_.graph)
+        for (const Item& it : w.items)
+          if (it.slot >= 0 && !it.last_in_lane) {
+            w.event_of_slot[it.slot] = static_cast<int>(w.events.size());
+            w.events.emplace_back(w.device);
+          }
+      w.host_slot_base = host_slots;
+      host_slots += w.slots;
+      if (opt_.completion == Completion::gpu_poll || opt_.trigger == Trigger::gpu_flag) gpu::preload_kernels(w.device);
+    }
+    if (opt_.trigger == Trigger::host_flag) host_trigger_ = std::make_unique<gpu::HostMapped>(sizeof(std::uint32_t));
+    if (opt_.completion == Completion::flag_spin)
+      host_slots_ = std::make_unique<gpu::HostMapped>(sizeof(std::uint32_t) * std::max<std::size_t>(1, host_slots));
+    if (opt_.graph)
+      for (auto& w : work_) capture(*w);
+  }
+
+  ~DmaOperation() override {
+    // Release anything still waiting for a trigger that will not come, then drain.
+    try {
+      if (host_trigger_) std::atomic_ref<std::uint32_t>(*static_cast<std::uint32_t*>(host_trigger_->data())).store(armed_);
+      for (auto& w : work_) {
+        gpu::set_device(w->device);
+        if (armed_ != issued_) gpu::fill_words(w->word(0), 1, armed_);
+        for (auto& l : w->lanes) l.synchronize();
+        for (auto* s : {w->head.get(), w->trigger.get(), w->poll.get()})
+          if (s) s->synchronize();
+      }
+    } catch (...) {
     }
   }
 
+  void arm(int ops) override {
+    if (opt_.trigger == Trigger::enqueue) {
+      if (opt_.completion == Completion::gpu_poll) post_polls(issued_ + ops);
+      return;
+    }
+    for (int k = 1; k <= ops; ++k) {
+      const std::uint32_t g = issued_ + k;
+      for (auto& w : work_) {
+        gpu::set_device(w->device);
+        const void* flag = opt_.trigger == Trigger::host_flag ? host_trigger_->data() : w->word(0);
+        if (opt_.graph) {
+          gpu::stream_wait_value(*w->head, flag, g);
+        } else {
+          for (auto& lane : w->lanes) gpu::stream_wait_value(lane, flag, g);
+        }
+        issue(*w, g);
+      }
+    }
+    armed_ = issued_ + ops;
+    if (opt_.completion == Completion::gpu_poll) post_polls(armed_);
+  }
+
+  void launch() override {
+    const std::uint32_t g = ++issued_;
+    switch (opt_.trigger) {
+      case Trigger::enqueue:
+        for (auto& w : work_) {
+          gpu::set_device(w->device);
+          issue(*w, g);
+        }
+        break;
+      case Trigger::host_flag:
+        std::atomic_ref<std::uint32_t>(*static_cast<std::uint32_t*>(host_trigger_->data())).store(g, std::memory_order_release);
+        break;
+      case Trigger::gpu_flag:
+        for (auto& w : work_) {
+          gpu::set_device(w->device);
+          gpu::launch_trigger(*w->trigger, w->word(0), g, static_cast<std::uint64_t*>(w->stamps.data()));
+        }
+        break;
+    }
+  }
+
+  void wait() override {
+    switch (opt_.completion) {
+      case Completion::event:
+        for (auto& w : work_) {
+          for (auto& e : w->events) e.synchronize();
+          if (opt_.graph) {
+            w->head->synchronize();
+          } else {
+            for (auto& lane : w->lanes) lane.synchronize();
+          }
+        }
+        break;
+      case Completion::flag_spin: {
+        auto* slots = static_cast<std::uint32_t*>(host_slots_->data());
+        const std::size_t n = total_slots();
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        for (std::size_t i = 0; i < n; ++i) {
+          std::atomic_ref<std::uint32_t> word(slots[i]);
+          for (unsigned spin = 0; !reached(word.load(std::memory_order_acquire), issued_); ++spin)
+            if ((spin & 0xffff) == 0 && std::chrono::steady_clock::now() > deadline)
+              throw std::runtime_error(fmt::format("flag-spin completion: host slot {} still {} after 60 s, expected {}", i,
+                                                   word.load(), issued_));
+        }
+        break;
+      }
+      case Completion::gpu_poll:
+        for (auto& w : work_) w->poll->synchronize();
+        break;
+    }
+  }
+
+  std::optional<double> device_seconds() override {
+    if (opt_.trigger != Trigger::gpu_flag) return std::nullopt;
+    double longest = 0;
+    for (auto& w : work_) {
+      std::uint64_t t[2] = {0, 0};
+      gpu::copy_to_host(t, w->stamps.data(), sizeof t);
+      if (t[1] < t[0]) throw std::runtime_error("gpu-flag: completion stamp before trigger stamp");
+      longest = std::max(longest, static_cast<double>(t[1] - t[0]) * 1e-9);
+    }
+    return longest;
+  }
+
+  nlohmann::json details() const override {
+    nlohmann::json lanes = nlohmann::json::array(), copies = nlohmann::json::array();
+    for (const auto& w : work_) {
+      lanes.push_back(w->lanes.size());
+      copies.push_back(w->items.size());
+    }
+    return {{"lanes_per_gpu", lanes}, {"copies_per_gpu", copies}};
+  }
+
  private:
-  std::vector<std::pair<int, std::vector<Transfer>>> by_issuer_;
+  std::size_t total_slots() const {
+    std::size_t n = 0;
+    for (const auto& w : work_) n += w->slots;
+    return n;
+  }
+
+  static void zero_words(DeviceWork& w) { gpu::fill_words(w.word(0), 1 + w.slots, 0); }
+
+  void build_items(DeviceWork& w, const std::vector<Transfer>& transfers) {
+    const int k = opt_.streams;
+    const int per_transfer = k > static_cast<int>(transfers.size()) ? (k + static_cast<int>(transfers.size()) - 1) / static_cast<int>(transfers.size()) : 1;
+    for (const Transfer& t : transfers) {
+      char* d = dst(t.dst_rank) + t.dst_offset;
+      const char* s = src(t.src_rank) + t.src_offset;
+      // chunks of equal size rounded up to 256 bytes; the last one takes the rest
+      const std::size_t chunk = std::max<std::size_t>(256, (t.bytes / per_transfer + 255) / 256 * 256);
+      for (std::size_t off = 0; off < t.bytes; off += chunk)
+        w.items.push_back(Item{gpu::CopyJob{d + off, s + off, std::min(chunk, t.bytes - off)}});
+    }
+    const int n = static_cast<int>(w.items.size());
+    const int lanes = k > 0 ? std::min(k, n) : (opt_.schedule == Schedule::pcpy && !opt_.batch ? n : 1);
+    for (int i = 0; i < lanes; ++i) w.lanes.emplace_back(w.device);
+    w.lane_jobs.assign(lanes, {});
+    for (int i = 0; i < n; ++i) w.items[i].lane = i % lanes;
+    for (int l = 0; l < lanes; ++l)
+      for (int i = n - 1; i >= 0; --i)
+        if (w.items[i].lane == l) {
+          w.items[i].last_in_lane = true;
+          break;
+        }
+    if (opt_.graph) {
+      w.slots = 1;  // the graph is one unit of work: one completion after it
+    } else if (opt_.schedule == Schedule::pcpy) {
+      for (int i = 0; i < n; ++i) w.items[i].slot = w.slots++;
+    } else {
+      for (auto& it : w.items)
+        if (it.last_in_lane) it.slot = w.slots++;
+    }
+  }
+
+  // The copies of one GPU, as a graph: fork every lane from the head stream, join them back.
+  void capture(DeviceWork& w) {
+    gpu::set_device(w.device);
+    gpu::Event fork(w.device);
+    std::vector<gpu::Event> joins;
+    gpu::begin_capture(*w.head);
+    fork.record(*w.head);
+    for (std::size_t l = 0; l < w.lanes.size(); ++l) {
+      gpu::stream_wait_event(w.lanes[l], fork);
+      for (const auto& job : w.lane_jobs[l]) gpu::copy_async(job.dst, job.src, job.bytes, w.lanes[l]);
+      joins.emplace_back(w.device);
+      joins.back().record(w.lanes[l]);
+      gpu::stream_wait_event(*w.head, joins.back());
+    }
+    w.graph = gpu::end_capture(*w.head);
+  }
+
+  // Issues one operation's copies and completion signals for generation g (waits already posted).
+  void issue(DeviceWork& w, std::uint32_t g) {
+    if (opt_.graph) {
+      w.graph.launch(*w.head);
+      signal(w, 0, g, *w.head, true);
+      return;
+    }
+    if (opt_.batch) {
+      for (std::size_t l = 0; l < w.lanes.size(); ++l) {
+        gpu::copy_batch_async(w.lane_jobs[l], w.device, w.lanes[l]);
+        signal(w, static_cast<int>(l), g, w.lanes[l], true);  // b2b only: one slot per lane, in lane order
+      }
+      return;
+    }
+    for (const Item& it : w.items) {
+      gpu::copy_async(it.job.dst, it.job.src, it.job.bytes, w.lanes[it.lane]);
+      if (it.slot >= 0) signal(w, it.slot, g, w.lanes[it.lane], it.last_in_lane);
+    }
+  }
+
+  void signal(DeviceWork& w, int slot, std::uint32_t g, const gpu::Stream& s, bool ends_stream) {
+    switch (opt_.completion) {
+      case Completion::event:
+        if (!ends_stream) w.events[w.event_of_slot[slot]].record(s);
+        break;  // the end of a stream is observed by synchronizing the stream
+      case Completion::flag_spin:
+        gpu::stream_write_value(s, static_cast<std::uint32_t*>(host_slots_->data()) + w.host_slot_base + slot, g);
+        break;
+      case Completion::gpu_poll:
+        gpu::stream_write_value(s, w.word(1 + slot), g);
+        break;
+    }
+  }
+
+  void post_polls(std::uint32_t target) {
+    for (auto& w : work_) {
+      gpu::set_device(w->device);
+      gpu::launch_poll(*w->poll, w->word(1), w->slots, target, static_cast<std::uint64_t*>(w->stamps.data()) + 1);
+    }
+  }
+
+  DmaOptions opt_;
+  std::vector<std::unique_ptr<DeviceWork>> work_;
+  std::unique_ptr<gpu::HostMapped> host_trigger_, host_slots_;
+  std::uint32_t issued_ = 0;  // operations launched (generation of the last one)
+  std::uint32_t armed_ = 0;   // operations pre-posted
 };
 
-class CeEngine final : public Engine {
+class DmaEngine final : public Engine {
  public:
-  std::optional<std::string> unsupported(const Plan& plan, const Options&) const override {
+  explicit DmaEngine(bool batch) : batch_(batch) {}
+  std::optional<std::string> unsupported(const Plan& plan, const Options& options, int ops_per_sample) const override {
+    const DmaOptions o = DmaOptions::from(options, batch_);
+    // combinations that make no sense anywhere first, then what this machine lacks
+    if (batch_ && o.graph) return std::string("cudaMemcpyBatchAsync cannot be captured in a graph");
+    if (batch_ && o.schedule == Schedule::pcpy)
+      return std::string("ce-batch issues a lane's copies in one call with one completion: schedule pcpy does not apply (use b2b)");
+    if (o.trigger == Trigger::gpu_flag && o.completion != Completion::gpu_poll)
+      return std::string("trigger gpu-flag is timed on the GPU clock from the trigger to a GPU-side observation: it needs completion gpu-poll");
+    if (o.trigger == Trigger::gpu_flag && ops_per_sample > 1)
+      return std::string("trigger gpu-flag times one GPU-triggered operation: use timing oneshot");
+    std::string why;
+    if (batch_ && !gpu::copy_batch_supported(&why)) return why;
+    if (o.needs_memops())
+      for (int r : plan.issuers())
+        if (!gpu::stream_memops_supported(plan.devices[r], &why)) return "stream memory operations unavailable: " + why;
     return gpu_memory_shortfall(plan);
   }
-  std::unique_ptr<Operation> prepare(const Plan& plan, const Options&) override {
-    return std::make_unique<CeOperation>(plan);
+  std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
+    return std::make_unique<DmaOperation>(plan, DmaOptions::from(options, batch_));
   }
+
+ private:
+  bool batch_;
 };
 
 }  // namespace
 
-std::unique_ptr<Engine> make_ce_engine() { return std::make_unique<CeEngine>(); }
+std::unique_ptr<Engine> make_ce_engine() { return std::make_unique<DmaEngine>(false); }
+std::unique_ptr<Engine> make_ce_batch_engine() { return std::make_unique<DmaEngine>(true); }
 
 }  // namespace dmabench

@@ -29,11 +29,20 @@ struct Mismatch {
 class Operation {
  public:
   virtual ~Operation() = default;
-  // Issue one whole operation on every issuing rank, without waiting for it (where the mechanism
-  // allows). Several launches before a wait run back to back.
+  // Untimed: posts ahead whatever the next `ops` launches will release (commands behind a flag,
+  // polling kernels). The harness calls it before every sample, outside the timed region.
+  virtual void arm(int ops) { (void)ops; }
+  // Issue (or release) one whole operation on every issuing rank, without waiting for it where
+  // the mechanism allows. Several launches before a wait run back to back.
   virtual void launch() = 0;
   // Block until every launched operation has completed.
   virtual void wait() = 0;
+  // For operations timed on the GPU clock: the seconds between the GPU-side trigger and the
+  // GPU-side observation of completion of the last operation (the longest over devices, each on
+  // its own clock). nullopt: the harness times with the host clock.
+  virtual std::optional<double> device_seconds() { return std::nullopt; }
+  // What the engine wants recorded with the result (e.g. evidence of the path a library took).
+  virtual nlohmann::json details() const { return nlohmann::json::object(); }
 
   // Validation support: sources get datagen bytes for (seed, rank), destinations get poison.
   virtual void fill_sources(std::uint64_t seed) = 0;
@@ -46,9 +55,10 @@ class Operation {
 class Engine {
  public:
   virtual ~Engine() = default;
-  // Why this engine cannot run the plan with these options on this machine, or nullopt.
+  // Why this engine cannot run the plan with these options on this machine, or nullopt, for
+  // samples of `ops_per_sample` operations (1: oneshot; pipeline_depth: pipelined).
   // Cheap and side-effect free: it allocates nothing.
-  virtual std::optional<std::string> unsupported(const Plan& plan, const Options& options) const = 0;
+  virtual std::optional<std::string> unsupported(const Plan& plan, const Options& options, int ops_per_sample) const = 0;
   // Allocates buffers and whatever the mechanism needs; throws on runtime errors.
   virtual std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) = 0;
 };
@@ -61,7 +71,8 @@ struct OptionSpec {
   std::string help;
   nlohmann::json default_value;
   std::vector<nlohmann::json> choices;  // accepted literal values
-  bool positive_integer = false;        // any integer >= 1 is accepted too
+  bool positive_integer = false;        // any integer from 1 to max_integer is accepted too
+  long long max_integer = 1 << 30;
   std::string accepted() const;         // human-readable list, for error messages
   bool accepts(const nlohmann::json& value) const;
 };

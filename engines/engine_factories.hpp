@@ -14,6 +14,7 @@ std::unique_ptr<Backend> make_host_backend();
 #ifdef DMABENCH_HAVE_CUDA
 std::unique_ptr<Backend> make_cuda_backend(std::string* why_not);
 std::unique_ptr<Engine> make_ce_engine();
+std::unique_ptr<Engine> make_ce_batch_engine();
 std::unique_ptr<Engine> make_sm_engine();
 #endif
 #ifdef DMABENCH_HAVE_NCCL

@@ -8,11 +8,12 @@
 
 namespace dmabench {
 
-GpuOperation::GpuOperation(const Plan& plan, std::vector<int> waited) : plan_(plan), waited_(std::move(waited)) {
+GpuOperation::GpuOperation(const Plan& plan, std::vector<int> waited, const gpu::Allocator& allocator)
+    : plan_(plan), waited_(std::move(waited)) {
   for (int r = 0; r < plan.ranks(); ++r) {
     streams_.emplace_back(device(r));
-    src_.emplace_back(device(r), plan.src_bytes[r]);
-    dst_.emplace_back(device(r), plan.dst_bytes[r]);
+    src_.push_back(allocator(device(r), plan.src_bytes[r]));
+    dst_.push_back(allocator(device(r), plan.dst_bytes[r]));
   }
 }
 

@@ -21,16 +21,16 @@ class GpuOperation : public Operation {
  protected:
   // Allocates the plan's buffers; `waited` are the ranks whose streams wait() synchronizes
   // (the ranks that receive work).
-  GpuOperation(const Plan& plan, std::vector<int> waited);
+  GpuOperation(const Plan& plan, std::vector<int> waited, const gpu::Allocator& allocator = gpu::allocate);
   const Plan& plan() const { return plan_; }
   int device(int rank) const { return plan_.devices[rank]; }
   const gpu::Stream& stream(int rank) const { return streams_[rank]; }
-  char* src(int rank) const { return static_cast<char*>(src_[rank].data()); }
-  char* dst(int rank) const { return static_cast<char*>(dst_[rank].data()); }
+  char* src(int rank) const { return static_cast<char*>(src_[rank].get()); }
+  char* dst(int rank) const { return static_cast<char*>(dst_[rank].get()); }
 
  private:
   Plan plan_;
-  std::vector<gpu::DeviceBuffer> src_, dst_;
+  std::vector<gpu::Memory> src_, dst_;
   std::vector<gpu::Stream> streams_;
   std::vector<int> waited_;
 };

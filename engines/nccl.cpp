@@ -1,9 +1,14 @@
 // nccl: the vendor collective library over a single-process communicator. Plans with an
 // equivalent collective call it (allgather -> ncclAllGather, alltoall -> ncclAlltoAll); any other
 // plan becomes one ncclSend/ncclRecv pair per transfer inside one group (copy, bidir).
+// Options: graph (the operation captured once into a CUDA graph per GPU, launched per operation)
+// and cta_policy zero (NCCL_CTA_POLICY_ZERO with ncclMemAlloc buffers registered as symmetric
+// windows: NCCL's copy-engine collectives). The copy-engine path is confirmed from NCCL's own log.
 #include <map>
 #include <memory>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "engines/engine_factories.hpp"
 #include "engines/gpu/nccl_comm.hpp"
@@ -12,56 +17,155 @@
 namespace dmabench {
 namespace {
 
+// NCCL logs this (INIT subsystem) when a communicator sets up its copy-engine collectives, which
+// it does lazily, at the first collective that takes the copy-engine path.
+constexpr const char* kCeInitLog = "Init CE";
+
 std::vector<int> all_ranks(const Plan& plan) {
   std::vector<int> r(plan.ranks());
   for (int i = 0; i < plan.ranks(); ++i) r[i] = i;
   return r;
 }
 
+struct NcclOptions {
+  bool graph = false;
+  bool cta_zero = false;
+  static NcclOptions from(const Options& o) {
+    return {o.contains("graph") && o["graph"].get<bool>(), o.contains("cta_policy") && o["cta_policy"] == "zero"};
+  }
+};
+
 class NcclOperation final : public GpuOperation {
  public:
-  NcclOperation(const Plan& plan, const gpu::NcclComms& comms) : GpuOperation(plan, all_ranks(plan)), comms_(comms) {}
+  NcclOperation(const Plan& plan, NcclOptions opt, const gpu::NcclComms* shared)
+      : GpuOperation(plan, all_ranks(plan), opt.cta_zero ? gpu::Allocator(gpu::nccl_allocate) : gpu::Allocator(gpu::allocate)),
+        opt_(opt) {
+    if (opt.cta_zero) {
+      // A communicator of its own, so that its copy-engine set-up (logged once per communicator)
+      // happens inside this case.
+      owned_ = std::make_unique<gpu::NcclComms>(plan.devices, true);
+      comms_ = owned_.get();
+      std::vector<void*> s, d;
+      for (int r = 0; r < plan.ranks(); ++r) {
+        s.push_back(src(r));
+        d.push_back(dst(r));
+      }
+      src_windows_ = comms_->register_windows(s, plan.src_bytes[0]);
+      dst_windows_ = comms_->register_windows(d, plan.dst_bytes[0]);
+    } else {
+      comms_ = shared;
+    }
+    // Eagerly, before any capture: NCCL sets its copy-engine collectives up at the first one.
+    if (opt.cta_zero) confirm_copy_engine_path();
+    if (opt.graph) {
+      for (int r = 0; r < plan.ranks(); ++r) {
+        gpu::set_device(device(r));
+        gpu::begin_capture(stream(r));
+      }
+      issue();
+      for (int r = 0; r < plan.ranks(); ++r) {
+        gpu::set_device(device(r));
+        graphs_.push_back(gpu::end_capture(stream(r)));
+      }
+    }
+  }
+
+  ~NcclOperation() override {
+    try {
+      for (int r = 0; r < plan().ranks(); ++r) stream(r).synchronize();
+    } catch (...) {
+    }
+    graphs_.clear();
+    if (comms_) {
+      comms_->deregister_windows(dst_windows_);
+      comms_->deregister_windows(src_windows_);
+    }
+  }
+
   void launch() override {
+    if (!opt_.graph) return issue();
+    for (int r = 0; r < plan().ranks(); ++r) {
+      gpu::set_device(device(r));
+      graphs_[r].launch(stream(r));
+    }
+  }
+
+  void wait() override {
+    GpuOperation::wait();
+    comms_->check_async();
+  }
+
+  nlohmann::json details() const override { return details_; }
+
+ private:
+  void issue() {
     const Plan& p = plan();
-    comms_.group_start();
+    comms_->group_start();
     switch (p.collective) {
       case Collective::all_gather:
-        for (int r = 0; r < p.ranks(); ++r) comms_.all_gather(r, src(r), dst(r), p.bytes_per_rank, stream(r));
+        for (int r = 0; r < p.ranks(); ++r) comms_->all_gather(r, src(r), dst(r), p.bytes_per_rank, stream(r));
         break;
       case Collective::all_to_all:
-        for (int r = 0; r < p.ranks(); ++r) comms_.all_to_all(r, src(r), dst(r), p.bytes_per_rank, stream(r));
+        for (int r = 0; r < p.ranks(); ++r) comms_->all_to_all(r, src(r), dst(r), p.bytes_per_rank, stream(r));
         break;
       case Collective::none:
         for (const Transfer& t : p.transfers) {
-          comms_.send(t.src_rank, src(t.src_rank) + t.src_offset, t.bytes, t.dst_rank, stream(t.src_rank));
-          comms_.recv(t.dst_rank, dst(t.dst_rank) + t.dst_offset, t.bytes, t.src_rank, stream(t.dst_rank));
+          comms_->send(t.src_rank, src(t.src_rank) + t.src_offset, t.bytes, t.dst_rank, stream(t.src_rank));
+          comms_->recv(t.dst_rank, dst(t.dst_rank) + t.dst_offset, t.bytes, t.src_rank, stream(t.dst_rank));
         }
         break;
     }
-    comms_.group_end();
-  }
-  void wait() override {
-    GpuOperation::wait();
-    comms_.check_async();
+    comms_->group_end();
   }
 
- private:
-  const gpu::NcclComms& comms_;
+  // Runs one operation and looks in NCCL's log for the copy-engine set-up of this communicator.
+  void confirm_copy_engine_path() {
+    const std::size_t before = gpu::nccl_log_lines(kCeInitLog).size();
+    issue();
+    wait();
+    const auto lines = gpu::nccl_log_lines(kCeInitLog);
+    const bool confirmed = lines.size() >= before + static_cast<std::size_t>(plan().ranks());
+    details_["cta_policy"] = "zero";
+    details_["copy_engine_path"] = {
+        {"confirmed", confirmed},
+        {"evidence", confirmed ? lines.back() : std::string()},
+        {"how", gpu::nccl_log_path().empty()
+                    ? std::string("no readable NCCL log (NCCL_DEBUG set by the user without a plain NCCL_DEBUG_FILE)")
+                    : fmt::format("NCCL INFO log {}: one '{}' line per rank appeared during this case's first collective",
+                                  gpu::nccl_log_path(), kCeInitLog)}};
+  }
+
+  NcclOptions opt_;
+  std::unique_ptr<gpu::NcclComms> owned_;
+  const gpu::NcclComms* comms_ = nullptr;
+  std::vector<void*> src_windows_, dst_windows_;
+  std::vector<gpu::Graph> graphs_;
+  nlohmann::json details_ = nlohmann::json::object();
 };
 
 class NcclEngine final : public Engine {
  public:
-  std::optional<std::string> unsupported(const Plan& plan, const Options&) const override {
+  NcclEngine() { gpu::nccl_prepare_log(); }
+  std::optional<std::string> unsupported(const Plan& plan, const Options& options, int) const override {
+    const NcclOptions o = NcclOptions::from(options);
+    if (o.cta_zero && plan.collective == Collective::none)
+      return std::string("cta_policy zero (NCCL's copy-engine collectives) covers allgather and alltoall; "
+                         "this pattern runs as ncclSend/ncclRecv");
     return gpu_memory_shortfall(plan);
   }
-  std::unique_ptr<Operation> prepare(const Plan& plan, const Options&) override {
-    auto it = comms_.find(plan.devices);
-    if (it == comms_.end()) it = comms_.emplace(plan.devices, std::make_unique<gpu::NcclComms>(plan.devices)).first;
-    return std::make_unique<NcclOperation>(plan, *it->second);
+  std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
+    const NcclOptions o = NcclOptions::from(options);
+    const gpu::NcclComms* shared = nullptr;
+    if (!o.cta_zero) {
+      auto it = comms_.find(plan.devices);
+      if (it == comms_.end()) it = comms_.emplace(plan.devices, std::make_unique<gpu::NcclComms>(plan.devices, false)).first;
+      shared = it->second.get();
+    }
+    return std::make_unique<NcclOperation>(plan, o, shared);
   }
 
  private:
-  std::map<std::vector<int>, std::unique_ptr<gpu::NcclComms>> comms_;  // communicator set up once per device list
+  std::map<std::vector<int>, std::unique_ptr<gpu::NcclComms>> comms_;  // set up once per device list
 };
 
 }  // namespace

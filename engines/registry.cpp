@@ -11,26 +11,77 @@ namespace dmabench {
 std::string OptionSpec::accepted() const {
   std::vector<std::string> parts;
   for (const auto& c : choices) parts.push_back(c.dump());
-  if (positive_integer) parts.push_back("an integer >= 1");
+  if (positive_integer) parts.push_back(fmt::format("an integer from 1 to {}", max_integer));
   return fmt::format("{}", fmt::join(parts, " or "));
 }
 
 bool OptionSpec::accepts(const nlohmann::json& value) const {
   if (std::find(choices.begin(), choices.end(), value) != choices.end()) return true;
-  return positive_integer && value.is_number_integer() && value.get<long long>() >= 1 && value.get<long long>() <= (1 << 30);
+  return positive_integer && value.is_number_integer() && value.get<long long>() >= 1 &&
+         value.get<long long>() <= max_integer;
 }
+
+namespace {
+
+// The DMA-Latte options shared by the copy-engine engines.
+std::vector<OptionSpec> dma_options(bool batch) {
+  std::vector<OptionSpec> o = {
+      OptionSpec{.name = "schedule",
+                 .help = batch ? "b2b: a stream's copies in one batch call with one completion (pcpy does not apply)"
+                               : "pcpy: every copy its own completion (and, with streams auto, its own stream); "
+                                 "b2b: a stream's copies back to back with one completion",
+                 .default_value = "b2b",
+                 .choices = {"pcpy", "b2b"}},
+      OptionSpec{.name = "streams",
+                 .help = "streams per GPU (auto: pcpy one per copy, b2b one); more streams than copies split each "
+                         "copy into chunks",
+                 .default_value = "auto",
+                 .choices = {"auto"},
+                 .positive_integer = true,
+                 .max_integer = 16},
+      OptionSpec{.name = "trigger",
+                 .help = "enqueue: issued when the operation starts; host-flag: pre-posted behind a stream wait on a "
+                         "host-mapped flag the host stores; gpu-flag: pre-posted behind a wait on a device flag a "
+                         "kernel stores, timed on the GPU clock",
+                 .default_value = "enqueue",
+                 .choices = {"enqueue", "host-flag", "gpu-flag"}},
+      OptionSpec{.name = "completion",
+                 .help = "event: event / stream synchronize; flag-spin: the stream writes a host-mapped word the "
+                         "host spins on; gpu-poll: a kernel polls words the streams write",
+                 .default_value = "event",
+                 .choices = {"event", "flag-spin", "gpu-poll"}},
+      OptionSpec{.name = "graph",
+                 .help = "the copies captured once into a CUDA graph per GPU, launched per operation",
+                 .default_value = false,
+                 .choices = {false, true}},
+  };
+  return o;
+}
+
+}  // namespace
 
 const std::vector<EngineSpec>& engine_specs() {
   static const std::vector<EngineSpec> specs = {
       {"host", "host", "CPU threads, one per rank, memcpy between per-rank host buffers", {}},
-      {"ce", "cuda", "cudaMemcpyAsync per transfer on the issuing GPU's stream: the copy (DMA) engines", {}},
+      {"ce", "cuda", "cudaMemcpyAsync per copy on the issuing GPU's streams: the copy (DMA) engines", dma_options(false)},
+      {"ce-batch", "cuda", "one cudaMemcpyBatchAsync per stream for all of a GPU's copies (stream order, prefer overlap with compute)",
+       dma_options(true)},
       {"sm", "cuda", "a GPU-core copy kernel per issuing GPU, storing into peer memory over NVLink",
        {OptionSpec{.name = "blocks",
                    .help = "thread blocks per launch, shared by the launch's transfers (auto: 2 per multiprocessor)",
                    .default_value = "auto",
                    .choices = {"auto"},
                    .positive_integer = true}}},
-      {"nccl", "cuda", "NCCL over a single-process communicator: ncclAllGather, ncclAlltoAll, ncclSend/ncclRecv", {}},
+      {"nccl", "cuda", "NCCL over a single-process communicator: ncclAllGather, ncclAlltoAll, ncclSend/ncclRecv",
+       {OptionSpec{.name = "graph",
+                   .help = "the operation captured once into a CUDA graph per GPU, launched per operation",
+                   .default_value = false,
+                   .choices = {false, true}},
+        OptionSpec{.name = "cta_policy",
+                   .help = "zero: NCCL_CTA_POLICY_ZERO with ncclMemAlloc buffers registered as symmetric windows "
+                           "(NCCL's copy-engine collectives; allgather and alltoall)",
+                   .default_value = "default",
+                   .choices = {"default", "zero"}}}},
   };
   return specs;
 }
@@ -45,6 +96,7 @@ std::unique_ptr<Engine> make_engine(std::string_view name, std::string* why_not)
   if (name == "host") return make_host_engine();
 #ifdef DMABENCH_HAVE_CUDA
   if (name == "ce") return make_ce_engine();
+  if (name == "ce-batch") return make_ce_batch_engine();
   if (name == "sm") return make_sm_engine();
 #endif
 #ifdef DMABENCH_HAVE_NCCL

@@ -30,7 +30,7 @@ TEST(Config, DefaultsWhenOnlySizesGiven) {
   Config c = parse(R"({"sizes": "4KiB"})");
   EXPECT_EQ(c.sizes, std::vector<std::uint64_t>{4096});
   EXPECT_EQ(c.patterns, (std::vector<std::string>{"copy", "bidir", "allgather", "alltoall"}));
-  EXPECT_EQ(c.engines.size(), 4u);  // host, ce, sm, nccl
+  EXPECT_EQ(c.engines.size(), 5u);  // host, ce, ce-batch, sm, nccl
   ASSERT_EQ(c.devices.size(), 1u);
   EXPECT_TRUE(c.devices[0].all);
   EXPECT_EQ(c.timings.size(), 2u);
@@ -63,7 +63,8 @@ TEST(Config, EngineOptionsExpandAsAxes) {
   Config c = parse(R"({"sizes": 1, "engines": ["ce", {"name": "sm", "options": {"blocks": ["auto", 8, 264]}}]})");
   ASSERT_EQ(c.engines.size(), 4u);
   EXPECT_EQ(c.engines[0].engine, "ce");
-  EXPECT_TRUE(c.engines[0].options.empty());
+  EXPECT_EQ(c.engines[0].options, (json{{"schedule", "b2b"}, {"streams", "auto"}, {"trigger", "enqueue"},
+                                        {"completion", "event"}, {"graph", false}}));
   EXPECT_EQ(c.engines[1].options["blocks"], "auto");
   EXPECT_EQ(c.engines[2].options["blocks"], 8);
   EXPECT_EQ(c.engines[3].options["blocks"], 264);
@@ -101,9 +102,18 @@ TEST(Config, BadInputNamesFieldAndAcceptedValues) {
   expect_error(R"({"sizes": 1, "engines": ["dma"]})", {"engines[0]", "'dma'", "ce", "sm", "nccl", "host"});
   expect_error(R"({"sizes": 1, "engines": [{"name": "sm", "options": {"warps": 4}}]})",
                {"engines[0].options.warps", "no option 'warps'", "blocks"});
-  expect_error(R"({"sizes": 1, "engines": [{"name": "ce", "options": {"blocks": 4}}]})", {"no option", "none"});
+  expect_error(R"({"sizes": 1, "engines": [{"name": "host", "options": {"blocks": 4}}]})", {"no option", "none"});
+  expect_error(R"({"sizes": 1, "engines": [{"name": "ce", "options": {"blocks": 4}}]})",
+               {"no option 'blocks'", "schedule, streams, trigger, completion, graph"});
+  expect_error(R"({"sizes": 1, "engines": [{"name": "ce", "options": {"trigger": "doorbell"}}]})",
+               {"engines[0].options.trigger", "\"enqueue\" or \"host-flag\" or \"gpu-flag\""});
+  expect_error(R"({"sizes": 1, "engines": [{"name": "ce", "options": {"streams": 17}}]})",
+               {"options.streams", "an integer from 1 to 16"});
+  expect_error(R"({"sizes": 1, "engines": [{"name": "ce", "options": {"graph": "yes"}}]})", {"options.graph", "false or true"});
+  expect_error(R"({"sizes": 1, "engines": [{"name": "nccl", "options": {"cta_policy": "none"}}]})",
+               {"options.cta_policy", "\"default\" or \"zero\""});
   expect_error(R"({"sizes": 1, "engines": [{"name": "sm", "options": {"blocks": 0}}]})",
-               {"engines[0].options.blocks", "accepted", "\"auto\"", "integer >= 1"});
+               {"engines[0].options.blocks", "accepted", "\"auto\"", "an integer from 1"});
   expect_error(R"({"sizes": 1, "engines": [{"name": "sm", "options": {"blocks": "many"}}]})", {"\"many\"", "accepted"});
   expect_error(R"({"sizes": 1, "engines": [{"name": "sm", "opts": {}}]})", {"engines[0].opts", "unknown key"});
   expect_error(R"({"sizes": 1, "engines": [{"options": {}}]})", {"engines[0]", "name"});
@@ -191,4 +201,22 @@ TEST(Config, CanonicalJsonRoundTrips) {
                                    {"engines", j["engines"]}, {"timing", j["timing"]}, {"warmup", j["warmup"]}});
   EXPECT_EQ(again.sizes, c.sizes);
   EXPECT_EQ(again.engines[0].options, c.engines[0].options);
+}
+
+TEST(Config, DmaOptionAxesAndNames) {
+  Config c = parse(R"({"sizes": 1, "patterns": ["copy"], "timing": "oneshot", "devices": [0, 1],
+                      "engines": [{"name": "ce", "options": {"schedule": ["pcpy", "b2b"],
+                                   "trigger": ["enqueue", "host-flag"], "completion": "flag-spin", "streams": [2]}},
+                                  {"name": "nccl", "options": {"graph": [false, true], "cta_policy": "zero"}}]})");
+  ASSERT_EQ(c.engines.size(), 6u);
+  auto cases = expand(c, 2, {0, 1}, "GPU");
+  std::vector<std::string> names;
+  for (const auto& k : cases) names.push_back(k.name());
+  // options at their default stay out of the name; the rest appear in the engine's option order
+  EXPECT_EQ(names[0], "copy/ce,schedule=pcpy,streams=2,completion=flag-spin/oneshot/dev=0,1/1B");
+  EXPECT_EQ(names[1], "copy/ce,streams=2,completion=flag-spin/oneshot/dev=0,1/1B");
+  EXPECT_EQ(names[2], "copy/ce,schedule=pcpy,streams=2,trigger=host-flag,completion=flag-spin/oneshot/dev=0,1/1B");
+  EXPECT_EQ(names[4], "copy/nccl,cta_policy=zero/oneshot/dev=0,1/1B");
+  EXPECT_EQ(names[5], "copy/nccl,graph=true,cta_policy=zero/oneshot/dev=0,1/1B");
+  EXPECT_EQ(cases[5].engine.options, (json{{"graph", true}, {"cta_policy", "zero"}}));
 }

@@ -113,6 +113,122 @@ INSTANTIATE_TEST_SUITE_P(Cuda, GpuEngines,
                                             ::testing::Values(std::size_t{1}, std::size_t{1001}, std::size_t{1024},
                                                               std::size_t{4} << 20, (std::size_t{64} << 20) + 16)));
 
+// Every DMA-Latte variant (and NCCL's modes) on every pattern, both timings, validated.
+struct Variant {
+  const char* engine;
+  const char* options;  // JSON
+};
+const Variant kVariants[] = {
+    {"ce", R"({"schedule": "pcpy"})"},
+    {"ce", R"({"schedule": "b2b", "streams": 2})"},
+    {"ce", R"({"schedule": "pcpy", "streams": 5})"},
+    {"ce", R"({"trigger": "host-flag"})"},
+    {"ce", R"({"trigger": "host-flag", "completion": "flag-spin"})"},
+    {"ce", R"({"trigger": "host-flag", "completion": "gpu-poll", "schedule": "pcpy"})"},
+    {"ce", R"({"completion": "flag-spin", "schedule": "pcpy", "streams": 3})"},
+    {"ce", R"({"completion": "gpu-poll"})"},
+    {"ce", R"({"trigger": "gpu-flag", "completion": "gpu-poll"})"},
+    {"ce", R"({"trigger": "gpu-flag", "completion": "gpu-poll", "schedule": "pcpy", "streams": 3})"},
+    {"ce", R"({"graph": true})"},
+    {"ce", R"({"graph": true, "schedule": "pcpy"})"},
+    {"ce", R"({"graph": true, "trigger": "host-flag", "completion": "flag-spin", "streams": 4})"},
+    {"ce", R"({"graph": true, "trigger": "gpu-flag", "completion": "gpu-poll"})"},
+    {"ce-batch", R"({})"},
+    {"ce-batch", R"({"streams": 2})"},
+    {"ce-batch", R"({"trigger": "host-flag", "completion": "flag-spin"})"},
+    {"ce-batch", R"({"trigger": "gpu-flag", "completion": "gpu-poll"})"},
+    {"nccl", R"({"graph": true})"},
+    {"nccl", R"({"cta_policy": "zero"})"},
+    {"nccl", R"({"graph": true, "cta_policy": "zero"})"},
+};
+
+class GpuVariants : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
+
+TEST_P(GpuVariants, ValidateOnEveryPatternAndTiming) {
+  REQUIRE_GPU(backend);
+  const auto& [vi, pattern] = GetParam();
+  const Variant& v = kVariants[vi];
+  Engine* e = engine(v.engine);
+  ASSERT_NE(e, nullptr) << v.engine << " is not in this build";
+  const EngineSpec* spec = find_engine_spec(v.engine);
+  Options options = json::parse(v.options);
+  for (const auto& o : spec->options)
+    if (!options.contains(o.name)) options[o.name] = o.default_value;
+  std::vector<int> devs = backend->default_devices();
+  const int used = find_pattern(pattern)->ranks_used(static_cast<int>(devs.size()));
+  if (used == 0) GTEST_SKIP() << pattern << " needs more GPUs";
+  devs.resize(used);
+  for (std::size_t bytes : {std::size_t{1001}, std::size_t{256} << 10, (std::size_t{4} << 20) + 16})
+    for (Timing timing : {Timing::oneshot, Timing::pipelined}) {
+      Case c{.pattern = pattern,
+             .engine = EngineVariant{v.engine, options},
+             .devices = devs,
+             .bytes_per_rank = bytes,
+             .timing = timing,
+             .warmup = 1,
+             .iterations = 4,
+             .pipeline_depth = timing == Timing::pipelined ? 3 : 1};
+      CaseExecution ex(c, e, "", *backend);
+      ex.setup();
+      const bool gpu_flag = options["trigger"] == "gpu-flag";
+      const bool cta_zero_p2p = options.value("cta_policy", "") == "zero" && (pattern == "copy" || pattern == "bidir");
+      if ((gpu_flag && timing == Timing::pipelined) || cta_zero_p2p) {
+        EXPECT_EQ(ex.status(), Status::skipped) << c.name() << ": " << ex.reason();
+        continue;
+      }
+      ASSERT_EQ(ex.status(), Status::ok) << c.name() << ": " << ex.reason();
+      ex.warm_up();
+      std::vector<double> samples;
+      for (int i = 0; i < c.iterations; ++i) samples.push_back(ex.sample_seconds() * 1e6);
+      ex.add_invocation(samples);
+      const json r = ex.result(1);
+      ASSERT_EQ(r["status"], "ok") << r.dump();
+      EXPECT_EQ(r["clock"], gpu_flag ? "gpu" : "host") << c.name();
+      EXPECT_GT(r["latency_us"]["min"].get<double>(), 0.0) << c.name();
+      EXPECT_LT(r["latency_us"]["max"].get<double>(), 1e6) << c.name();
+      if (options.value("cta_policy", "") == "zero") {
+        ASSERT_TRUE(r.contains("engine_details")) << r.dump();
+        EXPECT_TRUE(r["engine_details"]["copy_engine_path"].contains("confirmed")) << r.dump();
+        std::printf("%s: copy-engine path %s\n", c.name().c_str(), r["engine_details"]["copy_engine_path"].dump().c_str());
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dma, GpuVariants,
+                         ::testing::Combine(::testing::Range(0, static_cast<int>(std::size(kVariants))),
+                                            ::testing::Values("copy", "bidir", "allgather", "alltoall")));
+
+TEST(GpuEngines, BreakdownOfACopy) {
+  REQUIRE_GPU(backend);
+  std::vector<int> devs = backend->default_devices();
+  if (devs.size() < 2) GTEST_SKIP() << "needs 2 GPUs";
+  devs.resize(2);
+  for (std::size_t bytes : {std::size_t{1024}, std::size_t{64} << 20}) {
+    Case c{.pattern = "copy",
+           .engine = EngineVariant{"ce", json{{"schedule", "b2b"}, {"streams", "auto"}, {"trigger", "enqueue"},
+                                              {"completion", "event"}, {"graph", false}}},
+           .devices = devs,
+           .bytes_per_rank = bytes,
+           .timing = Timing::oneshot,
+           .warmup = 2,
+           .iterations = 10,
+           .pipeline_depth = 1,
+           .breakdown = true};
+    CaseExecution ex(c, engine("ce"), "", *backend);
+    ex.setup();
+    ASSERT_EQ(ex.status(), Status::ok) << ex.reason();
+    ex.measure_breakdown(20);
+    std::vector<double> samples = {ex.sample_seconds() * 1e6};
+    ex.add_invocation(samples);
+    const json b = ex.result(1)["breakdown_us"];
+    std::printf("breakdown %zu bytes: %s\n", bytes, b.dump().c_str());
+    ASSERT_FALSE(b.contains("error")) << b.dump();
+    for (const char* k : {"control", "copy", "sync", "total"}) EXPECT_GT(b[k].get<double>(), 0.0) << k;
+    EXPECT_LT(b["copy"].get<double>(), b["total"].get<double>());
+    if (bytes > 1024) EXPECT_GT(b["copy"].get<double>(), 100.0);  // 64 MiB over NVLink takes >100 us
+  }
+}
+
 TEST(GpuEngines, SmBlocksOptionValidates) {
   REQUIRE_GPU(backend);
   std::vector<int> devs = backend->default_devices();

@@ -57,7 +57,9 @@ class TamperingEngine final : public Engine {
  public:
   TamperingEngine(std::unique_ptr<Engine> inner, std::function<void(Plan&)> tamper)
       : inner_(std::move(inner)), tamper_(std::move(tamper)) {}
-  std::optional<std::string> unsupported(const Plan& p, const Options& o) const override { return inner_->unsupported(p, o); }
+  std::optional<std::string> unsupported(const Plan& p, const Options& o, int k) const override {
+    return inner_->unsupported(p, o, k);
+  }
   std::unique_ptr<Operation> prepare(const Plan& plan, const Options& o) override {
     Plan bad = plan;
     tamper_(bad);

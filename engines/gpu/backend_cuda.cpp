@@ -5,6 +5,9 @@
 
 #include "engines/backend.hpp"
 #include "engines/gpu/gpu.hpp"
+#ifdef DMABENCH_HAVE_CUPTI
+#include "engines/gpu/cupti_tracer.hpp"
+#endif
 #ifdef DMABENCH_HAVE_NCCL
 #include "engines/gpu/nccl_comm.hpp"
 #endif
@@ -44,6 +47,9 @@ class CudaBackend final : public Backend {
     const gpu::Versions v = gpu::versions();
     nlohmann::json versions = {{"cuda_runtime", v.runtime}, {"cuda_driver_api", v.driver_api},
                                {"nvidia_driver", v.kernel_driver.empty() ? nlohmann::json() : nlohmann::json(v.kernel_driver)}};
+#ifdef DMABENCH_HAVE_CUPTI
+#include "engines/gpu/cupti_tracer.hpp"
+#endif
 #ifdef DMABENCH_HAVE_NCCL
     versions["nccl"] = gpu::nccl_version();
 #else
@@ -51,7 +57,18 @@ class CudaBackend final : public Backend {
 #endif
     return {{"devices", devices}, {"peer_links", links}, {"versions", versions}};
   }
-  void prepare_devices(const std::vector<int>& devices) override { gpu::enable_peer_access(devices); }
+  void prepare_devices(const std::vector<int>& devices) override {
+    gpu::enable_peer_access(devices);
+    for (int d : devices) gpu::preload_kernels(d);
+  }
+  std::unique_ptr<CopyTracer> copy_tracer(std::string* why_not) override {
+#ifdef DMABENCH_HAVE_CUPTI
+    return gpu::make_cupti_tracer(why_not);
+#else
+    if (why_not) *why_not = "this build has no CUPTI (not found at configure time)";
+    return nullptr;
+#endif
+  }
 
  private:
   int count_;

@@ -4,6 +4,8 @@
 // throws std::runtime_error with the call, file:line and the vendor's error string.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +66,12 @@ class DeviceBuffer {
   int device_ = -1;
 };
 
+// Device memory with its own release (runtime or library allocation); null for 0 bytes.
+using Memory = std::unique_ptr<void, std::function<void(void*)>>;
+using Allocator = std::function<Memory(int device, std::size_t bytes)>;
+// cudaMalloc'd memory.
+Memory allocate(int device, std::size_t bytes);
+
 class Stream {
  public:
   explicit Stream(int device);  // a non-blocking stream on `device`
@@ -84,9 +92,89 @@ class Stream {
 // Makes `device` current for the calling thread.
 void set_device(int device);
 
+// Page-locked host memory mapped into every GPU's address space (flags the host and GPUs share).
+class HostMapped {
+ public:
+  explicit HostMapped(std::size_t bytes);  // zero-filled
+  ~HostMapped();
+  HostMapped(const HostMapped&) = delete;
+  HostMapped& operator=(const HostMapped&) = delete;
+  void* data() const { return ptr_; }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+class Event {
+ public:
+  explicit Event(int device);  // timing disabled: a completion marker only
+  ~Event();
+  Event(Event&& o) noexcept;
+  Event& operator=(Event&&) = delete;
+  Event(const Event&) = delete;
+  void record(const Stream& stream) const;
+  void synchronize() const;
+  void* native() const { return handle_; }
+
+ private:
+  void* handle_ = nullptr;
+  int device_ = -1;
+};
+
+// `waiter` waits (on the GPU) for everything recorded in `event` so far.
+void stream_wait_event(const Stream& waiter, const Event& event);
+
+// ---- stream memory operations ------------------------------------------------------------------
+// Whether the device supports waiting on / writing 32-bit values from a stream, and why not.
+bool stream_memops_supported(int device, std::string* why_not);
+// The stream waits until the 32-bit word at `addr` (device or host-mapped memory) reaches `value`
+// (wrap-safe: (int32)(*addr - value) >= 0). Work queued after it starts only then.
+void stream_wait_value(const Stream& stream, const void* addr, std::uint32_t value);
+// The stream writes `value` to `addr` once everything before it on the stream completed (with a
+// memory barrier: the earlier copies' bytes are visible first).
+void stream_write_value(const Stream& stream, void* addr, std::uint32_t value);
+
+// ---- trigger and poll kernels (one thread each) ---------------------------------------------------
+// Reads the GPU clock (%globaltimer, ns) into *stamp, then stores `value` to *flag (device memory)
+// with a system-wide fence: the GPU-side trigger of pre-posted copies.
+void launch_trigger(const Stream& stream, std::uint32_t* flag, std::uint32_t value, std::uint64_t* stamp);
+// Spins until every one of `count` words at `slots` (device memory) reached `target`
+// (wrap-safe), then writes %globaltimer to *stamp: GPU-side observation of completion.
+void launch_poll(const Stream& stream, const std::uint32_t* slots, int count, std::uint32_t target, std::uint64_t* stamp);
+// Loads every kernel of the GPU layer on every device now (a spinning kernel must never wait for
+// a lazily loaded one).
+void preload_kernels(int device);
+
+// ---- graphs ---------------------------------------------------------------------------------------
+// Captures the work issued to `origin` (and to streams joined to it through events) into a graph.
+void begin_capture(const Stream& origin);
+class Graph {
+ public:
+  Graph() = default;
+  ~Graph();
+  Graph(Graph&& o) noexcept;
+  Graph& operator=(Graph&& o) noexcept;
+  Graph(const Graph&) = delete;
+  void launch(const Stream& stream) const;
+  bool empty() const { return exec_ == nullptr; }
+
+ private:
+  friend Graph end_capture(const Stream& origin);
+  void* graph_ = nullptr;
+  void* exec_ = nullptr;
+};
+Graph end_capture(const Stream& origin);
+
 // Asynchronous copy between any two device pointers (peer access or not) on `stream`: the
 // runtime's copy path, which uses the copy (DMA) engines.
 void copy_async(void* dst, const void* src, std::size_t bytes, const Stream& stream);
+
+struct CopyJob;
+// All `jobs` in one runtime call (cudaMemcpyBatchAsync: stream-ordered source access, prefer
+// overlap with compute). `device` is the device of the sources (the issuing GPU).
+void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream);
+// Whether this runtime has batched copies, and why not.
+bool copy_batch_supported(std::string* why_not);
 
 // ---- kernels (engines/gpu/kernels.cu) ----------------------------------------------------------
 // Fills bytes [0, bytes) of `dst` with datagen::byte_at(key, first_index + i).
@@ -96,6 +184,10 @@ void fill(void* dst, std::size_t bytes, std::uint64_t key, std::uint64_t first_i
 std::optional<std::size_t> first_mismatch(const void* buf, std::size_t bytes, std::uint64_t key,
                                           std::uint64_t first_index, const Stream& stream);
 std::uint8_t read_byte(const void* device_ptr, std::size_t offset);
+// Synchronous small copies between host and device memory (flags, stamps).
+void copy_to_host(void* host, const void* device_ptr, std::size_t bytes);
+// Sets `count` 32-bit words at `device_ptr` to `value` (synchronous).
+void fill_words(std::uint32_t* device_ptr, std::size_t count, std::uint32_t value);
 // Overwrites one byte (used by tests that plant corruption).
 void write_byte(void* device_ptr, std::size_t offset, std::uint8_t value);
 

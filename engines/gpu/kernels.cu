@@ -79,6 +79,28 @@ __global__ void __launch_bounds__(kCopyThreads) copy_kernel(const CopyJob* jobs,
   }
 }
 
+__device__ __forceinline__ std::uint64_t global_timer() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void trigger_kernel(std::uint32_t* flag, std::uint32_t value, std::uint64_t* stamp) {
+  *stamp = global_timer();
+  __threadfence_system();
+  *reinterpret_cast<volatile std::uint32_t*>(flag) = value;
+  __threadfence_system();
+}
+
+__global__ void poll_kernel(const std::uint32_t* slots, int count, std::uint32_t target, std::uint64_t* stamp) {
+  const volatile std::uint32_t* v = slots;
+  for (int i = 0; i < count; ++i)
+    while (static_cast<std::int32_t>(v[i] - target) < 0) {
+    }
+  *stamp = global_timer();
+  __threadfence_system();
+}
+
 bool fast_path(const void* p, std::uint64_t first) {
   return reinterpret_cast<std::uintptr_t>(p) % 8 == 0 && first % 8 == 0;
 }
@@ -109,6 +131,27 @@ std::optional<std::size_t> first_mismatch(const void* buf, std::size_t bytes, st
   stream.synchronize();
   if (bad == none) return std::nullopt;
   return static_cast<std::size_t>(bad);
+}
+
+void launch_trigger(const Stream& stream, std::uint32_t* flag, std::uint32_t value, std::uint64_t* stamp) {
+  trigger_kernel<<<1, 1, 0, native(stream)>>>(flag, value, stamp);
+  DMABENCH_CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_poll(const Stream& stream, const std::uint32_t* slots, int count, std::uint32_t target, std::uint64_t* stamp) {
+  poll_kernel<<<1, 1, 0, native(stream)>>>(slots, count, target, stamp);
+  DMABENCH_CUDA_CHECK(cudaGetLastError());
+}
+
+void preload_kernels(int device) {
+  DMABENCH_CUDA_CHECK(cudaSetDevice(device));
+  cudaFuncAttributes attr{};
+  DMABENCH_CUDA_CHECK(cudaFuncGetAttributes(&attr, fill_kernel));
+  DMABENCH_CUDA_CHECK(cudaFuncGetAttributes(&attr, check_kernel));
+  DMABENCH_CUDA_CHECK(cudaFuncGetAttributes(&attr, copy_kernel<uint4>));
+  DMABENCH_CUDA_CHECK(cudaFuncGetAttributes(&attr, copy_kernel<unsigned char>));
+  DMABENCH_CUDA_CHECK(cudaFuncGetAttributes(&attr, trigger_kernel));
+  DMABENCH_CUDA_CHECK(cudaFuncGetAttributes(&attr, poll_kernel));
 }
 
 CopyKernel::CopyKernel(int device, std::vector<CopyJob> jobs, int blocks_total)

@@ -1,10 +1,15 @@
 #include "engines/gpu/nccl_comm.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
 #include <nccl.h>
+#include <unistd.h>
 
 #include "engines/gpu/check.hpp"
 
@@ -20,18 +25,77 @@ namespace dmabench::gpu {
 namespace {
 ncclComm_t comm(void* c) { return static_cast<ncclComm_t>(c); }
 cudaStream_t native(const Stream& s) { return static_cast<cudaStream_t>(s.native()); }
+
+std::string& log_path() {
+  static std::string path;
+  return path;
+}
 }  // namespace
 
+void nccl_prepare_log() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (std::getenv("NCCL_DEBUG") != nullptr) {
+      const char* f = std::getenv("NCCL_DEBUG_FILE");
+      if (f && std::string(f).find('%') == std::string::npos) log_path() = f;
+      return;
+    }
+    log_path() = fmt::format("/tmp/dmabench-nccl-{}.log", ::getpid());
+    setenv("NCCL_DEBUG", "INFO", 1);
+    setenv("NCCL_DEBUG_SUBSYS", "INIT", 1);  // setup messages only: nothing per collective
+    setenv("NCCL_DEBUG_FILE", log_path().c_str(), 1);
+    std::atexit([] { std::remove(log_path().c_str()); });
+  });
+}
+
+std::string nccl_log_path() { return log_path(); }
+
+std::vector<std::string> nccl_log_lines(const std::string& needle) {
+  std::vector<std::string> out;
+  if (log_path().empty()) return out;
+  std::ifstream f(log_path());
+  std::string line;
+  while (std::getline(f, line))
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+  return out;
+}
+
 std::string nccl_version() {
+  nccl_prepare_log();
   int v = 0;
   DMABENCH_NCCL_CHECK(ncclGetVersion(&v));
   // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
   return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
 }
 
-NcclComms::NcclComms(const std::vector<int>& devices) {
+Memory nccl_allocate(int device, std::size_t bytes) {
+  if (bytes == 0) return Memory(nullptr, [](void*) {});
+  DMABENCH_CUDA_CHECK(cudaSetDevice(device));
+  void* p = nullptr;
+  DMABENCH_NCCL_CHECK(ncclMemAlloc(&p, bytes));
+  return Memory(p, [device](void* q) {
+    cudaSetDevice(device);
+    ncclMemFree(q);
+  });
+}
+
+NcclComms::NcclComms(const std::vector<int>& devices, bool cta_policy_zero) {
+  nccl_prepare_log();
   std::vector<ncclComm_t> c(devices.size());
-  DMABENCH_NCCL_CHECK(ncclCommInitAll(c.data(), static_cast<int>(devices.size()), devices.data()));
+  if (!cta_policy_zero) {
+    DMABENCH_NCCL_CHECK(ncclCommInitAll(c.data(), static_cast<int>(devices.size()), devices.data()));
+  } else {
+    ncclUniqueId id;
+    DMABENCH_NCCL_CHECK(ncclGetUniqueId(&id));
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.CTAPolicy = NCCL_CTA_POLICY_ZERO;
+    DMABENCH_NCCL_CHECK(ncclGroupStart());
+    for (std::size_t r = 0; r < devices.size(); ++r) {
+      DMABENCH_CUDA_CHECK(cudaSetDevice(devices[r]));
+      DMABENCH_NCCL_CHECK(ncclCommInitRankConfig(&c[r], static_cast<int>(devices.size()), id, static_cast<int>(r), &config));
+    }
+    DMABENCH_NCCL_CHECK(ncclGroupEnd());
+  }
   for (auto x : c) comms_.push_back(x);
 }
 
@@ -65,6 +129,23 @@ void NcclComms::check_async() const {
     if (async != ncclSuccess && async != ncclInProgress)
       throw std::runtime_error(fmt::format("NCCL asynchronous error: {}", ncclGetErrorString(async)));
   }
+}
+
+std::vector<void*> NcclComms::register_windows(const std::vector<void*>& buffers, std::size_t bytes) const {
+  std::vector<ncclWindow_t> w(buffers.size());
+  DMABENCH_NCCL_CHECK(ncclGroupStart());
+  for (std::size_t r = 0; r < buffers.size(); ++r)
+    DMABENCH_NCCL_CHECK(ncclCommWindowRegister(comm(comms_[r]), buffers[r], bytes, &w[r], NCCL_WIN_COLL_SYMMETRIC));
+  DMABENCH_NCCL_CHECK(ncclGroupEnd());
+  return std::vector<void*>(w.begin(), w.end());
+}
+
+void NcclComms::deregister_windows(const std::vector<void*>& windows) const noexcept {
+  if (windows.empty()) return;
+  ncclGroupStart();
+  for (std::size_t r = 0; r < windows.size(); ++r)
+    ncclCommWindowDeregister(comm(comms_[r]), static_cast<ncclWindow_t>(windows[r]));
+  ncclGroupEnd();
 }
 
 }  // namespace dmabench::gpu

@@ -12,10 +12,22 @@ namespace dmabench::gpu {
 // Version of the library loaded at run time, e.g. "2.28.3".
 std::string nccl_version();
 
+// NCCL's INFO log goes to a file dmabench reads to see which path NCCL took (unless the user set
+// NCCL_DEBUG: then their settings stand and the file is theirs, if any). Call before any NCCL call.
+void nccl_prepare_log();
+// Lines of that log containing `needle`, in order; empty when there is no readable log.
+std::vector<std::string> nccl_log_lines(const std::string& needle);
+std::string nccl_log_path();
+
+// ncclMemAlloc'd memory (what NCCL's symmetric windows need).
+Memory nccl_allocate(int device, std::size_t bytes);
+
 // One single-process communicator over `devices` (rank i on devices[i]).
 class NcclComms {
  public:
-  explicit NcclComms(const std::vector<int>& devices);
+  // cta_policy_zero: NCCL_CTA_POLICY_ZERO in the communicator config (copy-engine collectives
+  // where NCCL has them).
+  NcclComms(const std::vector<int>& devices, bool cta_policy_zero);
   ~NcclComms();
   NcclComms(const NcclComms&) = delete;
   NcclComms& operator=(const NcclComms&) = delete;
@@ -29,6 +41,11 @@ class NcclComms {
   void recv(int rank, void* buf, std::size_t bytes, int peer, const Stream& s) const;
   // Throws if any communicator reported an asynchronous error.
   void check_async() const;
+
+  // Registers one buffer per rank (same size on every rank) as a symmetric window; collective.
+  // Returns window handles for deregister_windows.
+  std::vector<void*> register_windows(const std::vector<void*>& buffers, std::size_t bytes) const;
+  void deregister_windows(const std::vector<void*>& windows) const noexcept;
 
  private:
   std::vector<void*> comms_;

@@ -122,6 +122,17 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   return *this;
 }
 
+Memory allocate(int device, std::size_t bytes) {
+  if (bytes == 0) return Memory(nullptr, [](void*) {});
+  DMABENCH_CUDA_CHECK(cudaSetDevice(device));
+  void* p = nullptr;
+  DMABENCH_CUDA_CHECK(cudaMalloc(&p, bytes));
+  return Memory(p, [device](void* q) {
+    cudaSetDevice(device);
+    cudaFree(q);
+  });
+}
+
 // ---- Stream ------------------------------------------------------------------------------------
 Stream::Stream(int device) : device_(device) {
   DMABENCH_CUDA_CHECK(cudaSetDevice(device));
@@ -158,6 +169,15 @@ std::uint8_t read_byte(const void* device_ptr, std::size_t offset) {
   std::uint8_t v = 0;
   DMABENCH_CUDA_CHECK(cudaMemcpy(&v, static_cast<const std::uint8_t*>(device_ptr) + offset, 1, cudaMemcpyDefault));
   return v;
+}
+
+void copy_to_host(void* host, const void* device_ptr, std::size_t bytes) {
+  DMABENCH_CUDA_CHECK(cudaMemcpy(host, device_ptr, bytes, cudaMemcpyDefault));
+}
+
+void fill_words(std::uint32_t* device_ptr, std::size_t count, std::uint32_t value) {
+  std::vector<std::uint32_t> v(count, value);
+  DMABENCH_CUDA_CHECK(cudaMemcpy(device_ptr, v.data(), count * sizeof(std::uint32_t), cudaMemcpyDefault));
 }
 
 void write_byte(void* device_ptr, std::size_t offset, std::uint8_t value) {

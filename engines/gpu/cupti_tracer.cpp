@@ -1,0 +1,105 @@
+// Copy tracing through CUPTI's activity API: MEMCPY (and MEMCPY2, peer-to-peer) records carry the
+// copy engine's start and end. CUPTI converts GPU timestamps to the host clock it is given: here
+// std::chrono::steady_clock, the harness's clock.
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+#include <cupti.h>
+#include <fmt/format.h>
+
+#include "engines/backend.hpp"
+#include "engines/gpu/cupti_tracer.hpp"
+
+namespace dmabench::gpu {
+namespace {
+
+constexpr std::size_t kBufferBytes = 8 << 20;
+
+std::mutex g_mu;
+std::vector<CopyInterval> g_records;
+
+std::uint64_t CUPTIAPI steady_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = kBufferBytes;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t, std::size_t valid) {
+  CUpti_Activity* record = nullptr;
+  std::lock_guard lock(g_mu);
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      auto* m = reinterpret_cast<CUpti_ActivityMemcpy6*>(record);
+      g_records.push_back({static_cast<double>(m->start), static_cast<double>(m->end), m->bytes});
+    } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY2) {
+      auto* m = reinterpret_cast<CUpti_ActivityMemcpyPtoP4*>(record);
+      g_records.push_back({static_cast<double>(m->start), static_cast<double>(m->end), m->bytes});
+    }
+  }
+  std::free(buffer);
+}
+
+std::string cupti_error(CUptiResult r) {
+  const char* s = "unknown";
+  cuptiGetResultString(r, &s);
+  return s;
+}
+
+#define DMABENCH_CUPTI_CHECK(call)                                                                          \
+  do {                                                                                                      \
+    CUptiResult dmabench_cr_ = (call);                                                                      \
+    if (dmabench_cr_ != CUPTI_SUCCESS)                                                                      \
+      throw std::runtime_error(fmt::format("{} at {}:{}: {}", #call, __FILE__, __LINE__, cupti_error(dmabench_cr_))); \
+  } while (0)
+
+class CuptiCopyTracer final : public CopyTracer {
+ public:
+  void start() override {
+    {
+      std::lock_guard lock(g_mu);
+      g_records.clear();
+    }
+    DMABENCH_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
+    DMABENCH_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2));
+  }
+  std::vector<CopyInterval> stop() override {
+    DMABENCH_CUPTI_CHECK(cuptiActivityFlushAll(1));
+    DMABENCH_CUPTI_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY));
+    DMABENCH_CUPTI_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY2));
+    DMABENCH_CUPTI_CHECK(cuptiActivityFlushAll(1));
+    std::lock_guard lock(g_mu);
+    return std::exchange(g_records, {});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<CopyTracer> make_cupti_tracer(std::string* why_not) {
+  static std::once_flag once;
+  static std::string setup_error;
+  std::call_once(once, [] {
+    try {
+      // The clock must be registered before any activity kind is enabled.
+      DMABENCH_CUPTI_CHECK(cuptiActivityRegisterTimestampCallback(steady_ns));
+      DMABENCH_CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+    } catch (const std::exception& e) {
+      setup_error = e.what();
+    }
+  });
+  if (!setup_error.empty()) {
+    if (why_not) *why_not = setup_error;
+    return nullptr;
+  }
+  return std::make_unique<CuptiCopyTracer>();
+}
+
+}  // namespace dmabench::gpu
