@@ -134,44 +134,47 @@ void CaseExecution::measure_breakdown(int passes) {
     run(plain);  // host phases come from this untraced pass: tracing slows the submit calls
     tracer->start();
     run(traced);
-    const std::vector<CopyInterval> copies = tracer->stop();
-    std::vector<double> control, total, copy, sync, schedule_traced;
+    std::vector<CopyInterval> copies = tracer->stop();
+    // Records are matched to operations by order: operation i executed copies i*k .. i*k+k-1.
+    std::sort(copies.begin(), copies.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+    if (copies.empty() || copies.size() % traced.size() != 0) {
+      breakdown_ = {{"error", fmt::format("{} copy-engine records for {} traced operations: the engine's copies are "
+                                          "not traced as memory copies (cudaMemcpyBatchAsync is not), or it uses no copy engine",
+                                          copies.size(), traced.size())}};
+      return;
+    }
+    const std::size_t per_op = copies.size() / traced.size();
+    std::vector<double> control, total, copy, sync, schedule;
     for (const auto& s : plain) {
       control.push_back((s.t1 - s.t0) / 1e3);
       total.push_back((s.t3 - s.t0) / 1e3);
     }
-    for (const auto& s : traced) {  // this operation's copies: those that ran between its launch and completion
-      double first = 0, last = 0;
-      bool any = false;
-      for (const auto& c : copies)
-        if (c.start_ns >= s.t0 - 1e3 && c.end_ns <= s.t3 + 1e3) {
-          first = any ? std::min(first, c.start_ns) : c.start_ns;
-          last = any ? std::max(last, c.end_ns) : c.end_ns;
-          any = true;
-        }
-      if (!any) continue;
-      copy.push_back((last - first) / 1e3);
-      sync.push_back((s.t3 - last) / 1e3);
-      schedule_traced.push_back((first - s.t1) / 1e3);
+    std::size_t consistent = 0;
+    for (std::size_t i = 0; i < traced.size(); ++i) {
+      double first = copies[i * per_op].start_ns, last = copies[i * per_op].end_ns;
+      for (std::size_t j = 1; j < per_op; ++j) last = std::max(last, copies[i * per_op + j].end_ns);
+      copy.push_back((last - first) / 1e3);  // engine clock only: exact
+      sync.push_back((traced[i].t3 - last) / 1e3);  // these two rely on CUPTI's GPU-to-host conversion
+      schedule.push_back((first - traced[i].t1) / 1e3);
+      if (first >= traced[i].t0 && last <= traced[i].t3) ++consistent;
     }
-    if (copy.size() < static_cast<std::size_t>(passes) / 2) {
-      breakdown_ = {{"error", fmt::format("only {} of {} traced operations left copy-engine records ({} records): "
-                                          "the engine does not use the copy engines, or the tracer missed them",
-                                          copy.size(), passes, copies.size())}};
-      return;
-    }
-    const double c = median(control), t = median(total), cp = median(copy), sy = median(sync);
+    const double c = median(control), t = median(total), cp = median(copy);
     breakdown_ = {{"control", c},
-                  {"schedule", t - c - cp - sy},
+                  {"schedule", median(schedule)},
                   {"copy", cp},
-                  {"sync", sy},
+                  {"sync", median(sync)},
                   {"total", t},
-                  {"schedule_traced", median(schedule_traced)},
+                  {"not_copy_not_control", t - c - cp},
                   {"operations", passes},
-                  {"traced_operations", copy.size()},
-                  {"method", "medians; control and total from an untraced pass (host clock), copy (engine start to end) "
-                             "and sync (engine end to completion observed) from a CUPTI-traced pass on the same clock; "
-                             "schedule = total - control - copy - sync"}};
+                  {"copies_per_operation", per_op},
+                  {"aligned_fraction", static_cast<double>(consistent) / static_cast<double>(traced.size())},
+                  {"method", "medians over operations. control (host time inside launch) and total from an untraced pass; "
+                             "copy = engine end - engine start of the operation's CUPTI copy records (GPU clock); "
+                             "schedule = engine start - launch returned and sync = completion observed - engine end "
+                             "from a CUPTI-traced pass with GPU times converted by CUPTI onto the host steady clock; "
+                             "aligned_fraction = operations whose converted copy lies inside [launch, completion] "
+                             "(below 1: the conversion is off and schedule/sync are not reliable; "
+                             "not_copy_not_control = total - control - copy needs no conversion)"}};
   } catch (const std::exception& e) {
     breakdown_ = {{"error", e.what()}};
   }

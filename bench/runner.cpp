@@ -275,7 +275,10 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   for (auto& ex : executions) {
     CaseExecution* e = ex.get();
     if (auto why = e->static_skip_reason()) {
-      if (!matches_filter(e->spec().name(), filter)) continue;
+      // Google Benchmark filters on its full name, which ends in /iterations:N/manual_time
+      const std::string gb_name =
+          e->spec().name() + (fixed_iterations ? fmt::format("/iterations:{}", e->spec().iterations) : "") + "/manual_time";
+      if (!matches_filter(gb_name, filter)) continue;
       e->setup();
       record(*e, 0);
       ++skipped_now[*why];

@@ -223,8 +223,11 @@ TEST(GpuEngines, BreakdownOfACopy) {
     const json b = ex.result(1)["breakdown_us"];
     std::printf("breakdown %zu bytes: %s\n", bytes, b.dump().c_str());
     ASSERT_FALSE(b.contains("error")) << b.dump();
-    for (const char* k : {"control", "copy", "sync", "total"}) EXPECT_GT(b[k].get<double>(), 0.0) << k;
+    for (const char* k : {"control", "copy", "total"}) EXPECT_GT(b[k].get<double>(), 0.0) << k;
     EXPECT_LT(b["copy"].get<double>(), b["total"].get<double>());
+    EXPECT_NEAR(b["not_copy_not_control"].get<double>(),
+                b["total"].get<double>() - b["control"].get<double>() - b["copy"].get<double>(), 1e-9);
+    EXPECT_EQ(b["copies_per_operation"], 1);
     if (bytes > 1024) EXPECT_GT(b["copy"].get<double>(), 100.0);  // 64 MiB over NVLink takes >100 us
   }
 }
