@@ -9,6 +9,8 @@
 //   completion event: event / stream synchronize | flag-spin: the stream writes a host-mapped word
 //              the host spins on | gpu-poll: a kernel polls device words the streams write
 //   graph      the copies captured once into a CUDA graph per GPU, launched per operation
+//   gate       how pre-posted copies are held: wait-value (cuStreamWaitValue32) | spin-kernel (a
+//              one-thread kernel polls the flag; the copies queued behind it start when it exits)
 // ce issues one cudaMemcpyAsync per copy; ce-batch one cudaMemcpyBatchAsync per lane.
 #include <algorithm>
 #include <atomic>
@@ -27,6 +29,7 @@ namespace {
 enum class Schedule { pcpy, b2b };
 enum class Trigger { enqueue, host_flag, gpu_flag };
 enum class Completion { event, flag_spin, gpu_poll };
+enum class Gate { wait_value, spin_kernel };
 
 struct DmaOptions {
   Schedule schedule = Schedule::b2b;
@@ -35,6 +38,7 @@ struct DmaOptions {
   Completion completion = Completion::event;
   bool graph = false;
   bool batch = false;
+  Gate gate = Gate::wait_value;
 
   static DmaOptions from(const Options& o, bool batch) {
     DmaOptions d;
@@ -47,6 +51,7 @@ struct DmaOptions {
     const std::string c = str("completion", "event");
     d.completion = c == "flag-spin" ? Completion::flag_spin : c == "gpu-poll" ? Completion::gpu_poll : Completion::event;
     d.graph = o.contains("graph") && o["graph"].get<bool>();
+    d.gate = str("gate", "wait-value") == "spin-kernel" ? Gate::spin_kernel : Gate::wait_value;
     return d;
   }
   bool needs_memops() const { return trigger != Trigger::enqueue || completion != Completion::event; }
@@ -75,7 +80,7 @@ struct DeviceWork {
   std::vector<gpu::Event> events;       // event completion of items that do not end their lane
   std::vector<int> event_of_slot;
   gpu::DeviceBuffer words;              // [0] trigger flag, [1 + s] completion slot s (device memory)
-  gpu::DeviceBuffer stamps;             // [0] trigger time, [1] completion observed (%globaltimer, ns)
+  gpu::DeviceBuffer stamps;             // [0] trigger time, [1] completion observed (%globaltimer, ns), [2] scratch
   std::size_t host_slot_base = 0;       // flag-spin: this GPU's slots in the host-mapped array
   gpu::Graph graph;
   std::uint32_t* word(int i) const { return static_cast<std::uint32_t*>(words.data()) + i; }
@@ -97,7 +102,7 @@ class DmaOperation final : public GpuOperation {
       if (opt_.trigger == Trigger::gpu_flag) w.trigger = std::make_unique<gpu::Stream>(w.device);
       if (opt_.completion == Completion::gpu_poll) w.poll = std::make_unique<gpu::Stream>(w.device);
       w.words = gpu::DeviceBuffer(w.device, sizeof(std::uint32_t) * (1 + w.slots));
-      w.stamps = gpu::DeviceBuffer(w.device, 2 * sizeof(std::uint64_t));
+      w.stamps = gpu::DeviceBuffer(w.device, 3 * sizeof(std::uint64_t));
       gpu::set_device(w.device);
       zero_words(w);
       w.event_of_slot.assign(w.slots, -1);
@@ -109,7 +114,7 @@ class DmaOperation final : public GpuOperation {
           }
       w.host_slot_base = host_slots;
       host_slots += w.slots;
-      if (opt_.completion == Completion::gpu_poll || opt_.trigger == Trigger::gpu_flag) gpu::preload_kernels(w.device);
+      gpu::preload_kernels(w.device);
     }
     if (opt_.trigger == Trigger::host_flag) host_trigger_ = std::make_unique<gpu::HostMapped>(sizeof(std::uint32_t));
     if (opt_.completion == Completion::flag_spin)
@@ -142,11 +147,11 @@ class DmaOperation final : public GpuOperation {
       const std::uint32_t g = issued_ + k;
       for (auto& w : work_) {
         gpu::set_device(w->device);
-        const void* flag = opt_.trigger == Trigger::host_flag ? host_trigger_->data() : w->word(0);
+        const auto* flag = static_cast<const std::uint32_t*>(opt_.trigger == Trigger::host_flag ? host_trigger_->data() : w->word(0));
         if (opt_.graph) {
-          gpu::stream_wait_value(*w->head, flag, g);
+          gate(*w, *w->head, flag, g);
         } else {
-          for (auto& lane : w->lanes) gpu::stream_wait_value(lane, flag, g);
+          for (auto& lane : w->lanes) gate(*w, lane, flag, g);
         }
         issue(*w, g);
       }
@@ -320,6 +325,14 @@ class DmaOperation final : public GpuOperation {
     }
   }
 
+  // Holds `s` until *flag reaches g: a stream wait on the word, or a one-thread kernel spinning on it.
+  void gate(DeviceWork& w, const gpu::Stream& s, const std::uint32_t* flag, std::uint32_t g) {
+    if (opt_.gate == Gate::wait_value)
+      gpu::stream_wait_value(s, flag, g);
+    else
+      gpu::launch_poll(s, flag, 1, g, static_cast<std::uint64_t*>(w.stamps.data()) + 2);  // its stamp is unused
+  }
+
   void post_polls(std::uint32_t target) {
     for (auto& w : work_) {
       gpu::set_device(w->device);
@@ -345,6 +358,8 @@ class DmaEngine final : public Engine {
       return std::string("ce-batch issues a lane's copies in one call with one completion: schedule pcpy does not apply (use b2b)");
     if (o.trigger == Trigger::gpu_flag && o.completion != Completion::gpu_poll)
       return std::string("trigger gpu-flag is timed on the GPU clock from the trigger to a GPU-side observation: it needs completion gpu-poll");
+    if (o.gate == Gate::spin_kernel && o.trigger == Trigger::enqueue)
+      return std::string("gate spin-kernel holds pre-posted copies: it needs trigger host-flag or gpu-flag");
     if (o.trigger == Trigger::gpu_flag && ops_per_sample > 1)
       return std::string("trigger gpu-flag times one GPU-triggered operation: use timing oneshot");
     std::string why;

@@ -54,6 +54,11 @@ std::vector<OptionSpec> dma_options(bool batch) {
                  .help = "the copies captured once into a CUDA graph per GPU, launched per operation",
                  .default_value = false,
                  .choices = {false, true}},
+      OptionSpec{.name = "gate",
+                 .help = "how pre-posted copies wait for their trigger: wait-value (a stream wait on the flag word) "
+                         "or spin-kernel (a one-thread kernel polls the flag; the copies behind it start when it exits)",
+                 .default_value = "wait-value",
+                 .choices = {"wait-value", "spin-kernel"}},
   };
   return o;
 }

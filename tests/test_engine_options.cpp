@@ -37,6 +37,7 @@ TEST(EngineOptions, InvalidCombinationsAreSkippedWithAReason) {
   EXPECT_NE(reason("ce", {{"trigger", "gpu-flag"}, {"completion", "flag-spin"}}, ag).find("gpu-poll"), std::string::npos);
   EXPECT_NE(reason("ce", {{"trigger", "gpu-flag"}, {"completion", "gpu-poll"}}, ag, 20).find("use timing oneshot"),
             std::string::npos);
+  EXPECT_NE(reason("ce", {{"gate", "spin-kernel"}}, ag).find("needs trigger host-flag or gpu-flag"), std::string::npos);
 #ifdef DMABENCH_HAVE_NCCL
   EXPECT_NE(reason("nccl", {{"cta_policy", "zero"}}, cp).find("covers allgather and alltoall"), std::string::npos);
 #endif
@@ -52,7 +53,7 @@ TEST(EngineOptions, RegistryDescribesEveryOption) {
       EXPECT_FALSE(o.help.empty());
       EXPECT_TRUE(o.accepts(o.default_value)) << o.name;
     }
-    EXPECT_EQ(names, (std::vector<std::string>{"schedule", "streams", "trigger", "completion", "graph"}));
+    EXPECT_EQ(names, (std::vector<std::string>{"schedule", "streams", "trigger", "completion", "graph", "gate"}));
   }
   const EngineSpec* nccl = find_engine_spec("nccl");
   ASSERT_EQ(nccl->options.size(), 2u);
