@@ -9,6 +9,8 @@
 //   completion event: event / stream synchronize | flag-spin: the stream writes a host-mapped word
 //              the host spins on | gpu-poll: a kernel polls device words the streams write
 //   graph      the copies captured once into a CUDA graph per GPU, launched per operation
+//   issue      caller: the harness's thread issues and waits for every GPU in turn | thread-per-gpu:
+//              one spinning host thread per GPU issues its copies and waits for them, in parallel
 //   gate       how pre-posted copies are held: wait-value (cuStreamWaitValue32) | spin-kernel (a
 //              one-thread kernel polls the flag; the copies queued behind it start when it exits)
 // ce issues one cudaMemcpyAsync per copy; ce-batch one cudaMemcpyBatchAsync per lane.
@@ -22,6 +24,7 @@
 
 #include "engines/engine_factories.hpp"
 #include "engines/gpu_operation.hpp"
+#include "engines/spin_workers.hpp"
 
 namespace dmabench {
 namespace {
@@ -39,6 +42,7 @@ struct DmaOptions {
   bool graph = false;
   bool batch = false;
   Gate gate = Gate::wait_value;
+  bool thread_per_gpu = false;
 
   static DmaOptions from(const Options& o, bool batch) {
     DmaOptions d;
@@ -52,6 +56,7 @@ struct DmaOptions {
     d.completion = c == "flag-spin" ? Completion::flag_spin : c == "gpu-poll" ? Completion::gpu_poll : Completion::event;
     d.graph = o.contains("graph") && o["graph"].get<bool>();
     d.gate = str("gate", "wait-value") == "spin-kernel" ? Gate::spin_kernel : Gate::wait_value;
+    d.thread_per_gpu = str("issue", "caller") == "thread-per-gpu";
     return d;
   }
   bool needs_memops() const { return trigger != Trigger::enqueue || completion != Completion::event; }
@@ -121,9 +126,17 @@ class DmaOperation final : public GpuOperation {
       host_slots_ = std::make_unique<gpu::HostMapped>(sizeof(std::uint32_t) * std::max<std::size_t>(1, host_slots));
     if (opt_.graph)
       for (auto& w : work_) capture(*w);
+    if (opt_.thread_per_gpu)
+      workers_ = std::make_unique<SpinWorkers>(
+          static_cast<int>(work_.size()), [this](int i) { gpu::set_device(work_[i]->device); },
+          [this](int i, std::uint32_t g) {
+            if (opt_.trigger == Trigger::enqueue) issue(*work_[i], g);
+          },
+          [this](int i) { settle(*work_[i]); });
   }
 
   ~DmaOperation() override {
+    workers_.reset();
     // Release anything still waiting for a trigger that will not come, then drain.
     try {
       if (host_trigger_) std::atomic_ref<std::uint32_t>(*static_cast<std::uint32_t*>(host_trigger_->data())).store(armed_);
@@ -164,6 +177,10 @@ class DmaOperation final : public GpuOperation {
     const std::uint32_t g = ++issued_;
     switch (opt_.trigger) {
       case Trigger::enqueue:
+        if (workers_) {
+          workers_->release(g);
+          break;
+        }
         for (auto& w : work_) {
           gpu::set_device(w->device);
           issue(*w, g);
@@ -182,16 +199,11 @@ class DmaOperation final : public GpuOperation {
   }
 
   void wait() override {
+    if (workers_ && opt_.completion != Completion::flag_spin) return workers_->settle();
+    if (workers_) workers_->settle();  // every release issued; the caller spins on the host words
     switch (opt_.completion) {
       case Completion::event:
-        for (auto& w : work_) {
-          for (auto& e : w->events) e.synchronize();
-          if (opt_.graph) {
-            w->head->synchronize();
-          } else {
-            for (auto& lane : w->lanes) lane.synchronize();
-          }
-        }
+        for (auto& w : work_) settle(*w);
         break;
       case Completion::flag_spin: {
         auto* slots = static_cast<std::uint32_t*>(host_slots_->data());
@@ -207,8 +219,20 @@ class DmaOperation final : public GpuOperation {
         break;
       }
       case Completion::gpu_poll:
-        for (auto& w : work_) w->poll->synchronize();
+        for (auto& w : work_) settle(*w);
         break;
+    }
+  }
+
+  // Waits for one GPU's completion objects (event and gpu-poll completion).
+  void settle(DeviceWork& w) {
+    if (opt_.completion == Completion::flag_spin) return;
+    if (opt_.completion == Completion::gpu_poll) return w.poll->synchronize();
+    for (auto& e : w.events) e.synchronize();
+    if (opt_.graph) {
+      w.head->synchronize();
+    } else {
+      for (auto& lane : w.lanes) lane.synchronize();
     }
   }
 
@@ -343,6 +367,7 @@ class DmaOperation final : public GpuOperation {
   DmaOptions opt_;
   std::vector<std::unique_ptr<DeviceWork>> work_;
   std::unique_ptr<gpu::HostMapped> host_trigger_, host_slots_;
+  std::unique_ptr<SpinWorkers> workers_;  // issue thread-per-gpu
   std::uint32_t issued_ = 0;  // operations launched (generation of the last one)
   std::uint32_t armed_ = 0;   // operations pre-posted
 };

@@ -54,6 +54,11 @@ std::vector<OptionSpec> dma_options(bool batch) {
                  .help = "the copies captured once into a CUDA graph per GPU, launched per operation",
                  .default_value = false,
                  .choices = {false, true}},
+      OptionSpec{.name = "issue",
+                 .help = "caller: the calling thread issues and waits for every GPU in turn; thread-per-gpu: one "
+                         "spinning host thread per GPU issues its copies and waits for them, in parallel",
+                 .default_value = "caller",
+                 .choices = {"caller", "thread-per-gpu"}},
       OptionSpec{.name = "gate",
                  .help = "how pre-posted copies wait for their trigger: wait-value (a stream wait on the flag word) "
                          "or spin-kernel (a one-thread kernel polls the flag; the copies behind it start when it exits)",

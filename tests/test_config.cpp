@@ -64,7 +64,7 @@ TEST(Config, EngineOptionsExpandAsAxes) {
   ASSERT_EQ(c.engines.size(), 4u);
   EXPECT_EQ(c.engines[0].engine, "ce");
   EXPECT_EQ(c.engines[0].options, (json{{"schedule", "b2b"}, {"streams", "auto"}, {"trigger", "enqueue"},
-                                        {"completion", "event"}, {"graph", false}, {"gate", "wait-value"}}));
+                                        {"completion", "event"}, {"graph", false}, {"issue", "caller"}, {"gate", "wait-value"}}));
   EXPECT_EQ(c.engines[1].options["blocks"], "auto");
   EXPECT_EQ(c.engines[2].options["blocks"], 8);
   EXPECT_EQ(c.engines[3].options["blocks"], 264);
@@ -104,7 +104,7 @@ TEST(Config, BadInputNamesFieldAndAcceptedValues) {
                {"engines[0].options.warps", "no option 'warps'", "blocks"});
   expect_error(R"({"sizes": 1, "engines": [{"name": "host", "options": {"blocks": 4}}]})", {"no option", "none"});
   expect_error(R"({"sizes": 1, "engines": [{"name": "ce", "options": {"blocks": 4}}]})",
-               {"no option 'blocks'", "schedule, streams, trigger, completion, graph, gate"});
+               {"no option 'blocks'", "schedule, streams, trigger, completion, graph, issue, gate"});
   expect_error(R"({"sizes": 1, "engines": [{"name": "ce", "options": {"trigger": "doorbell"}}]})",
                {"engines[0].options.trigger", "\"enqueue\" or \"host-flag\" or \"gpu-flag\""});
   expect_error(R"({"sizes": 1, "engines": [{"name": "ce", "options": {"streams": 17}}]})",

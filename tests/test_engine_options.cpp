@@ -53,7 +53,7 @@ TEST(EngineOptions, RegistryDescribesEveryOption) {
       EXPECT_FALSE(o.help.empty());
       EXPECT_TRUE(o.accepts(o.default_value)) << o.name;
     }
-    EXPECT_EQ(names, (std::vector<std::string>{"schedule", "streams", "trigger", "completion", "graph", "gate"}));
+    EXPECT_EQ(names, (std::vector<std::string>{"schedule", "streams", "trigger", "completion", "graph", "issue", "gate"}));
   }
   const EngineSpec* nccl = find_engine_spec("nccl");
   ASSERT_EQ(nccl->options.size(), 2u);

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""DMA-Latte tables from a dmabench run (standard library only).
+
+usage: dma_latte_report.py DMA_LATTE.json [--breakdown BREAKDOWN.json] [--timing oneshot]
+
+Prints markdown: (1) speedup of every copy-engine variant over plain `ce` pcpy/enqueue/event for
+allgather and alltoall per size (DMA-Latte's table layout), (2) the best DMA variant against the
+best NCCL mode per size, in latency and busbw, (3) the four-phase breakdown of one copy per size
+(when a breakdown file is given). Only ok (validated) results are used.
+"""
+import argparse
+import json
+import sys
+
+DMA = ("ce", "ce-batch")
+DEFAULTS = {"schedule": "b2b", "streams": "auto", "trigger": "enqueue", "completion": "event", "graph": False,
+            "gate": "wait-value", "cta_policy": "default", "blocks": "auto"}
+
+
+def fmt_size(n):
+    for unit, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= f and n % f == 0:
+            return f"{n // f} {unit}"
+    return f"{n} B"
+
+
+def variant(r):
+    opts = [f"{k}={v if not isinstance(v, bool) else str(v).lower()}" for k, v in r["options"].items()
+            if DEFAULTS.get(k) != v]
+    return r["engine"] + (" " + ",".join(opts) if opts else "")
+
+
+def load(path):
+    try:
+        doc = json.load(open(path))
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"dma_latte_report.py: cannot read {path}: {e}")
+    if not str(doc.get("schema", "")).startswith("dmabench/"):
+        raise SystemExit(f"dma_latte_report.py: {path} is not a dmabench results file")
+    return doc
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results")
+    ap.add_argument("--breakdown")
+    ap.add_argument("--timing", default="oneshot", choices=["oneshot", "pipelined"])
+    a = ap.parse_args(argv)
+    res = [r for r in load(a.results)["results"] if r["status"] == "ok"]
+    sizes = sorted({r["bytes_per_rank"] for r in res})
+    p50 = {(r["pattern"], variant(r), r["timing"], r["bytes_per_rank"]): r["latency_us"]["p50"] for r in res}
+    bus = {(r["pattern"], variant(r), r["timing"], r["bytes_per_rank"]): r["busbw_GBps"] for r in res}
+    base = "ce schedule=pcpy"
+    out = []
+    for pattern in ("allgather", "alltoall"):
+        variants = sorted({variant(r) for r in res if r["pattern"] == pattern and r["engine"] in DMA})
+        out.append(f"\n**{pattern}, {a.timing}: speedup over plain `{base}` (enqueue, event) = its p50 / variant p50**\n")
+        rows = [[base] + [f"{p50[(pattern, base, a.timing, s)]:.1f} µs" if (pattern, base, a.timing, s) in p50 else "–" for s in sizes]]
+        for v in variants:
+            if v == base:
+                continue
+            cells = []
+            for s in sizes:
+                b, x = p50.get((pattern, base, a.timing, s)), p50.get((pattern, v, a.timing, s))
+                cells.append(f"{b / x:.2f}" if b and x else "–")
+            rows.append([v] + cells)
+        out.append(table(["variant"] + [fmt_size(s) for s in sizes], rows))
+    for timing in ("oneshot", "pipelined"):
+        out.append(f"\n**Best DMA variant vs best NCCL mode, {timing}** (p50 µs; ratio = DMA / NCCL; "
+                   "busbw GB/s of each at that size; NCCL CE = `nccl cta_policy=zero`)\n")
+        rows = []
+        for pattern in ("allgather", "alltoall"):
+            for s in sizes:
+                dma = [(p50[k], k[1]) for k in p50 if k[0] == pattern and k[2] == timing and k[3] == s and k[1].split(" ")[0] in DMA]
+                nccl = [(p50[k], k[1]) for k in p50 if k[0] == pattern and k[2] == timing and k[3] == s and k[1].startswith("nccl")]
+                ce_coll = [(p50[k], k[1]) for k in p50 if k[0] == pattern and k[2] == timing and k[3] == s and "cta_policy=zero" in k[1]]
+                if not dma or not nccl:
+                    continue
+                (td, vd), (tn, vn) = min(dma), min(nccl)
+                tce = min(ce_coll)[0] if ce_coll else None
+                rows.append([pattern, fmt_size(s), f"{vd}", f"{td:.1f}", f"{vn}", f"{tn:.1f}", f"{td / tn:.2f}",
+                             f"{tce / td:.2f}" if tce else "–",
+                             f"{bus[(pattern, vd, timing, s)]:.1f}", f"{bus[(pattern, vn, timing, s)]:.1f}",
+                             f"{max(bus[(pattern, v, timing, s)] for _, v in ce_coll):.1f}" if ce_coll else "–"])
+        out.append(table(["pattern", "size/rank", "best DMA", "p50", "best NCCL", "p50", "DMA/NCCL",
+                          "NCCL CE / DMA", "DMA busbw", "NCCL busbw", "NCCL CE busbw"], rows))
+    if a.breakdown:
+        bres = [r for r in load(a.breakdown)["results"] if r["status"] == "ok" and isinstance(r.get("breakdown_us"), dict)]
+        out.append("\n**Latency breakdown of one copy, GPU 0 → GPU 1, oneshot** (µs, medians; shares of the untraced total)\n")
+        rows = []
+        for r in sorted(bres, key=lambda r: (variant(r), r["bytes_per_rank"])):
+            b = r["breakdown_us"]
+            if "error" in b:
+                rows.append([variant(r), fmt_size(r["bytes_per_rank"]), "error: " + b["error"][:60]] + [""] * 7)
+                continue
+            t = b["total"]
+            rows.append([variant(r), fmt_size(r["bytes_per_rank"]), f"{t:.1f}", f"{b['control']:.2f}", f"{b['schedule']:.2f}",
+                         f"{b['copy']:.2f}", f"{b['sync']:.2f}", f"{100 * (t - b['copy']) / t:.0f}%",
+                         f"{100 * b['control'] / t:.0f}% / {100 * b['copy'] / t:.0f}%", f"{b['aligned_fraction']:.2f}"])
+        out.append(table(["variant", "size", "total", "control", "schedule", "copy", "sync", "not copy",
+                          "control / copy share", "aligned"], rows))
+    print("\n".join(out).lstrip("\n"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
