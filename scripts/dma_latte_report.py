@@ -14,7 +14,7 @@ import sys
 
 DMA = ("ce", "ce-batch")
 DEFAULTS = {"schedule": "b2b", "streams": "auto", "trigger": "enqueue", "completion": "event", "graph": False,
-            "gate": "wait-value", "cta_policy": "default", "blocks": "auto"}
+            "gate": "wait-value", "issue": "caller", "cta_policy": "default", "blocks": "auto"}
 
 
 def fmt_size(n):
