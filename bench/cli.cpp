@@ -1,5 +1,7 @@
 #include "bench/cli.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "bench/errors.hpp"
@@ -16,6 +18,9 @@ validates every case's data, times it, and writes one JSON record per case.
   --out FILE           results JSON, rewritten after every case (default: dmabench-results.json)
   --backend NAME       auto (default: cuda when a GPU is visible, else host), host, cuda
   --devices LIST       devices to use, e.g. 0,1 or all (overrides the config's "devices")
+  --power[=SOURCE]     measure power and energy per case (auto, nvml, rocm-smi, rapl, none)
+  --power-window S     seconds of each power window (default 2)
+  --power-trace FILE   also write the power readings of every window, with case boundaries
   --list               print the expanded cases and exit without running anything
   --features           print what this build and machine support, and why not where not
   --version            print the version and exit
@@ -63,6 +68,25 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
         throw InputError(fmt::format("--backend: unknown backend '{}'; accepted: auto, host, cuda", o.backend));
     } else if (arg == "--devices") {
       o.devices = parse_device_list(take("--devices"), "--devices");
+    } else if (arg == "--power") {
+      o.power = has_value ? value : std::string("auto");
+      const std::vector<std::string> names = {"auto", "nvml", "rocm-smi", "rapl", "none"};
+      if (std::find(names.begin(), names.end(), *o.power) == names.end())
+        throw InputError(fmt::format("--power: unknown source '{}'; accepted: auto, nvml, rocm-smi, rapl, none", *o.power));
+    } else if (arg == "--power-window") {
+      const std::string v = take("--power-window");
+      std::size_t used = 0;
+      double s = 0;
+      try {
+        s = std::stod(v, &used);
+      } catch (...) {
+        used = 0;
+      }
+      if (used == 0 || used != v.size() || s < 0.2 || s > 600)
+        throw InputError(fmt::format("--power-window: '{}' is not a number of seconds from 0.2 to 600", v));
+      o.power_window_s = s;
+    } else if (arg == "--power-trace") {
+      o.power_trace = take("--power-trace");
     } else if (arg == "--list") {
       no_value("--list");
       o.list = true;
@@ -76,8 +100,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       o.help = true;
     } else {
       throw InputError(fmt::format(
-          "unknown argument '{}'; accepted: --config, --out, --backend, --devices, --list, --features, --version, "
-          "--help and Google Benchmark's --benchmark_* flags",
+          "unknown argument '{}'; accepted: --config, --out, --backend, --devices, --power, --power-window, "
+          "--power-trace, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
           args[i]));
     }
   }

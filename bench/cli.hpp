@@ -14,6 +14,9 @@ struct CliOptions {
   std::string backend = "auto";              // --backend auto|host|cuda
   std::optional<DeviceSet> devices;          // --devices 0,1,... | all
   bool list = false, features = false, version = false, help = false;
+  std::optional<std::string> power;          // --power[=SOURCE]: measure power (overrides the config)
+  std::optional<double> power_window_s;      // --power-window SECONDS
+  std::string power_trace;                   // --power-trace FILE
   std::vector<std::string> benchmark_args;   // --benchmark_* flags, for Google Benchmark
 };
 

@@ -22,7 +22,7 @@ constexpr std::size_t kMaxSizes = 4096;
 
 const std::vector<std::string>& config_keys() {
   static const std::vector<std::string> keys = {"name",    "description", "sizes",      "patterns",      "engines",
-                                                "devices", "timing",      "warmup",     "iterations",    "pipeline_depth", "breakdown"};
+                                                "devices", "timing",      "warmup",     "iterations",    "pipeline_depth", "breakdown", "power"};
   return keys;
 }
 
@@ -211,6 +211,30 @@ std::vector<Timing> parse_timings(const json& v) {
   return out;
 }
 
+// "power": true | false | {"source": "auto"|"nvml"|"rocm-smi"|"rapl"|"none", "window_s": seconds}
+void parse_power(const json& v, Config& c) {
+  if (v.is_boolean()) {
+    c.power = v.get<bool>();
+    return;
+  }
+  if (!v.is_object()) fail("power", fmt::format("expected true, false or {{\"source\", \"window_s\"}}, got {}", show(v)));
+  c.power = true;
+  for (const auto& [k, x] : v.items()) {
+    if (k == "source") {
+      const std::vector<std::string> names = {"auto", "nvml", "rocm-smi", "rapl", "none"};
+      if (!x.is_string() || std::find(names.begin(), names.end(), x.get<std::string>()) == names.end())
+        fail("power.source", fmt::format("{} is not a power source; accepted: {}", show(x), fmt::join(names, ", ")));
+      c.power_source = x.get<std::string>();
+    } else if (k == "window_s") {
+      if (!x.is_number() || x.get<double>() < 0.2 || x.get<double>() > 600)
+        fail("power.window_s", fmt::format("expected seconds from 0.2 to 600, got {}", show(x)));
+      c.power_window_s = x.get<double>();
+    } else {
+      fail(fmt::format("power.{}", k), "unknown key; accepted: source, window_s");
+    }
+  }
+}
+
 std::string device_list_text(const std::vector<int>& ids) { return fmt::format("{}", fmt::join(ids, ",")); }
 
 }  // namespace
@@ -256,6 +280,7 @@ Config parse_config(const json& doc) {
   if (doc.contains("warmup")) c.warmup = parse_int(doc["warmup"], "warmup", 0, 1000000);
   if (doc.contains("iterations")) c.iterations = parse_int(doc["iterations"], "iterations", 1, 10000000);
   if (doc.contains("pipeline_depth")) c.pipeline_depth = parse_int(doc["pipeline_depth"], "pipeline_depth", 1, 1000000);
+  if (doc.contains("power")) parse_power(doc["power"], c);
   if (doc.contains("breakdown")) {
     if (!doc["breakdown"].is_boolean()) fail("breakdown", fmt::format("expected true or false, got {}", show(doc["breakdown"])));
     c.breakdown = doc["breakdown"].get<bool>();
@@ -287,7 +312,8 @@ json to_json(const Config& c) {
   return {{"name", c.name},     {"description", c.description}, {"sizes", c.sizes},
           {"patterns", c.patterns}, {"engines", engines},       {"devices", devices},
           {"timing", timings},  {"warmup", c.warmup},           {"iterations", c.iterations},
-          {"pipeline_depth", c.pipeline_depth}, {"breakdown", c.breakdown}};
+          {"pipeline_depth", c.pipeline_depth}, {"breakdown", c.breakdown},
+          {"power", c.power ? json{{"source", c.power_source}, {"window_s", c.power_window_s}} : json(false)}};
 }
 
 DeviceSet parse_device_list(const std::string& text, const std::string& field) {

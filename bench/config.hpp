@@ -35,6 +35,10 @@ struct Config {
   int iterations = 100;     // timed samples per case
   int pipeline_depth = 20;  // operations per pipelined sample
   bool breakdown = false;   // latency breakdown of oneshot copies (needs a copy tracer: CUPTI)
+  // Power: measured per ok case after its timed samples when enabled (config or --power).
+  bool power = false;
+  std::string power_source = "auto";  // auto, nvml, rocm-smi, rapl, none
+  double power_window_s = 2.0;
 };
 
 // Parses a config document; throws InputError naming the field and what it accepts.

@@ -12,6 +12,7 @@
 #include "bench/config.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
+#include "power/meter.hpp"
 
 namespace dmabench {
 
@@ -41,6 +42,10 @@ class CaseExecution {
   // sync, from an untraced and a traced pass of `passes` operations each. Never throws: a
   // failure is recorded in the breakdown.
   void measure_breakdown(int passes);
+  // Power and energy of the case's operation run back to back through one meter window on
+  // `channels`, after the timed samples (never during them). Once per case; never throws: a
+  // failure is recorded in the result's `power`.
+  void measure_power(power::Meter& meter, const std::vector<int>& channels);
   // Marks the case failed (e.g. a runtime error while timing); its samples are discarded.
   void fail(std::string reason);
   // Frees the engine's buffers.
@@ -74,6 +79,7 @@ class CaseExecution {
   nlohmann::json details_ = nlohmann::json::object();
   bool gpu_clock_ = false;
   nlohmann::json breakdown_;  // null until measured
+  nlohmann::json power_;      // null until measured
 };
 
 }  // namespace dmabench

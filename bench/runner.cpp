@@ -81,8 +81,13 @@ void skip_state(benchmark::State& st, const CaseExecution& ex) {
   st.SkipWithError(msg.c_str());
 }
 
+struct PowerPlan {
+  power::Meter* meter = nullptr;
+  bool per_device = true;  // GPU sources: channel i is device i; host sources: all channels
+};
+
 // The body of every registered benchmark: one invocation of one case.
-void run_invocation(CaseExecution& ex, benchmark::State& st) {
+void run_invocation(CaseExecution& ex, benchmark::State& st, const PowerPlan& power) {
   ex.setup();  // once per case: plan, prepare, validate
   if (ex.status() != Status::ok) return skip_state(st, ex);
   std::vector<double> samples_us;
@@ -98,14 +103,22 @@ void run_invocation(CaseExecution& ex, benchmark::State& st) {
     ex.fail(e.what());
     return skip_state(st, ex);
   }
-  if (ex.spec().breakdown) ex.measure_breakdown(std::max(20, ex.spec().iterations));
   if (samples_us.empty()) return;
+  ex.add_invocation(samples_us);
+  if (ex.spec().breakdown) ex.measure_breakdown(std::max(20, ex.spec().iterations));
+  if (power.meter) {
+    std::vector<int> channels;
+    if (power.per_device)
+      channels = ex.spec().devices;
+    else
+      for (int c = 0; c < power.meter->source().channels(); ++c) channels.push_back(c);
+    ex.measure_power(*power.meter, channels);
+  }
   const LatencyStats stats = summarize(samples_us);
   const Plan& plan = *ex.plan();
   st.counters["p50_us"] = stats.p50;
   st.counters["p99_us"] = stats.p99;
   st.counters["busbw_GBps"] = bandwidth(static_cast<double>(plan.total_bytes), plan.bus_factor, stats.p50).busbw_GBps;
-  ex.add_invocation(std::move(samples_us));
 }
 
 std::unique_ptr<Backend> choose_backend(const std::string& wanted) {
@@ -243,6 +256,41 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   context["machine"] = backend->context();
   context["config_file"] = options.config;
   context["config"] = to_json(config);
+  // Power: the source is opened and calibrated (update period, idle baseline) before any case runs.
+  const bool power_on = options.power ? *options.power != "none" : config.power && config.power_source != "none";
+  const std::string power_source = options.power ? *options.power : config.power_source;
+  const double power_window = options.power_window_s.value_or(config.power_window_s);
+  std::unique_ptr<power::Trace> trace;
+  std::unique_ptr<power::Meter> meter;
+  PowerPlan power_plan;
+  context["power"] = {{"enabled", false}};
+  if (power_on) {
+    power::Devices devs;
+    for (const auto& d : context["machine"]["devices"]) devs.bus_ids.push_back(d["bus_id"].get<std::string>());
+    std::string why;
+    auto src = power::open(power_source, devs, &why);
+    if (!src && power_source != "auto") throw InputError(fmt::format("--power {}: not available: {}", power_source, why));
+    if (!src) {
+      context["power"] = {{"enabled", false}, {"error", why}};
+      fmt::print("dmabench: power not measured: {}\n", why);
+    } else {
+      if (!options.power_trace.empty()) trace = std::make_unique<power::Trace>(options.power_trace);
+      power_plan.per_device = !devs.bus_ids.empty() && src->channels() == static_cast<int>(devs.bus_ids.size());
+      meter = std::make_unique<power::Meter>(std::move(src), power_window, trace.get());
+      fmt::print("dmabench: power: calibrating {} (update period, idle baseline {} x {:.1f} s)\n", meter->source().name(), 2,
+                 power_window);
+      std::fflush(stdout);
+      try {
+        meter->calibrate();
+        context["power"] = meter->context();
+        context["power"]["enabled"] = true;
+        power_plan.meter = meter.get();
+      } catch (const std::exception& e) {
+        context["power"] = {{"enabled", false}, {"error", std::string("calibration failed: ") + e.what()}};
+        fmt::print("dmabench: power not measured: calibration failed: {}\n", e.what());
+      }
+    }
+  }
   ResultsFile results(options.out, context);
   results.write();
 
@@ -285,7 +333,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
       continue;
     }
     auto* b = benchmark::RegisterBenchmark(e->spec().name().c_str(),
-                                           [e](benchmark::State& st) { run_invocation(*e, st); });
+                                           [e, &power_plan](benchmark::State& st) { run_invocation(*e, st, power_plan); });
     b->UseManualTime()->Unit(benchmark::kMicrosecond);
     if (fixed_iterations) b->Iterations(e->spec().iterations);
   }

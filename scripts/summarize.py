@@ -104,6 +104,26 @@ def main(argv=None):
             best = max(ok, key=lambda r: r["busbw_GBps"])
             row.append(f"{best['busbw_GBps']:.1f} ({fmt_size(best['bytes_per_rank'])}, {best['timing']})")
         out.append(f"| {v} | " + " | ".join(row) + " |")
+    powered = [r for r in res if r["status"] == "ok" and isinstance(r.get("power"), dict)]
+    if powered:
+        out.append("\n**Power** (per pattern and size: active W above idle summed over GPUs, energy per GB of S "
+                   "± its uncertainty; `error` when the window failed)\n")
+        out.append("| pattern | size/rank | engine | active W | J/GB | ± | window s |")
+        out.append("| --- | --- | --- | --- | --- | --- | --- |")
+        for r in sorted(powered, key=lambda r: (pats.index(r["pattern"]) if r["pattern"] in pats else 9,
+                                                r["bytes_per_rank"], variant(r))):
+            if r["pattern"] not in pats or (engs and r["engine"] not in engs):
+                continue
+            p = r["power"]
+            if "error" in p:
+                out.append(f"| {r['pattern']} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | error: {p['error'][:50]} | | | |")
+                continue
+            unc = p.get("uncertainty")
+            jgb = p.get("energy_per_GB_J")
+            out.append(f"| {r['pattern']} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | {p['active_W']:.1f} | "
+                       f"{jgb:.3f} | {100 * unc:.1f}% | {p['window_s']:.2f}{' (short)' if p.get('window_too_short') else ''} |"
+                       if jgb is not None and unc is not None else
+                       f"| {r['pattern']} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | {p['active_W']:.1f} | – | – | {p['window_s']:.2f} |")
     print("\n".join(out).lstrip("\n"))
     return 0
 

@@ -10,6 +10,7 @@
 #include "bench/patterns/pattern.hpp"
 #include "engines/backend.hpp"
 #include "engines/datagen.hpp"
+#include "power/meter.hpp"
 #ifdef DMABENCH_HAVE_CUDA
 #include "engines/gpu/gpu.hpp"
 #endif
@@ -276,3 +277,49 @@ TEST(GpuEngines, TooLargeIsSkippedWithReason) {
   EXPECT_EQ(ex.status(), Status::skipped);
   EXPECT_NE(ex.reason().find("free"), std::string::npos) << ex.reason();
 }
+
+#ifdef DMABENCH_HAVE_CUDA
+// NVML on the GPU machine: idle between 50 and 700 W per GPU, and above idle under a 1 GiB copy loop.
+TEST(GpuPower, NvmlReadingsAreSane) {
+  REQUIRE_GPU(backend);
+  power::Devices devs;
+  for (const auto& d : backend->context()["devices"]) devs.bus_ids.push_back(d["bus_id"]);
+  std::string why;
+  auto src = power::open("nvml", devs, &why);
+  if (!src && why.find("this build has no NVML") != std::string::npos) GTEST_SKIP() << why;
+  ASSERT_NE(src, nullptr) << why;
+  power::Meter meter(std::move(src), 1.0);
+  meter.calibrate();
+  const json ctx = meter.context();
+  std::printf("nvml: %s\n", ctx.dump().c_str());
+  for (const auto& ch : ctx["channels"]) {
+    EXPECT_GT(ch["idle_W"].get<double>(), 50.0) << ch.dump();
+    EXPECT_LT(ch["idle_W"].get<double>(), 700.0) << ch.dump();
+    ASSERT_FALSE(ch["update_period_s"].is_null()) << "the energy counter never advanced: " << ch.dump();
+  }
+  std::vector<int> gpus = backend->default_devices();
+  if (gpus.size() < 2) GTEST_SKIP() << "the copy loop needs 2 GPUs";
+  gpus.resize(2);
+  Case c{.pattern = "copy",
+         .engine = EngineVariant{"ce", json::object()},
+         .devices = gpus,
+         .bytes_per_rank = std::size_t{1} << 30,
+         .timing = Timing::oneshot,
+         .warmup = 1,
+         .iterations = 3,
+         .pipeline_depth = 1};
+  CaseExecution ex(c, engine("ce"), "", *backend);
+  ex.setup();
+  ASSERT_EQ(ex.status(), Status::ok) << ex.reason();
+  std::vector<double> samples;
+  for (int i = 0; i < 3; ++i) samples.push_back(ex.sample_seconds() * 1e6);
+  ex.add_invocation(samples);
+  ex.measure_power(meter, gpus);
+  const json p = ex.result(1)["power"];
+  std::printf("1 GiB copy loop: %s\n", p.dump().c_str());
+  ASSERT_FALSE(p.contains("error")) << p.dump();
+  EXPECT_GT(p["avg_W"][0].get<double>(), p["idle_W"][0].get<double>()) << p.dump();
+  EXPECT_GT(p["active_W"].get<double>(), p["uncertainty_W"].get<double>()) << p.dump();
+  EXPECT_GT(p["energy_per_GB_J"].get<double>(), 0.0) << p.dump();
+}
+#endif

@@ -1,0 +1,125 @@
+// NVIDIA GPUs through NVML: nvmlDeviceGetTotalEnergyConsumption (mJ) and nvmlDeviceGetPowerUsage
+// (mW). The library is loaded at run time (dlopen), so a build never depends on it; nvml.h is
+// needed at compile time only.
+#include <dlfcn.h>
+
+#include <memory>
+#include <type_traits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "power/source.hpp"
+
+#ifdef DMABENCH_HAVE_NVML_H
+#include <nvml.h>
+
+namespace dmabench::power {
+namespace {
+
+struct Nvml {
+  void* lib = nullptr;
+  nvmlReturn_t (*init)() = nullptr;
+  nvmlReturn_t (*by_bus_id)(const char*, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long*) = nullptr;
+  nvmlReturn_t (*power)(nvmlDevice_t, unsigned int*) = nullptr;
+  nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned int) = nullptr;
+  const char* (*error)(nvmlReturn_t) = nullptr;
+  std::string why_not;
+
+  static const Nvml& get() {
+    static const Nvml n = load();
+    return n;
+  }
+  static Nvml load() {
+    Nvml n;
+    n.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!n.lib) {
+      n.why_not = fmt::format("cannot load libnvidia-ml.so.1 ({})", dlerror());
+      return n;
+    }
+    auto sym = [&](auto& fn, const char* s) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(n.lib, s));
+      if (!fn && n.why_not.empty()) n.why_not = fmt::format("libnvidia-ml.so.1 has no {}", s);
+    };
+    sym(n.init, "nvmlInit_v2");
+    sym(n.by_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
+    sym(n.energy, "nvmlDeviceGetTotalEnergyConsumption");
+    sym(n.power, "nvmlDeviceGetPowerUsage");
+    sym(n.name, "nvmlDeviceGetName");
+    sym(n.error, "nvmlErrorString");
+    if (n.why_not.empty()) {
+      const nvmlReturn_t r = n.init();
+      if (r != NVML_SUCCESS) n.why_not = fmt::format("nvmlInit: {}", n.error(r));
+    }
+    return n;
+  }
+};
+
+class NvmlSource final : public Source {
+ public:
+  explicit NvmlSource(std::vector<std::pair<std::string, nvmlDevice_t>> devices) : devices_(std::move(devices)) {}
+  std::string name() const override { return "nvml"; }
+  int channels() const override { return static_cast<int>(devices_.size()); }
+  std::string channel_name(int c) const override { return "GPU " + devices_[c].first; }
+  double energy_J(int c) override {
+    unsigned long long mj = 0;
+    const nvmlReturn_t r = Nvml::get().energy(devices_[c].second, &mj);
+    if (r != NVML_SUCCESS) throw std::runtime_error(fmt::format("nvmlDeviceGetTotalEnergyConsumption: {}", Nvml::get().error(r)));
+    return static_cast<double>(mj) * 1e-3;
+  }
+  std::optional<double> power_W(int c) override {
+    unsigned int mw = 0;
+    const nvmlReturn_t r = Nvml::get().power(devices_[c].second, &mw);
+    if (r != NVML_SUCCESS) throw std::runtime_error(fmt::format("nvmlDeviceGetPowerUsage: {}", Nvml::get().error(r)));
+    return mw * 1e-3;
+  }
+  double resolution_J() const override { return 1e-3; }  // the counter counts millijoules
+
+ private:
+  std::vector<std::pair<std::string, nvmlDevice_t>> devices_;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> open_nvml(const Devices& devices, std::string* why_not) {
+  const Nvml& n = Nvml::get();
+  if (!n.why_not.empty()) {
+    if (why_not) *why_not = n.why_not;
+    return nullptr;
+  }
+  if (devices.bus_ids.empty()) {
+    if (why_not) *why_not = "no GPU to measure";
+    return nullptr;
+  }
+  std::vector<std::pair<std::string, nvmlDevice_t>> found;
+  for (const auto& bus : devices.bus_ids) {
+    nvmlDevice_t d{};
+    const nvmlReturn_t r = n.by_bus_id(bus.c_str(), &d);
+    if (r != NVML_SUCCESS) {
+      if (why_not) *why_not = fmt::format("nvmlDeviceGetHandleByPciBusId({}): {}", bus, n.error(r));
+      return nullptr;
+    }
+    unsigned long long mj = 0;
+    const nvmlReturn_t e = n.energy(d, &mj);
+    if (e != NVML_SUCCESS) {
+      if (why_not) *why_not = fmt::format("GPU {} has no readable energy counter: {}", bus, n.error(e));
+      return nullptr;
+    }
+    found.emplace_back(bus, d);
+  }
+  return std::make_unique<NvmlSource>(std::move(found));
+}
+
+}  // namespace dmabench::power
+
+#else
+
+namespace dmabench::power {
+std::unique_ptr<Source> open_nvml(const Devices&, std::string* why_not) {
+  if (why_not) *why_not = "this build has no NVML support (nvml.h was not found at configure time)";
+  return nullptr;
+}
+}  // namespace dmabench::power
+
+#endif

@@ -1,0 +1,254 @@
+// The power method against fake counters: known watts in, known joules per operation out; counter
+// wrap-around; a source failing mid-run; RAPL's sysfs files; config and CLI parsing.
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/cli.hpp"
+#include "bench/config.hpp"
+#include "bench/errors.hpp"
+#include "bench/harness.hpp"
+#include "power/meter.hpp"
+
+using namespace dmabench;
+using json = nlohmann::json;
+
+namespace {
+
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// A counter that integrates idle + extra watts (extra while `active`) and publishes the integral
+// only every `period_s`, like NVML's total-energy counter; optionally wraps and fails.
+class FakeSource final : public power::Source {
+ public:
+  FakeSource(int channels, double idle_W, double extra_W, double period_s, std::optional<double> wrap = {})
+      : n_(channels), idle_(idle_W), extra_(extra_W), period_(period_s), wrap_(wrap) {
+    last_ = now_s();
+    energy_.assign(n_, 0.0);
+    published_.assign(n_, 0.0);
+    next_publish_ = last_ + period_;
+  }
+  std::string name() const override { return "fake"; }
+  int channels() const override { return n_; }
+  std::string channel_name(int c) const override { return "fake " + std::to_string(c); }
+  double energy_J(int c) override {
+    std::lock_guard lock(mu_);
+    if (fail_after_ >= 0 && reads_++ >= fail_after_) throw std::runtime_error("fake counter failed");
+    advance();
+    double v = published_[c];
+    if (wrap_) v = std::fmod(v, *wrap_);
+    return v;
+  }
+  double resolution_J() const override { return 1e-3; }
+  std::optional<double> wrap_J() const override { return wrap_; }
+  void fail_after(int reads) {
+    std::lock_guard lock(mu_);
+    fail_after_ = reads;
+    reads_ = 0;
+  }
+  void set_active(bool a) {
+    std::lock_guard lock(mu_);
+    advance();
+    active_ = a;
+  }
+
+ private:
+  void advance() {
+    const double t = now_s();
+    // integrate up to each publish instant, then to now
+    while (next_publish_ <= t) {
+      for (auto& e : energy_) e += (idle_ + (active_ ? extra_ : 0)) * (next_publish_ - last_);
+      last_ = next_publish_;
+      published_ = energy_;
+      next_publish_ += period_;
+    }
+    for (auto& e : energy_) e += (idle_ + (active_ ? extra_ : 0)) * (t - last_);
+    last_ = t;
+  }
+  int n_;
+  double idle_, extra_, period_;
+  std::optional<double> wrap_;
+  int fail_after_ = -1, reads_ = 0;
+  bool active_ = false;
+  double last_, next_publish_;
+  std::vector<double> energy_, published_;
+  std::mutex mu_;
+};
+
+// A batch of one 1 ms "operation" during which the fake draws its extra watts.
+std::function<int()> busy_batch(FakeSource& src) {
+  return [&src] {
+    src.set_active(true);
+    const double end = now_s() + 1e-3;
+    while (now_s() < end) {
+    }
+    src.set_active(false);
+    return 1;
+  };
+}
+
+}  // namespace
+
+TEST(PowerMeter, UpdatePeriodIdleAndActiveWattsAndEnergyPerOp) {
+  auto owned = std::make_unique<FakeSource>(2, 100.0, 60.0, 0.02);
+  FakeSource& src = *owned;
+  power::Meter meter(std::move(owned), 0.3);
+  meter.calibrate(0.5);
+  const json ctx = meter.context();
+  for (const auto& ch : ctx["channels"]) {
+    EXPECT_NEAR(ch["update_period_s"].get<double>(), 0.02, 0.004) << ctx.dump();
+    EXPECT_NEAR(ch["idle_W"].get<double>(), 100.0, 2.0) << ctx.dump();
+  }
+  const json r = meter.measure({0, 1}, busy_batch(src), 2e9, "case");
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  EXPECT_EQ(r["source"], "fake");
+  EXPECT_GE(r["window_s"].get<double>(), 0.3);
+  EXPECT_NEAR(r["avg_W"][0].get<double>(), 160.0, 6.0) << r.dump();
+  // two channels, 60 W extra each, while operations run nearly all the time
+  EXPECT_NEAR(r["active_W"].get<double>(), 120.0, 8.0) << r.dump();
+  const double ops_per_s = r["ops"].get<double>() / r["window_s"].get<double>();
+  EXPECT_NEAR(r["energy_per_op_J"].get<double>(), r["active_W"].get<double>() / ops_per_s,
+              0.05 * r["energy_per_op_J"].get<double>());
+  // each op is ~1 ms of 120 W above idle: ~0.12 J; per GB (2 GB per op): ~0.06 J
+  EXPECT_NEAR(r["energy_per_op_J"].get<double>(), 0.12, 0.02) << r.dump();
+  EXPECT_NEAR(r["energy_per_GB_J"].get<double>(), r["energy_per_op_J"].get<double>() / 2.0, 1e-9);
+  EXPECT_GT(r["uncertainty"].get<double>(), 0.0);
+  EXPECT_LT(r["uncertainty"].get<double>(), 0.2);
+  EXPECT_FALSE(r["window_too_short"].get<bool>());
+}
+
+TEST(PowerMeter, CounterWrapAround) {
+  // 100 W wraps a 5 J counter every 50 ms: many wraps per window, one at most between reads
+  auto owned = std::make_unique<FakeSource>(1, 100.0, 0.0, 0.01, 5.0);
+  FakeSource& src = *owned;
+  power::Meter meter(std::move(owned), 0.3);
+  meter.calibrate(0.3);
+  EXPECT_NEAR(meter.context()["channels"][0]["idle_W"].get<double>(), 100.0, 3.0);
+  const json r = meter.measure({0}, busy_batch(src), 1e6, "wrap");
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  EXPECT_NEAR(r["avg_W"][0].get<double>(), 100.0, 3.0) << r.dump();
+}
+
+TEST(PowerMeter, ShortWindowIsFlagged) {
+  auto owned = std::make_unique<FakeSource>(1, 50.0, 50.0, 0.05);
+  FakeSource& src = *owned;
+  power::Meter meter(std::move(owned), 0.2);  // 4 update periods: under the 10 the method wants
+  meter.calibrate(0.5);
+  const json r = meter.measure({0}, busy_batch(src), 1e6, "short");
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  EXPECT_TRUE(r["window_too_short"].get<bool>());
+}
+
+TEST(PowerMeter, FailingSourceKeepsTheCaseLatency) {
+  std::string why;
+  auto backend = make_backend("host", &why);
+  auto engine = make_engine("host", &why);
+  Case c{.pattern = "copy",
+         .engine = EngineVariant{"host", json::object()},
+         .devices = {0, 1},
+         .bytes_per_rank = 4096,
+         .timing = Timing::oneshot,
+         .warmup = 1,
+         .iterations = 5,
+         .pipeline_depth = 1};
+  CaseExecution ex(c, engine.get(), "", *backend);
+  ex.setup();
+  ASSERT_EQ(ex.status(), Status::ok) << ex.reason();
+  std::vector<double> samples;
+  for (int i = 0; i < 5; ++i) samples.push_back(ex.sample_seconds() * 1e6);
+  ex.add_invocation(samples);
+  auto owned = std::make_unique<FakeSource>(1, 80.0, 20.0, 0.01);
+  FakeSource& src = *owned;
+  power::Meter meter(std::move(owned), 0.3);
+  meter.calibrate(0.1);
+  src.fail_after(50);  // the counter dies during the case's window
+  ex.measure_power(meter, {0});
+  const json r = ex.result(1);
+  EXPECT_EQ(r["status"], "ok");
+  EXPECT_GT(r["latency_us"]["p50"].get<double>(), 0.0);
+  ASSERT_TRUE(r.contains("power"));
+  EXPECT_NE(r["power"]["error"].get<std::string>().find("fake counter failed"), std::string::npos) << r["power"].dump();
+}
+
+TEST(PowerSources, RaplReadsSysfsAndNamesWhatIsMissing) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(::testing::TempDir()) / "fake_powercap";
+  fs::remove_all(root);
+  fs::create_directories(root / "intel-rapl:0");
+  fs::create_directories(root / "intel-rapl:0:0");  // a sub-zone: not a package
+  std::ofstream(root / "intel-rapl:0" / "energy_uj") << "123456789\n";
+  std::ofstream(root / "intel-rapl:0" / "max_energy_range_uj") << "262143328850\n";
+  std::string why;
+  auto src = power::open_rapl(&why, root.string());
+  ASSERT_NE(src, nullptr) << why;
+  EXPECT_EQ(src->channels(), 1);
+  EXPECT_NEAR(src->energy_J(0), 123.456789, 1e-9);
+  EXPECT_NEAR(*src->wrap_J(), 262143.32885, 1e-6);
+  EXPECT_EQ(power::open_rapl(&why, (root / "nothing").string()), nullptr);
+  EXPECT_NE(why.find("no RAPL package zones"), std::string::npos) << why;
+  fs::remove(root / "intel-rapl:0" / "max_energy_range_uj");
+  EXPECT_EQ(power::open_rapl(&why, root.string()), nullptr);
+  EXPECT_NE(why.find("not readable"), std::string::npos) << why;
+}
+
+TEST(PowerSources, UnavailableSourcesSayWhy) {
+  std::string why;
+  EXPECT_EQ(power::open("none", {}, &why), nullptr);
+  EXPECT_NE(why.find("none"), std::string::npos);
+  EXPECT_EQ(power::open("nvml", {}, &why), nullptr);  // no GPU to measure, or no NVML in this build
+  EXPECT_FALSE(why.empty());
+  EXPECT_EQ(power::open("bogus", {}, &why), nullptr);
+  EXPECT_NE(why.find("unknown power source"), std::string::npos);
+}
+
+TEST(PowerConfig, ConfigAndFlags) {
+  Config c = parse_config(json::parse(R"({"sizes": 1, "power": {"source": "nvml", "window_s": 3}})"));
+  EXPECT_TRUE(c.power);
+  EXPECT_EQ(c.power_source, "nvml");
+  EXPECT_DOUBLE_EQ(c.power_window_s, 3.0);
+  EXPECT_TRUE(parse_config(json::parse(R"({"sizes": 1, "power": true})")).power);
+  EXPECT_FALSE(parse_config(json::parse(R"({"sizes": 1})")).power);
+  auto bad = [](const char* text, const char* fragment) {
+    try {
+      parse_config(json::parse(text));
+      FAIL() << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  bad(R"({"sizes": 1, "power": {"source": "wattmeter"}})", "power.source");
+  bad(R"({"sizes": 1, "power": {"window_s": 0.01}})", "power.window_s");
+  bad(R"({"sizes": 1, "power": {"windows": 2}})", "power.windows");
+  bad(R"({"sizes": 1, "power": "yes"})", "power");
+  CliOptions o = parse_cli({"--power", "--power-window", "1.5", "--power-trace", "t.json"});
+  EXPECT_EQ(*o.power, "auto");
+  EXPECT_DOUBLE_EQ(*o.power_window_s, 1.5);
+  EXPECT_EQ(o.power_trace, "t.json");
+  EXPECT_EQ(*parse_cli({"--power=rapl"}).power, "rapl");
+  EXPECT_THROW(parse_cli({"--power=joulemeter"}), InputError);
+  EXPECT_THROW(parse_cli({"--power-window", "fast"}), InputError);
+}
+
+TEST(PowerTrace, RecordsWindowsAndCaseBoundaries) {
+  const std::string path = ::testing::TempDir() + "/trace.json";
+  power::Trace trace(path);
+  auto owned = std::make_unique<FakeSource>(1, 70.0, 30.0, 0.02);
+  FakeSource& src = *owned;
+  power::Meter meter(std::move(owned), 0.2, &trace);
+  meter.calibrate(0.2);
+  meter.measure({0}, busy_batch(src), 1e6, "copy/x");
+  std::ifstream f(path);
+  const json doc = json::parse(f);
+  EXPECT_EQ(doc["schema"], "dmabench-power-trace/1");
+  EXPECT_GT(doc["samples"].size(), 10u);
+  std::vector<std::string> events;
+  for (const auto& e : doc["events"]) events.push_back(e["event"]);
+  EXPECT_EQ(events, (std::vector<std::string>{"idle baseline", "start copy/x", "end copy/x"}));
+}
