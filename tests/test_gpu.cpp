@@ -283,7 +283,8 @@ TEST(GpuEngines, TooLargeIsSkippedWithReason) {
 TEST(GpuPower, NvmlReadingsAreSane) {
   REQUIRE_GPU(backend);
   power::Devices devs;
-  for (const auto& d : backend->context()["devices"]) devs.bus_ids.push_back(d["bus_id"]);
+  const json machine = backend->context();  // keep it alive while iterating
+  for (const auto& d : machine["devices"]) devs.bus_ids.push_back(d["bus_id"].get<std::string>());
   std::string why;
   auto src = power::open("nvml", devs, &why);
   if (!src && why.find("this build has no NVML") != std::string::npos) GTEST_SKIP() << why;
