@@ -9,41 +9,14 @@ best NCCL mode per size, in latency and busbw, (3) the four-phase breakdown of o
 (when a breakdown file is given). Only ok (validated) results are used.
 """
 import argparse
-import json
+import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dmabench_results import fmt_size, load, table, variant  # noqa: E402
+
+TOOL = "dma_latte_report.py"
 DMA = ("ce", "ce-batch")
-DEFAULTS = {"schedule": "b2b", "streams": "auto", "trigger": "enqueue", "completion": "event", "graph": False,
-            "gate": "wait-value", "issue": "caller", "cta_policy": "default", "blocks": "auto"}
-
-
-def fmt_size(n):
-    for unit, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= f and n % f == 0:
-            return f"{n // f} {unit}"
-    return f"{n} B"
-
-
-def variant(r):
-    opts = [f"{k}={v if not isinstance(v, bool) else str(v).lower()}" for k, v in r["options"].items()
-            if DEFAULTS.get(k) != v]
-    return r["engine"] + (" " + ",".join(opts) if opts else "")
-
-
-def load(path):
-    try:
-        doc = json.load(open(path))
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"dma_latte_report.py: cannot read {path}: {e}")
-    if not str(doc.get("schema", "")).startswith("dmabench/"):
-        raise SystemExit(f"dma_latte_report.py: {path} is not a dmabench results file")
-    return doc
-
-
-def table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def main(argv=None):
@@ -52,7 +25,7 @@ def main(argv=None):
     ap.add_argument("--breakdown")
     ap.add_argument("--timing", default="oneshot", choices=["oneshot", "pipelined"])
     a = ap.parse_args(argv)
-    res = [r for r in load(a.results)["results"] if r["status"] == "ok"]
+    res = [r for r in load(a.results, TOOL)["results"] if r["status"] == "ok"]
     sizes = sorted({r["bytes_per_rank"] for r in res})
     p50 = {(r["pattern"], variant(r), r["timing"], r["bytes_per_rank"]): r["latency_us"]["p50"] for r in res}
     bus = {(r["pattern"], variant(r), r["timing"], r["bytes_per_rank"]): r["busbw_GBps"] for r in res}
@@ -91,7 +64,7 @@ def main(argv=None):
         out.append(table(["pattern", "size/rank", "best DMA", "p50", "best NCCL", "p50", "DMA/NCCL",
                           "NCCL CE / DMA", "DMA busbw", "NCCL busbw", "NCCL CE busbw"], rows))
     if a.breakdown:
-        bres = [r for r in load(a.breakdown)["results"] if r["status"] == "ok" and isinstance(r.get("breakdown_us"), dict)]
+        bres = [r for r in load(a.breakdown, TOOL)["results"] if r["status"] == "ok" and isinstance(r.get("breakdown_us"), dict)]
         out.append("\n**Latency breakdown of one copy, GPU 0 → GPU 1, oneshot** (µs, medians; shares of the untraced total)\n")
         rows = []
         for r in sorted(bres, key=lambda r: (variant(r), r["bytes_per_rank"])):

@@ -10,42 +10,13 @@ size and timing mode where it was reached. Only `ok` (validated) results are use
 ok result shows its status instead.
 """
 import argparse
-import json
-import re
+import os
 import sys
 
-UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
-         "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dmabench_results import PATTERN_ORDER, fmt_size, load, parse_size, variant  # noqa: E402
 
-
-def parse_size(text):
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
-    if not m or m.group(2).lower() not in UNITS:
-        raise SystemExit(f"summarize.py: --sizes: '{text}' is not a size such as 64KiB")
-    return int(float(m.group(1)) * UNITS[m.group(2).lower()])
-
-
-def fmt_size(n):
-    for unit, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= f and n % f == 0:
-            return f"{n // f} {unit}"
-    return f"{n} B"
-
-
-def variant(r):
-    opts = ",".join(f"{k}={v}" for k, v in sorted(r.get("options", {}).items()))
-    return r["engine"] + (f" ({opts})" if opts else "")
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"summarize.py: cannot read {path}: {e}")
-    if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith("dmabench/"):
-        raise SystemExit(f"summarize.py: {path} is not a dmabench results file (no 'schema': 'dmabench/...')")
-    return doc
+TOOL = "summarize.py"
 
 
 def main(argv=None):
@@ -56,14 +27,14 @@ def main(argv=None):
     ap.add_argument("--sizes", default="")
     ap.add_argument("--devices", default="")
     a = ap.parse_args(argv)
-    doc = load(a.results)
+    doc = load(a.results, TOOL)
     res = doc["results"]
     if a.devices:
         want = [int(x) for x in a.devices.split(",")]
         res = [r for r in res if r["devices"] == want[: len(r["devices"])]]
-    pats = [p for p in a.patterns.split(",") if p] or sorted({r["pattern"] for r in res}, key=lambda p: ["copy", "bidir", "allgather", "alltoall"].index(p) if p in ("copy", "bidir", "allgather", "alltoall") else 9)
+    pats = [p for p in a.patterns.split(",") if p] or sorted({r["pattern"] for r in res}, key=lambda p: PATTERN_ORDER.index(p) if p in PATTERN_ORDER else 9)
     engs = [e for e in a.engines.split(",") if e]
-    sizes = [parse_size(s) for s in a.sizes.split(",") if s] or sorted({r["bytes_per_rank"] for r in res})
+    sizes = [parse_size(s, TOOL) for s in a.sizes.split(",") if s] or sorted({r["bytes_per_rank"] for r in res})
     cell = {}
     for r in res:
         cell[(r["pattern"], variant(r), r["timing"], r["bytes_per_rank"])] = r
@@ -124,6 +95,32 @@ def main(argv=None):
                        f"{jgb:.3f} | {100 * unc:.1f}% | {p['window_s']:.2f}{' (short)' if p.get('window_too_short') else ''} |"
                        if jgb is not None and unc is not None else
                        f"| {r['pattern']} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | {p['active_W']:.1f} | – | – | {p['window_s']:.2f} |")
+        out.append("\n**DMA energy saving** per GB: best copy-engine variant (`ce`, `ce-batch`) against `sm` and "
+                   "against the best NCCL mode; saving = 1 − E_DMA / E_other, ± the two relative uncertainties added\n")
+        out.append("| pattern | size/rank | best DMA J/GB | sm J/GB | saving vs sm | best NCCL J/GB | saving vs NCCL |")
+        out.append("| --- | --- | --- | --- | --- | --- | --- |")
+        ok = [r for r in powered if "error" not in r["power"] and r["power"].get("energy_per_GB_J")]
+        for p in pats:
+            for size in sorted({r["bytes_per_rank"] for r in ok if r["pattern"] == p}):
+                group = [r for r in ok if r["pattern"] == p and r["bytes_per_rank"] == size]
+                pick = lambda rs: min(rs, key=lambda r: r["power"]["energy_per_GB_J"]) if rs else None
+                dma = pick([r for r in group if r["engine"] in ("ce", "ce-batch")])
+                sm = pick([r for r in group if r["engine"] == "sm"])
+                nccl = pick([r for r in group if r["engine"] == "nccl"])
+                if not dma:
+                    continue
+
+                def saving(other):
+                    if not other:
+                        return "–"
+                    e_d, e_o = dma["power"]["energy_per_GB_J"], other["power"]["energy_per_GB_J"]
+                    u = (dma["power"]["uncertainty"] + other["power"]["uncertainty"]) * e_d / e_o
+                    return f"{100 * (1 - e_d / e_o):+.1f}% ± {100 * u:.1f}%"
+
+                out.append(f"| {p} | {fmt_size(size)} | {dma['power']['energy_per_GB_J']:.3f} ({variant(dma)}) | "
+                           f"{sm['power']['energy_per_GB_J']:.3f} | {saving(sm)} | "
+                           f"{nccl['power']['energy_per_GB_J']:.3f} ({variant(nccl)}) | {saving(nccl)} |"
+                           if sm and nccl else f"| {p} | {fmt_size(size)} | {dma['power']['energy_per_GB_J']:.3f} | – | – | – | – |")
     print("\n".join(out).lstrip("\n"))
     return 0
 
