@@ -32,6 +32,12 @@ file:/usr/include/fmt/format.h                       libfmt-dev
 file:/usr/include/nlohmann/json.hpp                  nlohmann-json3-dev
 file:/usr/include/gtest/gtest.h                      libgtest-dev
 REQS
+  # Optional: with it the rocm-smi power source is compiled too (AMD GPUs); never required.
+  local optional=()
+  requirement_missing "file:/usr/include/rocm_smi/rocm_smi.h" && optional+=(librocm-smi-dev)
+  if [ ${#optional[@]} -gt 0 ] && [ "${DMABENCH_NO_APT:-0}" != 1 ] && command -v apt-get >/dev/null 2>&1; then
+    missing+=("${optional[@]}")
+  fi
   if [ ${#missing[@]} -eq 0 ]; then
     return 0
   fi
@@ -44,7 +50,12 @@ REQS
   log "installing missing packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq || log "apt-get update failed; trying the install anyway"
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"; then
+    # retry without the optional packages: they must never stop a build
+    local required=()
+    for p in "${missing[@]}"; do [[ " ${optional[*]} " == *" $p "* ]] || required+=("$p"); done
+    [ ${#required[@]} -eq 0 ] || $sudo apt-get install -y -qq --no-install-recommends "${required[@]}"
+  fi
 }
 
 build_dmabench() {
