@@ -32,9 +32,23 @@ file:/usr/include/fmt/format.h                       libfmt-dev
 file:/usr/include/nlohmann/json.hpp                  nlohmann-json3-dev
 file:/usr/include/gtest/gtest.h                      libgtest-dev
 REQS
-  # Optional: with it the rocm-smi power source is compiled too (AMD GPUs); never required.
+  # Wanted, not required for the build: the script tests (pandas, matplotlib, pytest, nbconvert)
+  # and the rocm-smi power source (AMD GPUs). Installed where apt can; never stop a build.
   local optional=()
-  requirement_missing "file:/usr/include/rocm_smi/rocm_smi.h" && optional+=(librocm-smi-dev)
+  while read -r probe pkg; do
+    [ -z "$probe" ] && continue
+    requirement_missing "$probe" && optional+=("$pkg")
+  done <<'WANTED'
+file:/usr/include/rocm_smi/rocm_smi.h                         librocm-smi-dev
+file:/usr/lib/python3/dist-packages/pandas/__init__.py        python3-pandas
+file:/usr/lib/python3/dist-packages/matplotlib/__init__.py    python3-matplotlib
+file:/usr/lib/python3/dist-packages/pytest/__init__.py        python3-pytest
+file:/usr/lib/python3/dist-packages/ipykernel/__init__.py     python3-ipykernel
+cmd:jupyter-nbconvert                                         jupyter-nbconvert
+WANTED
+  if [ ${#optional[@]} -gt 0 ] && { [ "${DMABENCH_NO_APT:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1; }; then
+    log "not installing (no apt): ${optional[*]}; the script tests need the python ones"
+  fi
   if [ ${#optional[@]} -gt 0 ] && [ "${DMABENCH_NO_APT:-0}" != 1 ] && command -v apt-get >/dev/null 2>&1; then
     missing+=("${optional[@]}")
   fi

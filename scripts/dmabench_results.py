@@ -51,3 +51,75 @@ def table(header, rows):
     out = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out)
+
+
+SCHEMA_MAJOR = "dmabench/1"
+
+
+def check_schema(doc, path, tool):
+    """Exits with a clear message when the file's schema major version is not the one these scripts read."""
+    if doc.get("schema") != SCHEMA_MAJOR:
+        raise SystemExit(f"{tool}: {path} has schema {doc.get('schema')!r}; this script reads {SCHEMA_MAJOR!r}")
+
+
+def case_key(result):
+    """The full identity of a case across runs: pattern, engine, options, devices, bytes, timing."""
+    return (result["pattern"], result["engine"], json.dumps(result.get("options", {}), sort_keys=True),
+            tuple(result.get("devices", [])), result.get("bytes"), result["bytes_per_rank"], result["timing"])
+
+
+def machine_label(doc):
+    """Short machine description from a results file's context: '2 x NVIDIA H200' or the host CPU."""
+    ctx = doc.get("context", {})
+    devices = ctx.get("machine", {}).get("devices", [])
+    if devices:
+        names = sorted({d.get("name", "?") for d in devices})
+        return f"{len(devices)} x {'/'.join(names)}"
+    return f"host {ctx.get('machine', {}).get('cpu', ctx.get('host', '?'))}"
+
+
+def versions_caption(doc):
+    """One line with the machine, software versions and dmabench revision of a results file."""
+    ctx = doc.get("context", {})
+    v = ctx.get("machine", {}).get("versions", {})
+    parts = [machine_label(doc)]
+    if v:
+        parts.append(", ".join(f"{k.replace('_', ' ')} {val}" for k, val in v.items() if val))
+    parts.append(f"dmabench {ctx.get('dmabench', {}).get('git_revision', '?')}, {ctx.get('date', '?')[:10]}")
+    return "; ".join(parts)
+
+
+def to_frame(paths, tool="dmabench_results"):
+    """A tidy pandas DataFrame: one row per result of every file, with flat metric columns.
+
+    Columns: file, machine, name, pattern, engine, variant, options (JSON text), devices (text), ranks,
+    bytes, bytes_per_rank, timing, status, reason, validated, clock, iterations, min/p50/mean/p95/p99/
+    max/stddev (µs), algbw, busbw (GB/s), energy_per_GB_J, active_W, power_uncertainty, and
+    bd_control / bd_schedule / bd_copy / bd_sync / bd_total (µs) where a breakdown exists.
+    """
+    import pandas as pd  # only the DataFrame users need pandas
+
+    rows = []
+    for path in paths:
+        doc = load(path, tool)
+        check_schema(doc, path, tool)
+        machine = machine_label(doc)
+        for r in doc.get("results", []):
+            lat = r.get("latency_us") or {}
+            power = r.get("power") or {}
+            bd = r.get("breakdown_us") or {}
+            row = {"file": path, "machine": machine, "name": r.get("name"), "pattern": r["pattern"],
+                   "engine": r["engine"], "variant": variant(r), "options": json.dumps(r.get("options", {}), sort_keys=True),
+                   "devices": ",".join(str(d) for d in r.get("devices", [])), "ranks": r.get("ranks"),
+                   "bytes": r.get("bytes"), "bytes_per_rank": r["bytes_per_rank"], "timing": r["timing"],
+                   "status": r["status"], "reason": r.get("reason", ""), "validated": r.get("validated"),
+                   "clock": r.get("clock", "host"), "iterations": r.get("iterations"),
+                   "algbw": r.get("algbw_GBps"), "busbw": r.get("busbw_GBps"),
+                   "energy_per_GB_J": power.get("energy_per_GB_J"), "active_W": power.get("active_W"),
+                   "power_uncertainty": power.get("uncertainty")}
+            for k in ("min", "p50", "mean", "p95", "p99", "max", "stddev"):
+                row[k] = lat.get(k)
+            for k in ("control", "schedule", "copy", "sync", "total"):
+                row[f"bd_{k}"] = bd.get(k) if "error" not in bd else None
+            rows.append(row)
+    return pd.DataFrame(rows)

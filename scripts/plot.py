@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Figures from dmabench results (pandas + matplotlib).
+
+usage: plot.py RESULTS.json [RESULTS.json ...] --out DIR [--timing oneshot|pipelined|both]
+               [--baseline VARIANT] [--patterns copy,allgather] [--engines ce,nccl]
+               [--max-variants 10]
+
+Per pattern and timing mode: latency_<pattern>_<timing>.png (p50 vs size, log-log, band from min
+to p95), busbw_<pattern>_<timing>.png, speedup_<pattern>_<timing>.png (baseline p50 / variant p50).
+When the results have them: breakdown.png (stacked control/schedule/copy/sync per size) and
+energy_<pattern>.png (energy per GB with its uncertainty). Several files overlay: line style per
+file, one colour per engine variant in every figure. The functions are importable (the notebook
+uses them).
+"""
+import argparse
+import os
+import sys
+import zlib
+
+import matplotlib
+
+if "ipykernel" not in sys.modules:  # files only; a notebook keeps its inline backend
+    matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dmabench_results import PATTERN_ORDER, load, to_frame, versions_caption  # noqa: E402
+
+TOOL = "plot.py"
+STYLES = ["-", "--", ":", "-."]
+PHASES = [("bd_control", "control"), ("bd_schedule", "schedule"), ("bd_copy", "copy"), ("bd_sync", "sync")]
+
+
+def size_label(n):
+    for unit, f in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= f and n % f == 0:
+            return f"{n // f}{unit}"
+    return f"{int(n)}"
+
+
+def size_axis(ax, sizes):
+    """x axis in bytes per rank, log2, labelled 1K, 64K, 1M, ... at the measured sizes."""
+    ax.set_xscale("log", base=2)
+    ticks = sorted(set(sizes))
+    if len(ticks) > 12:
+        ticks = ticks[:: (len(ticks) + 11) // 12]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: size_label(int(round(v)))))
+    ax.set_xlabel("bytes per rank")
+
+
+# Engines at their defaults keep one colour everywhere; the other variants of the files loaded
+# get distinct colours in name order, the same in every figure of one invocation.
+FIXED = {"ce": "tab:blue", "nccl": "tab:orange", "sm": "tab:green", "ce-batch": "tab:cyan", "host": "tab:gray"}
+MARKERS = "osD^v<>ph*"
+
+
+def colours(variants):
+    taken = set(FIXED.values())
+    pool = [c for c in ["tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "black"] if c not in taken]
+    pool += list(plt.get_cmap("Dark2").colors) + list(plt.get_cmap("tab20b").colors)
+    others = sorted(v for v in variants if v not in FIXED)
+    out = {v: FIXED[v] for v in variants if v in FIXED}
+    out.update({v: pool[i % len(pool)] for i, v in enumerate(others)})
+    return out
+
+
+def _label(text, width=48):
+    """Long variant names wrapped after commas."""
+    lines, line = [], ""
+    for part in text.split(","):
+        piece = part if not line else "," + part
+        if line and len(line) + len(piece) > width:
+            lines.append(line + ",")
+            line = part
+        else:
+            line += piece
+    return "\n".join(lines + [line])
+
+
+def _marker(v):
+    return MARKERS[zlib.crc32(v.encode()) % len(MARKERS)]
+
+
+def _figure():
+    """A figure with room on the right for a legend of long variant names."""
+    fig, ax = plt.subplots(figsize=(11.5, 5.4))
+    fig.subplots_adjust(left=0.07, right=0.62, bottom=0.2)
+    return fig, ax
+
+
+def _legend(ax):
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+
+
+def pick_variants(df, baseline, max_variants):
+    """At most max_variants variants: the baseline, every non-copy-engine engine at its defaults,
+    then the fastest others (median p50 over sizes)."""
+    ok = df[df.status == "ok"]
+    keep = [v for v in sorted(ok.variant.unique()) if v == baseline or (" " not in v and not v.startswith("ce"))]
+    rest = ok[~ok.variant.isin(keep)].groupby("variant").p50.median().sort_values()
+    for v in rest.index:
+        if len(keep) >= max_variants:
+            break
+        keep.append(v)
+    return keep
+
+
+def _caption(fig, captions):
+    fig.text(0.01, 0.005, "\n".join(captions), fontsize=6.5, va="bottom", ha="left", color="0.3")
+
+
+def _series(df, pattern, timing, variants):
+    sub = df[(df.pattern == pattern) & (df.timing == timing) & (df.status == "ok") & df.variant.isin(variants)]
+    for (f, v), g in sub.groupby(["file", "variant"]):
+        yield f, v, g.sort_values("bytes_per_rank")
+
+
+def figure_latency(df, pattern, timing, variants, palette, files, captions):
+    fig, ax = _figure()
+    for f, v, g in _series(df, pattern, timing, variants):
+        ls = STYLES[files.index(f) % len(STYLES)]
+        label = _label(v if len(files) == 1 else f"{v} [{os.path.basename(f)}]")
+        ax.plot(g.bytes_per_rank, g.p50, ls, marker=_marker(v), ms=4, color=palette[v], label=label)
+        ax.fill_between(g.bytes_per_rank, g["min"], g.p95, color=palette[v], alpha=0.12, lw=0)
+    size_axis(ax, df[df.pattern == pattern].bytes_per_rank)
+    ax.set_yscale("log")
+    ax.set_ylabel("latency p50, µs (band: min to p95)")
+    ax.set_title(f"{pattern}, {timing}: latency")
+    ax.grid(True, which="both", alpha=0.3)
+    _legend(ax)
+    _caption(fig, captions)
+    return fig
+
+
+def figure_busbw(df, pattern, timing, variants, palette, files, captions):
+    fig, ax = _figure()
+    for f, v, g in _series(df, pattern, timing, variants):
+        ls = STYLES[files.index(f) % len(STYLES)]
+        label = _label(v if len(files) == 1 else f"{v} [{os.path.basename(f)}]")
+        ax.plot(g.bytes_per_rank, g.busbw, ls, marker=_marker(v), ms=4, color=palette[v], label=label)
+    size_axis(ax, df[df.pattern == pattern].bytes_per_rank)
+    ax.set_ylabel("busbw, GB/s (nccl-tests definition, from p50)")
+    ax.set_title(f"{pattern}, {timing}: bus bandwidth")
+    ax.grid(True, alpha=0.3)
+    _legend(ax)
+    _caption(fig, captions)
+    return fig
+
+
+def figure_speedup(df, pattern, timing, variants, palette, files, captions, baseline):
+    fig, ax = _figure()
+    ok = df[(df.pattern == pattern) & (df.timing == timing) & (df.status == "ok")]
+    for f in files:
+        base = ok[(ok.file == f) & (ok.variant == baseline)].set_index("bytes_per_rank").p50
+        if base.empty:
+            continue
+        for v in variants:
+            g = ok[(ok.file == f) & (ok.variant == v)].set_index("bytes_per_rank").p50
+            common = base.index.intersection(g.index)
+            if common.empty or v == baseline:
+                continue
+            label = _label(v if len(files) == 1 else f"{v} [{os.path.basename(f)}]")
+            ax.plot(common, base[common] / g[common], STYLES[files.index(f) % len(STYLES)], marker=_marker(v), ms=4,
+                    color=palette[v], label=label)
+    ax.axhline(1.0, color="0.2", lw=1)
+    size_axis(ax, ok.bytes_per_rank)
+    ax.set_ylabel(f"speedup over {baseline} (its p50 / p50)")
+    ax.set_title(f"{pattern}, {timing}: speedup over {baseline}")
+    ax.grid(True, alpha=0.3)
+    _legend(ax)
+    _caption(fig, captions)
+    return fig
+
+
+def figure_breakdown(df, captions):
+    bd = df[(df.status == "ok") & df.bd_total.notna()]
+    variants = sorted(bd.variant.unique())
+    fig, axes = plt.subplots(len(variants), 1, figsize=(9, 2.6 * len(variants) + 1), squeeze=False)
+    for ax, v in zip(axes[:, 0], variants):
+        g = bd[bd.variant == v].sort_values("bytes_per_rank")
+        x = range(len(g))
+        bottom = [0.0] * len(g)
+        for col, name in PHASES:
+            share = (g[col].clip(lower=0) / g.bd_total * 100).tolist()
+            ax.bar(x, share, bottom=bottom, label=name)
+            bottom = [b + s for b, s in zip(bottom, share)]
+        ax.set_xticks(list(x), [size_label(s) for s in g.bytes_per_rank])
+        ax.set_ylabel("% of latency")
+        ax.set_title(f"{v}: where a copy's latency goes", fontsize=9)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0, 0].legend(fontsize=7, ncol=4, loc="upper right")
+    axes[-1, 0].set_xlabel("bytes copied")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    _caption(fig, captions + ["negative phases (CUPTI clock conversion error) drawn as 0; bars can exceed 100%"])
+    return fig
+
+
+def figure_energy(df, pattern, variants, palette, captions):
+    ok = df[(df.pattern == pattern) & (df.status == "ok") & df.energy_per_GB_J.notna()]
+    sizes = sorted(ok.bytes_per_rank.unique())
+    files = list(dict.fromkeys(ok.file))
+    bars = [(f, v) for f in files for v in variants if ((ok.file == f) & (ok.variant == v)).any()]
+    fig, ax = _figure()
+    width = 0.8 / max(1, len(bars))
+    for i, (f, v) in enumerate(bars):
+        g = ok[(ok.file == f) & (ok.variant == v)].set_index("bytes_per_rank").reindex(sizes)
+        xs = [j + i * width for j in range(len(sizes))]
+        label = _label(v if len(files) == 1 else f"{v} [{os.path.basename(f)}]")
+        ax.bar(xs, g.energy_per_GB_J, width, color=palette[v], label=label, hatch=["", "//", "..", "xx"][files.index(f) % 4],
+               yerr=g.energy_per_GB_J * g.power_uncertainty, capsize=2)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(sizes))], [size_label(s) for s in sizes])
+    ax.set_xlabel("bytes per rank")
+    ax.set_ylabel("energy per GB above idle, J/GB (error bar: uncertainty)")
+    ax.set_title(f"{pattern}: energy per GB")
+    ax.grid(True, axis="y", alpha=0.3)
+    _legend(ax)
+    _caption(fig, captions)
+    return fig
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", nargs="+")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--timing", default="oneshot", choices=["oneshot", "pipelined", "both"])
+    ap.add_argument("--baseline", default="nccl")
+    ap.add_argument("--patterns", default="")
+    ap.add_argument("--engines", default="")
+    ap.add_argument("--max-variants", type=int, default=10)
+    a = ap.parse_args(argv)
+    df = to_frame(a.results, TOOL)
+    if a.patterns:
+        df = df[df.pattern.isin(a.patterns.split(","))]
+    if a.engines:
+        df = df[df.engine.isin(a.engines.split(","))]
+    if df[df.status == "ok"].empty:
+        raise SystemExit(f"{TOOL}: no ok results to plot in {', '.join(a.results)} (after the filters)")
+    os.makedirs(a.out, exist_ok=True)
+    captions = [versions_caption(load(f, TOOL)) + f"  [{os.path.basename(f)}, line style {STYLES[i % 4]!r}]"
+                for i, f in enumerate(a.results)]
+    variants = pick_variants(df, a.baseline, a.max_variants)
+    palette = colours(set(df.variant.unique()))
+    timings = ["oneshot", "pipelined"] if a.timing == "both" else [a.timing]
+    written = []
+
+    def save(fig, name):
+        path = os.path.join(a.out, name)
+        fig.savefig(path, dpi=130)
+        plt.close(fig)
+        written.append(path)
+
+    patterns = [p for p in PATTERN_ORDER if p in set(df.pattern)] + sorted(set(df.pattern) - set(PATTERN_ORDER))
+    for p in patterns:
+        for t in timings:
+            if df[(df.pattern == p) & (df.timing == t) & (df.status == "ok")].empty:
+                continue
+            save(figure_latency(df, p, t, variants, palette, a.results, captions), f"latency_{p}_{t}.png")
+            save(figure_busbw(df, p, t, variants, palette, a.results, captions), f"busbw_{p}_{t}.png")
+            if (df.variant == a.baseline).any():
+                save(figure_speedup(df, p, t, variants, palette, a.results, captions, a.baseline), f"speedup_{p}_{t}.png")
+        if df[(df.pattern == p) & df.energy_per_GB_J.notna()].shape[0]:
+            save(figure_energy(df, p, variants, palette, captions), f"energy_{p}.png")
+    if df.bd_total.notna().any():
+        save(figure_breakdown(df, captions), "breakdown.png")
+    for w in written:
+        print(w)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

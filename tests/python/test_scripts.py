@@ -1,0 +1,244 @@
+"""Tests of scripts/plot.py, compare.py, summarize.py, dma_latte_report.py and the notebook.
+
+Run by ctest (test `scripts`) with a python3 that has pandas, matplotlib and pytest.
+"""
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPTS = os.path.join(ROOT, "scripts")
+H200 = os.path.join(ROOT, "results", "h200x2")
+sys.path.insert(0, SCRIPTS)
+
+import compare  # noqa: E402
+import plot  # noqa: E402
+
+
+def run(script, *args):
+    return subprocess.run([sys.executable, os.path.join(SCRIPTS, script), *map(str, args)], capture_output=True,
+                          text=True, timeout=600)
+
+
+def result(pattern, engine, size, timing, p50, spread=0.05, options=None, status="ok", **extra):
+    n = 2
+    s = {"copy": size, "bidir": 2 * size}.get(pattern, n * size)
+    factor = (n - 1) / n if pattern in ("allgather", "alltoall") else 1.0
+    r = {"name": f"{pattern}/{engine}/{timing}/dev=0,1/{size}", "pattern": pattern, "engine": engine,
+         "options": options or {}, "devices": [0, 1], "ranks": n, "bytes": s, "bytes_per_rank": size,
+         "timing": timing, "pipeline_depth": 1, "warmup": 1, "status": status, "reason": "" if status == "ok" else "x",
+         "validated": status == "ok", "iterations": 10 if status == "ok" else 0, "clock": "host",
+         "latency_us": None, "algbw_GBps": None, "busbw_GBps": None}
+    if status == "ok":
+        r["latency_us"] = {"min": p50 * 0.9, "p50": p50, "mean": p50, "p95": p50 * (1 + spread),
+                           "p99": p50 * (1 + 2 * spread), "max": p50 * (1 + 3 * spread), "stddev": p50 * spread / 2}
+        r["algbw_GBps"] = s / p50 / 1e3
+        r["busbw_GBps"] = r["algbw_GBps"] * factor
+    r.update(extra)
+    return r
+
+
+def document(results):
+    return {"schema": "dmabench/1",
+            "context": {"date": "2026-11-29T00:00:00Z", "host": "test", "backend": "cuda",
+                        "dmabench": {"version": "0.1.0", "git_revision": "test"},
+                        "machine": {"devices": [{"id": 0, "name": "GPU X", "bus_id": "0000:01:00.0"},
+                                                {"id": 1, "name": "GPU X", "bus_id": "0000:02:00.0"}],
+                                    "versions": {"cuda_runtime": "13.0", "nccl": "2.28.3"}}},
+            "results": results}
+
+
+def small_run():
+    rs = []
+    for pattern in ("copy", "allgather"):
+        for engine, scale in (("ce", 1.0), ("nccl", 2.0), ("sm", 1.3)):
+            for size in (1024, 65536, 1 << 20):
+                rs.append(result(pattern, engine, size, "oneshot", scale * (8 + size / 3e5)))
+    rs.append(result("copy", "ce", 1024, "oneshot", 8.0, options={"schedule": "pcpy"},
+                     breakdown_us={"control": 3, "schedule": 1, "copy": 1.5, "sync": 2.5, "total": 8}))
+    for engine, e in (("ce", 1.7), ("sm", 1.9), ("nccl", 2.1)):
+        r = result("allgather", engine, 1 << 30, "oneshot", 3000.0)
+        r["power"] = {"source": "fake", "energy_per_GB_J": e, "active_W": 200.0, "uncertainty": 0.01, "window_s": 2.0}
+        rs.append(r)
+    return document(rs)
+
+
+def write(tmp_path, name, doc):
+    path = tmp_path / name
+    path.write_text(json.dumps(doc) if not isinstance(doc, str) else doc)
+    return path
+
+
+# ---- plot.py ----------------------------------------------------------------------------------
+
+def test_plot_writes_every_expected_figure(tmp_path):
+    src = write(tmp_path, "run.json", small_run())
+    out = tmp_path / "figs"
+    p = run("plot.py", src, "--out", out)
+    assert p.returncode == 0, p.stderr
+    expected = {f"{kind}_{pat}_oneshot.png" for kind in ("latency", "busbw", "speedup") for pat in ("copy", "allgather")}
+    expected |= {"energy_allgather.png", "breakdown.png"}
+    assert set(os.listdir(out)) == expected
+    for f in expected:
+        assert (out / f).stat().st_size > 10_000, f
+
+
+def test_plot_overlays_several_files(tmp_path):
+    a = write(tmp_path, "a.json", small_run())
+    b_doc = small_run()
+    b_doc["context"]["machine"]["devices"][0]["name"] = "GPU Y"
+    b = write(tmp_path, "b.json", b_doc)
+    out = tmp_path / "figs"
+    p = run("plot.py", a, b, "--out", out, "--patterns", "allgather")
+    assert p.returncode == 0, p.stderr
+    assert "latency_allgather_oneshot.png" in os.listdir(out)
+
+
+def test_plot_helpers():
+    assert plot.size_label(1024) == "1K" and plot.size_label(64 << 10) == "64K" and plot.size_label(1 << 30) == "1G"
+    pal = plot.colours({"ce", "nccl", "ce schedule=pcpy", "ce graph=true"})
+    assert pal["ce"] == "tab:blue" and pal["nccl"] == "tab:orange"
+    assert pal["ce schedule=pcpy"] != pal["ce graph=true"]
+    assert "\n" in plot._label("ce completion=flag-spin,gate=spin-kernel,graph=true,schedule=pcpy,trigger=host-flag")
+
+
+@pytest.mark.parametrize("name,expect", [
+    ("default.json", {"latency_allgather_oneshot.png", "busbw_copy_oneshot.png", "speedup_alltoall_oneshot.png"}),
+    ("power.json", {"energy_copy.png", "energy_allgather.png", "energy_alltoall.png"}),
+    ("breakdown.json", {"breakdown.png", "latency_copy_oneshot.png"}),
+    ("dma-latte.json", {"latency_alltoall_oneshot.png", "busbw_allgather_oneshot.png"}),
+])
+def test_plot_committed_h200_results(tmp_path, name, expect):
+    out = tmp_path / "figs"
+    p = run("plot.py", os.path.join(H200, name), "--out", out)
+    assert p.returncode == 0, p.stderr
+    assert expect <= set(os.listdir(out))
+
+
+def test_plot_bad_input(tmp_path):
+    bad = write(tmp_path, "bad.json", "{not json")
+    p = run("plot.py", bad, "--out", tmp_path / "o")
+    assert p.returncode != 0 and "cannot read" in p.stderr
+    wrong = small_run()
+    wrong["schema"] = "dmabench/99"
+    p = run("plot.py", write(tmp_path, "wrong.json", wrong), "--out", tmp_path / "o")
+    assert p.returncode != 0 and "dmabench/99" in p.stderr
+    p = run("plot.py", write(tmp_path, "run.json", small_run()), "--out", tmp_path / "o", "--patterns", "bidir")
+    assert p.returncode != 0 and "no ok results" in p.stderr
+
+
+# ---- compare.py -------------------------------------------------------------------------------
+
+def test_compare_finds_a_planted_regression(tmp_path):
+    base = small_run()
+    new = copy.deepcopy(base)
+    target = new["results"][4]  # copy/nccl/64KiB
+    for k in target["latency_us"]:
+        target["latency_us"][k] *= 1.2
+    target["busbw_GBps"] /= 1.2
+    p = run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "n.json", new))
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "1 slower" in p.stdout
+    slow = [l for l in p.stdout.splitlines() if l.startswith("| slower")]
+    assert len(slow) == 1 and "nccl" in slow[0] and "64 KiB" in slow[0] and "1.200" in slow[0]
+
+
+def test_compare_ignores_a_change_inside_the_noise(tmp_path):
+    base = small_run()
+    new = copy.deepcopy(base)
+    for doc in (base, new):  # a wide spread: p95 is 30% above p50
+        r = doc["results"][0]
+        r["latency_us"]["p95"] = r["latency_us"]["p50"] * 1.3
+    for k in new["results"][0]["latency_us"]:
+        new["results"][0]["latency_us"][k] *= 1.2  # 20% slower, but inside the 30% spread
+    p = run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "n.json", new), "--json")
+    assert p.returncode == 0, p.stdout
+    doc = json.loads(p.stdout)
+    first = [c for c in doc["cases"] if c["case"] == base["results"][0]["name"]][0]
+    assert first["verdict"] == "same" and abs(first["p50_ratio"] - 1.2) < 1e-9 and first["noise"] >= 0.3 - 1e-9
+    assert doc["regressed"] == 0
+
+
+def test_compare_reports_faster_added_removed_and_failed(tmp_path):
+    base = small_run()
+    new = copy.deepcopy(base)
+    for k in new["results"][1]["latency_us"]:
+        new["results"][1]["latency_us"][k] *= 0.5
+    removed = new["results"].pop(2)
+    added = result("copy", "host", 4096, "oneshot", 30.0)
+    new["results"].append(added)
+    rows, only_base, only_new = compare.compare(base, new, 0.05)
+    verdicts = {r["case"]: r["verdict"] for r in rows}
+    assert verdicts[base["results"][1]["name"]] == "faster"
+    assert only_base == [removed["name"]] and only_new == [added["name"]]
+    p = run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "n.json", new))
+    assert p.returncode == 0 and "only in BASE" in p.stdout and "only in NEW" in p.stdout
+    failed = copy.deepcopy(base)
+    failed["results"][3] = result(failed["results"][3]["pattern"], failed["results"][3]["engine"],
+                                  failed["results"][3]["bytes_per_rank"], "oneshot", 0, status="failed")
+    p = run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "f.json", failed))
+    assert p.returncode == 1 and "| failed" in p.stdout
+
+
+def test_compare_threshold_and_identity(tmp_path):
+    base = small_run()
+    new = copy.deepcopy(base)
+    for k in new["results"][0]["latency_us"]:
+        new["results"][0]["latency_us"][k] *= 1.08  # beyond 5% spread, beyond 5% threshold, not beyond 10%
+    b, n = write(tmp_path, "b.json", base), write(tmp_path, "n.json", new)
+    assert run("compare.py", b, n).returncode == 1
+    assert run("compare.py", b, n, "--threshold", "0.10").returncode == 0
+    committed = os.path.join(H200, "dma-latte.json")
+    p = run("compare.py", committed, committed)
+    assert p.returncode == 0 and "slower" not in p.stdout.split("\n", 1)[0].replace("0 slower", "")
+
+
+def test_compare_bad_input(tmp_path):
+    good = write(tmp_path, "g.json", small_run())
+    p = run("compare.py", write(tmp_path, "x.json", "[1, 2"), good)
+    assert p.returncode == 2 and "cannot read" in p.stderr
+    wrong = small_run()
+    wrong["schema"] = "dmabench/2"
+    p = run("compare.py", good, write(tmp_path, "w.json", wrong))
+    assert p.returncode == 2 and "dmabench/2" in p.stderr
+    other = document([result("bidir", "host", 8, "pipelined", 1.0)])
+    p = run("compare.py", good, write(tmp_path, "o.json", other))
+    assert p.returncode == 2 and "no case in common" in p.stderr
+    p = run("compare.py", good, tmp_path / "missing.json")
+    assert p.returncode == 2
+
+
+# ---- summaries and the notebook ---------------------------------------------------------------
+
+def test_summaries_of_committed_results():
+    p = run("summarize.py", os.path.join(H200, "power.json"))
+    assert p.returncode == 0 and "DMA energy saving" in p.stdout and "Peak busbw" in p.stdout
+    p = run("dma_latte_report.py", os.path.join(H200, "dma-latte.json"), "--breakdown", os.path.join(H200, "breakdown.json"))
+    assert p.returncode == 0 and "Best DMA variant vs best NCCL mode" in p.stdout and "Latency breakdown" in p.stdout
+
+
+def test_notebook_executes_headless(tmp_path):
+    nbconvert = shutil.which("jupyter-nbconvert") or shutil.which("jupyter")
+    if not nbconvert:
+        pytest.skip("jupyter-nbconvert is not installed (scripts/test.sh installs it on Debian)")
+    nb_dir = tmp_path / "notebooks"
+    nb_dir.mkdir()
+    shutil.copy(os.path.join(ROOT, "notebooks", "explore.ipynb"), nb_dir)
+    env = dict(os.environ, DMABENCH_RESULTS=",".join(os.path.join(H200, f) for f in ("default.json", "power.json",
+                                                                                    "breakdown.json")),
+               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    os.symlink(SCRIPTS, tmp_path / "scripts")
+    cmd = ([nbconvert] if nbconvert.endswith("nbconvert") else [nbconvert, "nbconvert"]) + [
+        "--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=300", "--output", "out.ipynb",
+        str(nb_dir / "explore.ipynb")]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=nb_dir, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    out = json.loads((nb_dir / "out.ipynb").read_text())
+    outputs = [o for c in out["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 4
