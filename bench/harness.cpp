@@ -183,17 +183,21 @@ void CaseExecution::measure_breakdown(int passes) {
 void CaseExecution::measure_power(power::Meter& meter, const std::vector<int>& channels) {
   if (!power_.is_null() || status_ != Status::ok || invocations_.empty() || invocations_.back().empty()) return;
   // Batches of about 2 ms, so that a counter update is seen at most one short batch late.
-  const double p50_s = summarize(invocations_.back()).p50 * 1e-6;
-  int k = static_cast<int>(std::clamp(2e-3 / std::max(p50_s, 1e-9), 1.0, 64.0));
-  if (k > 1 && engine_->unsupported(*plan_, spec_.engine.options, k)) k = 1;  // e.g. gpu-flag: one op per sample
-  auto batch = [&]() {
-    op_->arm(k);
-    for (int i = 0; i < k; ++i) op_->launch();
-    op_->wait();
-    return k;
-  };
-  power_ = meter.measure(channels, batch, static_cast<double>(plan_->total_bytes), spec_.name());
-  power_["ops_per_batch"] = k;
+  try {
+    const double p50_s = summarize(invocations_.back()).p50 * 1e-6;
+    int k = static_cast<int>(std::clamp(2e-3 / std::max(p50_s, 1e-9), 1.0, 64.0));
+    if (k > 1 && engine_->unsupported(*plan_, spec_.engine.options, k)) k = 1;  // e.g. gpu-flag: one op per sample
+    auto batch = [&]() {
+      op_->arm(k);
+      for (int i = 0; i < k; ++i) op_->launch();
+      op_->wait();
+      return k;
+    };
+    power_ = meter.measure(channels, batch, static_cast<double>(plan_->total_bytes), spec_.name());
+    power_["ops_per_batch"] = k;
+  } catch (const std::exception& e) {  // the meter catches its own errors; this is the engine's
+    power_ = {{"source", meter.source().name()}, {"error", e.what()}};
+  }
 }
 
 void CaseExecution::add_invocation(std::vector<double> samples_us) { invocations_.push_back(std::move(samples_us)); }
