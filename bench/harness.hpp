@@ -59,7 +59,6 @@ class CaseExecution {
   Status status() const { return status_; }
   const std::string& reason() const { return reason_; }
   bool validated() const { return validated_; }
-  bool set_up() const { return set_up_; }
   const std::optional<Plan>& plan() const { return plan_; }
 
  private:

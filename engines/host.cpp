@@ -12,7 +12,6 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "engines/backend.hpp"

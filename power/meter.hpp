@@ -23,7 +23,6 @@ class Trace {
   void sample(double t_s, int channel, double energy_J, std::optional<double> power_W);
   void mark(const std::string& what, double t_s);
   void write() const;  // atomically, the whole series so far
-  const nlohmann::json& samples() const { return samples_; }
 
  private:
   std::string path_;

@@ -23,7 +23,6 @@ struct Nvml {
   nvmlReturn_t (*by_bus_id)(const char*, nvmlDevice_t*) = nullptr;
   nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*power)(nvmlDevice_t, unsigned int*) = nullptr;
-  nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned int) = nullptr;
   const char* (*error)(nvmlReturn_t) = nullptr;
   std::string why_not;
 
@@ -46,7 +45,6 @@ struct Nvml {
     sym(n.by_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
     sym(n.energy, "nvmlDeviceGetTotalEnergyConsumption");
     sym(n.power, "nvmlDeviceGetPowerUsage");
-    sym(n.name, "nvmlDeviceGetName");
     sym(n.error, "nvmlErrorString");
     if (n.why_not.empty()) {
       const nvmlReturn_t r = n.init();

@@ -33,11 +33,12 @@ def variant(result):
     return result["engine"] + (" " + ",".join(opts) if opts else "")
 
 
-def fmt_size(n):
+def fmt_size(n, compact=False):
+    """'64 KiB' (or '64K' with compact=True, for axis ticks)."""
     for unit, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= f and n % f == 0:
-            return f"{n // f} {unit}"
-    return f"{n} B"
+            return f"{n // f}{unit[0]}" if compact else f"{n // f} {unit}"
+    return f"{n}" if compact else f"{n} B"
 
 
 def parse_size(text, tool):

@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import PATTERN_ORDER, load, to_frame, versions_caption  # noqa: E402
+from dmabench_results import PATTERN_ORDER, fmt_size, load, to_frame, versions_caption  # noqa: E402
 
 TOOL = "plot.py"
 STYLES = ["-", "--", ":", "-."]
@@ -33,10 +33,7 @@ PHASES = [("bd_control", "control"), ("bd_schedule", "schedule"), ("bd_copy", "c
 
 
 def size_label(n):
-    for unit, f in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if n >= f and n % f == 0:
-            return f"{n // f}{unit}"
-    return f"{int(n)}"
+    return fmt_size(int(n), compact=True)
 
 
 def size_axis(ax, sizes):
@@ -118,36 +115,33 @@ def _series(df, pattern, timing, variants):
         yield f, v, g.sort_values("bytes_per_rank")
 
 
-def figure_latency(df, pattern, timing, variants, palette, files, captions):
+def _figure_lines(df, pattern, timing, variants, palette, files, captions, column, band, ylabel, title, log_y):
     fig, ax = _figure()
     for f, v, g in _series(df, pattern, timing, variants):
-        ls = STYLES[files.index(f) % len(STYLES)]
         label = _label(v if len(files) == 1 else f"{v} [{os.path.basename(f)}]")
-        ax.plot(g.bytes_per_rank, g.p50, ls, marker=_marker(v), ms=4, color=palette[v], label=label)
-        ax.fill_between(g.bytes_per_rank, g["min"], g.p95, color=palette[v], alpha=0.12, lw=0)
+        ax.plot(g.bytes_per_rank, g[column], STYLES[files.index(f) % len(STYLES)], marker=_marker(v), ms=4,
+                color=palette[v], label=label)
+        if band:
+            ax.fill_between(g.bytes_per_rank, g[band[0]], g[band[1]], color=palette[v], alpha=0.12, lw=0)
     size_axis(ax, df[df.pattern == pattern].bytes_per_rank)
-    ax.set_yscale("log")
-    ax.set_ylabel("latency p50, µs (band: min to p95)")
-    ax.set_title(f"{pattern}, {timing}: latency")
-    ax.grid(True, which="both", alpha=0.3)
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"{pattern}, {timing}: {title}")
+    ax.grid(True, which="both" if log_y else "major", alpha=0.3)
     _legend(ax)
     _caption(fig, captions)
     return fig
+
+
+def figure_latency(df, pattern, timing, variants, palette, files, captions):
+    return _figure_lines(df, pattern, timing, variants, palette, files, captions, "p50", ("min", "p95"),
+                         "latency p50, µs (band: min to p95)", "latency", True)
 
 
 def figure_busbw(df, pattern, timing, variants, palette, files, captions):
-    fig, ax = _figure()
-    for f, v, g in _series(df, pattern, timing, variants):
-        ls = STYLES[files.index(f) % len(STYLES)]
-        label = _label(v if len(files) == 1 else f"{v} [{os.path.basename(f)}]")
-        ax.plot(g.bytes_per_rank, g.busbw, ls, marker=_marker(v), ms=4, color=palette[v], label=label)
-    size_axis(ax, df[df.pattern == pattern].bytes_per_rank)
-    ax.set_ylabel("busbw, GB/s (nccl-tests definition, from p50)")
-    ax.set_title(f"{pattern}, {timing}: bus bandwidth")
-    ax.grid(True, alpha=0.3)
-    _legend(ax)
-    _caption(fig, captions)
-    return fig
+    return _figure_lines(df, pattern, timing, variants, palette, files, captions, "busbw", None,
+                         "busbw, GB/s (nccl-tests definition, from p50)", "bus bandwidth", False)
 
 
 def figure_speedup(df, pattern, timing, variants, palette, files, captions, baseline):

@@ -156,7 +156,6 @@ class Graph {
   Graph& operator=(Graph&& o) noexcept;
   Graph(const Graph&) = delete;
   void launch(const Stream& stream) const;
-  bool empty() const { return exec_ == nullptr; }
 
  private:
   friend Graph end_capture(const Stream& origin);
@@ -204,8 +203,6 @@ class CopyKernel {
   // blocks_total: blocks for the whole launch (0: two per multiprocessor of `device`).
   CopyKernel(int device, std::vector<CopyJob> jobs, int blocks_total);
   void launch(const Stream& stream) const;
-  int blocks_per_job() const { return blocks_per_job_; }
-  int threads_per_block() const;
 
  private:
   DeviceBuffer table_;

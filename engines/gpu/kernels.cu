@@ -174,8 +174,6 @@ CopyKernel::CopyKernel(int device, std::vector<CopyJob> jobs, int blocks_total)
   DMABENCH_CUDA_CHECK(cudaMemcpy(table_.data(), jobs.data(), jobs.size() * sizeof(CopyJob), cudaMemcpyHostToDevice));
 }
 
-int CopyKernel::threads_per_block() const { return kCopyThreads; }
-
 void CopyKernel::launch(const Stream& stream) const {
   if (jobs_ == 0) return;
   const dim3 grid(blocks_per_job_, jobs_);
