@@ -22,7 +22,8 @@ constexpr std::size_t kMaxSizes = 4096;
 
 const std::vector<std::string>& config_keys() {
   static const std::vector<std::string> keys = {"name",    "description", "sizes",      "patterns",      "engines",
-                                                "devices", "timing",      "warmup",     "iterations",    "pipeline_depth", "breakdown", "power"};
+                                                "devices", "timing",      "warmup",     "iterations",    "pipeline_depth", "breakdown", "power",
+                                                "overlap", "sweeps"};
   return keys;
 }
 
@@ -235,17 +236,68 @@ void parse_power(const json& v, Config& c) {
   }
 }
 
+// "overlap": false | {"compute": "gemm" | "stream", "m", "n", "k", "dtype", "bytes", "duration_ms",
+// "rounds", "min_samples"}
+std::optional<OverlapConfig> parse_overlap(const json& v) {
+  if (v.is_boolean() && !v.get<bool>()) return std::nullopt;
+  if (!v.is_object())
+    fail("overlap", fmt::format("expected false or an object {{\"compute\": \"gemm\" or \"stream\", ...}}, got {}", show(v)));
+  OverlapConfig o;
+  const bool gemm_keys = v.contains("m") || v.contains("n") || v.contains("k") || v.contains("dtype");
+  for (const auto& [k, x] : v.items()) {
+    const std::string field = "overlap." + k;
+    if (k == "compute") {
+      if (!x.is_string() || (x != "gemm" && x != "stream"))
+        fail(field, fmt::format("{} is not a compute workload; accepted: \"gemm\", \"stream\"", show(x)));
+      o.compute.kind = x.get<std::string>();
+    } else if (k == "m" || k == "n" || k == "k") {
+      const int d = parse_int(x, field, 1, 1 << 20);
+      (k == "m" ? o.compute.m : k == "n" ? o.compute.n : o.compute.k) = d;
+    } else if (k == "dtype") {
+      if (!x.is_string() || (x != "bf16" && x != "fp16"))
+        fail(field, fmt::format("{} is not a GEMM type; accepted: \"bf16\", \"fp16\"", show(x)));
+      o.compute.dtype = x.get<std::string>();
+    } else if (k == "bytes") {
+      o.compute.bytes = parse_size(x, field);
+    } else if (k == "duration_ms") {
+      if (!x.is_number() || !(x.get<double>() >= 1) || x.get<double>() > 60000)
+        fail(field, fmt::format("expected milliseconds from 1 to 60000, got {}", show(x)));
+      o.duration_ms = x.get<double>();
+    } else if (k == "rounds") {
+      o.rounds = parse_int(x, field, 1, 1000);
+    } else if (k == "min_samples") {
+      o.min_samples = parse_int(x, field, 1, 1000000);
+    } else {
+      fail(field, "unknown key; accepted: compute, m, n, k, dtype, bytes, duration_ms, rounds, min_samples");
+    }
+  }
+  if (!v.contains("compute")) fail("overlap", "missing 'compute'; accepted: \"gemm\", \"stream\"");
+  if (o.compute.kind == "stream" && gemm_keys) fail("overlap", "m, n, k and dtype belong to compute \"gemm\", not \"stream\"");
+  if (o.compute.kind == "gemm" && v.contains("bytes")) fail("overlap.bytes", "bytes belongs to compute \"stream\", not \"gemm\"");
+  return o;
+}
+
+json overlap_json(const std::optional<OverlapConfig>& o) {
+  if (!o) return false;
+  json j = o->compute.to_json();
+  j["compute"] = j["kind"];
+  j.erase("kind");
+  j["duration_ms"] = o->duration_ms;
+  j["rounds"] = o->rounds;
+  j["min_samples"] = o->min_samples;
+  return j;
+}
+
 std::string device_list_text(const std::vector<int>& ids) { return fmt::format("{}", fmt::join(ids, ",")); }
 
 }  // namespace
 
 std::string_view to_string(Timing t) { return t == Timing::oneshot ? "oneshot" : "pipelined"; }
 
-Config parse_config(const json& doc) {
-  if (!doc.is_object()) throw InputError("config: the document must be a JSON object");
-  for (const auto& [k, _] : doc.items())
-    if (std::find(config_keys().begin(), config_keys().end(), k) == config_keys().end())
-      throw InputError(fmt::format("config: key '{}' is unknown; accepted: {}", k, fmt::join(config_keys(), ", ")));
+namespace {
+
+// One sweep: the whole document when it has no "sweeps", else the top level merged with one entry.
+Config parse_sweep(const json& doc) {
   Config c;
   if (doc.contains("name")) {
     if (!doc["name"].is_string()) fail("name", "expected a string");
@@ -285,6 +337,52 @@ Config parse_config(const json& doc) {
     if (!doc["breakdown"].is_boolean()) fail("breakdown", fmt::format("expected true or false, got {}", show(doc["breakdown"])));
     c.breakdown = doc["breakdown"].get<bool>();
   }
+  if (doc.contains("overlap")) c.overlap = parse_overlap(doc["overlap"]);
+  return c;
+}
+
+}  // namespace
+
+Config parse_config(const json& doc) {
+  if (!doc.is_object()) throw InputError("config: the document must be a JSON object");
+  for (const auto& [k, _] : doc.items())
+    if (std::find(config_keys().begin(), config_keys().end(), k) == config_keys().end())
+      throw InputError(fmt::format("config: key '{}' is unknown; accepted: {}", k, fmt::join(config_keys(), ", ")));
+  if (!doc.contains("sweeps")) return parse_sweep(doc);
+  const json& list = doc["sweeps"];
+  if (!list.is_array() || list.empty())
+    fail("sweeps", fmt::format("expected a non-empty list of objects that override the top-level settings, got {}", show(list)));
+  json base = doc;
+  base.erase("sweeps");
+  Config c;
+  if (doc.contains("name")) {
+    if (!doc["name"].is_string()) fail("name", "expected a string");
+    c.name = doc["name"].get<std::string>();
+  }
+  if (doc.contains("description")) {
+    if (!doc["description"].is_string()) fail("description", "expected a string");
+    c.description = doc["description"].get<std::string>();
+  }
+  if (doc.contains("power")) parse_power(doc["power"], c);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string where = fmt::format("sweeps[{}]", i);
+    if (!list[i].is_object()) fail(where, fmt::format("expected an object, got {}", show(list[i])));
+    json merged = base;
+    merged.erase("name");
+    for (const auto& [k, v] : list[i].items()) {
+      if (k == "sweeps" || k == "power" || k == "description")
+        fail(where + "." + k, "not allowed in a sweep (sweeps do not nest; power and description are run-wide)");
+      if (std::find(config_keys().begin(), config_keys().end(), k) == config_keys().end())
+        fail(where + "." + k, fmt::format("unknown key; accepted: {}", fmt::join(config_keys(), ", ")));
+      merged[k] = v;
+    }
+    try {
+      c.sweeps.push_back(parse_sweep(merged));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{} ({})", e.what(), where));
+    }
+    if (c.sweeps.back().name.empty()) c.sweeps.back().name = fmt::format("{}[{}]", c.name, i);
+  }
   return c;
 }
 
@@ -303,6 +401,14 @@ Config load_config(const std::string& path) {
 }
 
 json to_json(const Config& c) {
+  if (!c.sweeps.empty()) {
+    json parts = json::array();
+    for (const auto& p : c.sweeps) parts.push_back(to_json(p));
+    return {{"name", c.name},
+            {"description", c.description},
+            {"power", c.power ? json{{"source", c.power_source}, {"window_s", c.power_window_s}} : json(false)},
+            {"sweeps", parts}};
+  }
   json engines = json::array();
   for (const auto& e : c.engines) engines.push_back({{"name", e.engine}, {"options", e.options}});
   json devices = json::array();
@@ -313,7 +419,8 @@ json to_json(const Config& c) {
           {"patterns", c.patterns}, {"engines", engines},       {"devices", devices},
           {"timing", timings},  {"warmup", c.warmup},           {"iterations", c.iterations},
           {"pipeline_depth", c.pipeline_depth}, {"breakdown", c.breakdown},
-          {"power", c.power ? json{{"source", c.power_source}, {"window_s", c.power_window_s}} : json(false)}};
+          {"power", c.power ? json{{"source", c.power_source}, {"window_s", c.power_window_s}} : json(false)},
+          {"overlap", overlap_json(c.overlap)}};
 }
 
 DeviceSet parse_device_list(const std::string& text, const std::string& field) {
@@ -350,8 +457,8 @@ std::string Case::name() const {
     const auto& v = engine.options[o.name];
     engine_part += fmt::format(",{}={}", o.name, v.is_string() ? v.get<std::string>() : v.dump());
   }
-  return fmt::format("{}/{}/{}/dev={}/{}", pattern, engine_part, to_string(timing), device_list_text(devices),
-                     format_bytes(bytes_per_rank));
+  return fmt::format("{}/{}/{}/dev={}/{}{}", pattern, engine_part, to_string(timing), device_list_text(devices),
+                     format_bytes(bytes_per_rank), overlap ? "/beside=" + overlap->compute.label() : std::string());
 }
 
 std::uint64_t Case::seed() const {
@@ -360,10 +467,21 @@ std::uint64_t Case::seed() const {
   return h;
 }
 
+void for_each_sweep(Config& config, const std::function<void(Config&)>& fn) {
+  if (config.sweeps.empty()) return fn(config);
+  for (auto& s : config.sweeps) fn(s);
+}
+
 std::vector<Case> expand(const Config& config, int device_count, const std::vector<int>& all_devices,
                          const std::string& device_word) {
   std::vector<Case> cases;
   std::set<std::string> seen;
+  if (!config.sweeps.empty()) {
+    for (const auto& part : config.sweeps)
+      for (auto& c : expand(part, device_count, all_devices, device_word))
+        if (seen.insert(c.name()).second) cases.push_back(std::move(c));
+    return cases;
+  }
   for (std::size_t si = 0; si < config.devices.size(); ++si) {
     const DeviceSet& set = config.devices[si];
     const std::vector<int> ids = set.all ? all_devices : set.ids;
@@ -388,6 +506,7 @@ std::vector<Case> expand(const Config& config, int device_count, const std::vect
                    .iterations = config.iterations,
                    .pipeline_depth = timing == Timing::pipelined ? config.pipeline_depth : 1,
                    .breakdown = config.breakdown && pattern_name == "copy" && timing == Timing::oneshot,
+                   .overlap = config.overlap,
                    .not_runnable = used > 0 ? std::string()
                                             : fmt::format("{} cannot run on {} {}(s)", pattern_name, ids.size(), device_word)};
             if (seen.insert(c.name()).second) cases.push_back(std::move(c));

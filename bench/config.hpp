@@ -1,11 +1,14 @@
 #pragma once
 // Sweep definitions: parse and validate a JSON config, then expand its axes into cases.
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/overlap.hpp"
 #include "engines/engine.hpp"
 
 namespace dmabench {
@@ -39,6 +42,12 @@ struct Config {
   bool power = false;
   std::string power_source = "auto";  // auto, nvml, rocm-smi, rapl, none
   double power_window_s = 2.0;
+  // Overlap: every case also runs beside this compute workload (bench/overlap.hpp).
+  std::optional<OverlapConfig> overlap;
+  // "sweeps": parts of one run, each the top-level settings overridden by one entry of the list
+  // (e.g. sizes with a matching GEMM shape). When present, the top level holds only the run-wide
+  // settings (name, description, power) and cases come from the parts, in order.
+  std::vector<Config> sweeps;
 };
 
 // Parses a config document; throws InputError naming the field and what it accepts.
@@ -60,13 +69,18 @@ struct Case {
   Timing timing = Timing::oneshot;
   int warmup = 0, iterations = 0, pipeline_depth = 1;
   bool breakdown = false;    // measure the four-phase latency breakdown after timing
+  std::optional<OverlapConfig> overlap;  // also measured beside this compute workload
   std::string not_runnable;  // non-empty: the case is skipped with this reason (e.g. too few devices)
 
-  // Unique, stable name, e.g. "allgather/sm,blocks=auto/oneshot/dev=0,1/64KiB" (Google Benchmark's name).
+  // Unique, stable name, e.g. "allgather/sm,blocks=auto/oneshot/dev=0,1/64KiB" (Google Benchmark's name);
+  // overlap cases end in "/beside=<workload label>".
   std::string name() const;
   // Seed of the validation data: differs per case.
   std::uint64_t seed() const;
 };
+
+// Calls `fn` on the config itself, or on each of its sweeps when it has them.
+void for_each_sweep(Config& config, const std::function<void(Config&)>& fn);
 
 // Expands the axes: device sets x patterns x engine variants x timings x sizes. Device ids are
 // checked against [0, device_count) and "all" becomes `all_devices`. Throws InputError.

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <exception>
 
 #include <fmt/format.h>
 
 #include "bench/errors.hpp"
+#include "bench/overlap.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "bench/stats.hpp"
 
@@ -34,6 +36,8 @@ std::optional<std::string> CaseExecution::static_skip_reason() const {
     return fmt::format("engine {} runs on the {} backend; this run uses the {} backend", es->name, es->backend,
                        backend_.name());
   if (!engine_) return engine_missing_;
+  if (spec_.overlap)
+    if (auto why = compute::unsupported(backend_, spec_.overlap->compute)) return "overlap: " + *why;
   return std::nullopt;
 }
 
@@ -65,16 +69,22 @@ void CaseExecution::setup() {
   }
 }
 
-void CaseExecution::validate() {
+std::optional<std::string> CaseExecution::check_once() {
   const std::uint64_t seed = spec_.seed();
   op_->fill_sources(seed);
   op_->poison_destinations(seed);
   op_->arm(1);
   op_->launch();
   op_->wait();
-  if (auto bad = op_->check_destinations(*plan_, seed)) {
-    fail(fmt::format("validation: rank {} (device {}) destination byte {} is 0x{:02x}, expected 0x{:02x}", bad->rank,
-                     spec_.devices[bad->rank], bad->offset, bad->got, bad->expected));
+  if (auto bad = op_->check_destinations(*plan_, seed))
+    return fmt::format("rank {} (device {}) destination byte {} is 0x{:02x}, expected 0x{:02x}", bad->rank,
+                       spec_.devices[bad->rank], bad->offset, bad->got, bad->expected);
+  return std::nullopt;
+}
+
+void CaseExecution::validate() {
+  if (auto bad = check_once()) {
+    fail("validation: " + *bad);
     op_.reset();
     return;
   }
@@ -200,6 +210,117 @@ void CaseExecution::measure_power(power::Meter& meter, const std::vector<int>& c
   }
 }
 
+void CaseExecution::measure_overlap(const std::function<compute::Load&()>& workload) {
+  if (!overlap_.is_null() || !spec_.overlap || status_ != Status::ok || invocations_.empty() ||
+      invocations_.back().empty())
+    return;
+  const OverlapConfig& oc = *spec_.overlap;
+  const int depth = spec_.timing == Timing::pipelined ? spec_.pipeline_depth : 1;
+  auto slowest = [](const std::vector<double>& per_device) { return *std::max_element(per_device.begin(), per_device.end()); };
+  compute::Load* loaded = nullptr;
+  try {
+    compute::Load& load = workload();
+    loaded = &load;
+    const LatencyStats alone = summarize(invocations_.back());
+    // Calibrate: one untimed launch (library warm-up), one timed; then size the runs.
+    load.start(1);
+    load.wait_ms();
+    load.start(1);
+    const double one_ms = slowest(load.wait_ms());
+    const double target_ms = std::max(oc.duration_ms, oc.min_samples * alone.p50 * depth * 1e-3);
+    const int launches = static_cast<int>(std::clamp(std::ceil(target_ms / std::max(one_ms, 1e-6)), 1.0, 1e7));
+
+    std::vector<double> alone_ms, with_ms, ops_with, samples_us;
+    std::vector<std::vector<double>> alone_dev, with_dev;
+    int dropped = 0;
+    for (int r = 0; r < oc.rounds; ++r) {
+      load.start(launches);
+      alone_dev.push_back(load.wait_ms());
+      alone_ms.push_back(slowest(alone_dev.back()));
+      load.start(launches);
+      int n = 0;
+      while (!load.finished()) {
+        const double s = sample_seconds();
+        if (load.finished()) {  // the workload ended during this sample: part of it ran alone
+          ++dropped;
+          break;
+        }
+        samples_us.push_back(s * 1e6);
+        ++n;
+      }
+      with_dev.push_back(load.wait_ms());
+      with_ms.push_back(slowest(with_dev.back()));
+      ops_with.push_back(static_cast<double>(n) * depth);
+    }
+    nlohmann::json out = {{"compute", spec_.overlap->compute.to_json()}, {"rounds", oc.rounds}, {"launches", launches}};
+    out["compute"]["details"] = load.details();
+    if (samples_us.empty()) {
+      out["error"] = fmt::format("no {} operation completed while the workload ran ({} launches, {:.3f} ms alone)",
+                                 to_string(spec_.timing), launches, median_of(alone_ms));
+      overlap_ = out;
+      return;
+    }
+    // The data must be right beside the workload too.
+    load.start(launches);
+    const auto bad = check_once();
+    load.wait_ms();
+    if (bad) {
+      out["validated"] = false;
+      overlap_ = out;
+      fail(fmt::format("validation beside {}: {}", spec_.overlap->compute.label(), *bad));
+      return;
+    }
+    const LatencyStats with = summarize(samples_us);
+    OverlapTimes t{.compute_alone_ms = median_of(alone_ms),
+                   .compute_with_ms = median_of(with_ms),
+                   .comm_alone_us = alone.p50,
+                   .comm_with_us = with.p50,
+                   .comm_ops_with = median_of(ops_with)};
+    const OverlapFigures f = overlap_figures(t);
+    auto per_device = [&](const std::vector<std::vector<double>>& runs) {
+      std::vector<double> out_ms;
+      for (std::size_t d = 0; d < runs.front().size(); ++d) {
+        std::vector<double> v;
+        for (const auto& run : runs) v.push_back(run[d]);
+        out_ms.push_back(median_of(v));
+      }
+      return out_ms;
+    };
+    const auto& cs = spec_.overlap->compute;
+    out["compute"]["rate_unit"] = cs.rate_unit();
+    out["compute"]["rate_alone"] = cs.rate(launches, t.compute_alone_ms);
+    out["compute"]["rate_with"] = cs.rate(launches, t.compute_with_ms);
+    out["compute_alone_ms"] = t.compute_alone_ms;
+    out["compute_with_ms"] = t.compute_with_ms;
+    out["compute_slowdown_pct"] = f.compute_slowdown_pct;
+    out["compute_alone_ms_per_device"] = per_device(alone_dev);
+    out["compute_with_ms_per_device"] = per_device(with_dev);
+    out["comm_alone_us"] = t.comm_alone_us;
+    out["comm_with_us"] = t.comm_with_us;
+    out["comm_slowdown_pct"] = f.comm_slowdown_pct;
+    out["comm_alone_p99_us"] = alone.p99;
+    out["comm_with_p99_us"] = with.p99;
+    out["comm_with_latency_us"] = {{"min", with.min}, {"p50", with.p50}, {"mean", with.mean}, {"p95", with.p95},
+                                   {"p99", with.p99}, {"max", with.max}, {"stddev", with.stddev}};
+    out["comm_with_samples"] = with.count;
+    out["comm_samples_dropped"] = dropped;
+    out["comm_ops_with"] = t.comm_ops_with;
+    const Bandwidth bw = bandwidth(static_cast<double>(plan_->total_bytes), plan_->bus_factor, t.comm_with_us);
+    out["algbw_with_GBps"] = bw.algbw_GBps;
+    out["busbw_with_GBps"] = bw.busbw_GBps;
+    out["overlap_efficiency"] = f.overlap_efficiency;
+    out["validated"] = true;
+    out["clock"] = {{"compute", "device (per-device start/stop marks)"}, {"comm", gpu_clock_ ? "gpu" : "host"}};
+    overlap_ = out;
+  } catch (const std::exception& e) {
+    overlap_ = {{"compute", spec_.overlap->compute.to_json()}, {"error", e.what()}};
+    try {
+      if (loaded) loaded->wait_ms();  // leave nothing running behind the next case
+    } catch (...) {
+    }
+  }
+}
+
 void CaseExecution::add_invocation(std::vector<double> samples_us) { invocations_.push_back(std::move(samples_us)); }
 
 void CaseExecution::fail(std::string reason) {
@@ -234,6 +355,7 @@ nlohmann::json CaseExecution::result(std::size_t reported_invocations) const {
   if (!details_.empty()) r["engine_details"] = details_;
   if (!breakdown_.is_null()) r["breakdown_us"] = breakdown_;
   if (!power_.is_null()) r["power"] = power_;
+  if (!overlap_.is_null()) r["overlap"] = overlap_;
   if (status_ != Status::ok) return r;
   std::vector<double> samples;
   const std::size_t first = invocations_.size() > reported_invocations ? invocations_.size() - reported_invocations : 0;

@@ -2,6 +2,7 @@
 // The harness owns everything about measuring one case: plan, prepare, validate, warm up and take
 // timed samples. Engines only launch and wait. Independent of Google Benchmark (bench/runner.cpp
 // drives it from benchmark callbacks), so tests can run cases directly.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/config.hpp"
+#include "compute/load.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
 #include "power/meter.hpp"
@@ -46,6 +48,13 @@ class CaseExecution {
   // `channels`, after the timed samples (never during them). Once per case; never throws: a
   // failure is recorded in the result's `power`.
   void measure_power(power::Meter& meter, const std::vector<int>& channels);
+  // The case's operation beside its compute workload (spec().overlap), after the timed samples:
+  // `rounds` runs of the workload alone alternating with runs during which the operation is sampled
+  // back to back, then one more validation of the data while the workload runs. Never throws: a
+  // runtime error is recorded in the result's `overlap`; a validation mismatch fails the case.
+  // `workload` gives the case's compute workload (created or reused by the caller).
+  void measure_overlap(const std::function<compute::Load&()>& workload);
+  const nlohmann::json& overlap() const { return overlap_; }
   // Marks the case failed (e.g. a runtime error while timing); its samples are discarded.
   void fail(std::string reason);
   // Frees the engine's buffers.
@@ -63,6 +72,8 @@ class CaseExecution {
 
  private:
   void validate();
+  // Fills, poisons, runs one operation and checks it; what was wrong, or nullopt.
+  std::optional<std::string> check_once();
 
   Case spec_;
   Engine* engine_;
@@ -79,6 +90,7 @@ class CaseExecution {
   bool gpu_clock_ = false;
   nlohmann::json breakdown_;  // null until measured
   nlohmann::json power_;      // null until measured
+  nlohmann::json overlap_;    // null until measured
 };
 
 }  // namespace dmabench

@@ -81,13 +81,37 @@ void skip_state(benchmark::State& st, const CaseExecution& ex) {
   st.SkipWithError(msg.c_str());
 }
 
+// The compute workload of overlap cases: one at a time, reused while consecutive cases need the
+// same workload on the same devices (cases of one sweep run in order).
+class Workloads {
+ public:
+  explicit Workloads(Backend& backend) : backend_(backend) {}
+  compute::Load& get(const compute::Spec& spec, const std::vector<int>& devices) {
+    const std::string key = fmt::format("{}@{}", spec.label(), fmt::join(devices, ","));
+    if (key != key_ || !load_) {
+      load_.reset();  // free the previous workload's buffers first
+      key_.clear();
+      std::string why;
+      load_ = compute::make_load(backend_, spec, devices, &why);
+      if (!load_) throw std::runtime_error("compute workload: " + why);
+      key_ = key;
+    }
+    return *load_;
+  }
+
+ private:
+  Backend& backend_;
+  std::string key_;
+  std::unique_ptr<compute::Load> load_;
+};
+
 struct PowerPlan {
   power::Meter* meter = nullptr;
   bool per_device = true;  // GPU sources: channel i is device i; host sources: all channels
 };
 
 // The body of every registered benchmark: one invocation of one case.
-void run_invocation(CaseExecution& ex, benchmark::State& st, const PowerPlan& power) {
+void run_invocation(CaseExecution& ex, benchmark::State& st, const PowerPlan& power, Workloads& workloads) {
   ex.setup();  // once per case: plan, prepare, validate
   if (ex.status() != Status::ok) return skip_state(st, ex);
   std::vector<double> samples_us;
@@ -113,6 +137,14 @@ void run_invocation(CaseExecution& ex, benchmark::State& st, const PowerPlan& po
     else
       for (int c = 0; c < power.meter->source().channels(); ++c) channels.push_back(c);
     ex.measure_power(*power.meter, channels);
+  }
+  if (const auto& ov = ex.spec().overlap) {
+    ex.measure_overlap([&]() -> compute::Load& { return workloads.get(ov->compute, ex.spec().devices); });
+    if (ex.status() != Status::ok) return skip_state(st, ex);
+    if (ex.overlap().contains("compute_slowdown_pct")) {
+      st.counters["compute_slowdown_pct"] = ex.overlap()["compute_slowdown_pct"].get<double>();
+      st.counters["p99_beside_us"] = ex.overlap()["comm_with_p99_us"].get<double>();
+    }
   }
   const LatencyStats stats = summarize(samples_us);
   const Plan& plan = *ex.plan();
@@ -218,11 +250,13 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   if (options.config.empty()) throw InputError("--config FILE is required (see configs/; --help for usage)");
   Config config = load_config(options.config);
   std::unique_ptr<Backend> backend = choose_backend(options.backend);
-  if (options.devices) config.devices = {*options.devices};
+  if (options.devices) for_each_sweep(config, [&](Config& c) { c.devices = {*options.devices}; });
   const std::vector<Case> cases =
       expand(config, backend->device_count(), backend->default_devices(), device_word(*backend));
-  for (auto& set : config.devices)  // the context records the config as expanded
-    if (set.all) set = DeviceSet{false, backend->default_devices()};
+  for_each_sweep(config, [&](Config& c) {  // the context records the config as expanded
+    for (auto& set : c.devices)
+      if (set.all) set = DeviceSet{false, backend->default_devices()};
+  });
 
   if (options.list) {
     fmt::print("# {} cases (backend {}); names work with --benchmark_filter\n", cases.size(), backend->name());
@@ -303,6 +337,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     by_name[c.name()] = executions.back().get();
   }
 
+  Workloads workloads(*backend);
   std::map<Status, int> counts;
   std::string first_failure;
   auto record = [&](CaseExecution& ex, std::size_t reported) {
@@ -333,7 +368,9 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
       continue;
     }
     auto* b = benchmark::RegisterBenchmark(e->spec().name().c_str(),
-                                           [e, &power_plan](benchmark::State& st) { run_invocation(*e, st, power_plan); });
+                                           [e, &power_plan, &workloads](benchmark::State& st) {
+                                             run_invocation(*e, st, power_plan, workloads);
+                                           });
     b->UseManualTime()->Unit(benchmark::kMicrosecond);
     if (fixed_iterations) b->Iterations(e->spec().iterations);
   }

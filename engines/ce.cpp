@@ -43,6 +43,7 @@ struct DmaOptions {
   bool batch = false;
   Gate gate = Gate::wait_value;
   bool thread_per_gpu = false;
+  bool overlap_hint = true;  // ce-batch: prefer overlap with compute
 
   static DmaOptions from(const Options& o, bool batch) {
     DmaOptions d;
@@ -57,6 +58,7 @@ struct DmaOptions {
     d.graph = o.contains("graph") && o["graph"].get<bool>();
     d.gate = str("gate", "wait-value") == "spin-kernel" ? Gate::spin_kernel : Gate::wait_value;
     d.thread_per_gpu = str("issue", "caller") == "thread-per-gpu";
+    d.overlap_hint = !o.contains("overlap_hint") || o["overlap_hint"].get<bool>();
     return d;
   }
   bool needs_memops() const { return trigger != Trigger::enqueue || completion != Completion::event; }
@@ -324,7 +326,7 @@ class DmaOperation final : public GpuOperation {
     }
     if (opt_.batch) {
       for (std::size_t l = 0; l < w.lanes.size(); ++l) {
-        gpu::copy_batch_async(w.lane_jobs[l], w.device, w.lanes[l]);
+        gpu::copy_batch_async(w.lane_jobs[l], w.device, w.lanes[l], opt_.overlap_hint);
         signal(w, static_cast<int>(l), g, w.lanes[l], true);  // b2b only: one slot per lane, in lane order
       }
       return;

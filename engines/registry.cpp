@@ -65,6 +65,11 @@ std::vector<OptionSpec> dma_options(bool batch) {
                  .default_value = "wait-value",
                  .choices = {"wait-value", "spin-kernel"}},
   };
+  if (batch)
+    o.push_back(OptionSpec{.name = "overlap_hint",
+                           .help = "the batch carries cudaMemcpyFlagPreferOverlapWithCompute (true) or no flag (false)",
+                           .default_value = true,
+                           .choices = {true, false}});
   return o;
 }
 

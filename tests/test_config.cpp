@@ -220,3 +220,80 @@ TEST(Config, DmaOptionAxesAndNames) {
   EXPECT_EQ(names[5], "copy/nccl,graph=true,cta_policy=zero/oneshot/dev=0,1/1B");
   EXPECT_EQ(cases[5].engine.options, (json{{"graph", true}, {"cta_policy", "zero"}}));
 }
+
+TEST(Config, OverlapWorkloadIsParsedAndNamesTheCase) {
+  Config c = parse(R"({"sizes": "4KiB", "patterns": ["copy"], "engines": ["host"], "timing": ["oneshot"],
+                       "overlap": {"compute": "gemm", "m": 256, "n": 8192, "k": 4096, "dtype": "fp16", "rounds": 5}})");
+  ASSERT_TRUE(c.overlap.has_value());
+  EXPECT_EQ(c.overlap->compute.kind, "gemm");
+  EXPECT_EQ(c.overlap->compute.m, 256);
+  EXPECT_EQ(c.overlap->compute.n, 8192);
+  EXPECT_EQ(c.overlap->compute.k, 4096);
+  EXPECT_EQ(c.overlap->compute.dtype, "fp16");
+  EXPECT_EQ(c.overlap->rounds, 5);
+  EXPECT_DOUBLE_EQ(c.overlap->duration_ms, 50.0);
+  const auto cases = expand(c, 2, {0, 1}, "GPU");
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].name(), "copy/host/oneshot/dev=0,1/4KiB/beside=gemm-fp16-256x8192x4096");
+  EXPECT_DOUBLE_EQ(c.overlap->compute.work_per_launch(), 2.0 * 256 * 8192 * 4096);
+  EXPECT_EQ(to_json(c)["overlap"]["compute"], "gemm");
+
+  Config s = parse(R"({"sizes": "4KiB", "overlap": {"compute": "stream", "bytes": "256MiB"}})");
+  EXPECT_EQ(s.overlap->compute.label(), "stream-256MiB");
+  EXPECT_DOUBLE_EQ(s.overlap->compute.work_per_launch(), 2.0 * 256 * 1024 * 1024);
+  EXPECT_FALSE(parse(R"({"sizes": "4KiB", "overlap": false})").overlap.has_value());
+}
+
+TEST(Config, BadOverlapSaysWhatIsAccepted) {
+  expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "fft"}})", {"overlap.compute", "\"gemm\"", "\"stream\""});
+  expect_error(R"({"sizes": "4KiB", "overlap": {"m": 4}})", {"missing 'compute'"});
+  expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "stream", "m": 4}})", {"belong to compute \"gemm\""});
+  expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "gemm", "bytes": "1MiB"}})", {"overlap.bytes"});
+  expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "gemm", "dtype": "fp8"}})", {"overlap.dtype", "bf16"});
+  expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "gemm", "m": 0}})", {"overlap.m", "from 1"});
+  expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "gemm", "rounds": 0}})", {"overlap.rounds"});
+  expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "gemm", "duration_ms": 0.5}})", {"overlap.duration_ms"});
+  expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "gemm", "shape": 1}})", {"overlap.shape", "unknown key"});
+  expect_error(R"({"sizes": "4KiB", "overlap": true})", {"overlap", "expected false or an object"});
+}
+
+TEST(Config, SweepsOverrideTheTopLevelAndConcatenate) {
+  Config c = parse(R"({"name": "ml", "patterns": ["allgather"], "engines": ["host"], "timing": ["oneshot"],
+                       "iterations": 7, "power": true,
+                       "sweeps": [
+                         {"name": "decode", "sizes": ["4KiB", "8KiB"], "overlap": {"compute": "gemm", "m": 1}},
+                         {"sizes": "8MiB", "iterations": 3, "overlap": {"compute": "gemm", "m": 4096}},
+                         {"sizes": "4KiB", "overlap": {"compute": "gemm", "m": 1}}
+                       ]})");
+  ASSERT_EQ(c.sweeps.size(), 3u);
+  EXPECT_TRUE(c.power);
+  EXPECT_EQ(c.sweeps[0].name, "decode");
+  EXPECT_EQ(c.sweeps[1].name, "ml[1]");
+  EXPECT_EQ(c.sweeps[0].iterations, 7);
+  EXPECT_EQ(c.sweeps[1].iterations, 3);
+  const auto cases = expand(c, 2, {0, 1}, "GPU");
+  ASSERT_EQ(cases.size(), 3u);  // the third sweep repeats the first one's 4KiB case: kept once
+  EXPECT_EQ(cases[0].name(), "allgather/host/oneshot/dev=0,1/4KiB/beside=gemm-bf16-1x8192x8192");
+  EXPECT_EQ(cases[2].name(), "allgather/host/oneshot/dev=0,1/8MiB/beside=gemm-bf16-4096x8192x8192");
+  EXPECT_EQ(cases[2].iterations, 3);
+  const json j = to_json(c);
+  ASSERT_EQ(j["sweeps"].size(), 3u);
+  EXPECT_EQ(j["sweeps"][1]["sizes"][0], 8u << 20);
+
+  int visited = 0;
+  for_each_sweep(c, [&](Config& part) {
+    ++visited;
+    part.devices = {DeviceSet{false, {1, 0}}};
+  });
+  EXPECT_EQ(visited, 3);
+  EXPECT_EQ(expand(c, 2, {0, 1}, "GPU")[0].devices, (std::vector<int>{1, 0}));
+}
+
+TEST(Config, BadSweepsSayWhere) {
+  expect_error(R"({"sweeps": []})", {"sweeps", "non-empty list"});
+  expect_error(R"({"sweeps": [4]})", {"sweeps[0]", "expected an object"});
+  expect_error(R"({"sweeps": [{"sizes": "1KiB", "sweeps": []}]})", {"sweeps[0].sweeps", "do not nest"});
+  expect_error(R"({"sweeps": [{"sizes": "1KiB", "power": true}]})", {"sweeps[0].power", "run-wide"});
+  expect_error(R"({"sweeps": [{"sizes": "1KiB", "colour": 1}]})", {"sweeps[0].colour", "unknown key"});
+  expect_error(R"({"sweeps": [{"sizes": "1KiB"}, {"patterns": ["copy"]}]})", {"sizes", "missing", "(sweeps[1])"});
+}

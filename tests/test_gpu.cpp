@@ -1,5 +1,6 @@
 // GPU tests (ctest label "gpu"): the validation kernels can fail, and every CUDA engine runs
 // every pattern at several sizes with validated data. Every test skips when no GPU is visible.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -7,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "bench/harness.hpp"
+#include "bench/overlap.hpp"
+#include "compute/load.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "engines/backend.hpp"
 #include "engines/datagen.hpp"
@@ -324,3 +327,82 @@ TEST(GpuPower, NvmlReadingsAreSane) {
   EXPECT_GT(p["energy_per_GB_J"].get<double>(), 0.0) << p.dump();
 }
 #endif
+
+// Overlap: every engine's all-gather beside a GEMM validates its data (alone and beside the
+// GEMM) and reports sane numbers; the GEMM rate the case measured alone is within 10% of the rate
+// of the same workload measured here on its own.
+TEST(GpuOverlap, EveryEngineBesideAGemm) {
+  REQUIRE_GPU(backend);
+  std::vector<int> devs = backend->default_devices();
+  OverlapConfig oc;
+  oc.compute = compute::Spec{.kind = "gemm", .m = 4096, .n = 4096, .k = 4096, .dtype = "bf16"};
+  oc.duration_ms = 30;
+  oc.rounds = 2;
+  std::string why;
+  if (auto no = compute::unsupported(*backend, oc.compute)) GTEST_SKIP() << *no;
+  double reference = 0;
+  {
+    auto load = compute::make_load(*backend, oc.compute, devs, &why);
+    ASSERT_NE(load, nullptr) << why;
+    std::vector<double> rates;
+    for (int i = 0; i < 4; ++i) {
+      load->start(20);
+      const auto ms = load->wait_ms();
+      if (i > 0) rates.push_back(oc.compute.rate(20, *std::max_element(ms.begin(), ms.end())));
+    }
+    reference = median_of(rates);
+    std::printf("GEMM 4096^3 bf16 alone: %.1f TFLOP/s\n", reference);
+    ASSERT_GT(reference, 10.0);
+    ASSERT_LT(reference, 5000.0);
+  }
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {"ce", "{}"}, {"ce", R"({"trigger": "host-flag", "completion": "flag-spin"})"}, {"ce-batch", "{}"},
+      {"sm", "{}"}, {"nccl", "{}"}, {"nccl", R"({"cta_policy": "zero"})"}};
+  auto load = compute::make_load(*backend, oc.compute, devs, &why);
+  ASSERT_NE(load, nullptr) << why;
+  for (const auto& [name, opts] : variants) {
+    Engine* e = engine(name);
+    if (!e) continue;  // not in this build (e.g. no NCCL)
+    Options options = json::parse(opts);
+    for (const auto& o : find_engine_spec(name)->options)
+      if (!options.contains(o.name)) options[o.name] = o.default_value;
+    for (auto [bytes, timing] : {std::pair{std::size_t{64} << 10, Timing::oneshot},
+                                 std::pair{std::size_t{64} << 20, Timing::pipelined}}) {
+      Case c{.pattern = "allgather",
+             .engine = EngineVariant{name, options},
+             .devices = devs,
+             .bytes_per_rank = bytes,
+             .timing = timing,
+             .warmup = 2,
+             .iterations = 20,
+             .pipeline_depth = timing == Timing::pipelined ? 4 : 1,
+             .overlap = oc};
+      CaseExecution ex(c, e, "", *backend);
+      ex.setup();
+      ASSERT_EQ(ex.status(), Status::ok) << c.name() << ": " << ex.reason();
+      ex.warm_up();
+      std::vector<double> samples;
+      for (int i = 0; i < c.iterations; ++i) samples.push_back(ex.sample_seconds() * 1e6);
+      ex.add_invocation(samples);
+      ex.measure_overlap([&]() -> compute::Load& { return *load; });
+      const json r = ex.result(1);
+      ex.release();
+      ASSERT_EQ(r["status"], "ok") << r.dump();
+      const json& o = r["overlap"];
+      ASSERT_FALSE(o.contains("error")) << c.name() << ": " << o.dump();
+      EXPECT_EQ(o["validated"], true);
+      const double rate = o["compute"]["rate_alone"].get<double>();
+      EXPECT_NEAR(rate, reference, 0.1 * reference) << c.name();
+      EXPECT_GT(o["compute_slowdown_pct"].get<double>(), -5.0) << c.name();
+      EXPECT_LT(o["compute_slowdown_pct"].get<double>(), 1000.0) << c.name();
+      EXPECT_GT(o["comm_with_us"].get<double>(), 0.0) << c.name();
+      EXPECT_GE(o["comm_with_samples"].get<int>(), 1) << c.name();
+      EXPECT_GE(o["overlap_efficiency"].get<double>(), 0.0);
+      EXPECT_LE(o["overlap_efficiency"].get<double>(), 1.0);
+      std::printf("%s: GEMM %.1f TFLOP/s alone, %+.1f%% beside; comm %.1f -> %.1f us (p99 %.1f), efficiency %.2f\n",
+                  c.name().c_str(), rate, o["compute_slowdown_pct"].get<double>(), o["comm_alone_us"].get<double>(),
+                  o["comm_with_us"].get<double>(), o["comm_with_p99_us"].get<double>(),
+                  o["overlap_efficiency"].get<double>());
+    }
+  }
+}

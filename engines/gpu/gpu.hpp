@@ -169,9 +169,10 @@ Graph end_capture(const Stream& origin);
 void copy_async(void* dst, const void* src, std::size_t bytes, const Stream& stream);
 
 struct CopyJob;
-// All `jobs` in one runtime call (cudaMemcpyBatchAsync: stream-ordered source access, prefer
-// overlap with compute). `device` is the device of the sources (the issuing GPU).
-void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream);
+// All `jobs` in one runtime call (cudaMemcpyBatchAsync: stream-ordered source access, with or
+// without the prefer-overlap-with-compute hint). `device` is the device of the sources (the issuing GPU).
+void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream,
+                      bool prefer_overlap_with_compute = true);
 // Whether this runtime has batched copies, and why not.
 bool copy_batch_supported(std::string* why_not);
 

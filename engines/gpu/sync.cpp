@@ -168,7 +168,7 @@ bool copy_batch_supported(std::string* why_not) {
 #endif
 }
 
-void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream) {
+void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute) {
 #if CUDART_VERSION >= 12080
   if (jobs.empty()) return;
   std::vector<void*> dsts(jobs.size());
@@ -185,7 +185,7 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
   attr.srcLocHint.id = device;
   attr.dstLocHint.type = cudaMemLocationTypeDevice;
   attr.dstLocHint.id = device;
-  attr.flags = cudaMemcpyFlagPreferOverlapWithCompute;
+  attr.flags = prefer_overlap_with_compute ? cudaMemcpyFlagPreferOverlapWithCompute : cudaMemcpyFlagDefault;
   std::size_t attr_index = 0;
   DMABENCH_CUDA_CHECK(cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), jobs.size(), &attr, &attr_index, 1,
                                            cuda_stream(stream)));
@@ -193,6 +193,7 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
   (void)jobs;
   (void)device;
   (void)stream;
+  (void)prefer_overlap_with_compute;
   throw std::runtime_error("cudaMemcpyBatchAsync needs CUDA 12.8");
 #endif
 }

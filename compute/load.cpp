@@ -1,0 +1,65 @@
+#include "compute/load.hpp"
+
+#include <fmt/format.h>
+
+#include "bench/units.hpp"
+#include "engines/backend.hpp"
+
+namespace dmabench::compute {
+
+std::unique_ptr<Load> make_host_load(const Spec& spec, const std::vector<int>& ranks);
+#if defined(DMABENCH_HAVE_CUDA) || defined(DMABENCH_HAVE_HIP)
+std::optional<std::string> gpu_unsupported(const Spec& spec);
+std::unique_ptr<Load> make_gpu_load(const Spec& spec, const std::vector<int>& devices);
+#endif
+
+std::string Spec::label() const {
+  if (kind == "gemm") return fmt::format("gemm-{}-{}x{}x{}", dtype, m, n, k);
+  return fmt::format("{}-{}", kind, format_bytes(bytes));
+}
+
+nlohmann::json Spec::to_json() const {
+  if (kind == "gemm") return {{"kind", kind}, {"m", m}, {"n", n}, {"k", k}, {"dtype", dtype}};
+  return {{"kind", kind}, {"bytes", bytes}};
+}
+
+double Spec::work_per_launch() const {
+  if (kind == "gemm") return 2.0 * m * n * k;
+  return 2.0 * static_cast<double>(bytes);
+}
+
+std::string Spec::rate_unit() const { return kind == "gemm" ? "TFLOP/s" : "GB/s"; }
+
+double Spec::rate(double launches, double ms) const {
+  const double per_s = work_per_launch() * launches / (ms * 1e-3);
+  return kind == "gemm" ? per_s / 1e12 : per_s / 1e9;
+}
+
+std::optional<std::string> unsupported(const Backend& backend, const Spec& spec) {
+  if (backend.name() == "host") {
+    if (spec.kind != "stream")
+      return fmt::format("compute '{}' needs a GPU backend; the host backend has only 'stream'", spec.kind);
+    return std::nullopt;
+  }
+#if defined(DMABENCH_HAVE_CUDA) || defined(DMABENCH_HAVE_HIP)
+  return gpu_unsupported(spec);
+#else
+  return fmt::format("no compute workload for the {} backend", backend.name());
+#endif
+}
+
+std::unique_ptr<Load> make_load(const Backend& backend, const Spec& spec, const std::vector<int>& devices,
+                                std::string* why_not) {
+  if (auto why = unsupported(backend, spec)) {
+    if (why_not) *why_not = *why;
+    return nullptr;
+  }
+  if (backend.name() == "host") return make_host_load(spec, devices);
+#if defined(DMABENCH_HAVE_CUDA) || defined(DMABENCH_HAVE_HIP)
+  return make_gpu_load(spec, devices);
+#else
+  return nullptr;
+#endif
+}
+
+}  // namespace dmabench::compute

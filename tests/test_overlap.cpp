@@ -1,0 +1,252 @@
+// Overlap cases: the arithmetic on synthetic timings, and the harness's overlap measurement driven
+// through the host backend (a real workload) and through a scripted workload (exact numbers).
+#include <numeric>
+
+#include <gtest/gtest.h>
+
+#include "bench/harness.hpp"
+#include "bench/overlap.hpp"
+#include "compute/load.hpp"
+#include "engines/backend.hpp"
+
+using namespace dmabench;
+using json = nlohmann::json;
+
+TEST(OverlapFigures, FullyHiddenCommunication) {
+  // 10 ms of compute; 100 operations of 50 us = 5 ms of communication; together 10 ms.
+  const auto f = overlap_figures({.compute_alone_ms = 10, .compute_with_ms = 10, .comm_alone_us = 50,
+                                  .comm_with_us = 50, .comm_ops_with = 100});
+  EXPECT_DOUBLE_EQ(f.compute_slowdown_pct, 0.0);
+  EXPECT_DOUBLE_EQ(f.comm_slowdown_pct, 0.0);
+  EXPECT_DOUBLE_EQ(f.overlap_efficiency, 1.0);
+}
+
+TEST(OverlapFigures, SerializedCommunication) {
+  // Together takes the sum: nothing hidden.
+  const auto f = overlap_figures({.compute_alone_ms = 10, .compute_with_ms = 15, .comm_alone_us = 50,
+                                  .comm_with_us = 150, .comm_ops_with = 100});
+  EXPECT_DOUBLE_EQ(f.compute_slowdown_pct, 50.0);
+  EXPECT_DOUBLE_EQ(f.comm_slowdown_pct, 200.0);
+  EXPECT_DOUBLE_EQ(f.overlap_efficiency, 0.0);
+}
+
+TEST(OverlapFigures, PartialOverlapAndClamping) {
+  // C = 10, M = 200 x 40 us = 8 ms, together 12 ms: (10 + 8 - 12) / 8 = 0.75.
+  const auto f = overlap_figures({.compute_alone_ms = 10, .compute_with_ms = 12, .comm_alone_us = 40,
+                                  .comm_with_us = 60, .comm_ops_with = 200});
+  EXPECT_NEAR(f.compute_slowdown_pct, 20.0, 1e-12);
+  EXPECT_NEAR(f.comm_slowdown_pct, 50.0, 1e-12);
+  EXPECT_NEAR(f.overlap_efficiency, 0.75, 1e-12);
+  // Worse than serialized is still 0; communication that did nothing hid nothing.
+  EXPECT_DOUBLE_EQ(overlap_figures({10, 30, 40, 60, 200}).overlap_efficiency, 0.0);
+  EXPECT_DOUBLE_EQ(overlap_figures({10, 10, 40, 60, 0}).overlap_efficiency, 0.0);
+  // Communication longer than compute: min() picks compute as the shorter one.
+  EXPECT_NEAR(overlap_figures({10, 21, 100, 100, 200}).overlap_efficiency, (10 + 20 - 21) / 10.0, 1e-12);
+  EXPECT_THROW(overlap_figures({0, 1, 1, 1, 1}), std::invalid_argument);
+  EXPECT_THROW(overlap_figures({1, 1, 0, 1, 1}), std::invalid_argument);
+}
+
+namespace {
+
+std::unique_ptr<Backend> host_backend() {
+  std::string why;
+  auto b = make_backend("host", &why);
+  EXPECT_NE(b, nullptr) << why;
+  return b;
+}
+
+Case overlap_case(const std::string& kind, Timing timing = Timing::oneshot) {
+  OverlapConfig o;
+  o.compute.kind = kind;
+  o.compute.bytes = 4 << 20;
+  o.duration_ms = 5;
+  o.rounds = 2;
+  o.min_samples = 5;
+  return Case{.pattern = "allgather",
+              .engine = EngineVariant{"host", json::object()},
+              .devices = {0, 1},
+              .bytes_per_rank = 64 << 10,
+              .timing = timing,
+              .warmup = 1,
+              .iterations = 10,
+              .pipeline_depth = timing == Timing::pipelined ? 4 : 1,
+              .overlap = o};
+}
+
+json run_overlap(CaseExecution& ex, const std::function<compute::Load&()>& workload) {
+  ex.setup();
+  EXPECT_EQ(ex.status(), Status::ok) << ex.reason();
+  std::vector<double> samples;
+  for (int i = 0; i < ex.spec().iterations; ++i) samples.push_back(ex.sample_seconds() * 1e6);
+  ex.add_invocation(samples);
+  ex.measure_overlap(workload);
+  json r = ex.result(1);
+  ex.release();
+  return r;
+}
+
+// A workload whose device times are scripted: alone runs take `alone_ms`, runs beside the
+// communication `with_ms`; each run "finishes" after `polls` finished() calls.
+class ScriptedLoad final : public compute::Load {
+ public:
+  ScriptedLoad(double alone_ms, double with_ms, int polls) : alone_(alone_ms), with_(with_ms), polls_(polls) {}
+  void start(int launches) override {
+    launches_ = launches;
+    ++runs_;
+    left_ = polls_;
+    polled_ = false;
+  }
+  bool finished() override {
+    polled_ = true;
+    return left_-- <= 0;
+  }
+  std::vector<double> wait_ms() override {
+    // Calibration: runs 1-2 (one launch each). Then the harness alternates alone / with; a run
+    // that was polled ran beside communication.
+    const double ms = polled_ ? with_ : alone_;
+    return {ms, ms * 0.9};
+  }
+  json details() const override { return {{"clock", "scripted"}}; }
+  int runs_ = 0, launches_ = 0;
+
+ private:
+  double alone_, with_;
+  int polls_, left_ = 0;
+  bool polled_ = false;
+};
+
+}  // namespace
+
+TEST(Overlap, ScriptedWorkloadGivesExactFigures) {
+  auto backend = host_backend();
+  std::string why;
+  auto engine = make_engine("host", &why);
+  ASSERT_NE(engine, nullptr) << why;
+  CaseExecution ex(overlap_case("stream"), engine.get(), "", *backend);
+  ScriptedLoad load(10.0, 12.5, 5);
+  const json r = run_overlap(ex, [&]() -> compute::Load& { return load; });
+  ASSERT_EQ(r["status"], "ok") << r["reason"];
+  const json& o = r["overlap"];
+  ASSERT_FALSE(o.contains("error")) << o["error"];
+  EXPECT_EQ(o["validated"], true);
+  EXPECT_DOUBLE_EQ(o["compute_alone_ms"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(o["compute_with_ms"].get<double>(), 12.5);
+  EXPECT_DOUBLE_EQ(o["compute_slowdown_pct"].get<double>(), 25.0);
+  EXPECT_EQ(o["compute_with_ms_per_device"], (json{12.5, 12.5 * 0.9}));
+  // finished() is asked before and after every sample; the run ends at its 6th call (after the 3rd
+  // sample): 2 samples kept per round, the 3rd dropped (the run ended during it).
+  EXPECT_EQ(o["comm_with_samples"], 4);
+  EXPECT_EQ(o["comm_samples_dropped"], 2);
+  EXPECT_DOUBLE_EQ(o["comm_ops_with"].get<double>(), 2.0);
+  EXPECT_EQ(o["rounds"], 2);
+  // 2 calibration runs + 2 rounds x (alone + with) + 1 validation beside the workload.
+  EXPECT_EQ(load.runs_, 7);
+  // launches = ceil(max(duration 5 ms, 5 samples x p50) / 10 ms per launch) = 1.
+  EXPECT_EQ(o["launches"], 1);
+  const double alone = r["latency_us"]["p50"].get<double>();
+  EXPECT_DOUBLE_EQ(o["comm_alone_us"].get<double>(), alone);
+  EXPECT_NEAR(o["comm_slowdown_pct"].get<double>(), (o["comm_with_us"].get<double>() / alone - 1) * 100, 1e-9);
+  const OverlapFigures f = overlap_figures({10.0, 12.5, alone, o["comm_with_us"].get<double>(),
+                                            o["comm_ops_with"].get<double>()});
+  EXPECT_DOUBLE_EQ(o["overlap_efficiency"].get<double>(), f.overlap_efficiency);
+}
+
+TEST(Overlap, HostStreamWorkloadRunsBesideEveryTiming) {
+  auto backend = host_backend();
+  std::string why;
+  auto engine = make_engine("host", &why);
+  ASSERT_NE(engine, nullptr) << why;
+  for (Timing t : {Timing::oneshot, Timing::pipelined}) {
+    Case c = overlap_case("stream", t);
+    c.overlap->duration_ms = 30;  // long enough for samples on a busy 2-core CI machine
+    CaseExecution ex(c, engine.get(), "", *backend);
+    auto load = compute::make_load(*backend, c.overlap->compute, c.devices, &why);
+    ASSERT_NE(load, nullptr) << why;
+    const json r = run_overlap(ex, [&]() -> compute::Load& { return *load; });
+    ASSERT_EQ(r["status"], "ok") << r["reason"];
+    const json& o = r["overlap"];
+    ASSERT_FALSE(o.contains("error")) << o.dump();
+    EXPECT_EQ(o["validated"], true);
+    EXPECT_GT(o["compute_alone_ms"].get<double>(), 0.0);
+    EXPECT_GE(o["comm_with_samples"].get<int>(), 1);
+    EXPECT_GE(o["overlap_efficiency"].get<double>(), 0.0);
+    EXPECT_LE(o["overlap_efficiency"].get<double>(), 1.0);
+    EXPECT_NEAR(o["compute_slowdown_pct"].get<double>(),
+                (o["compute_with_ms"].get<double>() / o["compute_alone_ms"].get<double>() - 1) * 100, 1e-9);
+    EXPECT_EQ(o["compute"]["rate_unit"], "GB/s");
+    EXPECT_GT(o["compute"]["rate_alone"].get<double>(), 0.0);
+    EXPECT_LE(o["comm_with_latency_us"]["p50"].get<double>(), o["comm_with_latency_us"]["p99"].get<double>());
+  }
+}
+
+TEST(Overlap, WorkloadTheBackendLacksSkipsTheCase) {
+  auto backend = host_backend();
+  std::string why;
+  auto engine = make_engine("host", &why);
+  CaseExecution ex(overlap_case("gemm"), engine.get(), "", *backend);
+  ASSERT_TRUE(ex.static_skip_reason().has_value());
+  EXPECT_NE(ex.static_skip_reason()->find("needs a GPU backend"), std::string::npos) << *ex.static_skip_reason();
+  EXPECT_EQ(compute::make_load(*backend, overlap_case("gemm").overlap->compute, {0, 1}, &why), nullptr);
+  EXPECT_NE(why.find("gemm"), std::string::npos);
+}
+
+namespace {
+
+// An engine whose operations are right the first time they are checked and wrong afterwards: the
+// validation beside the workload must catch it.
+class BreaksLaterEngine final : public Engine {
+ public:
+  explicit BreaksLaterEngine(std::unique_ptr<Engine> inner) : inner_(std::move(inner)) {}
+  std::optional<std::string> unsupported(const Plan& p, const Options& o, int k) const override {
+    return inner_->unsupported(p, o, k);
+  }
+  std::unique_ptr<Operation> prepare(const Plan& plan, const Options& o) override {
+    class Op final : public Operation {
+     public:
+      explicit Op(std::unique_ptr<Operation> in) : in_(std::move(in)) {}
+      void launch() override { in_->launch(); }
+      void wait() override { in_->wait(); }
+      void fill_sources(std::uint64_t s) override { in_->fill_sources(s); }
+      void poison_destinations(std::uint64_t s) override { in_->poison_destinations(s); }
+      std::optional<Mismatch> check_destinations(const Plan& p, std::uint64_t s) override {
+        if (checks_++ == 0) return in_->check_destinations(p, s);
+        in_->poison_destinations(s + 1);  // the bytes are lost after the first check
+        return in_->check_destinations(p, s);
+      }
+
+     private:
+      std::unique_ptr<Operation> in_;
+      int checks_ = 0;
+    };
+    return std::make_unique<Op>(inner_->prepare(plan, o));
+  }
+
+ private:
+  std::unique_ptr<Engine> inner_;
+};
+
+}  // namespace
+
+TEST(Overlap, WrongDataBesideTheWorkloadFailsTheCase) {
+  auto backend = host_backend();
+  std::string why;
+  BreaksLaterEngine engine(make_engine("host", &why));
+  Case c = overlap_case("stream");
+  CaseExecution ex(c, &engine, "", *backend);
+  ScriptedLoad load(10.0, 11.0, 3);
+  const json r = run_overlap(ex, [&]() -> compute::Load& { return load; });
+  EXPECT_EQ(r["status"], "failed");
+  EXPECT_NE(r["reason"].get<std::string>().find("validation beside stream-4MiB"), std::string::npos) << r["reason"];
+  EXPECT_EQ(r["latency_us"], nullptr);
+  EXPECT_EQ(r["overlap"]["validated"], false);
+}
+
+TEST(Overlap, WorkloadErrorsAreRecordedNotThrown) {
+  auto backend = host_backend();
+  std::string why;
+  auto engine = make_engine("host", &why);
+  CaseExecution ex(overlap_case("stream"), engine.get(), "", *backend);
+  const json r = run_overlap(ex, []() -> compute::Load& { throw std::runtime_error("out of device memory"); });
+  EXPECT_EQ(r["status"], "ok");  // the alone figures stand
+  EXPECT_EQ(r["overlap"]["error"], "out of device memory");
+}
