@@ -33,13 +33,20 @@ int main() {
     CK(cudaSetDevice(0));
   }
   for (size_t bytes : {size_t{4096}, size_t{64} << 20}) {
-    void *a, *b;
+    void *a, *b, *peer = nullptr;
     CK(cudaMalloc(&a, bytes));
     CK(cudaMalloc(&b, bytes));
+    if (n > 1) {
+      CK(cudaSetDevice(1));
+      CK(cudaMalloc(&peer, bytes));
+      CK(cudaSetDevice(0));
+    }
     const char* names[] = {"cudaMemcpyAsync D2D", "cudaMemcpyPeerAsync 0->0", "cudaMemcpy2DAsync D2D",
                            "cudaMemcpyAsync 0->0 on GPU1 stream", "cudaMemcpyBatchAsync prefer-overlap",
-                           "cudaMemcpy3DAsync D2D"};
-    for (int m = 0; m < 6; ++m) {
+                           "cudaMemcpy3DAsync D2D", "control: cudaMemcpyAsync GPU0->GPU1",
+                           "bounce GPU0->GPU1->GPU0 (2 peer copies)"};
+    for (int m = 0; m < 8; ++m) {
+      if (m >= 6 && n < 2) continue;
       if (m == 3 && n < 2) continue;
       for (int busy_on : {0, 1}) {
         CK(cudaDeviceSynchronize());
@@ -71,6 +78,11 @@ int main() {
           q.kind = cudaMemcpyDeviceToDevice;
           CK(cudaMemcpy3DAsync(&q, s));
         }
+        if (m == 6) CK(cudaMemcpyAsync(peer, a, bytes, cudaMemcpyDefault, s));
+        if (m == 7) {
+          CK(cudaMemcpyAsync(peer, a, bytes, cudaMemcpyDefault, s));
+          CK(cudaMemcpyAsync(b, peer, bytes, cudaMemcpyDefault, s));
+        }
         CK(cudaStreamSynchronize(s));
         auto t1 = std::chrono::steady_clock::now();
         CK(cudaStreamSynchronize(busy));
@@ -82,6 +94,7 @@ int main() {
     }
     CK(cudaFree(a));
     CK(cudaFree(b));
+    if (peer) CK(cudaFree(peer));
   }
   return 0;
 }
