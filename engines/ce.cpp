@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -44,6 +45,7 @@ struct DmaOptions {
   Gate gate = Gate::wait_value;
   bool thread_per_gpu = false;
   bool overlap_hint = true;  // ce-batch: prefer overlap with compute
+  bool peer_bounce = false;  // same-GPU copies as two copy-engine transfers through a peer's buffer
 
   static DmaOptions from(const Options& o, bool batch) {
     DmaOptions d;
@@ -59,6 +61,7 @@ struct DmaOptions {
     d.gate = str("gate", "wait-value") == "spin-kernel" ? Gate::spin_kernel : Gate::wait_value;
     d.thread_per_gpu = str("issue", "caller") == "thread-per-gpu";
     d.overlap_hint = !o.contains("overlap_hint") || o["overlap_hint"].get<bool>();
+    d.peer_bounce = str("local", "runtime") == "peer-bounce";
     return d;
   }
   bool needs_memops() const { return trigger != Trigger::enqueue || completion != Completion::event; }
@@ -69,6 +72,7 @@ bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std
 // One copy (or chunk of one) issued by a GPU.
 struct Item {
   gpu::CopyJob job;
+  int unit = 0;  // items of one unit (a bounced chunk's two hops) go to one lane, in order
   int lane = 0;
   bool last_in_lane = false;
   int slot = -1;  // completion slot signalled after this item, or -1
@@ -90,6 +94,7 @@ struct DeviceWork {
   gpu::DeviceBuffer stamps;             // [0] trigger time, [1] completion observed (%globaltimer, ns), [2] scratch
   std::size_t host_slot_base = 0;       // flag-spin: this GPU's slots in the host-mapped array
   gpu::Graph graph;
+  std::vector<gpu::DeviceBuffer> bounce;  // local=peer-bounce: the peer-side buffers
   std::uint32_t* word(int i) const { return static_cast<std::uint32_t*>(words.data()) + i; }
 };
 
@@ -268,22 +273,46 @@ class DmaOperation final : public GpuOperation {
 
   static void zero_words(DeviceWork& w) { gpu::fill_words(w.word(0), 1 + w.slots, 0); }
 
+  // The GPU whose memory bounces `device`'s same-GPU copies: the next device of the plan.
+  int bounce_device(int device) const {
+    const auto& d = plan().devices;
+    const auto at = std::find(d.begin(), d.end(), device) - d.begin();
+    for (std::size_t i = 1; i < d.size(); ++i)
+      if (d[(at + i) % d.size()] != device) return d[(at + i) % d.size()];
+    throw std::runtime_error("local=peer-bounce needs a second GPU in the case");
+  }
+
   void build_items(DeviceWork& w, const std::vector<Transfer>& transfers) {
     const int k = opt_.streams;
     const int per_transfer = k > static_cast<int>(transfers.size()) ? (k + static_cast<int>(transfers.size()) - 1) / static_cast<int>(transfers.size()) : 1;
+    int units = 0;
     for (const Transfer& t : transfers) {
       char* d = dst(t.dst_rank) + t.dst_offset;
       const char* s = src(t.src_rank) + t.src_offset;
+      // local=peer-bounce: a same-GPU copy goes out to a buffer on a peer GPU and back, so that
+      // only copy engines move it (the runtime runs same-GPU copies on the SMs)
+      char* via = nullptr;
+      if (opt_.peer_bounce && device(t.src_rank) == device(t.dst_rank) && t.bytes > 0) {
+        w.bounce.emplace_back(bounce_device(w.device), t.bytes);
+        via = static_cast<char*>(w.bounce.back().data());
+      }
       // chunks of equal size rounded up to 256 bytes; the last one takes the rest
       const std::size_t chunk = std::max<std::size_t>(256, (t.bytes / per_transfer + 255) / 256 * 256);
-      for (std::size_t off = 0; off < t.bytes; off += chunk)
-        w.items.push_back(Item{gpu::CopyJob{d + off, s + off, std::min(chunk, t.bytes - off)}});
+      for (std::size_t off = 0; off < t.bytes; off += chunk, ++units) {
+        const std::size_t b = std::min(chunk, t.bytes - off);
+        if (via) {
+          w.items.push_back(Item{gpu::CopyJob{via + off, s + off, b}, units});
+          w.items.push_back(Item{gpu::CopyJob{d + off, via + off, b}, units});
+        } else {
+          w.items.push_back(Item{gpu::CopyJob{d + off, s + off, b}, units});
+        }
+      }
     }
     const int n = static_cast<int>(w.items.size());
-    const int lanes = k > 0 ? std::min(k, n) : (opt_.schedule == Schedule::pcpy && !opt_.batch ? n : 1);
+    const int lanes = k > 0 ? std::min(k, units) : (opt_.schedule == Schedule::pcpy && !opt_.batch ? units : 1);
     for (int i = 0; i < lanes; ++i) w.lanes.emplace_back(w.device);
     w.lane_jobs.assign(lanes, {});
-    for (int i = 0; i < n; ++i) w.items[i].lane = i % lanes;
+    for (int i = 0; i < n; ++i) w.items[i].lane = w.items[i].unit % lanes;
     for (int l = 0; l < lanes; ++l)
       for (int i = n - 1; i >= 0; --i)
         if (w.items[i].lane == l) {
@@ -387,6 +416,12 @@ class DmaEngine final : public Engine {
       return std::string("trigger gpu-flag is timed on the GPU clock from the trigger to a GPU-side observation: it needs completion gpu-poll");
     if (o.gate == Gate::spin_kernel && o.trigger == Trigger::enqueue)
       return std::string("gate spin-kernel holds pre-posted copies: it needs trigger host-flag or gpu-flag");
+    if (o.peer_bounce && batch_)
+      return std::string("local peer-bounce needs its two hops in order; a batch call does not order its copies (use ce)");
+    if (o.peer_bounce) {
+      std::set<int> distinct(plan.devices.begin(), plan.devices.end());
+      if (distinct.size() < 2) return std::string("local peer-bounce needs a second GPU in the case");
+    }
     if (o.trigger == Trigger::gpu_flag && ops_per_sample > 1)
       return std::string("trigger gpu-flag times one GPU-triggered operation: use timing oneshot");
     std::string why;

@@ -65,6 +65,13 @@ std::vector<OptionSpec> dma_options(bool batch) {
                  .default_value = "wait-value",
                  .choices = {"wait-value", "spin-kernel"}},
   };
+  o.push_back(OptionSpec{.name = "local",
+                         .help = "same-GPU copies (the own block of allgather/alltoall): runtime = the runtime's copy, "
+                                 "which CUDA runs on the SMs (it waits while kernels fill the GPU); peer-bounce = two "
+                                 "copy-engine transfers through a buffer on the next GPU of the case (never needs SMs; "
+                                 "moves the local bytes over the link twice)",
+                         .default_value = "runtime",
+                         .choices = {"runtime", "peer-bounce"}});
   if (batch)
     o.push_back(OptionSpec{.name = "overlap_hint",
                            .help = "the batch carries cudaMemcpyFlagPreferOverlapWithCompute (true) or no flag (false)",

@@ -64,7 +64,7 @@ TEST(Config, EngineOptionsExpandAsAxes) {
   ASSERT_EQ(c.engines.size(), 4u);
   EXPECT_EQ(c.engines[0].engine, "ce");
   EXPECT_EQ(c.engines[0].options, (json{{"schedule", "b2b"}, {"streams", "auto"}, {"trigger", "enqueue"},
-                                        {"completion", "event"}, {"graph", false}, {"issue", "caller"}, {"gate", "wait-value"}}));
+                                        {"completion", "event"}, {"graph", false}, {"issue", "caller"}, {"gate", "wait-value"}, {"local", "runtime"}}));
   EXPECT_EQ(c.engines[1].options["blocks"], "auto");
   EXPECT_EQ(c.engines[2].options["blocks"], 8);
   EXPECT_EQ(c.engines[3].options["blocks"], 264);

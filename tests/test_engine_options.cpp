@@ -53,7 +53,7 @@ TEST(EngineOptions, RegistryDescribesEveryOption) {
       EXPECT_FALSE(o.help.empty());
       EXPECT_TRUE(o.accepts(o.default_value)) << o.name;
     }
-    std::vector<std::string> want = {"schedule", "streams", "trigger", "completion", "graph", "issue", "gate"};
+    std::vector<std::string> want = {"schedule", "streams", "trigger", "completion", "graph", "issue", "gate", "local"};
     if (std::string(name) == "ce-batch") want.push_back("overlap_hint");
     EXPECT_EQ(names, want);
   }

@@ -144,6 +144,9 @@ const Variant kVariants[] = {
     {"ce", R"({"issue": "thread-per-gpu", "schedule": "pcpy", "completion": "flag-spin"})"},
     {"ce", R"({"issue": "thread-per-gpu", "completion": "gpu-poll", "streams": 2})"},
     {"ce", R"({"issue": "thread-per-gpu", "trigger": "host-flag"})"},
+    {"ce", R"({"local": "peer-bounce"})"},
+    {"ce", R"({"local": "peer-bounce", "schedule": "pcpy", "streams": 3})"},
+    {"ce", R"({"local": "peer-bounce", "graph": true, "trigger": "host-flag", "completion": "flag-spin"})"},
     {"ce-batch", R"({})"},
     {"ce-batch", R"({"issue": "thread-per-gpu"})"},
     {"ce-batch", R"({"streams": 2})"},
@@ -353,7 +356,8 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
     return median_of(rates);
   };
   const std::vector<std::pair<std::string, std::string>> variants = {
-      {"ce", "{}"}, {"ce", R"({"trigger": "host-flag", "completion": "flag-spin"})"}, {"ce-batch", "{}"},
+      {"ce", "{}"}, {"ce", R"({"trigger": "host-flag", "completion": "flag-spin"})"}, {"ce", R"({"local": "peer-bounce"})"},
+      {"ce-batch", "{}"},
       {"sm", "{}"}, {"nccl", "{}"}, {"nccl", R"({"cta_policy": "zero"})"}};
   for (const auto& [name, opts] : variants) {
     Engine* e = engine(name);
