@@ -339,8 +339,8 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
   REQUIRE_GPU(backend);
   std::vector<int> devs = backend->default_devices();
   OverlapConfig oc;
-  oc.compute = compute::Spec{.kind = "gemm", .m = 4096, .n = 4096, .k = 4096, .dtype = "bf16"};
-  oc.duration_ms = 30;
+  oc.compute = compute::Spec{.kind = "gemm", .m = 8192, .n = 8192, .k = 8192, .dtype = "bf16"};
+  oc.duration_ms = 50;
   oc.rounds = 2;
   std::string why;
   if (auto no = compute::unsupported(*backend, oc.compute)) GTEST_SKIP() << *no;
@@ -349,9 +349,9 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
   auto reference_rate = [&]() {
     std::vector<double> rates;
     for (int i = 0; i < 4; ++i) {
-      load->start(100);
+      load->start(30);
       const auto ms = load->wait_ms();
-      if (i > 0) rates.push_back(oc.compute.rate(100, *std::max_element(ms.begin(), ms.end())));
+      if (i > 0) rates.push_back(oc.compute.rate(30, *std::max_element(ms.begin(), ms.end())));
     }
     return median_of(rates);
   };
