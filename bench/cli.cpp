@@ -16,7 +16,7 @@ validates every case's data, times it, and writes one JSON record per case.
 
   --config FILE        sweep definition (JSON; see configs/ and README.md)
   --out FILE           results JSON, rewritten after every case (default: dmabench-results.json)
-  --backend NAME       auto (default: cuda when a GPU is visible, else host), host, cuda
+  --backend NAME       auto (default: the build's GPU backend when a GPU is visible, else host), host, cuda, hip
   --devices LIST       devices to use, e.g. 0,1 or all (overrides the config's "devices")
   --power[=SOURCE]     measure power and energy per case (auto, nvml, rocm-smi, rapl, none)
   --power-window S     seconds of each power window (default 2)
@@ -64,8 +64,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       if (o.out.empty()) throw InputError("--out: empty file name");
     } else if (arg == "--backend") {
       o.backend = take("--backend");
-      if (o.backend != "auto" && o.backend != "host" && o.backend != "cuda")
-        throw InputError(fmt::format("--backend: unknown backend '{}'; accepted: auto, host, cuda", o.backend));
+      if (o.backend != "auto" && o.backend != "host" && o.backend != "cuda" && o.backend != "hip")
+        throw InputError(fmt::format("--backend: unknown backend '{}'; accepted: auto, host, cuda, hip", o.backend));
     } else if (arg == "--devices") {
       o.devices = parse_device_list(take("--devices"), "--devices");
     } else if (arg == "--power") {

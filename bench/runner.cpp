@@ -17,6 +17,7 @@
 #include "bench/patterns/pattern.hpp"
 #include "bench/report.hpp"
 #include "bench/stats.hpp"
+#include "engines/sdma.hpp"
 #include "version.hpp"
 
 namespace dmabench {
@@ -184,7 +185,7 @@ void print_features() {
   fmt::print("dmabench {} (git {})\n", kVersion, kGitRevision);
   fmt::print("backends built: {}\n", fmt::join(built_backends(), ", "));
   std::map<std::string, std::string> backend_state;
-  for (const std::string name : {"cuda", "host"}) {
+  for (const std::string name : {"cuda", "hip", "host"}) {
     std::string why;
     auto b = make_backend(name, &why);
     if (!b) {
@@ -229,6 +230,10 @@ void print_features() {
     for (const auto& o : spec.options)
       fmt::print("        option {}: {} (accepted: {}; default {})\n", o.name, o.help, o.accepted(), o.default_value.dump());
   }
+  // AMD features and the ROCm / HSA version each needs (engines/sdma.cpp): what this build has.
+  fmt::print("\nAMD features (hip backend), and what this build has:\n");
+  for (const auto& f : sdma::amd_features(sdma::this_build()))
+    fmt::print("  [{}] {}\n        needs {}{}\n", f.built ? "yes" : "no ", f.name, f.needs, f.note.empty() ? "" : "; " + f.note);
   std::vector<std::string> patterns;
   for (const Pattern* p : all_patterns()) patterns.push_back(fmt::format("{} ({})", p->name(), p->description()));
   fmt::print("\npatterns: {}\n", fmt::join(patterns, "; "));

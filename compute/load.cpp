@@ -8,7 +8,7 @@
 namespace dmabench::compute {
 
 std::unique_ptr<Load> make_host_load(const Spec& spec, const std::vector<int>& ranks);
-#if defined(DMABENCH_HAVE_CUDA) || defined(DMABENCH_HAVE_HIP)
+#ifdef DMABENCH_HAVE_GPU
 std::optional<std::string> gpu_unsupported(const Spec& spec);
 std::unique_ptr<Load> make_gpu_load(const Spec& spec, const std::vector<int>& devices);
 #endif
@@ -41,7 +41,7 @@ std::optional<std::string> unsupported(const Backend& backend, const Spec& spec)
       return fmt::format("compute '{}' needs a GPU backend; the host backend has only 'stream'", spec.kind);
     return std::nullopt;
   }
-#if defined(DMABENCH_HAVE_CUDA) || defined(DMABENCH_HAVE_HIP)
+#ifdef DMABENCH_HAVE_GPU
   return gpu_unsupported(spec);
 #else
   return fmt::format("no compute workload for the {} backend", backend.name());
@@ -55,7 +55,7 @@ std::unique_ptr<Load> make_load(const Backend& backend, const Spec& spec, const 
     return nullptr;
   }
   if (backend.name() == "host") return make_host_load(spec, devices);
-#if defined(DMABENCH_HAVE_CUDA) || defined(DMABENCH_HAVE_HIP)
+#ifdef DMABENCH_HAVE_GPU
   return make_gpu_load(spec, devices);
 #else
   return nullptr;

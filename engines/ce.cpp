@@ -11,9 +11,10 @@
 //   graph      the copies captured once into a CUDA graph per GPU, launched per operation
 //   issue      caller: the harness's thread issues and waits for every GPU in turn | thread-per-gpu:
 //              one spinning host thread per GPU issues its copies and waits for them, in parallel
-//   gate       how pre-posted copies are held: wait-value (cuStreamWaitValue32) | spin-kernel (a
+//   gate       how pre-posted copies are held: wait-value (cuStreamWaitValue32 / hipStreamWaitValue32) | spin-kernel (a
 //              one-thread kernel polls the flag; the copies queued behind it start when it exits)
-// ce issues one cudaMemcpyAsync per copy; ce-batch one cudaMemcpyBatchAsync per lane.
+// ce issues one cudaMemcpyAsync / hipMemcpyAsync per copy (gpu::copy_kind()); ce-batch one
+// cudaMemcpyBatchAsync per lane. The same source runs on NVIDIA and AMD through engines/gpu/gpu.hpp.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -25,6 +26,7 @@
 
 #include "engines/engine_factories.hpp"
 #include "engines/gpu_operation.hpp"
+#include "engines/sdma.hpp"
 #include "engines/spin_workers.hpp"
 
 namespace dmabench {
@@ -250,7 +252,7 @@ class DmaOperation final : public GpuOperation {
       std::uint64_t t[2] = {0, 0};
       gpu::copy_to_host(t, w->stamps.data(), sizeof t);
       if (t[1] < t[0]) throw std::runtime_error("gpu-flag: completion stamp before trigger stamp");
-      longest = std::max(longest, static_cast<double>(t[1] - t[0]) * 1e-9);
+      longest = std::max(longest, static_cast<double>(t[1] - t[0]) * gpu::gpu_clock_ns_per_tick(w->device) * 1e-9);
     }
     return longest;
   }
@@ -261,7 +263,17 @@ class DmaOperation final : public GpuOperation {
       lanes.push_back(w->lanes.size());
       copies.push_back(w->items.size());
     }
-    return {{"lanes_per_gpu", lanes}, {"copies_per_gpu", copies}};
+    nlohmann::json d = {{"lanes_per_gpu", lanes}, {"copies_per_gpu", copies}};
+    if (gpu::backend_name() == "hip") {  // AMD pitfalls: DMA switched off, more streams than hardware queues
+      d["copy_kind"] = gpu::copy_kind();
+      const sdma::DmaEnvironment env = sdma::dma_environment();
+      std::vector<std::string> warnings = env.warnings;
+      std::size_t most = 0;
+      for (const auto& w : work_) most = std::max(most, w->lanes.size());
+      if (auto w = sdma::hw_queue_warning(env, static_cast<int>(most)); !w.empty()) warnings.push_back(w);
+      if (!warnings.empty()) d["warnings"] = warnings;
+    }
+    return d;
   }
 
  private:
@@ -426,6 +438,9 @@ class DmaEngine final : public Engine {
       return std::string("trigger gpu-flag times one GPU-triggered operation: use timing oneshot");
     std::string why;
     if (batch_ && !gpu::copy_batch_supported(&why)) return why;
+    if (o.trigger == Trigger::gpu_flag)
+      for (int r : plan.issuers())
+        if (!gpu::gpu_clock_supported(plan.devices[r], &why)) return why;
     if (o.needs_memops())
       for (int r : plan.issuers())
         if (!gpu::stream_memops_supported(plan.devices[r], &why)) return "stream memory operations unavailable: " + why;

@@ -3,6 +3,7 @@
 // timed) into an Operation; the harness launches and waits on that operation and owns all timing.
 // Engines never time themselves.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,15 +74,22 @@ struct OptionSpec {
   std::vector<nlohmann::json> choices;  // accepted literal values
   bool positive_integer = false;        // any integer from 1 to max_integer is accepted too
   long long max_integer = 1 << 30;
+  std::string prefix = {};              // non-empty: any string starting with it (and more) is accepted too
+  std::string prefix_help = {};         // how accepted() shows such values, e.g. "map:FILE"
+  // Deeper check of an accepted value (e.g. that a file named by it parses): the problem, or "".
+  std::function<std::string(const nlohmann::json&)> check = {};
   std::string accepted() const;         // human-readable list, for error messages
   bool accepts(const nlohmann::json& value) const;
 };
 
 struct EngineSpec {
   std::string name;
-  std::string backend;  // "host" or "cuda"
+  // The backend that runs this engine in this build: "host", or the build's GPU backend ("cuda" or
+  // "hip"; "cuda" in a build without one). `backends` lists every backend the engine exists for.
+  std::string backend;
   std::string description;
   std::vector<OptionSpec> options;
+  std::vector<std::string> backends;
 };
 
 const std::vector<EngineSpec>& engine_specs();

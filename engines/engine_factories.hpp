@@ -11,11 +11,14 @@ namespace dmabench {
 
 std::unique_ptr<Engine> make_host_engine();
 std::unique_ptr<Backend> make_host_backend();
-#ifdef DMABENCH_HAVE_CUDA
-std::unique_ptr<Backend> make_cuda_backend(std::string* why_not);
+#ifdef DMABENCH_HAVE_GPU
+std::unique_ptr<Backend> make_gpu_backend(std::string* why_not);  // cuda or hip, as built
 std::unique_ptr<Engine> make_ce_engine();
 std::unique_ptr<Engine> make_ce_batch_engine();
 std::unique_ptr<Engine> make_sm_engine();
+#endif
+#ifdef DMABENCH_HAVE_HSA
+std::unique_ptr<Engine> make_hsa_engine();
 #endif
 #ifdef DMABENCH_HAVE_NCCL
 std::unique_ptr<Engine> make_nccl_engine();

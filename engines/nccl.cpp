@@ -148,6 +148,7 @@ class NcclEngine final : public Engine {
   NcclEngine() { gpu::nccl_prepare_log(); }
   std::optional<std::string> unsupported(const Plan& plan, const Options& options, int) const override {
     const NcclOptions o = NcclOptions::from(options);
+    if (std::string why; o.cta_zero && !gpu::nccl_ce_collectives_supported(&why)) return why;
     if (o.cta_zero && plan.collective == Collective::none)
       return std::string("cta_policy zero (NCCL's copy-engine collectives) covers allgather and alltoall; "
                          "this pattern runs as ncclSend/ncclRecv");

@@ -2,6 +2,8 @@
 # build dmabench into build/. Idempotent: a second run installs nothing and rebuilds only changes.
 # Environment: DMABENCH_NO_APT=1 never calls apt; CMAKE_ARGS adds configure arguments
 # (e.g. -DCMAKE_CUDA_ARCHITECTURES=80); BUILD_DIR overrides build/.
+# HIP: hip_available says whether ROCm's hipcc and HIP CMake package are here (scripts/test.sh then
+# also builds the HIP backend into build-hip/).
 
 DMABENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$DMABENCH_ROOT/build}"
@@ -32,14 +34,19 @@ file:/usr/include/fmt/format.h                       libfmt-dev
 file:/usr/include/nlohmann/json.hpp                  nlohmann-json3-dev
 file:/usr/include/gtest/gtest.h                      libgtest-dev
 REQS
-  # Wanted, not required for the build: the script tests (pandas, matplotlib, pytest, nbconvert)
-  # and the rocm-smi power source (AMD GPUs). Installed where apt can; never stop a build.
+  # Wanted, not required for the build: the script tests (pandas, matplotlib, pytest, nbconvert),
+  # the rocm-smi power source and the HIP backend's compile check (ROCm: hipcc, HIP, HSA; built into
+  # build-hip/ by scripts/test.sh). Installed where apt can; never stop a build.
   local optional=()
   while read -r probe pkg; do
     [ -z "$probe" ] && continue
     requirement_missing "$probe" && optional+=("$pkg")
   done <<'WANTED'
 file:/usr/include/rocm_smi/rocm_smi.h                         librocm-smi-dev
+cmd:hipcc                                                     hipcc
+file:/usr/include/hip/hip_runtime.h                           libamdhip64-dev
+file:/usr/include/hsa/hsa_ext_amd.h                           libhsa-runtime-dev
+file:/usr/include/hsakmt/hsakmt.h                             libhsakmt-dev
 file:/usr/lib/python3/dist-packages/pandas/__init__.py        python3-pandas
 file:/usr/lib/python3/dist-packages/matplotlib/__init__.py    python3-matplotlib
 file:/usr/lib/python3/dist-packages/pytest/__init__.py        python3-pytest
@@ -70,6 +77,12 @@ WANTED
     for p in "${missing[@]}"; do [[ " ${optional[*]} " == *" $p "* ]] || required+=("$p"); done
     [ ${#required[@]} -eq 0 ] || $sudo apt-get install -y -qq --no-install-recommends "${required[@]}"
   fi
+}
+
+hip_available() {
+  command -v hipcc >/dev/null 2>&1 && {
+    compgen -G "/usr/lib/*/cmake/hip/hip-config.cmake" >/dev/null || compgen -G "/opt/rocm/lib/cmake/hip/hip-config.cmake" >/dev/null
+  }
 }
 
 build_dmabench() {

@@ -30,7 +30,7 @@ TEST(Config, DefaultsWhenOnlySizesGiven) {
   Config c = parse(R"({"sizes": "4KiB"})");
   EXPECT_EQ(c.sizes, std::vector<std::uint64_t>{4096});
   EXPECT_EQ(c.patterns, (std::vector<std::string>{"copy", "bidir", "allgather", "alltoall"}));
-  EXPECT_EQ(c.engines.size(), 5u);  // host, ce, ce-batch, sm, nccl
+  EXPECT_EQ(c.engines.size(), 6u);  // host, ce, ce-batch, sm, nccl, hsa
   ASSERT_EQ(c.devices.size(), 1u);
   EXPECT_TRUE(c.devices[0].all);
   EXPECT_EQ(c.timings.size(), 2u);

@@ -1,5 +1,5 @@
 // Skip reasons of the GPU engines' option combinations: decided before touching a GPU, so they
-// are tested on any machine (the engines exist in every build with the cuda backend).
+// are tested on any machine (the engines exist in every build with a GPU backend, cuda or hip).
 #include <gtest/gtest.h>
 
 #include "bench/patterns/pattern.hpp"
@@ -8,7 +8,7 @@
 using namespace dmabench;
 using json = nlohmann::json;
 
-#ifdef DMABENCH_HAVE_CUDA
+#ifdef DMABENCH_HAVE_GPU
 namespace {
 
 Options with_defaults(const std::string& engine, json given) {
@@ -63,5 +63,5 @@ TEST(EngineOptions, RegistryDescribesEveryOption) {
   EXPECT_FALSE(nccl->options[1].accepts("sometimes"));
 }
 #else
-TEST(EngineOptions, NoCudaBackendInThisBuild) { GTEST_SKIP() << "the GPU engines are not in this build"; }
+TEST(EngineOptions, NoGpuBackendInThisBuild) { GTEST_SKIP() << "the GPU engines are not in this build"; }
 #endif

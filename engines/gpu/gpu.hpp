@@ -1,6 +1,7 @@
 #pragma once
-// The GPU layer's vendor-neutral interface. Only engines/gpu/*.cu|.cpp include a vendor runtime
-// header; everything else (engines, harness) sees these types. Every runtime call is checked and
+// The GPU layer's vendor-neutral interface, implemented once for the CUDA and HIP runtimes
+// (engines/gpu/vendor.hpp). Only engines/gpu/*.cu|.cpp include a vendor runtime header; everything
+// else (engines, harness) sees these types. Every runtime call is checked and
 // throws std::runtime_error with the call, file:line and the vendor's error string.
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +13,9 @@
 
 namespace dmabench::gpu {
 
+// "cuda" (NVIDIA, CUDA runtime) or "hip" (AMD, HIP runtime): the backend this build's GPU layer drives.
+std::string_view backend_name();
+
 // ---- devices -------------------------------------------------------------------------------
 // Number of visible GPUs; 0 (never an exception) when there is no driver or device, with the
 // reason in *why_not.
@@ -22,9 +26,12 @@ struct DeviceProps {
   std::string name;
   std::string bus_id;          // "0000:06:00.0"
   std::size_t memory_bytes = 0;
-  int copy_engines = 0;        // asyncEngineCount
+  int copy_engines = 0;        // NVIDIA: asyncEngineCount; AMD: SDMA engines from the driver topology (0: unknown)
   int multiprocessors = 0;
   int cc_major = 0, cc_minor = 0;
+  std::string arch;            // "sm_90", "gfx942:sramecc+:xnack-"
+  int sdma_engines = -1;       // AMD: host-facing SDMA engines (num_sdma_engines), -1 unknown / NVIDIA
+  int sdma_xgmi_engines = -1;  // AMD: xGMI SDMA engines (num_sdma_xgmi_engines), -1 unknown / NVIDIA
 };
 DeviceProps properties(int device);
 
@@ -141,6 +148,10 @@ void launch_trigger(const Stream& stream, std::uint32_t* flag, std::uint32_t val
 // Spins until every one of `count` words at `slots` (device memory) reached `target`
 // (wrap-safe), then writes %globaltimer to *stamp: GPU-side observation of completion.
 void launch_poll(const Stream& stream, const std::uint32_t* slots, int count, std::uint32_t target, std::uint64_t* stamp);
+// The trigger and poll kernels stamp the GPU clock: %globaltimer (ns) on NVIDIA, s_memrealtime
+// ticks on AMD. Whether this build/device can convert them to time, and the nanoseconds per tick.
+bool gpu_clock_supported(int device, std::string* why_not);
+double gpu_clock_ns_per_tick(int device);
 // Loads every kernel of the GPU layer on every device now (a spinning kernel must never wait for
 // a lazily loaded one).
 void preload_kernels(int device);
@@ -165,7 +176,8 @@ class Graph {
 Graph end_capture(const Stream& origin);
 
 // Asynchronous copy between any two device pointers (peer access or not) on `stream`: the
-// runtime's copy path, which uses the copy (DMA) engines.
+// runtime's copy path, which uses the copy (DMA) engines (copy_kind() names the copy kind).
+std::string copy_kind();
 void copy_async(void* dst, const void* src, std::size_t bytes, const Stream& stream);
 
 struct CopyJob;

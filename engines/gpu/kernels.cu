@@ -1,11 +1,12 @@
-// CUDA kernels of the GPU layer: validation fill/check and the GPU-core copy.
+// Kernels of the GPU layer: validation fill/check, the GPU-core copy, trigger and poll. One source,
+// compiled by nvcc for NVIDIA and as HIP (hipcc) for AMD; only the GPU clock differs.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 
 #include "engines/datagen.hpp"
-#include "engines/gpu/check.hpp"
 #include "engines/gpu/gpu.hpp"
+#include "engines/gpu/vendor.hpp"
 
 namespace dmabench::gpu {
 namespace {
@@ -19,7 +20,7 @@ int grid_for(std::size_t items, int threads, int max_blocks = 8192) {
   return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(blocks, max_blocks)));
 }
 
-cudaStream_t native(const Stream& s) { return static_cast<cudaStream_t>(s.native()); }
+GPU(Stream_t) native(const Stream& s) { return static_cast<GPU(Stream_t)>(s.native()); }
 
 // Each thread handles groups of 8 destination bytes. When the stream index of byte 0 is a multiple
 // of 8 and the buffer is 8-byte aligned, a group is one datagen word stored with one 8-byte store.
@@ -79,10 +80,15 @@ __global__ void __launch_bounds__(kCopyThreads) copy_kernel(const CopyJob* jobs,
   }
 }
 
+// NVIDIA: %globaltimer (ns). AMD: s_memrealtime, a constant-rate counter (hipDeviceAttributeWallClockRate).
 __device__ __forceinline__ std::uint64_t global_timer() {
+#if defined(DMABENCH_GPU_HIP)
+  return __builtin_amdgcn_s_memrealtime();
+#else
   std::uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+#endif
 }
 
 __global__ void trigger_kernel(std::uint32_t* flag, std::uint32_t value, std::uint64_t* stamp) {
@@ -109,25 +115,25 @@ bool fast_path(const void* p, std::uint64_t first) {
 
 void fill(void* dst, std::size_t bytes, std::uint64_t key, std::uint64_t first_index, const Stream& stream) {
   if (bytes == 0) return;
-  DMABENCH_CUDA_CHECK(cudaSetDevice(stream.device()));
+  DMABENCH_GPU_CHECK(GPU(SetDevice)(stream.device()));
   fill_kernel<<<grid_for((bytes + 7) / 8, kThreads), kThreads, 0, native(stream)>>>(
       static_cast<std::uint8_t*>(dst), bytes, key, first_index, fast_path(dst, first_index));
-  DMABENCH_CUDA_CHECK(cudaGetLastError());
+  DMABENCH_GPU_CHECK(GPU(GetLastError)());
 }
 
 std::optional<std::size_t> first_mismatch(const void* buf, std::size_t bytes, std::uint64_t key,
                                           std::uint64_t first_index, const Stream& stream) {
   if (bytes == 0) return std::nullopt;
-  DMABENCH_CUDA_CHECK(cudaSetDevice(stream.device()));
+  DMABENCH_GPU_CHECK(GPU(SetDevice)(stream.device()));
   DeviceBuffer result(stream.device(), sizeof(unsigned long long));
   const unsigned long long none = std::numeric_limits<unsigned long long>::max();
-  DMABENCH_CUDA_CHECK(cudaMemcpyAsync(result.data(), &none, sizeof none, cudaMemcpyHostToDevice, native(stream)));
+  DMABENCH_GPU_CHECK(GPU(MemcpyAsync)(result.data(), &none, sizeof none, GPU(MemcpyHostToDevice), native(stream)));
   check_kernel<<<grid_for((bytes + 7) / 8, kThreads), kThreads, 0, native(stream)>>>(
       static_cast<const std::uint8_t*>(buf), bytes, key, first_index, fast_path(buf, first_index),
       static_cast<unsigned long long*>(result.data()));
-  DMABENCH_CUDA_CHECK(cudaGetLastError());
+  DMABENCH_GPU_CHECK(GPU(GetLastError)());
   unsigned long long bad = none;
-  DMABENCH_CUDA_CHECK(cudaMemcpyAsync(&bad, result.data(), sizeof bad, cudaMemcpyDeviceToHost, native(stream)));
+  DMABENCH_GPU_CHECK(GPU(MemcpyAsync)(&bad, result.data(), sizeof bad, GPU(MemcpyDeviceToHost), native(stream)));
   stream.synchronize();
   if (bad == none) return std::nullopt;
   return static_cast<std::size_t>(bad);
@@ -135,23 +141,24 @@ std::optional<std::size_t> first_mismatch(const void* buf, std::size_t bytes, st
 
 void launch_trigger(const Stream& stream, std::uint32_t* flag, std::uint32_t value, std::uint64_t* stamp) {
   trigger_kernel<<<1, 1, 0, native(stream)>>>(flag, value, stamp);
-  DMABENCH_CUDA_CHECK(cudaGetLastError());
+  DMABENCH_GPU_CHECK(GPU(GetLastError)());
 }
 
 void launch_poll(const Stream& stream, const std::uint32_t* slots, int count, std::uint32_t target, std::uint64_t* stamp) {
   poll_kernel<<<1, 1, 0, native(stream)>>>(slots, count, target, stamp);
-  DMABENCH_CUDA_CHECK(cudaGetLastError());
+  DMABENCH_GPU_CHECK(GPU(GetLastError)());
 }
 
 void preload_kernels(int device) {
-  DMABENCH_CUDA_CHECK(cudaSetDevice(device));
-  cudaFuncAttributes attr{};
-  DMABENCH_CUDA_CHECK(cudaFuncGetAttributes(&attr, fill_kernel));
-  DMABENCH_CUDA_CHECK(cudaFuncGetAttributes(&attr, check_kernel));
-  DMABENCH_CUDA_CHECK(cudaFuncGetAttributes(&attr, copy_kernel<uint4>));
-  DMABENCH_CUDA_CHECK(cudaFuncGetAttributes(&attr, copy_kernel<unsigned char>));
-  DMABENCH_CUDA_CHECK(cudaFuncGetAttributes(&attr, trigger_kernel));
-  DMABENCH_CUDA_CHECK(cudaFuncGetAttributes(&attr, poll_kernel));
+  DMABENCH_GPU_CHECK(GPU(SetDevice)(device));
+  GPU(FuncAttributes) attr{};
+  auto load = [&](const void* fn) { DMABENCH_GPU_CHECK(GPU(FuncGetAttributes)(&attr, fn)); };
+  load(reinterpret_cast<const void*>(fill_kernel));
+  load(reinterpret_cast<const void*>(check_kernel));
+  load(reinterpret_cast<const void*>(copy_kernel<uint4>));
+  load(reinterpret_cast<const void*>(copy_kernel<unsigned char>));
+  load(reinterpret_cast<const void*>(trigger_kernel));
+  load(reinterpret_cast<const void*>(poll_kernel));
 }
 
 CopyKernel::CopyKernel(int device, std::vector<CopyJob> jobs, int blocks_total)
@@ -171,7 +178,7 @@ CopyKernel::CopyKernel(int device, std::vector<CopyJob> jobs, int blocks_total)
   blocks_per_job_ = static_cast<int>(std::max<std::size_t>(
       1, std::min<std::size_t>(needed, static_cast<std::size_t>(std::max(1, blocks_total / jobs_)))));
   table_ = DeviceBuffer(device, jobs.size() * sizeof(CopyJob));
-  DMABENCH_CUDA_CHECK(cudaMemcpy(table_.data(), jobs.data(), jobs.size() * sizeof(CopyJob), cudaMemcpyHostToDevice));
+  DMABENCH_GPU_CHECK(GPU(Memcpy)(table_.data(), jobs.data(), jobs.size() * sizeof(CopyJob), GPU(MemcpyHostToDevice)));
 }
 
 void CopyKernel::launch(const Stream& stream) const {
@@ -182,7 +189,7 @@ void CopyKernel::launch(const Stream& stream) const {
     copy_kernel<uint4><<<grid, kCopyThreads, 0, native(stream)>>>(table, blocks_per_job_);
   else
     copy_kernel<unsigned char><<<grid, kCopyThreads, 0, native(stream)>>>(table, blocks_per_job_);
-  DMABENCH_CUDA_CHECK(cudaGetLastError());
+  DMABENCH_GPU_CHECK(GPU(GetLastError)());
 }
 
 }  // namespace dmabench::gpu

@@ -8,10 +8,19 @@
 #include <string>
 
 #include <fmt/format.h>
-#include <nccl.h>
 #include <unistd.h>
 
-#include "engines/gpu/check.hpp"
+#include "engines/gpu/vendor.hpp"
+#if defined(DMABENCH_HAVE_RCCL)
+#include <rccl/rccl.h>  // RCCL: NCCL's API on AMD
+#else
+#include <nccl.h>
+#endif
+
+// NCCL_CTA_POLICY_ZERO, ncclCommWindowRegister: NCCL >= 2.28 (RCCL has neither so far)
+#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0) && !defined(DMABENCH_HAVE_RCCL)
+#define DMABENCH_NCCL_HAS_CE_COLLECTIVES 1
+#endif
 
 #define DMABENCH_NCCL_CHECK(call)                                                                        \
   do {                                                                                                   \
@@ -24,7 +33,7 @@
 namespace dmabench::gpu {
 namespace {
 ncclComm_t comm(void* c) { return static_cast<ncclComm_t>(c); }
-cudaStream_t native(const Stream& s) { return static_cast<cudaStream_t>(s.native()); }
+GPU(Stream_t) native(const Stream& s) { return static_cast<GPU(Stream_t)>(s.native()); }
 
 std::string& log_path() {
   static std::string path;
@@ -68,14 +77,38 @@ std::string nccl_version() {
   return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
 }
 
+bool nccl_ce_collectives_supported(std::string* why_not) {
+#ifdef DMABENCH_NCCL_HAS_CE_COLLECTIVES
+  (void)why_not;
+  return true;
+#else
+  if (why_not)
+    *why_not = fmt::format("cta_policy zero needs NCCL >= 2.28 (NCCL_CTA_POLICY_ZERO, symmetric windows); this build has {} {}",
+#if defined(DMABENCH_HAVE_RCCL)
+                           "RCCL", NCCL_VERSION_CODE);
+#else
+                           "NCCL", NCCL_VERSION_CODE);
+#endif
+  return false;
+#endif
+}
+
 Memory nccl_allocate(int device, std::size_t bytes) {
   if (bytes == 0) return Memory(nullptr, [](void*) {});
-  DMABENCH_CUDA_CHECK(cudaSetDevice(device));
+  DMABENCH_GPU_CHECK(GPU(SetDevice)(device));
   void* p = nullptr;
+#ifdef DMABENCH_NCCL_HAS_CE_COLLECTIVES
   DMABENCH_NCCL_CHECK(ncclMemAlloc(&p, bytes));
+#else
+  throw std::runtime_error("ncclMemAlloc: " + [] { std::string w; nccl_ce_collectives_supported(&w); return w; }());
+#endif
   return Memory(p, [device](void* q) {
-    cudaSetDevice(device);
+    (void)GPU(SetDevice)(device);
+#ifdef DMABENCH_NCCL_HAS_CE_COLLECTIVES
     ncclMemFree(q);
+#else
+    (void)q;
+#endif
   });
 }
 
@@ -85,16 +118,22 @@ NcclComms::NcclComms(const std::vector<int>& devices, bool cta_policy_zero) {
   if (!cta_policy_zero) {
     DMABENCH_NCCL_CHECK(ncclCommInitAll(c.data(), static_cast<int>(devices.size()), devices.data()));
   } else {
+#ifndef DMABENCH_NCCL_HAS_CE_COLLECTIVES
+    std::string why;
+    nccl_ce_collectives_supported(&why);
+    throw std::runtime_error(why);
+#else
     ncclUniqueId id;
     DMABENCH_NCCL_CHECK(ncclGetUniqueId(&id));
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.CTAPolicy = NCCL_CTA_POLICY_ZERO;
     DMABENCH_NCCL_CHECK(ncclGroupStart());
     for (std::size_t r = 0; r < devices.size(); ++r) {
-      DMABENCH_CUDA_CHECK(cudaSetDevice(devices[r]));
+      DMABENCH_GPU_CHECK(GPU(SetDevice)(devices[r]));
       DMABENCH_NCCL_CHECK(ncclCommInitRankConfig(&c[r], static_cast<int>(devices.size()), id, static_cast<int>(r), &config));
     }
     DMABENCH_NCCL_CHECK(ncclGroupEnd());
+#endif
   }
   for (auto x : c) comms_.push_back(x);
 }
@@ -131,6 +170,7 @@ void NcclComms::check_async() const {
   }
 }
 
+#ifdef DMABENCH_NCCL_HAS_CE_COLLECTIVES
 std::vector<void*> NcclComms::register_windows(const std::vector<void*>& buffers, std::size_t bytes) const {
   std::vector<ncclWindow_t> w(buffers.size());
   DMABENCH_NCCL_CHECK(ncclGroupStart());
@@ -147,5 +187,14 @@ void NcclComms::deregister_windows(const std::vector<void*>& windows) const noex
     ncclCommWindowDeregister(comm(comms_[r]), static_cast<ncclWindow_t>(windows[r]));
   ncclGroupEnd();
 }
+
+#else
+std::vector<void*> NcclComms::register_windows(const std::vector<void*>&, std::size_t) const {
+  std::string why;
+  nccl_ce_collectives_supported(&why);
+  throw std::runtime_error(why);
+}
+void NcclComms::deregister_windows(const std::vector<void*>&) const noexcept {}
+#endif
 
 }  // namespace dmabench::gpu

@@ -19,6 +19,8 @@ void nccl_prepare_log();
 std::vector<std::string> nccl_log_lines(const std::string& needle);
 std::string nccl_log_path();
 
+// Whether this library has NCCL's copy-engine collectives (NCCL_CTA_POLICY_ZERO, symmetric windows).
+bool nccl_ce_collectives_supported(std::string* why_not);
 // ncclMemAlloc'd memory (what NCCL's symmetric windows need).
 Memory nccl_allocate(int device, std::size_t bytes);
 

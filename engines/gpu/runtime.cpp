@@ -1,4 +1,5 @@
-// CUDA implementation of the GPU layer's devices, buffers and streams.
+// The GPU layer's devices, buffers and streams: one source for the CUDA and HIP runtimes (vendor.hpp).
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -6,35 +7,47 @@
 
 #include <fmt/format.h>
 
-#include "engines/gpu/check.hpp"
 #include "engines/gpu/gpu.hpp"
+#include "engines/gpu/vendor.hpp"
+#include "engines/sdma.hpp"
 
 namespace dmabench::gpu {
 
 int device_count(std::string* why_not) {
   int n = 0;
-  cudaError_t err = cudaGetDeviceCount(&n);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
-    if (why_not) *why_not = fmt::format("cudaGetDeviceCount: {}: {}", cudaGetErrorName(err), cudaGetErrorString(err));
+  GPU(Error_t) err = GPU(GetDeviceCount)(&n);
+  if (err != GPU(Success)) {
+    (void)GPU(GetLastError)();
+    if (why_not) *why_not = fmt::format("{}GetDeviceCount: {}: {}", detail::kBackendName, GPU(GetErrorName)(err), GPU(GetErrorString)(err));
     return 0;
   }
-  if (n == 0 && why_not) *why_not = "cudaGetDeviceCount found no CUDA device";
+  if (n == 0 && why_not) *why_not = fmt::format("{}GetDeviceCount found no {} device", detail::kBackendName, DMABENCH_GPU_RUNTIME);
   return n;
 }
 
 DeviceProps properties(int device) {
-  cudaDeviceProp p{};
-  DMABENCH_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+  detail::DeviceProp p{};
+  DMABENCH_GPU_CHECK(GPU(GetDeviceProperties)(&p, device));
   DeviceProps d;
   d.ordinal = device;
   d.name = p.name;
   d.bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", p.pciDomainID, p.pciBusID, p.pciDeviceID);
   d.memory_bytes = p.totalGlobalMem;
-  d.copy_engines = p.asyncEngineCount;
   d.multiprocessors = p.multiProcessorCount;
   d.cc_major = p.major;
   d.cc_minor = p.minor;
+#if defined(DMABENCH_GPU_HIP)
+  d.arch = p.gcnArchName;
+  // SDMA engines from the kernel driver's topology (HIP's device properties have no engine count).
+  if (auto node = sdma::kfd_node_for_bus(sdma::read_kfd_nodes(), d.bus_id)) {
+    d.sdma_engines = node->sdma_engines;
+    d.sdma_xgmi_engines = node->sdma_xgmi_engines;
+    if (node->sdma_engines >= 0) d.copy_engines = node->sdma_engines + std::max(0, node->sdma_xgmi_engines);
+  }
+#else
+  d.copy_engines = p.asyncEngineCount;
+  d.arch = fmt::format("sm_{}{}", p.major, p.minor);
+#endif
   return d;
 }
 
@@ -45,12 +58,12 @@ PeerLink peer_link(int from, int to) {
     return l;
   }
   int v = 0;
-  DMABENCH_CUDA_CHECK(cudaDeviceCanAccessPeer(&v, from, to));
+  DMABENCH_GPU_CHECK(GPU(DeviceCanAccessPeer)(&v, from, to));
   l.access = v != 0;
   if (l.access) {
-    DMABENCH_CUDA_CHECK(cudaDeviceGetP2PAttribute(&v, cudaDevP2PAttrPerformanceRank, from, to));
+    DMABENCH_GPU_CHECK(GPU(DeviceGetP2PAttribute)(&v, GPU(DevP2PAttrPerformanceRank), from, to));
     l.performance_rank = v;
-    DMABENCH_CUDA_CHECK(cudaDeviceGetP2PAttribute(&v, cudaDevP2PAttrNativeAtomicSupported, from, to));
+    DMABENCH_GPU_CHECK(GPU(DeviceGetP2PAttribute)(&v, GPU(DevP2PAttrNativeAtomicSupported), from, to));
     l.native_atomics = v != 0;
   }
   return l;
@@ -60,29 +73,37 @@ void enable_peer_access(const std::vector<int>& devices) {
   for (int a : devices)
     for (int b : devices) {
       if (a == b || !peer_link(a, b).access) continue;
-      DMABENCH_CUDA_CHECK(cudaSetDevice(a));
-      cudaError_t err = cudaDeviceEnablePeerAccess(b, 0);
-      if (err == cudaErrorPeerAccessAlreadyEnabled) {
-        (void)cudaGetLastError();
+      DMABENCH_GPU_CHECK(GPU(SetDevice)(a));
+      GPU(Error_t) err = GPU(DeviceEnablePeerAccess)(b, 0);
+      if (err == GPU(ErrorPeerAccessAlreadyEnabled)) {
+        (void)GPU(GetLastError)();
         continue;
       }
-      DMABENCH_CUDA_CHECK(err);
+      DMABENCH_GPU_CHECK(err);
     }
 }
 
 std::size_t free_memory(int device) {
-  DMABENCH_CUDA_CHECK(cudaSetDevice(device));
+  DMABENCH_GPU_CHECK(GPU(SetDevice)(device));
   std::size_t free_b = 0, total_b = 0;
-  DMABENCH_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  DMABENCH_GPU_CHECK(GPU(MemGetInfo)(&free_b, &total_b));
   return free_b;
 }
 
 Versions versions() {
   Versions v;
   int r = 0;
-  DMABENCH_CUDA_CHECK(cudaRuntimeGetVersion(&r));
+  DMABENCH_GPU_CHECK(GPU(RuntimeGetVersion)(&r));
+#if defined(DMABENCH_GPU_HIP)
+  // HIP encodes major * 10000000 + minor * 100000 + patch
+  v.runtime = fmt::format("{}.{}.{}", r / 10000000, (r / 100000) % 100, r % 100000);
+  DMABENCH_GPU_CHECK(GPU(DriverGetVersion)(&r));
+  v.driver_api = std::to_string(r);
+  std::ifstream f("/sys/module/amdgpu/version");  // absent with the in-tree amdgpu driver
+  std::getline(f, v.kernel_driver);
+#else
   v.runtime = fmt::format("{}.{}", r / 1000, (r % 1000) / 10);
-  DMABENCH_CUDA_CHECK(cudaDriverGetVersion(&r));
+  DMABENCH_GPU_CHECK(GPU(DriverGetVersion)(&r));
   v.driver_api = fmt::format("{}.{}", r / 1000, (r % 1000) / 10);
   std::ifstream f("/proc/driver/nvidia/version");
   std::stringstream text;
@@ -90,22 +111,50 @@ Versions versions() {
   std::smatch m;
   std::string s = text.str();
   if (std::regex_search(s, m, std::regex(R"(\s(\d+\.\d+(\.\d+)?)\s)"))) v.kernel_driver = m[1];
+#endif
   return v;
 }
 
-void set_device(int device) { DMABENCH_CUDA_CHECK(cudaSetDevice(device)); }
+bool gpu_clock_supported(int device, std::string* why_not) {
+#if defined(DMABENCH_GPU_HIP) && !defined(DMABENCH_HIP_HAS_WALL_CLOCK_RATE)
+  (void)device;
+  if (why_not) *why_not = sdma::missing(sdma::this_build(), "trigger gpu-flag");
+  return false;
+#else
+  (void)gpu_clock_ns_per_tick(device);
+  if (why_not) why_not->clear();
+  return true;
+#endif
+}
+
+double gpu_clock_ns_per_tick(int device) {
+#if defined(DMABENCH_GPU_HIP) && defined(DMABENCH_HIP_HAS_WALL_CLOCK_RATE)
+  int khz = 0;
+  DMABENCH_GPU_CHECK(hipDeviceGetAttribute(&khz, hipDeviceAttributeWallClockRate, device));
+  if (khz <= 0) throw std::runtime_error(fmt::format("hipDeviceAttributeWallClockRate of GPU {} is {} kHz", device, khz));
+  return 1e6 / khz;
+#elif defined(DMABENCH_GPU_HIP)
+  (void)device;
+  throw std::runtime_error(sdma::missing(sdma::this_build(), "trigger gpu-flag"));
+#else
+  (void)device;
+  return 1.0;  // %globaltimer counts nanoseconds
+#endif
+}
+
+void set_device(int device) { DMABENCH_GPU_CHECK(GPU(SetDevice)(device)); }
 
 // ---- DeviceBuffer -----------------------------------------------------------------------------
 DeviceBuffer::DeviceBuffer(int device, std::size_t bytes) : bytes_(bytes), device_(device) {
   if (bytes == 0) return;
-  DMABENCH_CUDA_CHECK(cudaSetDevice(device));
-  DMABENCH_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+  DMABENCH_GPU_CHECK(GPU(SetDevice)(device));
+  DMABENCH_GPU_CHECK(GPU(Malloc)(&ptr_, bytes));
 }
 
 DeviceBuffer::~DeviceBuffer() {
   if (ptr_) {
-    cudaSetDevice(device_);  // best effort in a destructor: never throw
-    cudaFree(ptr_);
+    (void)GPU(SetDevice)(device_);  // best effort in a destructor: never throw
+    (void)GPU(Free)(ptr_);
   }
 }
 
@@ -124,27 +173,27 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 
 Memory allocate(int device, std::size_t bytes) {
   if (bytes == 0) return Memory(nullptr, [](void*) {});
-  DMABENCH_CUDA_CHECK(cudaSetDevice(device));
+  DMABENCH_GPU_CHECK(GPU(SetDevice)(device));
   void* p = nullptr;
-  DMABENCH_CUDA_CHECK(cudaMalloc(&p, bytes));
+  DMABENCH_GPU_CHECK(GPU(Malloc)(&p, bytes));
   return Memory(p, [device](void* q) {
-    cudaSetDevice(device);
-    cudaFree(q);
+    (void)GPU(SetDevice)(device);
+    (void)GPU(Free)(q);
   });
 }
 
 // ---- Stream ------------------------------------------------------------------------------------
 Stream::Stream(int device) : device_(device) {
-  DMABENCH_CUDA_CHECK(cudaSetDevice(device));
-  cudaStream_t s = nullptr;
-  DMABENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  DMABENCH_GPU_CHECK(GPU(SetDevice)(device));
+  GPU(Stream_t) s = nullptr;
+  DMABENCH_GPU_CHECK(GPU(StreamCreateWithFlags)(&s, GPU(StreamNonBlocking)));
   handle_ = s;
 }
 
 Stream::~Stream() {
   if (handle_) {
-    cudaSetDevice(device_);
-    cudaStreamDestroy(static_cast<cudaStream_t>(handle_));
+    (void)GPU(SetDevice)(device_);
+    (void)GPU(StreamDestroy)(static_cast<GPU(Stream_t)>(handle_));
   }
 }
 
@@ -159,29 +208,49 @@ Stream& Stream::operator=(Stream&& o) noexcept {
   return *this;
 }
 
-void Stream::synchronize() const { DMABENCH_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(handle_))); }
+void Stream::synchronize() const { DMABENCH_GPU_CHECK(GPU(StreamSynchronize)(static_cast<GPU(Stream_t)>(handle_))); }
+
+// NVIDIA: cudaMemcpyDefault takes the copy engines for device memory. AMD: the SDMA-only kind where
+// the HIP headers have it (else the runtime may copy with a blit kernel on the compute units).
+#if defined(DMABENCH_GPU_HIP) && defined(DMABENCH_HIP_HAS_NOCU)
+constexpr GPU(MemcpyKind) kCopyKind = hipMemcpyDeviceToDeviceNoCU;
+#else
+constexpr GPU(MemcpyKind) kCopyKind = GPU(MemcpyDefault);
+#endif
+
+std::string copy_kind() {
+#if defined(DMABENCH_GPU_HIP) && defined(DMABENCH_HIP_HAS_NOCU)
+  return "hipMemcpyDeviceToDeviceNoCU";
+#elif defined(DMABENCH_GPU_HIP)
+  return "hipMemcpyDefault";
+#else
+  return "cudaMemcpyDefault";
+#endif
+}
+
+std::string_view backend_name() { return detail::kBackendName; }
 
 void copy_async(void* dst, const void* src, std::size_t bytes, const Stream& stream) {
-  DMABENCH_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream.native())));
+  DMABENCH_GPU_CHECK(GPU(MemcpyAsync)(dst, src, bytes, kCopyKind, static_cast<GPU(Stream_t)>(stream.native())));
 }
 
 std::uint8_t read_byte(const void* device_ptr, std::size_t offset) {
   std::uint8_t v = 0;
-  DMABENCH_CUDA_CHECK(cudaMemcpy(&v, static_cast<const std::uint8_t*>(device_ptr) + offset, 1, cudaMemcpyDefault));
+  DMABENCH_GPU_CHECK(GPU(Memcpy)(&v, static_cast<const std::uint8_t*>(device_ptr) + offset, 1, GPU(MemcpyDefault)));
   return v;
 }
 
 void copy_to_host(void* host, const void* device_ptr, std::size_t bytes) {
-  DMABENCH_CUDA_CHECK(cudaMemcpy(host, device_ptr, bytes, cudaMemcpyDefault));
+  DMABENCH_GPU_CHECK(GPU(Memcpy)(host, device_ptr, bytes, GPU(MemcpyDefault)));
 }
 
 void fill_words(std::uint32_t* device_ptr, std::size_t count, std::uint32_t value) {
   std::vector<std::uint32_t> v(count, value);
-  DMABENCH_CUDA_CHECK(cudaMemcpy(device_ptr, v.data(), count * sizeof(std::uint32_t), cudaMemcpyDefault));
+  DMABENCH_GPU_CHECK(GPU(Memcpy)(device_ptr, v.data(), count * sizeof(std::uint32_t), GPU(MemcpyDefault)));
 }
 
 void write_byte(void* device_ptr, std::size_t offset, std::uint8_t value) {
-  DMABENCH_CUDA_CHECK(cudaMemcpy(static_cast<std::uint8_t*>(device_ptr) + offset, &value, 1, cudaMemcpyDefault));
+  DMABENCH_GPU_CHECK(GPU(Memcpy)(static_cast<std::uint8_t*>(device_ptr) + offset, &value, 1, GPU(MemcpyDefault)));
 }
 
 }  // namespace dmabench::gpu

@@ -1,0 +1,109 @@
+# The HIP (AMD) backend: ROCm's HIP runtime for the shared GPU layer, the HSA runtime for the `hsa`
+# engine, RCCL for the `nccl` engine when it is installed. Everything through find_package.
+#
+# The kernels (engines/gpu/kernels.cu, the same source nvcc compiles) are compiled with hipcc:
+# CMake 3.25's HIP language looks for hip-lang only under <rocm>/lib/cmake, and Debian installs it
+# under /usr/lib/<multiarch>/cmake, so enable_language(HIP) fails there.
+#
+# Sets DMABENCH_HAVE_HIP, DMABENCH_HAVE_HSA, DMABENCH_HAVE_RCCL (and DMABENCH_HAVE_NCCL with RCCL),
+# and defines dmabench_add_hip_backend(target).
+
+find_program(DMABENCH_HIPCC hipcc HINTS /opt/rocm/bin)
+find_package(hip CONFIG QUIET HINTS /opt/rocm)
+if(NOT DMABENCH_HIPCC OR NOT hip_FOUND)
+  if(DMABENCH_HIP STREQUAL "ON")
+    message(FATAL_ERROR "DMABENCH_HIP=ON but hipcc (${DMABENCH_HIPCC}) or ROCm's HIP CMake package (hip_FOUND=${hip_FOUND}) "
+                        "was not found (Debian/Ubuntu: apt install hipcc libamdhip64-dev)")
+  endif()
+  message(STATUS "dmabench: HIP not found (hipcc ${DMABENCH_HIPCC}, hip package ${hip_FOUND}): no hip backend")
+  return()
+endif()
+set(DMABENCH_HAVE_HIP ON)
+
+find_package(hsa-runtime64 CONFIG QUIET HINTS /opt/rocm)
+set(DMABENCH_HAVE_HSA ${hsa-runtime64_FOUND})
+find_package(rccl CONFIG QUIET HINTS /opt/rocm)
+set(DMABENCH_HAVE_RCCL ${rccl_FOUND})
+
+# ---- what these headers have (every feature is gated on it; --features prints the result) ----------
+include(CheckCXXSourceCompiles)
+function(dmabench_hip_check var code)
+  set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)   # compile only: nothing to link against here
+  set(CMAKE_REQUIRED_DEFINITIONS -D__HIP_PLATFORM_AMD__=1)
+  get_target_property(inc hip::host INTERFACE_INCLUDE_DIRECTORIES)
+  if(inc)
+    set(CMAKE_REQUIRED_INCLUDES ${inc})
+  endif()
+  set(CMAKE_REQUIRED_QUIET ON)
+  check_cxx_source_compiles("${code}" ${var})
+  set(${var} ${${var}} PARENT_SCOPE)
+endfunction()
+dmabench_hip_check(DMABENCH_HIP_HAS_NOCU
+  "#include <hip/hip_runtime_api.h>\nint main() { return static_cast<int>(hipMemcpyDeviceToDeviceNoCU); }")
+dmabench_hip_check(DMABENCH_HIP_HAS_BATCH
+  "#include <hip/hip_runtime_api.h>\nint main() { return hipMemcpyBatchAsync != nullptr; }")
+dmabench_hip_check(DMABENCH_HIP_HAS_WALL_CLOCK_RATE
+  "#include <hip/hip_runtime_api.h>\nint main() { return static_cast<int>(hipDeviceAttributeWallClockRate); }")
+if(DMABENCH_HAVE_HSA)
+  dmabench_hip_check(DMABENCH_HSA_HAS_COPY_ON_ENGINE
+    "#include <hsa/hsa_ext_amd.h>\nint main() { return hsa_amd_memory_async_copy_on_engine != nullptr && hsa_amd_memory_get_preferred_copy_engine != nullptr; }")
+  dmabench_hip_check(DMABENCH_HSA_HAS_BATCH_COPY
+    "#include <hsa/hsa_ext_amd.h>\nint main() { return hsa_amd_memory_async_batch_copy != nullptr; }")
+  dmabench_hip_check(DMABENCH_HSA_HAS_SDMA_INFO
+    "#include <hsa/hsa_ext_amd.h>\nint main() { return static_cast<int>(HSA_AMD_AGENT_INFO_NUM_SDMA_ENG) + static_cast<int>(HSA_AMD_AGENT_INFO_NUM_SDMA_XGMI_ENG); }")
+  get_target_property(hsa_inc hsa-runtime64::hsa-runtime64 INTERFACE_INCLUDE_DIRECTORIES)
+  find_file(DMABENCH_HSA_EXT_AMD_H hsa_ext_amd.h PATHS ${hsa_inc} PATH_SUFFIXES hsa NO_DEFAULT_PATH)
+  if(NOT DMABENCH_HSA_EXT_AMD_H)
+    find_file(DMABENCH_HSA_EXT_AMD_H hsa/hsa_ext_amd.h)
+  endif()
+  file(STRINGS "${DMABENCH_HSA_EXT_AMD_H}" hsa_lines REGEX "#define HSA_AMD_INTERFACE_VERSION_M(AJ|IN)OR")
+  string(REGEX REPLACE ".*MAJOR ([0-9]+).*" "\\1" hsa_major "${hsa_lines}")
+  string(REGEX REPLACE ".*MINOR ([0-9]+).*" "\\1" hsa_minor "${hsa_lines}")
+  set(DMABENCH_HSA_INTERFACE "${hsa_major}.${hsa_minor}")
+endif()
+message(STATUS "dmabench: HIP ${hip_VERSION}: hipMemcpyDeviceToDeviceNoCU ${DMABENCH_HIP_HAS_NOCU}, "
+               "hipMemcpyBatchAsync ${DMABENCH_HIP_HAS_BATCH}, hipDeviceAttributeWallClockRate ${DMABENCH_HIP_HAS_WALL_CLOCK_RATE}; "
+               "HSA ${DMABENCH_HAVE_HSA} (AMD interface ${DMABENCH_HSA_INTERFACE}): copy_on_engine ${DMABENCH_HSA_HAS_COPY_ON_ENGINE}, "
+               "batch_copy ${DMABENCH_HSA_HAS_BATCH_COPY}, SDMA engine info ${DMABENCH_HSA_HAS_SDMA_INFO}; RCCL ${DMABENCH_HAVE_RCCL}")
+
+function(dmabench_add_hip_backend target)
+  # kernels.cu as HIP, for every target in DMABENCH_HIP_ARCHITECTURES, into one object file
+  set(src ${PROJECT_SOURCE_DIR}/engines/gpu/kernels.cu)
+  set(obj ${CMAKE_CURRENT_BINARY_DIR}/dmabench_kernels_hip.o)
+  set(flags -x hip -std=c++17 -O3 -fPIC -DDMABENCH_GPU_HIP=1 -I${PROJECT_SOURCE_DIR} -Wall -Wextra)
+  foreach(arch ${DMABENCH_HIP_ARCHITECTURES})
+    list(APPEND flags --offload-arch=${arch})
+  endforeach()
+  if(DMABENCH_WERROR)
+    list(APPEND flags -Werror)
+  endif()
+  add_custom_command(OUTPUT ${obj}
+    COMMAND ${DMABENCH_HIPCC} ${flags} -MD -MF ${obj}.d -c ${src} -o ${obj}
+    DEPENDS ${src} DEPFILE ${obj}.d
+    COMMENT "hipcc: engines/gpu/kernels.cu for ${DMABENCH_HIP_ARCHITECTURES}"
+    VERBATIM)
+  target_sources(${target} PRIVATE ${obj})
+
+  target_compile_definitions(${target} PUBLIC DMABENCH_HAVE_HIP=1
+    DMABENCH_HIP_VERSION_STRING="${hip_VERSION_MAJOR}.${hip_VERSION_MINOR}")
+  # the runtime choice is private to engines/gpu/ (vendor.hpp)
+  set_property(SOURCE ${DMABENCH_GPU_SOURCES} engines/gpu/nccl_comm.cpp engines/gpu/hsa.cpp
+               DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY COMPILE_DEFINITIONS DMABENCH_GPU_HIP=1)
+  foreach(check DMABENCH_HIP_HAS_NOCU DMABENCH_HIP_HAS_BATCH DMABENCH_HIP_HAS_WALL_CLOCK_RATE
+                DMABENCH_HSA_HAS_COPY_ON_ENGINE DMABENCH_HSA_HAS_BATCH_COPY DMABENCH_HSA_HAS_SDMA_INFO)
+    if(${check})
+      target_compile_definitions(${target} PUBLIC ${check}=1)
+    endif()
+  endforeach()
+  target_link_libraries(${target} PUBLIC hip::host)
+  if(DMABENCH_HAVE_HSA)
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/engines/gpu/hsa.cpp ${PROJECT_SOURCE_DIR}/engines/hsa.cpp)
+    target_compile_definitions(${target} PUBLIC DMABENCH_HAVE_HSA=1 DMABENCH_HSA_INTERFACE_STRING="${DMABENCH_HSA_INTERFACE}")
+    target_link_libraries(${target} PUBLIC hsa-runtime64::hsa-runtime64)
+  endif()
+  if(DMABENCH_HAVE_RCCL)
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/engines/gpu/nccl_comm.cpp ${PROJECT_SOURCE_DIR}/engines/nccl.cpp)
+    target_compile_definitions(${target} PUBLIC DMABENCH_HAVE_NCCL=1 DMABENCH_HAVE_RCCL=1)
+    target_link_libraries(${target} PUBLIC roc::rccl)
+  endif()
+endfunction()

@@ -1,0 +1,113 @@
+// The GPU backend: `cuda` (NVIDIA GPUs through the CUDA runtime) or `hip` (AMD GPUs through HIP,
+// with HSA for the SDMA engines), whichever runtime this build's GPU layer was compiled for.
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "engines/backend.hpp"
+#include "engines/gpu/gpu.hpp"
+#include "engines/sdma.hpp"
+#ifdef DMABENCH_HAVE_CUPTI
+#include "engines/gpu/cupti_tracer.hpp"
+#endif
+#ifdef DMABENCH_HAVE_HSA
+#include "engines/gpu/hsa.hpp"
+#endif
+#ifdef DMABENCH_HAVE_NCCL
+#include "engines/gpu/nccl_comm.hpp"
+#endif
+
+namespace dmabench {
+namespace {
+
+bool is_hip() { return gpu::backend_name() == "hip"; }
+
+class GpuBackend final : public Backend {
+ public:
+  explicit GpuBackend(int count) : count_(count) {
+    if (is_hip())
+      for (const auto& w : sdma::dma_environment().warnings) std::fprintf(stderr, "dmabench: warning: %s\n", w.c_str());
+  }
+  std::string_view name() const override { return gpu::backend_name(); }
+  int device_count() const override { return count_; }
+  std::vector<int> default_devices() const override {
+    std::vector<int> d(count_);
+    for (int i = 0; i < count_; ++i) d[i] = i;
+    return d;
+  }
+  nlohmann::json context() const override {
+    nlohmann::json devices = nlohmann::json::array();
+    nlohmann::json links = nlohmann::json::array();
+    for (int i = 0; i < count_; ++i) {
+      const gpu::DeviceProps p = gpu::properties(i);
+      nlohmann::json d = {{"id", i},
+                          {"name", p.name},
+                          {"bus_id", p.bus_id},
+                          {"memory_bytes", p.memory_bytes},
+                          {"copy_engines", p.copy_engines},
+                          {"multiprocessors", p.multiprocessors},
+                          {"compute_capability", std::to_string(p.cc_major) + "." + std::to_string(p.cc_minor)}};
+      if (is_hip()) {
+        d["arch"] = p.arch;
+        d["sdma_engines"] = p.sdma_engines >= 0 ? nlohmann::json(p.sdma_engines) : nlohmann::json();
+        d["sdma_xgmi_engines"] = p.sdma_xgmi_engines >= 0 ? nlohmann::json(p.sdma_xgmi_engines) : nlohmann::json();
+      }
+      devices.push_back(d);
+      nlohmann::json row = nlohmann::json::array();
+      for (int j = 0; j < count_; ++j) {
+        const gpu::PeerLink l = gpu::peer_link(i, j);
+        row.push_back({{"access", l.access}, {"performance_rank", l.performance_rank}, {"native_atomics", l.native_atomics}});
+      }
+      links.push_back(row);
+    }
+    const gpu::Versions v = gpu::versions();
+    nlohmann::json versions;
+    auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); };
+    if (is_hip()) {
+      const sdma::BuildFacts b = sdma::this_build();
+      versions = {{"hip_runtime", v.runtime}, {"hip_driver", v.driver_api}, {"amdgpu_driver", or_null(v.kernel_driver)},
+                  {"hip_headers", b.hip_version}, {"hsa_amd_interface_headers", or_null(b.hsa_interface)}};
+    } else {
+      versions = {{"cuda_runtime", v.runtime}, {"cuda_driver_api", v.driver_api}, {"nvidia_driver", or_null(v.kernel_driver)}};
+    }
+#ifdef DMABENCH_HAVE_NCCL
+    versions[is_hip() ? "rccl" : "nccl"] = gpu::nccl_version();
+#else
+    versions[is_hip() ? "rccl" : "nccl"] = nullptr;
+#endif
+    nlohmann::json ctx = {{"devices", devices}, {"peer_links", links}, {"versions", versions}};
+    if (is_hip()) ctx["dma_environment"] = sdma::dma_environment().to_json();
+    return ctx;
+  }
+  void prepare_devices(const std::vector<int>& devices) override {
+    gpu::enable_peer_access(devices);
+    for (int d : devices) gpu::preload_kernels(d);
+  }
+  std::unique_ptr<CopyTracer> copy_tracer(std::string* why_not) override {
+#if defined(DMABENCH_HAVE_CUPTI)
+    return gpu::make_cupti_tracer(why_not);
+#elif defined(DMABENCH_HAVE_HSA)
+    return gpu::make_hsa_tracer(why_not);
+#else
+    if (why_not)
+      *why_not = is_hip() ? "this build has no HSA runtime (the AMD copy tracer reads HSA's copy timestamps)"
+                          : "this build has no CUPTI (not found at configure time)";
+    return nullptr;
+#endif
+  }
+
+ private:
+  int count_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_gpu_backend(std::string* why_not) {
+  const int n = gpu::device_count(why_not);
+  if (n == 0) return nullptr;
+  return std::make_unique<GpuBackend>(n);
+}
+
+}  // namespace dmabench

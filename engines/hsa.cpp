@@ -1,0 +1,207 @@
+// hsa (AMD only): SDMA copies through the HSA runtime, one hsa_amd_memory_async_copy[_on_engine] per
+// transfer, with DMA-Latte's engine selection as options (results/SCHEMA.md, README "AMD"):
+//   engines    runtime: the runtime picks (hsa_amd_memory_async_copy) | preferred: the runtime's
+//              recommended engines per source/destination pair | round-robin: a GPU's copies over its
+//              SDMA engines in turn | map:FILE: the engine of each GPU pair from a `src,engine,dst` file
+//   schedule   pcpy: every copy its own completion signal | b2b: a GPU's copies share one signal
+//   trigger    enqueue: posted at launch | host-flag: posted ahead (untimed) behind a dependency
+//              signal the host releases with one store
+//   packet     linear | broadcast | swap (hsa_amd_memory_async_batch_copy; not in this build yet)
+// Completion: the host spins on the HSA completion signals (each copy decrements its signal).
+#include <deque>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "engines/engine_factories.hpp"
+#include "engines/gpu/hsa.hpp"
+#include "engines/gpu_operation.hpp"
+#include "engines/sdma.hpp"
+
+namespace dmabench {
+namespace {
+
+constexpr double kTimeoutS = 60;
+
+struct HsaOptions {
+  sdma::Selection selection;
+  bool pcpy = false;
+  bool host_flag = false;
+  std::string packet = "linear";
+  static HsaOptions from(const Options& o) {
+    HsaOptions h;
+    auto str = [&](const char* key, const char* def) { return o.contains(key) ? o[key].get<std::string>() : std::string(def); };
+    h.selection = sdma::parse_selection(str("engines", "runtime")).value_or(sdma::Selection{});
+    h.pcpy = str("schedule", "b2b") == "pcpy";
+    h.host_flag = str("trigger", "enqueue") == "host-flag";
+    h.packet = str("packet", "linear");
+    return h;
+  }
+};
+
+struct PlannedCopy {
+  gpu::hsa::Copy copy;
+  int signal = 0;  // index of its completion signal
+};
+
+// The engine of every copy of the plan under the selection policy, or the reason it cannot be chosen.
+std::optional<std::string> choose_engines(const Plan& plan, const sdma::Selection& sel, std::vector<int>* engines) {
+  engines->clear();
+  std::vector<int> sources;
+  for (const Transfer& t : plan.transfers) sources.push_back(plan.devices[t.issuer]);
+  switch (sel.policy) {
+    case sdma::Policy::runtime:
+      engines->assign(plan.transfers.size(), -1);
+      return std::nullopt;
+    case sdma::Policy::round_robin: {
+      std::vector<int> out(plan.transfers.size());
+      for (int dev : plan.devices) {
+        std::vector<std::size_t> idx;
+        for (std::size_t i = 0; i < sources.size(); ++i)
+          if (sources[i] == dev) idx.push_back(i);
+        if (idx.empty()) continue;
+        const int count = gpu::hsa::sdma_engine_count(dev);
+        if (count <= 0) return fmt::format("round-robin: the SDMA engine count of GPU {} is unknown", dev);
+        const auto rr = sdma::round_robin(std::vector<int>(idx.size(), dev), count);
+        for (std::size_t k = 0; k < idx.size(); ++k) out[idx[k]] = rr[k];
+      }
+      *engines = out;
+      return std::nullopt;
+    }
+    case sdma::Policy::preferred: {
+      std::map<std::pair<int, int>, int> seen;
+      for (const Transfer& t : plan.transfers) {
+        const int s = plan.devices[t.src_rank], d = plan.devices[t.dst_rank];
+        const int e = sdma::nth_engine(gpu::hsa::preferred_engines(s, d), seen[{s, d}]++);
+        if (e < 0) return fmt::format("preferred: the runtime recommends no SDMA engine for GPU {} -> GPU {}", s, d);
+        engines->push_back(e);
+      }
+      return std::nullopt;
+    }
+    case sdma::Policy::map: {
+      std::vector<sdma::MapEntry> map;
+      try {
+        map = sdma::load_engine_map(sel.map_file);
+      } catch (const std::exception& e) {
+        return std::string(e.what());
+      }
+      for (const Transfer& t : plan.transfers) {
+        const int s = plan.devices[t.src_rank], d = plan.devices[t.dst_rank];
+        const auto e = sdma::map_engine(map, s, d);
+        if (!e) return fmt::format("engine map {} has no line for GPU {} -> GPU {} ('{},ENGINE,{}')", sel.map_file, s, d, s, d);
+        engines->push_back(*e);
+      }
+      return std::nullopt;
+    }
+  }
+  return std::string("unknown engine selection");
+}
+
+class HsaOperation final : public GpuOperation {
+ public:
+  HsaOperation(const Plan& plan, HsaOptions opt) : GpuOperation(plan, {}), opt_(opt) {
+    std::vector<int> engines;
+    if (auto why = choose_engines(plan, opt.selection, &engines)) throw std::runtime_error(*why);
+    std::map<int, int> signal_of_issuer;
+    for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+      const Transfer& t = plan.transfers[i];
+      PlannedCopy c;
+      c.copy = gpu::hsa::Copy{dst(t.dst_rank) + t.dst_offset, device(t.dst_rank), src(t.src_rank) + t.src_offset,
+                              device(t.src_rank), t.bytes, engines[i]};
+      if (opt.pcpy) {
+        c.signal = static_cast<int>(signals_.size());
+        signals_.push_back(std::make_unique<gpu::hsa::Signal>(0));
+        signal_bytes_.push_back(t.bytes);
+      } else {
+        auto [it, fresh] = signal_of_issuer.try_emplace(t.issuer, static_cast<int>(signals_.size()));
+        if (fresh) {
+          signals_.push_back(std::make_unique<gpu::hsa::Signal>(0));
+          signal_bytes_.push_back(0);
+        }
+        c.signal = it->second;
+        signal_bytes_[c.signal] += t.bytes;
+      }
+      copies_.push_back(c);
+    }
+    per_signal_.assign(signals_.size(), 0);
+    for (const auto& c : copies_) ++per_signal_[c.signal];
+    for (int e : engines) engines_used_.push_back(e);
+  }
+
+  ~HsaOperation() override {
+    try {  // release copies still waiting for a trigger that will not come, then drain
+      for (auto& d : armed_) d->store(0);
+      for (auto& s : signals_) s->spin_until_zero(kTimeoutS);
+    } catch (...) {
+    }
+  }
+
+  void arm(int ops) override {
+    if (!opt_.host_flag) return;
+    for (int k = 0; k < ops; ++k) {
+      armed_.push_back(std::make_unique<gpu::hsa::Signal>(1));
+      post(armed_.back().get());
+    }
+  }
+
+  void launch() override {
+    if (!opt_.host_flag) return post(nullptr);
+    if (armed_.empty()) throw std::logic_error("hsa: launch without a pre-posted operation");
+    armed_.front()->store(0);  // releases every copy of this operation
+    released_.push_back(std::move(armed_.front()));
+    armed_.pop_front();
+  }
+
+  void wait() override {
+    for (auto& s : signals_) s->spin_until_zero(kTimeoutS);
+    released_.clear();  // their copies completed: the dependency signals can go
+    if (gpu::hsa::tracing())
+      for (std::size_t i = 0; i < signals_.size(); ++i) gpu::hsa::record_copy(*signals_[i], signal_bytes_[i]);
+  }
+
+  nlohmann::json details() const override {
+    nlohmann::json d = {{"sdma_engines", engines_used_},
+                        {"completion_signals", signals_.size()},
+                        {"dma_environment", sdma::dma_environment().to_json()}};
+    return d;
+  }
+
+ private:
+  void post(const gpu::hsa::Signal* dependency) {
+    for (std::size_t i = 0; i < signals_.size(); ++i) signals_[i]->add(per_signal_[i]);
+    for (const auto& c : copies_) gpu::hsa::async_copy(c.copy, dependency, *signals_[c.signal]);
+  }
+
+  HsaOptions opt_;
+  std::vector<PlannedCopy> copies_;
+  std::vector<std::unique_ptr<gpu::hsa::Signal>> signals_;
+  std::vector<std::uint64_t> signal_bytes_;
+  std::vector<std::int64_t> per_signal_;
+  std::vector<int> engines_used_;
+  std::deque<std::unique_ptr<gpu::hsa::Signal>> armed_, released_;
+};
+
+class HsaEngine final : public Engine {
+ public:
+  std::optional<std::string> unsupported(const Plan& plan, const Options& options, int) const override {
+    const HsaOptions o = HsaOptions::from(options);
+    const sdma::BuildFacts b = sdma::this_build();
+    if (o.packet != "linear") return sdma::missing(b, "hsa packet=broadcast|swap");
+    std::string why;
+    if (o.selection.policy != sdma::Policy::runtime && !gpu::hsa::copy_on_engine_supported(&why)) return why;
+    if (o.selection.policy != sdma::Policy::runtime) {
+      std::vector<int> engines;
+      if (auto bad = choose_engines(plan, o.selection, &engines)) return bad;
+    }
+    return gpu_memory_shortfall(plan);
+  }
+  std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
+    return std::make_unique<HsaOperation>(plan, HsaOptions::from(options));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_hsa_engine() { return std::make_unique<HsaEngine>(); }
+
+}  // namespace dmabench
