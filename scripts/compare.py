@@ -21,7 +21,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import case_key, check_schema, fmt_size, load, variant  # noqa: E402
+from dmabench_results import beside, case_key, check_schema, fmt_size, load, variant  # noqa: E402
 
 TOOL = "compare.py"
 
@@ -37,7 +37,8 @@ def compare(base_doc, new_doc, threshold):
     rows = []
     for key in [k for k in base if k in new]:
         b, n = base[key], new[key]
-        row = {"case": n.get("name") or key[0], "pattern": n["pattern"], "variant": variant(n),
+        row = {"case": n.get("name") or key[0], "pattern": n["pattern"],
+               "variant": variant(n) + (f" beside {beside(n)}" if beside(n) else ""),
                "bytes_per_rank": n["bytes_per_rank"], "timing": n["timing"], "devices": n.get("devices")}
         if b["status"] != "ok" or n["status"] != "ok":
             row["verdict"] = "failed" if b["status"] == "ok" else "not compared"

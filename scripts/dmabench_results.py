@@ -6,7 +6,8 @@ SCHEMA_PREFIX = "dmabench/"
 PATTERN_ORDER = ["copy", "bidir", "allgather", "alltoall"]
 # Engine options at their default value; variant names leave them out.
 OPTION_DEFAULTS = {"schedule": "b2b", "streams": "auto", "trigger": "enqueue", "completion": "event", "graph": False,
-                   "gate": "wait-value", "issue": "caller", "cta_policy": "default", "blocks": "auto"}
+                   "gate": "wait-value", "issue": "caller", "cta_policy": "default", "blocks": "auto",
+                   "local": "runtime", "overlap_hint": True, "engines": "runtime", "packet": "linear"}
 UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
          "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
 
@@ -63,10 +64,17 @@ def check_schema(doc, path, tool):
         raise SystemExit(f"{tool}: {path} has schema {doc.get('schema')!r}; this script reads {SCHEMA_MAJOR!r}")
 
 
+def beside(result):
+    """The compute workload an overlap case ran beside ('gemm-bf16-8192x8192x8192'), or ''."""
+    name = result.get("name", "")
+    return name.split("/beside=", 1)[1] if "/beside=" in name else ""
+
+
 def case_key(result):
-    """The full identity of a case across runs: pattern, engine, options, devices, bytes, timing."""
+    """The full identity of a case across runs: pattern, engine, options, devices, bytes, timing, workload."""
     return (result["pattern"], result["engine"], json.dumps(result.get("options", {}), sort_keys=True),
-            tuple(result.get("devices", [])), result.get("bytes"), result["bytes_per_rank"], result["timing"])
+            tuple(result.get("devices", [])), result.get("bytes"), result["bytes_per_rank"], result["timing"],
+            beside(result))
 
 
 def machine_label(doc):
@@ -96,7 +104,9 @@ def to_frame(paths, tool="dmabench_results"):
     Columns: file, machine, name, pattern, engine, variant, options (JSON text), devices (text), ranks,
     bytes, bytes_per_rank, timing, status, reason, validated, clock, iterations, min/p50/mean/p95/p99/
     max/stddev (µs), algbw, busbw (GB/s), energy_per_GB_J, active_W, power_uncertainty, and
-    bd_control / bd_schedule / bd_copy / bd_sync / bd_total (µs) where a breakdown exists.
+    bd_control / bd_schedule / bd_copy / bd_sync / bd_total (µs) where a breakdown exists, and for
+    overlap cases beside (the workload), compute_slowdown_pct, comm_with_us, comm_with_p99_us,
+    comm_slowdown_pct, busbw_with, overlap_efficiency.
     """
     import pandas as pd  # only the DataFrame users need pandas
 
@@ -122,5 +132,11 @@ def to_frame(paths, tool="dmabench_results"):
                 row[k] = lat.get(k)
             for k in ("control", "schedule", "copy", "sync", "total"):
                 row[f"bd_{k}"] = bd.get(k) if "error" not in bd else None
+            ov = r.get("overlap") or {}
+            row["beside"] = beside(r)
+            for k, col in (("compute_slowdown_pct", "compute_slowdown_pct"), ("comm_with_us", "comm_with_us"),
+                           ("comm_with_p99_us", "comm_with_p99_us"), ("comm_slowdown_pct", "comm_slowdown_pct"),
+                           ("busbw_with_GBps", "busbw_with"), ("overlap_efficiency", "overlap_efficiency")):
+                row[col] = ov.get(k) if "error" not in ov else None
             rows.append(row)
     return pd.DataFrame(rows)
