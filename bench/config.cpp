@@ -299,9 +299,8 @@ std::string_view to_string(Timing t) { return t == Timing::oneshot ? "oneshot" :
 
 namespace {
 
-// One sweep: the whole document when it has no "sweeps", else the top level merged with one entry.
-Config parse_sweep(const json& doc) {
-  Config c;
+// "name" and "description".
+void parse_labels(const json& doc, Config& c) {
   if (doc.contains("name")) {
     if (!doc["name"].is_string()) fail("name", "expected a string");
     c.name = doc["name"].get<std::string>();
@@ -310,6 +309,12 @@ Config parse_sweep(const json& doc) {
     if (!doc["description"].is_string()) fail("description", "expected a string");
     c.description = doc["description"].get<std::string>();
   }
+}
+
+// One sweep: the whole document when it has no "sweeps", else the top level merged with one entry.
+Config parse_sweep(const json& doc) {
+  Config c;
+  parse_labels(doc, c);
   if (!doc.contains("sizes")) fail("sizes", "missing; give a size, a list, or a range {\"from\", \"to\", \"factor\"}");
   c.sizes = parse_sizes(doc["sizes"]);
   c.patterns = doc.contains("patterns") ? parse_names(doc["patterns"], "patterns", pattern_names()) : pattern_names();
@@ -358,14 +363,7 @@ Config parse_config(const json& doc) {
   json base = doc;
   base.erase("sweeps");
   Config c;
-  if (doc.contains("name")) {
-    if (!doc["name"].is_string()) fail("name", "expected a string");
-    c.name = doc["name"].get<std::string>();
-  }
-  if (doc.contains("description")) {
-    if (!doc["description"].is_string()) fail("description", "expected a string");
-    c.description = doc["description"].get<std::string>();
-  }
+  parse_labels(doc, c);
   if (doc.contains("power")) parse_power(doc["power"], c);
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string where = fmt::format("sweeps[{}]", i);
