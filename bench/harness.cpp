@@ -148,8 +148,9 @@ void CaseExecution::measure_breakdown(int passes) {
     // Records are matched to operations by order: operation i executed copies i*k .. i*k+k-1.
     std::sort(copies.begin(), copies.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
     if (copies.empty() || copies.size() % traced.size() != 0) {
-      breakdown_ = {{"error", fmt::format("{} copy-engine records for {} traced operations: the engine's copies are "
-                                          "not traced as memory copies (cudaMemcpyBatchAsync is not), or it uses no copy engine",
+      breakdown_ = {{"error", fmt::format("{} copy records for {} traced operations: this backend's tracer does not see "
+                                          "the engine's copies (CUPTI misses cudaMemcpyBatchAsync; the HSA tracer sees only "
+                                          "the hsa engine), or the engine uses no copy engine",
                                           copies.size(), traced.size())}};
       return;
     }

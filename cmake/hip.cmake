@@ -66,6 +66,22 @@ message(STATUS "dmabench: HIP ${hip_VERSION}: hipMemcpyDeviceToDeviceNoCU ${DMAB
                "HSA ${DMABENCH_HAVE_HSA} (AMD interface ${DMABENCH_HSA_INTERFACE}): copy_on_engine ${DMABENCH_HSA_HAS_COPY_ON_ENGINE}, "
                "batch_copy ${DMABENCH_HSA_HAS_BATCH_COPY}, SDMA engine info ${DMABENCH_HSA_HAS_SDMA_INFO}; RCCL ${DMABENCH_HAVE_RCCL}")
 
+# Default targets: MI200 (gfx90a), MI300A/X early (gfx940) and MI300X (gfx942) where this hipcc
+# knows it (ROCm 5.2's does not: its code objects then do not load on MI300X; say so).
+if(NOT DMABENCH_HIP_ARCHITECTURES)
+  set(DMABENCH_HIP_ARCHITECTURES gfx90a gfx940)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/gfx942_probe.hip "__global__ void k() {}\n")
+  execute_process(COMMAND ${DMABENCH_HIPCC} -x hip --offload-arch=gfx942 -c ${CMAKE_CURRENT_BINARY_DIR}/gfx942_probe.hip
+                          -o ${CMAKE_CURRENT_BINARY_DIR}/gfx942_probe.o
+                  RESULT_VARIABLE gfx942_rc OUTPUT_QUIET ERROR_QUIET)
+  if(gfx942_rc EQUAL 0)
+    list(APPEND DMABENCH_HIP_ARCHITECTURES gfx942)
+  else()
+    message(WARNING "dmabench: this hipcc cannot compile for gfx942 (MI300X): the HIP kernels will not load on MI300X; "
+                    "build with a newer ROCm for MI300X runs")
+  endif()
+endif()
+
 function(dmabench_add_hip_backend target)
   # kernels.cu as HIP, for every target in DMABENCH_HIP_ARCHITECTURES, into one object file
   set(src ${PROJECT_SOURCE_DIR}/engines/gpu/kernels.cu)

@@ -73,6 +73,10 @@ std::optional<std::string> choose_engines(const Plan& plan, const sdma::Selectio
       for (const Transfer& t : plan.transfers) {
         const int s = plan.devices[t.src_rank], d = plan.devices[t.dst_rank];
         const int e = sdma::nth_engine(gpu::hsa::preferred_engines(s, d), seen[{s, d}]++);
+        if (e < 0 && s == d) {  // a GPU's copy to itself: no recommendation, the runtime picks
+          engines->push_back(-1);
+          continue;
+        }
         if (e < 0) return fmt::format("preferred: the runtime recommends no SDMA engine for GPU {} -> GPU {}", s, d);
         engines->push_back(e);
       }
@@ -88,6 +92,10 @@ std::optional<std::string> choose_engines(const Plan& plan, const sdma::Selectio
       for (const Transfer& t : plan.transfers) {
         const int s = plan.devices[t.src_rank], d = plan.devices[t.dst_rank];
         const auto e = sdma::map_engine(map, s, d);
+        if (!e && s == d) {  // a GPU's copy to itself, not in the map: the runtime picks
+          engines->push_back(-1);
+          continue;
+        }
         if (!e) return fmt::format("engine map {} has no line for GPU {} -> GPU {} ('{},ENGINE,{}')", sel.map_file, s, d, s, d);
         engines->push_back(*e);
       }
@@ -123,8 +131,6 @@ class HsaOperation final : public GpuOperation {
       }
       copies_.push_back(c);
     }
-    per_signal_.assign(signals_.size(), 0);
-    for (const auto& c : copies_) ++per_signal_[c.signal];
     for (int e : engines) engines_used_.push_back(e);
   }
 
@@ -167,16 +173,24 @@ class HsaOperation final : public GpuOperation {
   }
 
  private:
+  // Each completion signal counts the copies posted on it; a copy the runtime refuses is taken off
+  // again, so that wait() and the destructor never spin on a copy that does not exist.
   void post(const gpu::hsa::Signal* dependency) {
-    for (std::size_t i = 0; i < signals_.size(); ++i) signals_[i]->add(per_signal_[i]);
-    for (const auto& c : copies_) gpu::hsa::async_copy(c.copy, dependency, *signals_[c.signal]);
+    for (const auto& c : copies_) {
+      signals_[c.signal]->add(1);
+      try {
+        gpu::hsa::async_copy(c.copy, dependency, *signals_[c.signal]);
+      } catch (...) {
+        signals_[c.signal]->add(-1);
+        throw;
+      }
+    }
   }
 
   HsaOptions opt_;
   std::vector<PlannedCopy> copies_;
   std::vector<std::unique_ptr<gpu::hsa::Signal>> signals_;
   std::vector<std::uint64_t> signal_bytes_;
-  std::vector<std::int64_t> per_signal_;
   std::vector<int> engines_used_;
   std::deque<std::unique_ptr<gpu::hsa::Signal>> armed_, released_;
 };

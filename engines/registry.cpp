@@ -142,7 +142,7 @@ const std::vector<EngineSpec>& engine_specs() {
        "cudaMemcpyAsync / hipMemcpyAsync per copy on the issuing GPU's streams: the copy (DMA / SDMA) engines",
        dma_options(false), {"cuda", "hip"}},
       {"ce-batch", gpu_backend(),
-       "one cudaMemcpyBatchAsync (CUDA >= 12.8) / hipMemcpyBatchAsync (HIP >= 7.1) per stream for all of a GPU's "
+       "one cudaMemcpyBatchAsync (CUDA >= 12.8; AMD: not written yet, hipMemcpyBatchAsync needs HIP >= 7.1) per stream for all of a GPU's "
        "copies (stream order, prefer overlap with compute)",
        dma_options(true), {"cuda", "hip"}},
       {"sm", gpu_backend(), "a GPU-core copy kernel per issuing GPU, storing into peer memory over NVLink / xGMI",

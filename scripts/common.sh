@@ -18,6 +18,10 @@ requirement_missing() {
   esac
 }
 
+# Installs what is missing. `ensure_packages` (run.sh): what the build needs, and the rocm-smi
+# headers for that power source. `ensure_packages test` (test.sh) also wants the script tests'
+# Python packages and ROCm's compile packages for the HIP build check. Wanted packages are
+# installed where apt can, one call for all and then one by one if that fails; they never stop a build.
 ensure_packages() {
   local missing=() probe pkg
   while read -r probe pkg; do
@@ -34,15 +38,9 @@ file:/usr/include/fmt/format.h                       libfmt-dev
 file:/usr/include/nlohmann/json.hpp                  nlohmann-json3-dev
 file:/usr/include/gtest/gtest.h                      libgtest-dev
 REQS
-  # Wanted, not required for the build: the script tests (pandas, matplotlib, pytest, nbconvert),
-  # the rocm-smi power source and the HIP backend's compile check (ROCm: hipcc, HIP, HSA; built into
-  # build-hip/ by scripts/test.sh). Installed where apt can; never stop a build.
-  local optional=()
-  while read -r probe pkg; do
-    [ -z "$probe" ] && continue
-    requirement_missing "$probe" && optional+=("$pkg")
-  done <<'WANTED'
-file:/usr/include/rocm_smi/rocm_smi.h                         librocm-smi-dev
+  local wanted_list='file:/usr/include/rocm_smi/rocm_smi.h                         librocm-smi-dev'
+  if [ "${1:-}" = test ]; then
+    wanted_list+='
 cmd:hipcc                                                     hipcc
 file:/usr/include/hip/hip_runtime.h                           libamdhip64-dev
 file:/usr/include/hsa/hsa_ext_amd.h                           libhsa-runtime-dev
@@ -51,31 +49,38 @@ file:/usr/lib/python3/dist-packages/pandas/__init__.py        python3-pandas
 file:/usr/lib/python3/dist-packages/matplotlib/__init__.py    python3-matplotlib
 file:/usr/lib/python3/dist-packages/pytest/__init__.py        python3-pytest
 file:/usr/lib/python3/dist-packages/ipykernel/__init__.py     python3-ipykernel
-cmd:jupyter-nbconvert                                         jupyter-nbconvert
-WANTED
-  if [ ${#optional[@]} -gt 0 ] && { [ "${DMABENCH_NO_APT:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1; }; then
-    log "not installing (no apt): ${optional[*]}; the script tests need the python ones"
+cmd:jupyter-nbconvert                                         jupyter-nbconvert'
   fi
-  if [ ${#optional[@]} -gt 0 ] && [ "${DMABENCH_NO_APT:-0}" != 1 ] && command -v apt-get >/dev/null 2>&1; then
-    missing+=("${optional[@]}")
-  fi
-  if [ ${#missing[@]} -eq 0 ]; then
-    return 0
-  fi
-  if [ "${DMABENCH_NO_APT:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1; then
+  local wanted=()
+  while read -r probe pkg; do
+    [ -z "$probe" ] && continue
+    requirement_missing "$probe" && wanted+=("$pkg")
+  done <<<"$wanted_list"
+  local can_apt=1
+  { [ "${DMABENCH_NO_APT:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1; } && can_apt=0
+  if [ ${#missing[@]} -gt 0 ] && [ $can_apt = 0 ]; then
     log "missing packages: ${missing[*]} (install them, or unset DMABENCH_NO_APT on a Debian/Ubuntu machine)"
     return 1
   fi
+  if [ ${#wanted[@]} -gt 0 ] && [ $can_apt = 0 ]; then
+    log "not installing (no apt): ${wanted[*]}; tests that need them are skipped or fail"
+  fi
+  [ $can_apt = 1 ] && [ $(( ${#missing[@]} + ${#wanted[@]} )) -gt 0 ] || return 0
   local sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  log "installing missing packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq || log "apt-get update failed; trying the install anyway"
-  if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"; then
-    # retry without the optional packages: they must never stop a build
-    local required=()
-    for p in "${missing[@]}"; do [[ " ${optional[*]} " == *" $p "* ]] || required+=("$p"); done
-    [ ${#required[@]} -eq 0 ] || $sudo apt-get install -y -qq --no-install-recommends "${required[@]}"
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing missing packages: ${missing[*]}"
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+  if [ ${#wanted[@]} -gt 0 ]; then
+    log "installing wanted packages: ${wanted[*]}"
+    if ! $sudo apt-get install -y -qq --no-install-recommends "${wanted[@]}"; then
+      for p in "${wanted[@]}"; do
+        $sudo apt-get install -y -qq --no-install-recommends "$p" || log "could not install $p; going on without it"
+      done
+    fi
   fi
 }
 
@@ -88,11 +93,10 @@ hip_available() {
 build_dmabench() {
   local generator=()
   command -v ninja >/dev/null 2>&1 && [ ! -f "$BUILD_DIR/Makefile" ] && generator=(-G Ninja)
-  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
-    log "configuring into $BUILD_DIR"
-    # shellcheck disable=SC2086
-    cmake -S "$DMABENCH_ROOT" -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >&2
-  fi
+  # configure every time (cheap when cached) so that CMAKE_ARGS always take effect
+  log "configuring $BUILD_DIR"
+  # shellcheck disable=SC2086
+  cmake -S "$DMABENCH_ROOT" -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >&2
   log "building"
   cmake --build "$BUILD_DIR" --parallel "$(nproc)" >&2
 }

@@ -50,6 +50,19 @@ Engine* engine(const std::string& name) {
 }  // namespace
 
 #ifdef DMABENCH_HAVE_GPU
+// Runs with or without a GPU: a failing runtime call is reported by its real name.
+TEST(GpuLayerErrors, NameTheRuntimeCall) {
+  try {
+    gpu::properties(1 << 20);
+    FAIL() << "device 1048576 exists?";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("GetDeviceProperties("), std::string::npos) << what;
+    EXPECT_EQ(what.find("GPU("), std::string::npos) << what;
+    EXPECT_NE(what.find("runtime.cpp:"), std::string::npos) << what;
+  }
+}
+
 TEST(GpuLayer, ValidationKernelsFindAPlantedCorruption) {
   REQUIRE_GPU(backend);
   for (int dev = 0; dev < backend->device_count(); ++dev) {

@@ -210,7 +210,10 @@ TEST(AmdFeatures, HsaEngineOptionsCheckTheMapFile) {
 // rejected here); map files are named relative to the repository root, where dmabench runs.
 TEST(Configs, EveryShippedConfigLoads) {
   const fs::path root = DMABENCH_SOURCE_DIR;
-  const fs::path cwd = fs::current_path();
+  struct Cwd {  // back to the test's directory however the test ends
+    fs::path was = fs::current_path();
+    ~Cwd() { fs::current_path(was); }
+  } cwd;
   fs::current_path(root);
   int n = 0;
   for (const auto& entry : fs::directory_iterator(root / "configs")) {
@@ -219,7 +222,6 @@ TEST(Configs, EveryShippedConfigLoads) {
     EXPECT_NO_THROW(load_config(entry.path().string())) << entry.path();
   }
   const Config mi = load_config((root / "configs" / "mi300x.json").string());
-  fs::current_path(cwd);
   EXPECT_GE(n, 7);
   EXPECT_EQ(mi.devices.size(), 1u);
 }

@@ -70,7 +70,8 @@ namespace {
                                cublasGetStatusString(dmabench_st_));                                      \
   } while (0)
 
-// 16-bit encodings of a float in [-1, 1) (round to nearest even; no NaN/Inf can arise).
+// 16-bit encodings of a float in [-1, 1), rounded to nearest even (fp16: magnitudes below 2^-14 are
+// flushed to zero; no NaN/Inf can arise).
 std::uint16_t to_bf16(float v) {
   std::uint32_t u;
   std::memcpy(&u, &v, 4);
@@ -82,9 +83,9 @@ std::uint16_t to_fp16(float v) {
   const std::uint16_t sign = v < 0 ? 0x8000 : 0;
   int e = 0;
   const float m = std::frexp(std::fabs(v), &e);  // |v| = m * 2^e, m in [0.5, 1)
-  int exp = e - 1 + 15;                           // biased exponent of 1.f * 2^(e-1)
+  const int exp = e - 1 + 15;                     // biased exponent of 1.f * 2^(e-1)
   if (exp <= 0) return sign;                      // below fp16's normal range: flush to zero
-  const auto frac = static_cast<std::uint32_t>(std::lround((m * 2.0f - 1.0f) * 1024.0f));
+  const auto frac = static_cast<std::uint32_t>(std::nearbyint((m * 2.0f - 1.0f) * 1024.0f));  // ties to even
   if (frac == 1024) return static_cast<std::uint16_t>(sign | ((exp + 1) << 10));
   return static_cast<std::uint16_t>(sign | (exp << 10) | frac);
 }

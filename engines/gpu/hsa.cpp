@@ -39,7 +39,8 @@ struct GpuAgent {
 const std::vector<GpuAgent>& gpu_agents() {
   static std::vector<GpuAgent> agents;
   static std::once_flag once;
-  std::call_once(once, [] {
+  std::call_once(once, [] {  // a throw leaves the flag unset: the next call retries from scratch
+    agents.clear();
     DMABENCH_HSA_CHECK(hsa_init());
     DMABENCH_HSA_CHECK(hsa_iterate_agents(
         [](hsa_agent_t a, void* data) {
@@ -66,12 +67,14 @@ hsa_agent_t agent_of(int device) {
   std::lock_guard<std::mutex> lock(mu);
   for (const auto& [d, a] : cache)
     if (d == device) return a;
+  // domain:bus:device only: the HIP runtime's bus id does not carry the PCI function
+  auto without_function = [](const std::string& id) { return id.substr(0, id.rfind('.')); };
   const std::string bus = properties(device).bus_id;
   for (const auto& g : gpu_agents()) {
     sdma::KfdNode n;
     n.domain = g.domain;
     n.location_id = g.bdfid;
-    if (n.bus_id() == bus) {
+    if (without_function(n.bus_id()) == without_function(bus)) {
       cache.emplace_back(device, g.agent);
       return g.agent;
     }

@@ -45,6 +45,10 @@ inline constexpr const char* kBackendName = "cuda";
 
 }  // namespace dmabench::gpu::detail
 
+// The call's text with GPU(...) already expanded ("cudaMalloc(...)", not "GPU(Malloc)(...)").
+#define DMABENCH_GPU_STR2(x) #x
+#define DMABENCH_GPU_STR(x) DMABENCH_GPU_STR2(x)
+
 // Checks a runtime call (CUDA or HIP): throws std::runtime_error with the call text, file:line and
 // the runtime's error name and string, after clearing a non-sticky error so later calls are clean.
 #define DMABENCH_GPU_CHECK(call)                                                           \
@@ -52,6 +56,6 @@ inline constexpr const char* kBackendName = "cuda";
     ::dmabench::gpu::detail::Error dmabench_err_ = (call);                                 \
     if (dmabench_err_ != GPU(Success)) {                                                   \
       (void)GPU(GetLastError)();                                                           \
-      ::dmabench::gpu::detail::throw_gpu(dmabench_err_, #call, __FILE__, __LINE__);        \
+      ::dmabench::gpu::detail::throw_gpu(dmabench_err_, DMABENCH_GPU_STR(call), __FILE__, __LINE__);        \
     }                                                                                      \
   } while (0)
