@@ -187,6 +187,7 @@ void async_copy(const Copy& c, const Signal* dependency, const Signal& completio
 
 bool copy_on_engine_supported(std::string* why_not) {
 #ifdef DMABENCH_HSA_HAS_COPY_ON_ENGINE
+  (void)why_not;
   return true;
 #else
   if (why_not) *why_not = sdma::missing(sdma::this_build(), "hsa engines=preferred|round-robin|map:FILE");
