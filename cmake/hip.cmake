@@ -24,6 +24,8 @@ find_package(hsa-runtime64 CONFIG QUIET HINTS /opt/rocm)
 set(DMABENCH_HAVE_HSA ${hsa-runtime64_FOUND})
 find_package(rccl CONFIG QUIET HINTS /opt/rocm)
 set(DMABENCH_HAVE_RCCL ${rccl_FOUND})
+find_package(rocblas CONFIG QUIET HINTS /opt/rocm)   # the GEMM of overlap cases
+set(DMABENCH_HAVE_ROCBLAS ${rocblas_FOUND})
 
 # ---- what these headers have (every feature is gated on it; --features prints the result) ----------
 include(CheckCXXSourceCompiles)
@@ -64,7 +66,8 @@ endif()
 message(STATUS "dmabench: HIP ${hip_VERSION}: hipMemcpyDeviceToDeviceNoCU ${DMABENCH_HIP_HAS_NOCU}, "
                "hipMemcpyBatchAsync ${DMABENCH_HIP_HAS_BATCH}, hipDeviceAttributeWallClockRate ${DMABENCH_HIP_HAS_WALL_CLOCK_RATE}; "
                "HSA ${DMABENCH_HAVE_HSA} (AMD interface ${DMABENCH_HSA_INTERFACE}): copy_on_engine ${DMABENCH_HSA_HAS_COPY_ON_ENGINE}, "
-               "batch_copy ${DMABENCH_HSA_HAS_BATCH_COPY}, SDMA engine info ${DMABENCH_HSA_HAS_SDMA_INFO}; RCCL ${DMABENCH_HAVE_RCCL}")
+               "batch_copy ${DMABENCH_HSA_HAS_BATCH_COPY}, SDMA engine info ${DMABENCH_HSA_HAS_SDMA_INFO}; RCCL ${DMABENCH_HAVE_RCCL}; "
+               "rocBLAS ${DMABENCH_HAVE_ROCBLAS}")
 
 # Default targets: MI200 (gfx90a), MI300A/X early (gfx940) and MI300X (gfx942) where this hipcc
 # knows it (ROCm 5.2's does not: its code objects then do not load on MI300X; say so).
@@ -116,6 +119,11 @@ function(dmabench_add_hip_backend target)
     target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/engines/gpu/hsa.cpp ${PROJECT_SOURCE_DIR}/engines/hsa.cpp)
     target_compile_definitions(${target} PUBLIC DMABENCH_HAVE_HSA=1 DMABENCH_HSA_INTERFACE_STRING="${DMABENCH_HSA_INTERFACE}")
     target_link_libraries(${target} PUBLIC hsa-runtime64::hsa-runtime64)
+  endif()
+  if(DMABENCH_HAVE_ROCBLAS)
+    set_property(SOURCE ${PROJECT_SOURCE_DIR}/engines/gpu/compute.cpp DIRECTORY ${PROJECT_SOURCE_DIR}
+                 APPEND PROPERTY COMPILE_DEFINITIONS DMABENCH_HAVE_ROCBLAS=1)
+    target_link_libraries(${target} PUBLIC roc::rocblas)
   endif()
   if(DMABENCH_HAVE_RCCL)
     target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/engines/gpu/nccl_comm.cpp ${PROJECT_SOURCE_DIR}/engines/nccl.cpp)

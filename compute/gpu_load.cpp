@@ -61,7 +61,7 @@ class GpuLoad final : public Load {
   }
   nlohmann::json details() const override {
     return {{"clock", "gpu events on a compute stream per device"},
-            {"implementation", spec_.kind == "gemm" ? "vendor BLAS GEMM (cuBLAS cublasGemmEx, fp32 accumulate)"
+            {"implementation", spec_.kind == "gemm" ? gpu::gemm_implementation()
                                                     : "GPU-layer copy kernel, device-local, 2 blocks per SM"}};
   }
 

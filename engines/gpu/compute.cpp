@@ -1,5 +1,5 @@
 // The compute-workload pieces of the GPU layer: device-timed stream marks (CUDA and HIP through
-// vendor.hpp) and the GEMM (cuBLAS on NVIDIA; no AMD BLAS is wired in yet).
+// vendor.hpp) and the GEMM (cuBLAS on NVIDIA, rocBLAS on AMD where found).
 #include "engines/gpu/compute.hpp"
 
 #include <cmath>
@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "engines/gpu/vendor.hpp"
-#ifdef DMABENCH_HAVE_CUBLAS
+#if defined(DMABENCH_HAVE_CUBLAS)
 #include <cublas_v2.h>
+#elif defined(DMABENCH_HAVE_ROCBLAS)
+#include <rocblas/rocblas.h>
 #endif
 
 namespace dmabench::gpu {
@@ -57,18 +59,9 @@ double StreamTimer::elapsed_ms() const {
   return ms;
 }
 
-#ifdef DMABENCH_HAVE_CUBLAS
+#if defined(DMABENCH_HAVE_CUBLAS) || defined(DMABENCH_HAVE_ROCBLAS)
 
 namespace {
-
-#define DMABENCH_CUBLAS_CHECK(call)                                                                       \
-  do {                                                                                                    \
-    cublasStatus_t dmabench_st_ = (call);                                                                 \
-    if (dmabench_st_ != CUBLAS_STATUS_SUCCESS)                                                            \
-      throw std::runtime_error(std::string(#call) + " at " + __FILE__ + ":" + std::to_string(__LINE__) + \
-                               ": " + cublasGetStatusName(dmabench_st_) + ": " +                          \
-                               cublasGetStatusString(dmabench_st_));                                      \
-  } while (0)
 
 // 16-bit encodings of a float in [-1, 1), rounded to nearest even (fp16: magnitudes below 2^-14 are
 // flushed to zero; no NaN/Inf can arise).
@@ -104,16 +97,60 @@ void fill_operand(void* device_ptr, std::size_t count, std::uint32_t seed, bool 
   DMABENCH_GPU_CHECK(GPU(Memcpy)(device_ptr, host.data(), count * 2, GPU(MemcpyHostToDevice)));
 }
 
+// ---- the vendor BLAS: a handle, a stream binding, one GEMM call --------------------------------------
+#ifdef DMABENCH_HAVE_CUBLAS
+#define DMABENCH_BLAS_CHECK(call)                                                                          \
+  do {                                                                                                    \
+    cublasStatus_t dmabench_st_ = (call);                                                                 \
+    if (dmabench_st_ != CUBLAS_STATUS_SUCCESS)                                                            \
+      throw std::runtime_error(std::string(#call) + " at " + __FILE__ + ":" + std::to_string(__LINE__) + \
+                               ": " + cublasGetStatusName(dmabench_st_) + ": " +                          \
+                               cublasGetStatusString(dmabench_st_));                                      \
+  } while (0)
+using BlasHandle = cublasHandle_t;
+constexpr const char* kBlasName = "cuBLAS cublasGemmEx";
+void blas_create(BlasHandle* h) { DMABENCH_BLAS_CHECK(cublasCreate(h)); }
+void blas_destroy(BlasHandle h) { cublasDestroy(h); }
+void blas_gemm(BlasHandle h, detail::NativeStream s, int m, int n, int k, bool bf16, const void* a, const void* b, void* c) {
+  const float alpha = 1.0f, beta = 0.0f;
+  const cudaDataType_t t = bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  DMABENCH_BLAS_CHECK(cublasSetStream(h, s));
+  DMABENCH_BLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a, t, m, b, t, k, &beta, c, t, m,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+#else  // rocBLAS
+#define DMABENCH_BLAS_CHECK(call)                                                                          \
+  do {                                                                                                    \
+    rocblas_status dmabench_st_ = (call);                                                                 \
+    if (dmabench_st_ != rocblas_status_success)                                                           \
+      throw std::runtime_error(std::string(#call) + " at " + __FILE__ + ":" + std::to_string(__LINE__) + \
+                               ": " + rocblas_status_to_string(dmabench_st_));                            \
+  } while (0)
+using BlasHandle = rocblas_handle;
+constexpr const char* kBlasName = "rocBLAS rocblas_gemm_ex";
+void blas_create(BlasHandle* h) { DMABENCH_BLAS_CHECK(rocblas_create_handle(h)); }
+void blas_destroy(BlasHandle h) { rocblas_destroy_handle(h); }
+void blas_gemm(BlasHandle h, detail::NativeStream s, int m, int n, int k, bool bf16, const void* a, const void* b, void* c) {
+  const float alpha = 1.0f, beta = 0.0f;
+  const rocblas_datatype t = bf16 ? rocblas_datatype_bf16_r : rocblas_datatype_f16_r;
+  DMABENCH_BLAS_CHECK(rocblas_set_stream(h, s));
+  DMABENCH_BLAS_CHECK(rocblas_gemm_ex(h, rocblas_operation_none, rocblas_operation_none, m, n, k, &alpha, a, t, m, b, t, k,
+                                      &beta, c, t, m, c, t, m, rocblas_datatype_f32_r, rocblas_gemm_algo_standard, 0, 0));
+}
+#endif
+
 }  // namespace
 
 struct Gemm::Impl {
   int device = 0, m = 0, n = 0, k = 0;
-  cudaDataType_t type = CUDA_R_16BF;
-  cublasHandle_t handle = nullptr;
+  bool bf16 = true;
+  BlasHandle handle{};
+  bool have_handle = false;
   Memory a, b, c;
 };
 
 bool gemm_supported(std::string*) { return true; }
+std::string gemm_implementation() { return std::string(kBlasName) + ", fp32 accumulate"; }
 
 Gemm::Gemm(int device, int m, int n, int k, const std::string& dtype) : impl_(std::make_unique<Impl>()) {
   if (dtype != "bf16" && dtype != "fp16")
@@ -123,34 +160,31 @@ Gemm::Gemm(int device, int m, int n, int k, const std::string& dtype) : impl_(st
   g.m = m;
   g.n = n;
   g.k = k;
-  g.type = dtype == "bf16" ? CUDA_R_16BF : CUDA_R_16F;
+  g.bf16 = dtype == "bf16";
   DMABENCH_GPU_CHECK(GPU(SetDevice)(device));
-  DMABENCH_CUBLAS_CHECK(cublasCreate(&g.handle));
+  blas_create(&g.handle);
+  g.have_handle = true;
   const auto mk = static_cast<std::size_t>(m) * k, kn = static_cast<std::size_t>(k) * n, mn = static_cast<std::size_t>(m) * n;
   g.a = allocate(device, mk * 2);
   g.b = allocate(device, kn * 2);
   g.c = allocate(device, mn * 2);
-  fill_operand(g.a.get(), mk, 0x9e3779b9u, dtype == "bf16");
-  fill_operand(g.b.get(), kn, 0x7f4a7c15u, dtype == "bf16");
+  fill_operand(g.a.get(), mk, 0x9e3779b9u, g.bf16);
+  fill_operand(g.b.get(), kn, 0x7f4a7c15u, g.bf16);
   DMABENCH_GPU_CHECK(GPU(Memset)(g.c.get(), 0, mn * 2));
   DMABENCH_GPU_CHECK(GPU(DeviceSynchronize)());
 }
 
 Gemm::~Gemm() {
-  if (impl_ && impl_->handle) {
+  if (impl_ && impl_->have_handle) {
     (void)GPU(SetDevice)(impl_->device);
-    cublasDestroy(impl_->handle);
+    blas_destroy(impl_->handle);
   }
 }
 
 void Gemm::launch(const Stream& stream) const {
   const Impl& g = *impl_;
-  const float alpha = 1.0f, beta = 0.0f;
   DMABENCH_GPU_CHECK(GPU(SetDevice)(g.device));
-  DMABENCH_CUBLAS_CHECK(cublasSetStream(g.handle, native(stream)));
-  DMABENCH_CUBLAS_CHECK(cublasGemmEx(g.handle, CUBLAS_OP_N, CUBLAS_OP_N, g.m, g.n, g.k, &alpha, g.a.get(), g.type, g.m,
-                                     g.b.get(), g.type, g.k, &beta, g.c.get(), g.type, g.m, CUBLAS_COMPUTE_32F,
-                                     CUBLAS_GEMM_DEFAULT));
+  blas_gemm(g.handle, native(stream), g.m, g.n, g.k, g.bf16, g.a.get(), g.b.get(), g.c.get());
 }
 
 #else  // no BLAS in this build
@@ -160,11 +194,11 @@ struct Gemm::Impl {};
 bool gemm_supported(std::string* why_not) {
   if (why_not)
     *why_not = std::string("this build has no GEMM: ") +
-               (std::string(detail::kBackendName) == "hip"
-                    ? "the AMD GEMM (hipBLASLt / rocBLAS) is not wired in yet; use compute \"stream\""
-                    : "cuBLAS was not found at configure time");
+               (std::string(detail::kBackendName) == "hip" ? "rocBLAS was not found at configure time (find_package(rocblas))"
+                                                           : "cuBLAS was not found at configure time");
   return false;
 }
+std::string gemm_implementation() { return "none"; }
 
 Gemm::Gemm(int, int, int, int, const std::string&) { throw std::runtime_error("this build has no GEMM"); }
 Gemm::~Gemm() = default;

@@ -29,11 +29,12 @@ class StreamTimer {
   int device_ = -1;
 };
 
-// Whether this build has a GEMM (a vendor BLAS), and why not.
+// Whether this build has a GEMM (a vendor BLAS), and why not; which BLAS call it is.
 bool gemm_supported(std::string* why_not);
+std::string gemm_implementation();
 
 // C[m x n] = A[m x k] * B[k x n] in bf16 or fp16 with fp32 accumulation, column-major, on one
-// device, through the vendor BLAS. Operands are allocated and filled with values in [-1, 1].
+// device, through the vendor BLAS (cuBLAS or rocBLAS). Operands are allocated and filled with values in [-1, 1].
 class Gemm {
  public:
   // dtype: "bf16" or "fp16"
