@@ -5,6 +5,7 @@ usage: cli_test.py DMABENCH CONFIG_DIR MODE
   quick-host    configs/quick.json on the host backend; every field of the results checked
   bad-input     every kind of bad input exits 2 with a message naming the field, runs nothing
   host-8-ranks  all patterns on 8 host ranks, validated
+  overlap-host  a config with sweeps, cases beside the host's stream workload: every overlap field checked
   gpu           every GPU engine on every pattern on the build's GPU backend (cuda or hip) (exit 77 = skip without GPU)
 """
 import json
@@ -55,7 +56,8 @@ def check_results(doc, expect_backend):
         expect(all(k in lat for k in LAT), f"{r['name']} latency fields")
         expect(0 < lat["min"] <= lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["max"], f"{r['name']} order {lat}")
         expect(lat["min"] <= lat["mean"] <= lat["max"], f"{r['name']} mean")
-        expect(r["iterations"] == ctx["config"]["iterations"], f"{r['name']} iterations {r['iterations']}")
+        parts = ctx["config"].get("sweeps", [ctx["config"]])
+        expect(r["iterations"] in {p["iterations"] for p in parts}, f"{r['name']} iterations {r['iterations']}")
         n = r["ranks"]
         expect(n == len(r["devices"]), f"{r['name']} ranks")
         per = r["bytes_per_rank"]
@@ -134,6 +136,8 @@ def bad_input(exe, configs, tmp):
     bad({**base, "devices": [0, 99]}, ["host rank 99 does not exist"])
     bad({**base, "engines": ["warp"]}, ["'warp'", "accepted", "ce"])
     bad({**base, "patterns": ["broadcast"]}, ["'broadcast'", "allgather"])
+    bad({**base, "overlap": {"compute": "fft"}}, ["overlap.compute", "\"gemm\"", "\"stream\""])
+    bad({"sweeps": [{"sizes": "1KiB", "engines": ["host"]}, {"engines": ["host"]}]}, ["sizes", "missing", "(sweeps[1])"])
     bad("{not json", ["not valid JSON"])
     bad(base, ["unknown argument '--fast'"], "--fast")
     bad(base, ["--devices", "'a'"], "--devices", "a")
@@ -158,6 +162,53 @@ def host_8_ranks(exe, configs, tmp):
     for r in res:
         want = 2 if r["pattern"] in ("copy", "bidir") else 8
         expect(r["ranks"] == want, f"{r['name']} ranks {r['ranks']}")
+
+
+OVERLAP_FIELDS = ["compute", "launches", "rounds", "compute_alone_ms", "compute_with_ms", "compute_slowdown_pct",
+                  "compute_alone_ms_per_device", "compute_with_ms_per_device", "comm_alone_us", "comm_with_us",
+                  "comm_with_p99_us", "comm_with_latency_us", "comm_slowdown_pct", "comm_with_samples",
+                  "comm_samples_dropped", "comm_ops_with", "busbw_with_GBps", "overlap_efficiency", "validated", "clock"]
+
+
+def check_overlap(r):
+    o = r.get("overlap")
+    expect(isinstance(o, dict) and "error" not in o, f"{r['name']}: overlap {o}")
+    for f in OVERLAP_FIELDS:
+        expect(f in o, f"{r['name']}: overlap lacks {f}")
+    expect(o["validated"] is True, f"{r['name']}: not validated beside the workload")
+    expect(o["comm_alone_us"] == r["latency_us"]["p50"], f"{r['name']}: comm_alone_us is not the case's p50")
+    slow = (o["compute_with_ms"] / o["compute_alone_ms"] - 1) * 100
+    expect(abs(o["compute_slowdown_pct"] - slow) < 1e-6, f"{r['name']}: compute slowdown arithmetic")
+    expect(0.0 <= o["overlap_efficiency"] <= 1.0, f"{r['name']}: efficiency {o['overlap_efficiency']}")
+    expect(o["comm_with_samples"] >= 1, f"{r['name']}: no sample beside the workload")
+    expect(len(o["compute_alone_ms_per_device"]) == len(r["devices"]), f"{r['name']}: per-device times")
+
+
+def overlap_host(exe, configs, tmp):
+    cfg = {"name": "overlap-host", "patterns": ["allgather"], "engines": ["host"], "iterations": 10, "warmup": 1,
+           "pipeline_depth": 4,
+           "sweeps": [{"sizes": ["16KiB"], "timing": ["oneshot"],
+                       "overlap": {"compute": "stream", "bytes": "8MiB", "duration_ms": 30, "rounds": 2}},
+                      {"sizes": ["1MiB"], "timing": ["pipelined"],
+                       "overlap": {"compute": "stream", "bytes": "8MiB", "duration_ms": 30, "rounds": 2}},
+                      {"sizes": ["16KiB"], "timing": ["oneshot"], "overlap": {"compute": "gemm"}}]}
+    path = os.path.join(tmp, "overlap.json")
+    json.dump(cfg, open(path, "w"))
+    out = os.path.join(tmp, "overlap-out.json")
+    run(exe, "--config", path, "--backend", "host", "--out", out, check_rc=0)
+    doc = json.load(open(out))
+    check_results(doc, "host")
+    expect(len(doc["context"]["config"]["sweeps"]) == 3, "the context records the three sweeps")
+    res = {r["name"]: r for r in doc["results"]}
+    expect(sorted(res) == ["allgather/host/oneshot/dev=0,1/16KiB/beside=gemm-bf16-8192x8192x8192",
+                           "allgather/host/oneshot/dev=0,1/16KiB/beside=stream-8MiB",
+                           "allgather/host/pipelined/dev=0,1/1MiB/beside=stream-8MiB"], f"names {sorted(res)}")
+    gemm = res["allgather/host/oneshot/dev=0,1/16KiB/beside=gemm-bf16-8192x8192x8192"]
+    expect(gemm["status"] == "skipped" and "needs a GPU backend" in gemm["reason"], f"gemm on host: {gemm['reason']}")
+    for name, r in res.items():
+        if "stream" in name:
+            expect(r["status"] == "ok", f"{name}: {r['status']} {r['reason']}")
+            check_overlap(r)
 
 
 def gpu(exe, configs, tmp):
@@ -185,12 +236,25 @@ def gpu(exe, configs, tmp):
         else:
             expect(r["status"] == "ok", f"{r['name']}: {r['status']} {r['reason']}")
     expect({r["engine"] for r in res if r["status"] == "ok"} == built, "every built GPU engine ran")
+    # one case beside a GEMM through the program (skipped with the reason where the build has no BLAS)
+    cfg = {"sizes": ["1MiB"], "patterns": ["allgather"], "engines": ["ce"], "timing": ["oneshot"], "devices": "all",
+           "iterations": 10, "warmup": 2,
+           "overlap": {"compute": "gemm", "m": 4096, "n": 4096, "k": 4096, "duration_ms": 20, "rounds": 2}}
+    json.dump(cfg, open(path, "w"))
+    run(exe, "--config", path, "--backend", backend, "--out", out, check_rc=0)
+    (r,) = json.load(open(out))["results"]
+    if r["status"] == "skipped":
+        expect("GEMM" in r["reason"], f"{r['name']}: {r['reason']}")
+    else:
+        expect(r["status"] == "ok", f"{r['name']}: {r['status']} {r['reason']}")
+        check_overlap(r)
 
 
 def main():
     exe, configs, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory() as tmp:
-        {"quick-host": quick_host, "bad-input": bad_input, "host-8-ranks": host_8_ranks, "gpu": gpu}[mode](exe, configs, tmp)
+        {"quick-host": quick_host, "bad-input": bad_input, "host-8-ranks": host_8_ranks, "overlap-host": overlap_host,
+         "gpu": gpu}[mode](exe, configs, tmp)
     print(f"PASS {mode}")
 
 
