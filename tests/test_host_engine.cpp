@@ -7,18 +7,13 @@
 #include "bench/harness.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "engines/backend.hpp"
+#include "tests/host_support.hpp"
 
 using namespace dmabench;
+using testing_support::host_backend;
 using json = nlohmann::json;
 
 namespace {
-
-std::unique_ptr<Backend> host_backend() {
-  std::string why;
-  auto b = make_backend("host", &why);
-  EXPECT_NE(b, nullptr) << why;
-  return b;
-}
 
 Case make_case(const std::string& pattern, int ranks, std::size_t bytes, Timing timing, const std::string& engine = "host") {
   std::vector<int> devs(ranks);

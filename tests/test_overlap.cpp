@@ -8,8 +8,10 @@
 #include "bench/overlap.hpp"
 #include "compute/load.hpp"
 #include "engines/backend.hpp"
+#include "tests/host_support.hpp"
 
 using namespace dmabench;
+using testing_support::host_backend;
 using json = nlohmann::json;
 
 TEST(OverlapFigures, FullyHiddenCommunication) {
@@ -47,13 +49,6 @@ TEST(OverlapFigures, PartialOverlapAndClamping) {
 }
 
 namespace {
-
-std::unique_ptr<Backend> host_backend() {
-  std::string why;
-  auto b = make_backend("host", &why);
-  EXPECT_NE(b, nullptr) << why;
-  return b;
-}
 
 Case overlap_case(const std::string& kind, Timing timing = Timing::oneshot) {
   OverlapConfig o;
