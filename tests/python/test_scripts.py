@@ -230,7 +230,7 @@ def test_notebook_executes_headless(tmp_path):
     nb_dir.mkdir()
     shutil.copy(os.path.join(ROOT, "notebooks", "explore.ipynb"), nb_dir)
     env = dict(os.environ, DMABENCH_RESULTS=",".join(os.path.join(H200, f) for f in ("default.json", "power.json",
-                                                                                    "breakdown.json")),
+                                                                                    "breakdown.json", "overlap.json")),
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     os.symlink(SCRIPTS, tmp_path / "scripts")
     cmd = ([nbconvert] if nbconvert.endswith("nbconvert") else [nbconvert, "nbconvert"]) + [
@@ -241,7 +241,7 @@ def test_notebook_executes_headless(tmp_path):
     out = json.loads((nb_dir / "out.ipynb").read_text())
     outputs = [o for c in out["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
-    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 4
+    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 5  # 4 of alone cases + the overlap scatter
 
 
 # ---- overlap_report.py --------------------------------------------------------------------------
