@@ -29,6 +29,9 @@ void GpuOperation::fill_sources(std::uint64_t seed) {
 void GpuOperation::poison_destinations(std::uint64_t seed) {
   for (int r = 0; r < plan_.ranks(); ++r)
     gpu::fill(dst(r), plan_.dst_bytes[r], datagen::stream_key(seed ^ datagen::kPoisonSalt, r), 0, streams_[r]);
+  // in-place blocks: in the destination before the operation starts
+  for (const Transfer& t : plan_.preset)
+    gpu::copy_async(dst(t.dst_rank) + t.dst_offset, src(t.src_rank) + t.src_offset, t.bytes, streams_[t.dst_rank]);
   for (auto& s : streams_) s.synchronize();
 }
 
@@ -36,7 +39,7 @@ std::optional<Mismatch> GpuOperation::check_destinations(const Plan& expected, s
   // The plan writes every destination byte exactly once (Plan::check), so checking each
   // transfer's destination range against its source bytes checks every destination byte.
   std::optional<Mismatch> first;
-  for (const Transfer& t : expected.transfers) {
+  for (const Transfer& t : expected.writes()) {
     const std::uint64_t key = datagen::stream_key(seed, t.src_rank);
     auto bad = gpu::first_mismatch(dst(t.dst_rank) + t.dst_offset, t.bytes, key, t.src_offset, streams_[t.dst_rank]);
     if (!bad) continue;

@@ -85,10 +85,12 @@ class HostOperation final : public Operation {
   void poison_destinations(std::uint64_t seed) override {
     for (int r = 0; r < plan_.ranks(); ++r)
       fill_bytes(dst_[r]->data, dst_[r]->size, datagen::stream_key(seed ^ datagen::kPoisonSalt, r));
+    for (const Transfer& t : plan_.preset)  // in-place blocks: there before the operation starts
+      std::memcpy(dst_[t.dst_rank]->data + t.dst_offset, src_[t.src_rank]->data + t.src_offset, t.bytes);
   }
   std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override {
     for (int r = 0; r < expected.ranks(); ++r)  // ranks and offsets in order: the first mismatch
-      for (const Transfer& t : sorted_into(expected, r)) {
+      for (const Transfer& t : sorted_into(expected.writes(), r)) {
         const std::uint64_t key = datagen::stream_key(seed, t.src_rank);
         const auto* got = reinterpret_cast<const unsigned char*>(dst_[r]->data + t.dst_offset);
         for (std::size_t i = 0; i < t.bytes; ++i) {
@@ -107,9 +109,9 @@ class HostOperation final : public Operation {
     std::thread thread;
   };
 
-  static std::vector<Transfer> sorted_into(const Plan& plan, int rank) {
+  static std::vector<Transfer> sorted_into(const std::vector<Transfer>& transfers, int rank) {
     std::vector<Transfer> out;
-    for (const Transfer& t : plan.transfers)
+    for (const Transfer& t : transfers)
       if (t.dst_rank == rank) out.push_back(t);
     std::sort(out.begin(), out.end(), [](const Transfer& a, const Transfer& b) { return a.dst_offset < b.dst_offset; });
     return out;

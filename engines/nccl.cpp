@@ -103,7 +103,10 @@ class NcclOperation final : public GpuOperation {
     comms_->group_start();
     switch (p.collective) {
       case Collective::all_gather:
-        for (int r = 0; r < p.ranks(); ++r) comms_->all_gather(r, src(r), dst(r), p.bytes_per_rank, stream(r));
+        // in place (the own block preset in the destination): sendbuff = recvbuff + rank * count
+        for (int r = 0; r < p.ranks(); ++r)
+          comms_->all_gather(r, p.preset.empty() ? src(r) : dst(r) + r * p.bytes_per_rank, dst(r), p.bytes_per_rank,
+                             stream(r));
         break;
       case Collective::all_to_all:
         for (int r = 0; r < p.ranks(); ++r) comms_->all_to_all(r, src(r), dst(r), p.bytes_per_rank, stream(r));

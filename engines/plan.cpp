@@ -22,13 +22,20 @@ std::vector<int> Plan::issuers() const {
   return out;
 }
 
+std::vector<Transfer> Plan::writes() const {
+  std::vector<Transfer> out = transfers;
+  out.insert(out.end(), preset.begin(), preset.end());
+  return out;
+}
+
 std::optional<std::string> Plan::check() const {
   const int n = ranks();
   if (static_cast<int>(src_bytes.size()) != n || static_cast<int>(dst_bytes.size()) != n)
     return fmt::format("buffer size lists have {} and {} entries for {} ranks", src_bytes.size(), dst_bytes.size(), n);
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> written(n);
-  for (std::size_t i = 0; i < transfers.size(); ++i) {
-    const Transfer& t = transfers[i];
+  const std::vector<Transfer> all = writes();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const Transfer& t = all[i];
     if (t.issuer < 0 || t.issuer >= n || t.src_rank < 0 || t.src_rank >= n || t.dst_rank < 0 || t.dst_rank >= n)
       return fmt::format("transfer {} names a rank outside 0..{}", i, n - 1);
     if (t.bytes == 0) return fmt::format("transfer {} is empty", i);

@@ -31,14 +31,20 @@ struct Plan {
   std::vector<std::size_t> src_bytes;  // per rank: source buffer size
   std::vector<std::size_t> dst_bytes;  // per rank: destination buffer size
   std::vector<Transfer> transfers;
+  // In-place collectives: blocks that already sit in the destination before the operation (e.g. a
+  // rank's own block of an in-place all-gather). Operations put them there when they poison the
+  // destinations (outside timing) and never issue them; validation checks them like transfers.
+  std::vector<Transfer> preset;
 
   int ranks() const { return static_cast<int>(devices.size()); }
   // The transfers rank `issuer` issues, in plan order.
   std::vector<Transfer> issued_by(int issuer) const;
   // Ranks that issue at least one transfer.
   std::vector<int> issuers() const;
-  // Why the plan is inconsistent, or nullopt: every transfer in bounds and non-empty, no two
-  // destinations overlap, and every destination byte is written by exactly one transfer.
+  // transfers and preset together: everything a destination holds after one operation.
+  std::vector<Transfer> writes() const;
+  // Why the plan is inconsistent, or nullopt: every transfer and preset block in bounds and
+  // non-empty, no two destinations overlap, and every destination byte is written by exactly one.
   std::optional<std::string> check() const;
 };
 

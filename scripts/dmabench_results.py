@@ -3,7 +3,7 @@ import json
 import re
 
 SCHEMA_PREFIX = "dmabench/"
-PATTERN_ORDER = ["copy", "bidir", "allgather", "alltoall"]
+PATTERN_ORDER = ["copy", "bidir", "allgather", "allgather-inplace", "alltoall"]
 # Engine options at their default value; variant names leave them out.
 OPTION_DEFAULTS = {"schedule": "b2b", "streams": "auto", "trigger": "enqueue", "completion": "event", "graph": False,
                    "gate": "wait-value", "issue": "caller", "cta_policy": "default", "blocks": "auto",

@@ -61,11 +61,12 @@ def check_results(doc, expect_backend):
         n = r["ranks"]
         expect(n == len(r["devices"]), f"{r['name']} ranks")
         per = r["bytes_per_rank"]
-        want_s = {"copy": per, "bidir": 2 * per, "allgather": n * per, "alltoall": n * per}[r["pattern"]]
+        want_s = {"copy": per, "bidir": 2 * per, "allgather": n * per, "allgather-inplace": n * per,
+                  "alltoall": n * per}[r["pattern"]]
         expect(r["bytes"] == want_s, f"{r['name']} bytes {r['bytes']} != {want_s}")
         alg = want_s / (lat["p50"] * 1e-6) / 1e9
         expect(abs(r["algbw_GBps"] - alg) <= 1e-9 * alg, f"{r['name']} algbw")
-        factor = (n - 1) / n if r["pattern"] in ("allgather", "alltoall") else 1.0
+        factor = 1.0 if r["pattern"] in ("copy", "bidir") else (n - 1) / n
         expect(abs(r["busbw_GBps"] - alg * factor) <= 1e-9 * alg, f"{r['name']} busbw")
     return names
 
@@ -158,7 +159,7 @@ def host_8_ranks(exe, configs, tmp):
     doc = json.load(open(out))
     check_results(doc, "host")
     res = doc["results"]
-    expect(len(res) == 4 * 2 * 3 and all(r["status"] == "ok" for r in res), "all 8-rank cases ok")
+    expect(len(res) == 5 * 2 * 3 and all(r["status"] == "ok" for r in res), "all 8-rank cases ok")
     for r in res:
         want = 2 if r["pattern"] in ("copy", "bidir") else 8
         expect(r["ranks"] == want, f"{r['name']} ranks {r['ranks']}")
@@ -231,7 +232,7 @@ def gpu(exe, configs, tmp):
     for r in res:
         if r["engine"] not in built:  # e.g. nccl in a HIP build without RCCL
             expect(r["status"] == "skipped", r["name"])
-        elif ngpu < 2 and r["pattern"] in ("copy", "bidir"):
+        elif ngpu < 2 and r["pattern"] in ("copy", "bidir", "allgather-inplace"):
             expect(r["status"] == "skipped", r["name"])
         else:
             expect(r["status"] == "ok", f"{r['name']}: {r['status']} {r['reason']}")

@@ -29,7 +29,7 @@ void expect_error(const char* text, std::initializer_list<const char*> fragments
 TEST(Config, DefaultsWhenOnlySizesGiven) {
   Config c = parse(R"({"sizes": "4KiB"})");
   EXPECT_EQ(c.sizes, std::vector<std::uint64_t>{4096});
-  EXPECT_EQ(c.patterns, (std::vector<std::string>{"copy", "bidir", "allgather", "alltoall"}));
+  EXPECT_EQ(c.patterns, (std::vector<std::string>{"copy", "bidir", "allgather", "allgather-inplace", "alltoall"}));
   EXPECT_EQ(c.engines.size(), 6u);  // host, ce, ce-batch, sm, nccl, hsa
   ASSERT_EQ(c.devices.size(), 1u);
   EXPECT_TRUE(c.devices[0].all);

@@ -136,7 +136,7 @@ const std::vector<std::string> kGpuEngines = {"ce", "sm", "nccl"};
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuEngines,
                          ::testing::Combine(::testing::ValuesIn(kGpuEngines),
-                                            ::testing::Values("copy", "bidir", "allgather", "alltoall"),
+                                            ::testing::Values("copy", "bidir", "allgather", "allgather-inplace", "alltoall"),
                                             // odd sizes exercise the unaligned paths of the copy kernel
                                             ::testing::Values(std::size_t{1}, std::size_t{1001}, std::size_t{1024},
                                                               std::size_t{4} << 20, (std::size_t{64} << 20) + 16)));
@@ -236,7 +236,7 @@ TEST_P(GpuVariants, ValidateOnEveryPatternAndTiming) {
 
 INSTANTIATE_TEST_SUITE_P(Dma, GpuVariants,
                          ::testing::Combine(::testing::Range(0, static_cast<int>(std::size(kVariants))),
-                                            ::testing::Values("copy", "bidir", "allgather", "alltoall")));
+                                            ::testing::Values("copy", "bidir", "allgather", "allgather-inplace", "alltoall")));
 
 TEST(GpuEngines, BreakdownOfACopy) {
   REQUIRE_GPU(backend);

@@ -96,12 +96,12 @@ TEST_P(HostEveryPattern, ValidatesAndTimes) {
   const double s = r["bytes"].get<double>();
   EXPECT_NEAR(r["algbw_GBps"].get<double>(), s / lat["p50"].get<double>() / 1e3, 1e-9 * s);
   const double n = c.devices.size();
-  const double factor = (pattern == "allgather" || pattern == "alltoall") ? (n - 1) / n : 1.0;
+  const double factor = pattern == "copy" || pattern == "bidir" ? 1.0 : (n - 1) / n;
   EXPECT_NEAR(r["busbw_GBps"].get<double>(), r["algbw_GBps"].get<double>() * factor, 1e-12 + 1e-9 * s);
 }
 
 INSTANTIATE_TEST_SUITE_P(Host, HostEveryPattern,
-                         ::testing::Combine(::testing::Values("copy", "bidir", "allgather", "alltoall"),
+                         ::testing::Combine(::testing::Values("copy", "bidir", "allgather", "allgather-inplace", "alltoall"),
                                             ::testing::Values(1, 2, 3, 5, 8),
                                             ::testing::Values(std::size_t{1}, std::size_t{1001}, std::size_t{65536}),
                                             ::testing::Values(Timing::oneshot, Timing::pipelined)));
@@ -117,6 +117,17 @@ TEST(HostEngine, ValidationCatchesAMissingTransfer) {
   EXPECT_EQ(r["algbw_GBps"], nullptr);
   const std::string reason = r["reason"];
   EXPECT_NE(reason.find("validation: rank"), std::string::npos) << reason;
+}
+
+TEST(HostEngine, ValidationCatchesAnInPlaceBlockLeftOut) {
+  auto backend = host_backend();
+  std::string why;
+  // an operation that does not put rank 1's own block in place before running
+  TamperingEngine engine(make_engine("host", &why), [](Plan& p) { p.preset.erase(p.preset.begin() + 1); });
+  const json r = run_case(make_case("allgather-inplace", 3, 4096, Timing::oneshot), &engine, *backend);
+  EXPECT_EQ(r["status"], "failed");
+  const std::string reason = r["reason"];
+  EXPECT_NE(reason.find("validation: rank 1 (device 1) destination byte 4096"), std::string::npos) << reason;
 }
 
 TEST(HostEngine, ValidationCatchesWrongBytesAndNamesTheOffset) {

@@ -15,11 +15,12 @@ std::vector<int> iota(int n) {
   return v;
 }
 
-// Counts, per destination byte, how many transfers write it: every byte must be written once.
+// Counts, per destination byte, how many transfers (or preset in-place blocks) write it: every byte
+// must be written once.
 void expect_written_exactly_once(const Plan& p) {
   for (int r = 0; r < p.ranks(); ++r) {
     std::vector<int> hits(p.dst_bytes[r], 0);
-    for (const auto& t : p.transfers)
+    for (const auto& t : p.writes())
       if (t.dst_rank == r)
         for (std::size_t i = 0; i < t.bytes; ++i) ++hits[t.dst_offset + i];
     for (std::size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i], 1) << p.pattern << " rank " << r << " byte " << i;
@@ -38,6 +39,9 @@ TEST_P(AllPatterns, PlanIsConsistent) {
   if (name == "copy" || name == "bidir") {
     EXPECT_EQ(used, n >= 2 ? 2 : 0);
     if (used == 0) return;
+  } else if (name == "allgather-inplace") {
+    EXPECT_EQ(used, n >= 2 ? n : 0);
+    if (used == 0) return;
   } else {
     EXPECT_EQ(used, n);
   }
@@ -45,7 +49,7 @@ TEST_P(AllPatterns, PlanIsConsistent) {
   EXPECT_EQ(p.check(), std::nullopt);
   EXPECT_EQ(p.ranks(), used);
   EXPECT_EQ(p.bytes_per_rank, bytes);
-  for (const auto& t : p.transfers) {
+  for (const auto& t : p.writes()) {
     EXPECT_GT(t.bytes, 0u);
     EXPECT_LE(t.src_offset + t.bytes, p.src_bytes[t.src_rank]);
     EXPECT_LE(t.dst_offset + t.bytes, p.dst_bytes[t.dst_rank]);
@@ -76,6 +80,19 @@ TEST_P(AllPatterns, PlanIsConsistent) {
       EXPECT_EQ(t.src_offset, 0u);
       EXPECT_EQ(t.dst_offset, t.src_rank * bytes);  // rank order, like ncclAllGather
     }
+  } else if (name == "allgather-inplace") {
+    // the all-gather layout, with each rank's own block preset (never issued): no same-GPU copy
+    const Plan out_of_place = find_pattern("allgather")->plan(iota(used), bytes);
+    EXPECT_EQ(p.total_bytes, out_of_place.total_bytes);
+    EXPECT_DOUBLE_EQ(p.bus_factor, out_of_place.bus_factor);
+    EXPECT_EQ(p.transfers.size(), static_cast<std::size_t>(used * (used - 1)));
+    ASSERT_EQ(p.preset.size(), static_cast<std::size_t>(used));
+    for (const auto& t : p.transfers) EXPECT_NE(t.src_rank, t.dst_rank);
+    for (const auto& t : p.preset) {
+      EXPECT_EQ(t.src_rank, t.dst_rank);
+      EXPECT_EQ(t.dst_offset, t.src_rank * bytes);
+    }
+    EXPECT_EQ(p.writes().size(), out_of_place.transfers.size());
   } else if (name == "alltoall") {
     EXPECT_EQ(p.total_bytes, bytes * used);
     EXPECT_DOUBLE_EQ(p.bus_factor, (nn - 1) / nn);
@@ -89,13 +106,13 @@ TEST_P(AllPatterns, PlanIsConsistent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Patterns, AllPatterns,
-                         ::testing::Combine(::testing::Values("copy", "bidir", "allgather", "alltoall"),
+                         ::testing::Combine(::testing::Values("copy", "bidir", "allgather", "allgather-inplace", "alltoall"),
                                             ::testing::Range(1, 9),
                                             ::testing::Values(std::size_t{1}, std::size_t{3}, std::size_t{1000},
                                                               std::size_t{4096}, std::size_t{1} << 30)));
 
 TEST(Patterns, RegistryKnowsEveryPattern) {
-  EXPECT_EQ(all_patterns().size(), 4u);
+  EXPECT_EQ(all_patterns().size(), 5u);
   EXPECT_EQ(find_pattern("reduce"), nullptr);
   for (const Pattern* p : all_patterns()) EXPECT_EQ(find_pattern(p->name()), p);
 }
@@ -120,6 +137,17 @@ TEST(PlanCheck, CatchesBrokenPlans) {
   gap.transfers.pop_back();
   ASSERT_TRUE(gap.check().has_value());
   EXPECT_NE(gap.check()->find("never written"), std::string::npos) << *gap.check();
+
+  Plan in_place = allgather_inplace_pattern().plan({0, 1}, 16);
+  ASSERT_EQ(in_place.check(), std::nullopt);
+  Plan preset_missing = in_place;
+  preset_missing.preset.pop_back();
+  ASSERT_TRUE(preset_missing.check().has_value());
+  EXPECT_NE(preset_missing.check()->find("never written"), std::string::npos) << *preset_missing.check();
+  Plan preset_and_copy = in_place;
+  preset_and_copy.transfers.push_back(preset_and_copy.preset[0]);  // the own block also copied: written twice
+  ASSERT_TRUE(preset_and_copy.check().has_value());
+  EXPECT_NE(preset_and_copy.check()->find("written twice"), std::string::npos) << *preset_and_copy.check();
 
   Plan twice = good;
   twice.transfers.push_back(twice.transfers[0]);

@@ -1,7 +1,9 @@
 // allgather: every rank contributes bytes_per_rank; afterwards every rank's destination holds all
 // contributions in rank order (rank s's block at offset s * bytes_per_rank), like ncclAllGather.
 // Each rank pushes its block to every peer (ring order from its right neighbour) and to itself last.
-// S = ranks * bytes_per_rank, busbw = algbw * (n-1)/n.
+// allgather-inplace: the same, with each rank's own block already in place in its destination
+// (ncclAllGather with sendbuff = recvbuff + rank * count): no same-GPU copy; it needs 2 ranks or more.
+// S = ranks * bytes_per_rank, busbw = algbw * (n-1)/n for both.
 #include "bench/patterns/pattern.hpp"
 
 namespace dmabench {
@@ -9,13 +11,17 @@ namespace {
 
 class AllGather final : public Pattern {
  public:
-  std::string_view name() const override { return "allgather"; }
-  std::string_view description() const override { return "every rank's block to every rank (ncclAllGather layout)"; }
-  int ranks_used(int available) const override { return available; }
+  explicit AllGather(bool in_place) : in_place_(in_place) {}
+  std::string_view name() const override { return in_place_ ? "allgather-inplace" : "allgather"; }
+  std::string_view description() const override {
+    return in_place_ ? "every rank's block to every peer, the own block already in place (in-place ncclAllGather)"
+                     : "every rank's block to every rank (ncclAllGather layout)";
+  }
+  int ranks_used(int available) const override { return in_place_ && available < 2 ? 0 : available; }
   Plan plan(const std::vector<int>& devices, std::size_t bytes) const override {
     const int n = static_cast<int>(devices.size());
     Plan p;
-    p.pattern = "allgather";
+    p.pattern = std::string(name());
     p.collective = Collective::all_gather;
     p.devices = devices;
     p.bytes_per_rank = bytes;
@@ -26,17 +32,26 @@ class AllGather final : public Pattern {
     for (int s = 0; s < n; ++s)
       for (int k = 1; k <= n; ++k) {
         const int d = (s + k) % n;  // peers first, self (k == n) last
-        p.transfers.push_back(Transfer{.issuer = s, .src_rank = s, .src_offset = 0, .dst_rank = d,
-                                       .dst_offset = static_cast<std::size_t>(s) * bytes, .bytes = bytes});
+        const Transfer t{.issuer = s, .src_rank = s, .src_offset = 0, .dst_rank = d,
+                         .dst_offset = static_cast<std::size_t>(s) * bytes, .bytes = bytes};
+        (in_place_ && d == s ? p.preset : p.transfers).push_back(t);
       }
     return p;
   }
+
+ private:
+  bool in_place_;
 };
 
 }  // namespace
 
 const Pattern& allgather_pattern() {
-  static const AllGather pattern;
+  static const AllGather pattern(false);
+  return pattern;
+}
+
+const Pattern& allgather_inplace_pattern() {
+  static const AllGather pattern(true);
   return pattern;
 }
 

@@ -28,6 +28,7 @@ const Pattern* find_pattern(std::string_view name);  // nullptr when unknown
 const Pattern& copy_pattern();
 const Pattern& bidir_pattern();
 const Pattern& allgather_pattern();
+const Pattern& allgather_inplace_pattern();
 const Pattern& alltoall_pattern();
 
 }  // namespace dmabench
