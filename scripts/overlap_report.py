@@ -19,6 +19,7 @@ from dmabench_results import beside, fmt_size, load, table, variant, versions_ca
 
 TOOL = "overlap_report.py"
 DMA = ("ce", "ce-batch", "hsa")
+NOISE_PCT = 2.0  # GEMM slowdowns seen between -2.3% and +2% where nothing should slow the GEMM
 
 
 def measured(doc):
@@ -53,8 +54,8 @@ def group_table(rows):
 def targets(results):
     out = ["\n### Targets\n"]
     by = groups(results)
-    for size in (64 << 20, 256 << 20):
-        rows = [r for (p, s, t, b), rs in by.items() if p == "allgather" and s == size and b.startswith("gemm-")
+    for pattern, size in [(p, s) for p in ("allgather", "allgather-inplace") for s in (64 << 20, 256 << 20)]:
+        rows = [r for (p, s, t, b), rs in by.items() if p == pattern and s == size and b.startswith("gemm-")
                 and b.endswith("8192x8192x8192") for r in rs]
         if not rows:
             continue
@@ -65,7 +66,7 @@ def targets(results):
         best = min(keep, key=lambda r: r["overlap"]["compute_slowdown_pct"]) if keep else None
         least = min(dma, key=lambda r: r["overlap"]["compute_slowdown_pct"]) if dma else None
         n = min(nccl, key=lambda r: r["overlap"]["compute_slowdown_pct"]) if nccl else None
-        line = f"- {fmt_size(size)} per rank beside 8192³ GEMMs: "
+        line = f"- {pattern} {fmt_size(size)} per rank beside 8192³ GEMMs: "
         if best:
             s = best["overlap"]["compute_slowdown_pct"]
             line += (f"best DMA variant keeping ≥ 95% of its bandwidth: `{variant(best)}` {s:+.1f}% "
@@ -78,9 +79,11 @@ def targets(results):
         if n and best:
             ns = n["overlap"]["compute_slowdown_pct"]
             s = best["overlap"]["compute_slowdown_pct"]
-            ok = ns > 0 and s <= ns / 4
-            line += (f"; least NCCL (kernel) slowdown `{variant(n)}` {ns:+.1f}%: DMA ≤ 1/4 of NCCL "
-                     f"{'met' if ok else 'missed'} ({s:+.1f}% vs {ns / 4:+.1f}%)")
+            line += f"; least NCCL (kernel) slowdown `{variant(n)}` {ns:+.1f}%: "
+            if ns < NOISE_PCT:  # slowdowns of a few tenths move between runs both ways
+                line += f"within the ±{NOISE_PCT:.0f}% run-to-run noise, so DMA ≤ 1/4 of NCCL cannot be judged"
+            else:
+                line += f"DMA ≤ 1/4 of NCCL {'met' if s <= ns / 4 else 'missed'} ({s:+.1f}% vs {ns / 4:+.1f}%)"
         out.append(line)
     small = [r for (p, s, t, b), rs in by.items() if t == "oneshot" and s <= (1 << 20) and b.endswith("8192x8192x8192")
              for r in rs]

@@ -271,7 +271,8 @@ def test_overlap_report_tables_and_targets(tmp_path):
     assert "**allgather 64 MiB per rank, pipelined, beside gemm-bf16-8192x8192x8192**" in p.stdout
     # the best DMA variant that keeps >= 95% is the bounce one: +1.5% meets <= 2% and <= 1/4 of NCCL's 8%
     # kernel slowdown (NCCL's copy-engine mode, +0.5%, is not the NCCL kernel baseline)
-    assert "`ce local=peer-bounce` +1.5% (meets ≤ 2%; keeps 97%)" in p.stdout
+    assert "- allgather 64 MiB per rank beside 8192³ GEMMs: best DMA variant keeping ≥ 95% of its bandwidth: " \
+           "`ce local=peer-bounce` +1.5% (meets ≤ 2%; keeps 97%)" in p.stdout
     assert "DMA ≤ 1/4 of NCCL met (+1.5% vs +2.0%)" in p.stdout
     assert "lowest DMA slowdown overall `ce` +0.2% keeping 30%" in p.stdout
     assert "40.0 µs vs best NCCL p99 `nccl` 1500.0 µs = 0.03x (meets ≤ 0.5x)" in p.stdout
