@@ -23,7 +23,7 @@ constexpr std::size_t kMaxSizes = 4096;
 const std::vector<std::string>& config_keys() {
   static const std::vector<std::string> keys = {"name",    "description", "sizes",      "patterns",      "engines",
                                                 "devices", "timing",      "warmup",     "iterations",    "pipeline_depth", "breakdown", "power",
-                                                "overlap", "sweeps"};
+                                                "overlap", "sweeps", "in_place"};
   return keys;
 }
 
@@ -346,6 +346,27 @@ Config parse_sweep(const json& doc) {
     c.breakdown = doc["breakdown"].get<bool>();
   }
   if (doc.contains("overlap")) c.overlap = parse_overlap(doc["overlap"]);
+  if (doc.contains("in_place")) {
+    const json& v = doc["in_place"];
+    const json list = v.is_array() ? v : json::array({v});
+    c.in_place.clear();
+    for (const auto& x : list) {
+      if (!x.is_boolean()) fail("in_place", fmt::format("expected true, false or a list of them, got {}", show(v)));
+      if (std::find(c.in_place.begin(), c.in_place.end(), x.get<bool>()) != c.in_place.end())
+        fail("in_place", fmt::format("{} is listed twice", x.dump()));
+      c.in_place.push_back(x.get<bool>());
+    }
+    if (c.in_place.empty()) fail("in_place", "the list is empty");
+    const bool any_form = std::any_of(c.patterns.begin(), c.patterns.end(),
+                                      [](const std::string& p) { return find_pattern(p)->in_place() != nullptr; });
+    if (std::find(c.in_place.begin(), c.in_place.end(), true) != c.in_place.end() && !any_form) {
+      std::vector<std::string> with;
+      for (const Pattern* p : all_patterns())
+        if (p->in_place()) with.emplace_back(p->name());
+      fail("in_place", fmt::format("true needs a pattern with an in-place form ({}); the patterns here are {}",
+                                   fmt::join(with, ", "), fmt::join(c.patterns, ", ")));
+    }
+  }
   return c;
 }
 
@@ -421,7 +442,8 @@ json to_json(const Config& c) {
           {"timing", timings},  {"warmup", c.warmup},           {"iterations", c.iterations},
           {"pipeline_depth", c.pipeline_depth}, {"breakdown", c.breakdown},
           {"power", c.power ? json{{"source", c.power_source}, {"window_s", c.power_window_s}} : json(false)},
-          {"overlap", overlap_json(c.overlap)}};
+          {"overlap", overlap_json(c.overlap)},
+          {"in_place", c.in_place}};
 }
 
 DeviceSet parse_device_list(const std::string& text, const std::string& field) {
@@ -458,8 +480,14 @@ std::string Case::name() const {
     const auto& v = engine.options[o.name];
     engine_part += fmt::format(",{}={}", o.name, v.is_string() ? v.get<std::string>() : v.dump());
   }
-  return fmt::format("{}/{}/{}/dev={}/{}{}", pattern, engine_part, to_string(timing), device_list_text(devices),
+  return fmt::format("{}{}/{}/{}/dev={}/{}{}", pattern, in_place ? "-inplace" : "", engine_part, to_string(timing),
+                     device_list_text(devices),
                      format_bytes(bytes_per_rank), overlap ? "/beside=" + overlap->compute.label() : std::string());
+}
+
+const Pattern& Case::pattern_impl() const {
+  const Pattern* p = find_pattern(pattern);
+  return in_place ? *p->in_place() : *p;
 }
 
 std::uint64_t Case::seed() const {
@@ -491,28 +519,33 @@ std::vector<Case> expand(const Config& config, int device_count, const std::vect
         throw InputError(fmt::format("devices: {} {} does not exist; this machine has {}s 0..{}", device_word, id,
                                      device_word, device_count - 1));
     if (ids.empty()) throw InputError(fmt::format("devices: no {} is visible", device_word));
-    for (const auto& pattern_name : config.patterns) {
-      const Pattern* pattern = find_pattern(pattern_name);
-      const int used = pattern->ranks_used(static_cast<int>(ids.size()));
-      const std::vector<int> devs = used > 0 ? std::vector<int>(ids.begin(), ids.begin() + used) : ids;
-      for (const auto& engine : config.engines)
-        for (Timing timing : config.timings)
-          for (std::uint64_t bytes : config.sizes) {
-            Case c{.pattern = pattern_name,
-                   .engine = engine,
-                   .devices = devs,
-                   .bytes_per_rank = bytes,
-                   .timing = timing,
-                   .warmup = config.warmup,
-                   .iterations = config.iterations,
-                   .pipeline_depth = timing == Timing::pipelined ? config.pipeline_depth : 1,
-                   .breakdown = config.breakdown && pattern_name == "copy" && timing == Timing::oneshot,
-                   .overlap = config.overlap,
-                   .not_runnable = used > 0 ? std::string()
-                                            : fmt::format("{} cannot run on {} {}(s)", pattern_name, ids.size(), device_word)};
-            if (seen.insert(c.name()).second) cases.push_back(std::move(c));
-          }
-    }
+    for (const auto& pattern_name : config.patterns)
+      for (bool in_place : config.in_place) {
+        const Pattern* pattern = find_pattern(pattern_name);
+        if (in_place) pattern = pattern->in_place();
+        if (!pattern) continue;  // no in-place form: no in-place case
+        const int used = pattern->ranks_used(static_cast<int>(ids.size()));
+        const std::vector<int> devs = used > 0 ? std::vector<int>(ids.begin(), ids.begin() + used) : ids;
+        for (const auto& engine : config.engines)
+          for (Timing timing : config.timings)
+            for (std::uint64_t bytes : config.sizes) {
+              Case c{.pattern = pattern_name,
+                     .engine = engine,
+                     .devices = devs,
+                     .bytes_per_rank = bytes,
+                     .timing = timing,
+                     .in_place = in_place,
+                     .warmup = config.warmup,
+                     .iterations = config.iterations,
+                     .pipeline_depth = timing == Timing::pipelined ? config.pipeline_depth : 1,
+                     .breakdown = config.breakdown && pattern_name == "copy" && timing == Timing::oneshot,
+                     .overlap = config.overlap,
+                     .not_runnable = used > 0 ? std::string()
+                                              : fmt::format("{}{} cannot run on {} {}(s)", pattern_name,
+                                                            in_place ? " in place" : "", ids.size(), device_word)};
+              if (seen.insert(c.name()).second) cases.push_back(std::move(c));
+            }
+      }
   }
   return cases;
 }

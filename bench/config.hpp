@@ -13,6 +13,8 @@
 
 namespace dmabench {
 
+class Pattern;
+
 enum class Timing { oneshot, pipelined };
 std::string_view to_string(Timing t);
 
@@ -34,6 +36,9 @@ struct Config {
   std::vector<EngineVariant> engines;
   std::vector<DeviceSet> devices;
   std::vector<Timing> timings;
+  // Placement axis: false = out of place; true = in place, for patterns that have an in-place form
+  // (allgather); other patterns get no in-place case.
+  std::vector<bool> in_place = {false};
   int warmup = 5;           // untimed samples before the timed ones
   int iterations = 100;     // timed samples per case
   int pipeline_depth = 20;  // operations per pipelined sample
@@ -67,12 +72,16 @@ struct Case {
   std::vector<int> devices;  // the devices the pattern uses (rank i on devices[i])
   std::uint64_t bytes_per_rank = 0;
   Timing timing = Timing::oneshot;
+  bool in_place = false;  // the pattern's in-place form (Pattern::in_place)
   int warmup = 0, iterations = 0, pipeline_depth = 1;
   bool breakdown = false;    // measure the four-phase latency breakdown after timing
   std::optional<OverlapConfig> overlap;  // also measured beside this compute workload
+  // The pattern object of this case (its in-place form when in_place).
+  const Pattern& pattern_impl() const;
   std::string not_runnable;  // non-empty: the case is skipped with this reason (e.g. too few devices)
 
-  // Unique, stable name, e.g. "allgather/sm,blocks=auto/oneshot/dev=0,1/64KiB" (Google Benchmark's name);
+  // Unique, stable name, e.g. "allgather/sm,blocks=auto/oneshot/dev=0,1/64KiB" (Google Benchmark's name;
+  // in-place cases start "allgather-inplace/");
   // overlap cases end in "/beside=<workload label>".
   std::string name() const;
   // Seed of the validation data: differs per case.

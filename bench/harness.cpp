@@ -26,7 +26,7 @@ std::string_view to_string(Status s) {
 
 CaseExecution::CaseExecution(Case spec, Engine* engine, std::string engine_missing, Backend& backend)
     : spec_(std::move(spec)), engine_(engine), engine_missing_(std::move(engine_missing)), backend_(backend) {
-  if (spec_.not_runnable.empty()) plan_ = find_pattern(spec_.pattern)->plan(spec_.devices, spec_.bytes_per_rank);
+  if (spec_.not_runnable.empty()) plan_ = spec_.pattern_impl().plan(spec_.devices, spec_.bytes_per_rank);
 }
 
 std::optional<std::string> CaseExecution::static_skip_reason() const {
@@ -343,6 +343,7 @@ nlohmann::json CaseExecution::result(std::size_t reported_invocations) const {
             {"bytes", plan_ ? json(plan_->total_bytes) : json()},
             {"bytes_per_rank", spec_.bytes_per_rank},
             {"timing", to_string(spec_.timing)},
+            {"in_place", spec_.in_place},
             {"pipeline_depth", spec_.pipeline_depth},
             {"warmup", spec_.warmup},
             {"status", to_string(status_)},

@@ -21,6 +21,10 @@ def load(path, tool):
         raise SystemExit(f"{tool}: cannot read {path}: {e}")
     if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith(SCHEMA_PREFIX):
         raise SystemExit(f"{tool}: {path} is not a dmabench results file (no 'schema': 'dmabench/...')")
+    # Scripts key cases by pattern: an in-place case's pattern is spelt as in its name ('allgather-inplace').
+    for r in doc.get("results", []):
+        if isinstance(r, dict) and r.get("in_place") and not str(r.get("pattern", "")).endswith("-inplace"):
+            r["pattern"] = f"{r['pattern']}-inplace"
     return doc
 
 
@@ -120,6 +124,7 @@ def to_frame(paths, tool="dmabench_results"):
             power = r.get("power") or {}
             bd = r.get("breakdown_us") or {}
             row = {"file": path, "machine": machine, "name": r.get("name"), "pattern": r["pattern"],
+                   "in_place": bool(r.get("in_place")),
                    "engine": r["engine"], "variant": variant(r), "options": json.dumps(r.get("options", {}), sort_keys=True),
                    "devices": ",".join(str(d) for d in r.get("devices", [])), "ranks": r.get("ranks"),
                    "bytes": r.get("bytes"), "bytes_per_rank": r["bytes_per_rank"], "timing": r["timing"],

@@ -6,6 +6,7 @@
 
 #include "bench/config.hpp"
 #include "bench/errors.hpp"
+#include "bench/patterns/pattern.hpp"
 
 using namespace dmabench;
 using json = nlohmann::json;
@@ -29,7 +30,7 @@ void expect_error(const char* text, std::initializer_list<const char*> fragments
 TEST(Config, DefaultsWhenOnlySizesGiven) {
   Config c = parse(R"({"sizes": "4KiB"})");
   EXPECT_EQ(c.sizes, std::vector<std::uint64_t>{4096});
-  EXPECT_EQ(c.patterns, (std::vector<std::string>{"copy", "bidir", "allgather", "allgather-inplace", "alltoall"}));
+  EXPECT_EQ(c.patterns, (std::vector<std::string>{"copy", "bidir", "allgather", "alltoall"}));
   EXPECT_EQ(c.engines.size(), 6u);  // host, ce, ce-batch, sm, nccl, hsa
   ASSERT_EQ(c.devices.size(), 1u);
   EXPECT_TRUE(c.devices[0].all);
@@ -296,4 +297,30 @@ TEST(Config, BadSweepsSayWhere) {
   expect_error(R"({"sweeps": [{"sizes": "1KiB", "power": true}]})", {"sweeps[0].power", "run-wide"});
   expect_error(R"({"sweeps": [{"sizes": "1KiB", "colour": 1}]})", {"sweeps[0].colour", "unknown key"});
   expect_error(R"({"sweeps": [{"sizes": "1KiB"}, {"patterns": ["copy"]}]})", {"sizes", "missing", "(sweeps[1])"});
+}
+
+TEST(Config, InPlaceAxisMakesInPlaceCasesWherePatternsHaveThem) {
+  Config c = parse(R"({"sizes": "4KiB", "patterns": ["allgather", "alltoall"], "engines": ["host"],
+                       "timing": ["oneshot"], "in_place": [false, true]})");
+  EXPECT_EQ(c.in_place, (std::vector<bool>{false, true}));
+  const auto cases = expand(c, 2, {0, 1}, "GPU");
+  std::vector<std::string> names;
+  for (const auto& k : cases) names.push_back(k.name());
+  // alltoall has no in-place form: no in-place alltoall case
+  EXPECT_EQ(names, (std::vector<std::string>{"allgather/host/oneshot/dev=0,1/4KiB",
+                                             "allgather-inplace/host/oneshot/dev=0,1/4KiB",
+                                             "alltoall/host/oneshot/dev=0,1/4KiB"}));
+  EXPECT_TRUE(cases[1].in_place);
+  EXPECT_EQ(cases[1].pattern, "allgather");
+  EXPECT_FALSE(cases[1].pattern_impl().plan({0, 1}, 8).preset.empty());
+  EXPECT_EQ(to_json(c)["in_place"], (json{false, true}));
+  // in place needs two ranks
+  const auto one = expand(parse(R"({"sizes": "4KiB", "patterns": ["allgather"], "engines": ["host"], "timing": ["oneshot"],
+                                    "in_place": true, "devices": [0]})"), 2, {0, 1}, "GPU");
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].not_runnable, "allgather in place cannot run on 1 GPU(s)");
+  expect_error(R"({"sizes": "4KiB", "in_place": "yes"})", {"in_place", "expected true, false"});
+  expect_error(R"({"sizes": "4KiB", "in_place": [true, true]})", {"in_place", "listed twice"});
+  expect_error(R"({"sizes": "4KiB", "patterns": ["alltoall"], "in_place": true})",
+               {"in_place", "in-place form (allgather)", "alltoall"});
 }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/harness.hpp"
+#include "tests/test_support.hpp"
 #include "bench/overlap.hpp"
 #include "compute/load.hpp"
 #include "bench/patterns/pattern.hpp"
@@ -98,17 +99,19 @@ TEST_P(GpuEngines, EveryPatternValidates) {
 #endif
   ASSERT_NE(e, nullptr) << engine_name << " is not in this build";
   std::vector<int> devs = backend->default_devices();
-  const int used = find_pattern(pattern)->ranks_used(static_cast<int>(devs.size()));
+  const auto named = testing_support::named_pattern(pattern);
+  const int used = named.impl->ranks_used(static_cast<int>(devs.size()));
   if (used == 0) GTEST_SKIP() << pattern << " needs more GPUs";
   devs.resize(used);
   Options options = json::object();
   if (engine_name == "sm") options["blocks"] = "auto";
   for (Timing timing : {Timing::oneshot, Timing::pipelined}) {
-    Case c{.pattern = pattern,
+    Case c{.pattern = named.pattern,
            .engine = EngineVariant{engine_name, options},
            .devices = devs,
            .bytes_per_rank = bytes,
            .timing = timing,
+           .in_place = named.in_place,
            .warmup = 2,
            .iterations = 5,
            .pipeline_depth = timing == Timing::pipelined ? 4 : 1};
@@ -195,16 +198,18 @@ TEST_P(GpuVariants, ValidateOnEveryPatternAndTiming) {
   for (const auto& o : spec->options)
     if (!options.contains(o.name)) options[o.name] = o.default_value;
   std::vector<int> devs = backend->default_devices();
-  const int used = find_pattern(pattern)->ranks_used(static_cast<int>(devs.size()));
+  const auto named = testing_support::named_pattern(pattern);
+  const int used = named.impl->ranks_used(static_cast<int>(devs.size()));
   if (used == 0) GTEST_SKIP() << pattern << " needs more GPUs";
   devs.resize(used);
   for (std::size_t bytes : {std::size_t{1001}, std::size_t{256} << 10, (std::size_t{4} << 20) + 16})
     for (Timing timing : {Timing::oneshot, Timing::pipelined}) {
-      Case c{.pattern = pattern,
+      Case c{.pattern = named.pattern,
              .engine = EngineVariant{v.engine, options},
              .devices = devs,
              .bytes_per_rank = bytes,
              .timing = timing,
+             .in_place = named.in_place,
              .warmup = 1,
              .iterations = 4,
              .pipeline_depth = timing == Timing::pipelined ? 3 : 1};

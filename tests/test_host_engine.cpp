@@ -7,7 +7,7 @@
 #include "bench/harness.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "engines/backend.hpp"
-#include "tests/host_support.hpp"
+#include "tests/test_support.hpp"
 
 using namespace dmabench;
 using testing_support::host_backend;
@@ -18,13 +18,15 @@ namespace {
 Case make_case(const std::string& pattern, int ranks, std::size_t bytes, Timing timing, const std::string& engine = "host") {
   std::vector<int> devs(ranks);
   std::iota(devs.begin(), devs.end(), 0);
-  const int used = find_pattern(pattern)->ranks_used(ranks);
+  const auto named = testing_support::named_pattern(pattern);
+  const int used = named.impl->ranks_used(ranks);
   if (used > 0) devs.resize(used);
-  return Case{.pattern = pattern,
+  return Case{.pattern = named.pattern,
               .engine = EngineVariant{engine, json::object()},
               .devices = devs,
               .bytes_per_rank = bytes,
               .timing = timing,
+              .in_place = named.in_place,
               .warmup = 1,
               .iterations = 5,
               .pipeline_depth = timing == Timing::pipelined ? 4 : 1,

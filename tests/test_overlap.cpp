@@ -8,7 +8,7 @@
 #include "bench/overlap.hpp"
 #include "compute/load.hpp"
 #include "engines/backend.hpp"
-#include "tests/host_support.hpp"
+#include "tests/test_support.hpp"
 
 using namespace dmabench;
 using testing_support::host_backend;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/patterns/pattern.hpp"
+#include "tests/test_support.hpp"
 
 using namespace dmabench;
 
@@ -33,7 +34,7 @@ class AllPatterns : public ::testing::TestWithParam<std::tuple<std::string, int,
 
 TEST_P(AllPatterns, PlanIsConsistent) {
   const auto& [name, n, bytes] = GetParam();
-  const Pattern* pat = find_pattern(name);
+  const Pattern* pat = testing_support::named_pattern(name).impl;
   ASSERT_NE(pat, nullptr);
   const int used = pat->ranks_used(n);
   if (name == "copy" || name == "bidir") {
@@ -82,7 +83,9 @@ TEST_P(AllPatterns, PlanIsConsistent) {
     }
   } else if (name == "allgather-inplace") {
     // the all-gather layout, with each rank's own block preset (never issued): no same-GPU copy
-    const Plan out_of_place = find_pattern("allgather")->plan(iota(used), bytes);
+    const Plan out_of_place = allgather_pattern().plan(iota(used), bytes);
+    EXPECT_EQ(p.pattern, "allgather");
+    EXPECT_EQ(pat->in_place(), nullptr);
     EXPECT_EQ(p.total_bytes, out_of_place.total_bytes);
     EXPECT_DOUBLE_EQ(p.bus_factor, out_of_place.bus_factor);
     EXPECT_EQ(p.transfers.size(), static_cast<std::size_t>(used * (used - 1)));
@@ -112,7 +115,9 @@ INSTANTIATE_TEST_SUITE_P(Patterns, AllPatterns,
                                                               std::size_t{4096}, std::size_t{1} << 30)));
 
 TEST(Patterns, RegistryKnowsEveryPattern) {
-  EXPECT_EQ(all_patterns().size(), 5u);
+  EXPECT_EQ(all_patterns().size(), 4u);
+  EXPECT_NE(allgather_pattern().in_place(), nullptr);
+  for (const char* none : {"copy", "bidir", "alltoall"}) EXPECT_EQ(find_pattern(none)->in_place(), nullptr) << none;
   EXPECT_EQ(find_pattern("reduce"), nullptr);
   for (const Pattern* p : all_patterns()) EXPECT_EQ(find_pattern(p->name()), p);
 }
@@ -138,7 +143,7 @@ TEST(PlanCheck, CatchesBrokenPlans) {
   ASSERT_TRUE(gap.check().has_value());
   EXPECT_NE(gap.check()->find("never written"), std::string::npos) << *gap.check();
 
-  Plan in_place = allgather_inplace_pattern().plan({0, 1}, 16);
+  Plan in_place = allgather_pattern().in_place()->plan({0, 1}, 16);
   ASSERT_EQ(in_place.check(), std::nullopt);
   Plan preset_missing = in_place;
   preset_missing.preset.pop_back();

@@ -1,7 +1,7 @@
 // allgather: every rank contributes bytes_per_rank; afterwards every rank's destination holds all
 // contributions in rank order (rank s's block at offset s * bytes_per_rank), like ncclAllGather.
 // Each rank pushes its block to every peer (ring order from its right neighbour) and to itself last.
-// allgather-inplace: the same, with each rank's own block already in place in its destination
+// In place (in_place()): the same, with each rank's own block already in its destination
 // (ncclAllGather with sendbuff = recvbuff + rank * count): no same-GPU copy; it needs 2 ranks or more.
 // S = ranks * bytes_per_rank, busbw = algbw * (n-1)/n for both.
 #include "bench/patterns/pattern.hpp"
@@ -12,7 +12,7 @@ namespace {
 class AllGather final : public Pattern {
  public:
   explicit AllGather(bool in_place) : in_place_(in_place) {}
-  std::string_view name() const override { return in_place_ ? "allgather-inplace" : "allgather"; }
+  std::string_view name() const override { return "allgather"; }
   std::string_view description() const override {
     return in_place_ ? "every rank's block to every peer, the own block already in place (in-place ncclAllGather)"
                      : "every rank's block to every rank (ncclAllGather layout)";
@@ -21,7 +21,7 @@ class AllGather final : public Pattern {
   Plan plan(const std::vector<int>& devices, std::size_t bytes) const override {
     const int n = static_cast<int>(devices.size());
     Plan p;
-    p.pattern = std::string(name());
+    p.pattern = "allgather";
     p.collective = Collective::all_gather;
     p.devices = devices;
     p.bytes_per_rank = bytes;
@@ -38,20 +38,20 @@ class AllGather final : public Pattern {
       }
     return p;
   }
+  const Pattern* in_place() const override;
 
  private:
   bool in_place_;
 };
 
+const AllGather kInPlace(true);
+
+const Pattern* AllGather::in_place() const { return in_place_ ? nullptr : &kInPlace; }
+
 }  // namespace
 
 const Pattern& allgather_pattern() {
   static const AllGather pattern(false);
-  return pattern;
-}
-
-const Pattern& allgather_inplace_pattern() {
-  static const AllGather pattern(true);
   return pattern;
 }
 

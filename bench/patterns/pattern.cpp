@@ -4,7 +4,7 @@ namespace dmabench {
 
 const std::vector<const Pattern*>& all_patterns() {
   static const std::vector<const Pattern*> patterns = {&copy_pattern(), &bidir_pattern(), &allgather_pattern(),
-                                                       &allgather_inplace_pattern(), &alltoall_pattern()};
+                                                       &alltoall_pattern()};
   return patterns;
 }
 

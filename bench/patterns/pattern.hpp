@@ -19,6 +19,9 @@ class Pattern {
   virtual int ranks_used(int available) const = 0;
   // The plan for these devices (exactly ranks_used of them) and bytes per rank (>= 1).
   virtual Plan plan(const std::vector<int>& devices, std::size_t bytes_per_rank) const = 0;
+  // The pattern's in-place form (each rank's own block already in its destination, like NCCL's
+  // in-place calls; the plan's `preset`), or nullptr when it has none.
+  virtual const Pattern* in_place() const { return nullptr; }
 };
 
 const std::vector<const Pattern*>& all_patterns();
@@ -28,7 +31,6 @@ const Pattern* find_pattern(std::string_view name);  // nullptr when unknown
 const Pattern& copy_pattern();
 const Pattern& bidir_pattern();
 const Pattern& allgather_pattern();
-const Pattern& allgather_inplace_pattern();
 const Pattern& alltoall_pattern();
 
 }  // namespace dmabench

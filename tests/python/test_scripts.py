@@ -283,3 +283,18 @@ def test_overlap_report_tables_and_targets(tmp_path):
 def test_overlap_report_of_committed_results():
     p = run("overlap_report.py", os.path.join(H200, "overlap.json"), "--targets")
     assert p.returncode == 0 and "### Targets" in p.stdout and "oneshot under load" in p.stdout
+
+
+def test_in_place_cases_are_their_own_pattern(tmp_path):
+    out_of_place = result("allgather", "ce", 1 << 20, "oneshot", 20.0)
+    in_place = result("allgather", "ce", 1 << 20, "oneshot", 10.0, in_place=True)
+    in_place["name"] = in_place["name"].replace("allgather/", "allgather-inplace/", 1)
+    path = write(tmp_path, "ip.json", document([out_of_place, in_place]))
+    from dmabench_results import case_key, load, to_frame
+    doc = load(str(path), "test")
+    assert [r["pattern"] for r in doc["results"]] == ["allgather", "allgather-inplace"]
+    assert case_key(doc["results"][0]) != case_key(doc["results"][1])
+    df = to_frame([str(path)])
+    assert sorted(df.pattern) == ["allgather", "allgather-inplace"] and list(df.in_place) == [False, True]
+    p = run("compare.py", path, path)
+    assert p.returncode == 0 and "2 cases in both files" in p.stdout, p.stdout

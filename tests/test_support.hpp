@@ -1,0 +1,35 @@
+#pragma once
+// Shared by the tests that run cases.
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "bench/patterns/pattern.hpp"
+#include "engines/backend.hpp"
+
+namespace dmabench::testing_support {
+
+inline std::unique_ptr<Backend> host_backend() {
+  std::string why;
+  auto b = make_backend("host", &why);
+  EXPECT_NE(b, nullptr) << why;
+  return b;
+}
+
+// Test parameters name in-place forms "<pattern>-inplace" (the case-name spelling).
+struct NamedPattern {
+  std::string pattern;
+  bool in_place = false;
+  const Pattern* impl = nullptr;
+};
+inline NamedPattern named_pattern(const std::string& name) {
+  const std::string suffix = "-inplace";
+  const bool in_place = name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  NamedPattern n{in_place ? name.substr(0, name.size() - suffix.size()) : name, in_place, nullptr};
+  const Pattern* p = find_pattern(n.pattern);
+  n.impl = p && in_place ? p->in_place() : p;
+  return n;
+}
+
+}  // namespace dmabench::testing_support
