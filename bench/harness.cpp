@@ -132,7 +132,6 @@ void CaseExecution::measure_breakdown(int passes) {
       out.push_back({ns(t0), ns(t1), ns(t3)});
     }
   };
-  auto median = [](std::vector<double> v) { return percentile((std::sort(v.begin(), v.end()), v), 0.5); };
   try {
     std::string why;
     auto tracer = backend_.copy_tracer(&why);
@@ -257,7 +256,7 @@ void CaseExecution::measure_overlap(const std::function<compute::Load&()>& workl
     out["compute"]["details"] = load.details();
     if (samples_us.empty()) {
       out["error"] = fmt::format("no {} operation completed while the workload ran ({} launches, {:.3f} ms alone)",
-                                 to_string(spec_.timing), launches, median_of(alone_ms));
+                                 to_string(spec_.timing), launches, median(alone_ms));
       overlap_ = out;
       return;
     }
@@ -272,18 +271,18 @@ void CaseExecution::measure_overlap(const std::function<compute::Load&()>& workl
       return;
     }
     const LatencyStats with = summarize(samples_us);
-    OverlapTimes t{.compute_alone_ms = median_of(alone_ms),
-                   .compute_with_ms = median_of(with_ms),
+    OverlapTimes t{.compute_alone_ms = median(alone_ms),
+                   .compute_with_ms = median(with_ms),
                    .comm_alone_us = alone.p50,
                    .comm_with_us = with.p50,
-                   .comm_ops_with = median_of(ops_with)};
+                   .comm_ops_with = median(ops_with)};
     const OverlapFigures f = overlap_figures(t);
     auto per_device = [&](const std::vector<std::vector<double>>& runs) {
       std::vector<double> out_ms;
       for (std::size_t d = 0; d < runs.front().size(); ++d) {
         std::vector<double> v;
         for (const auto& run : runs) v.push_back(run[d]);
-        out_ms.push_back(median_of(v));
+        out_ms.push_back(median(v));
       }
       return out_ms;
     };

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "bench/stats.hpp"
 
 namespace dmabench {
 
@@ -17,12 +16,6 @@ OverlapFigures overlap_figures(const OverlapTimes& t) {
   const double shorter = std::min(c, m);
   f.overlap_efficiency = shorter > 0 ? std::clamp((c + m - together) / shorter, 0.0, 1.0) : 0.0;
   return f;
-}
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) throw std::invalid_argument("median of an empty list");
-  std::sort(v.begin(), v.end());
-  return percentile(v, 0.5);
 }
 
 }  // namespace dmabench

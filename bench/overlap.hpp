@@ -1,7 +1,6 @@
 #pragma once
 // Communication beside compute: what an overlap case is configured with, and the arithmetic that
 // turns its measured times into slowdowns and an overlap efficiency (pure, unit-tested).
-#include <vector>
 
 #include "compute/load.hpp"
 
@@ -33,8 +32,5 @@ struct OverlapFigures {
 };
 
 OverlapFigures overlap_figures(const OverlapTimes& t);
-
-// Median of a non-empty list (for the per-round figures).
-double median_of(std::vector<double> v);
 
 }  // namespace dmabench

@@ -16,6 +16,12 @@ double percentile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
 
+double median(std::vector<double> values) {
+  if (values.empty()) throw std::invalid_argument("median of an empty list");
+  std::sort(values.begin(), values.end());
+  return percentile(values, 0.5);
+}
+
 LatencyStats summarize(std::vector<double> samples) {
   if (samples.empty()) throw std::invalid_argument("statistics of no samples");
   std::sort(samples.begin(), samples.end());

@@ -15,6 +15,9 @@ struct LatencyStats {
 // (position q * (n - 1); numpy's default "linear" method).
 double percentile(const std::vector<double>& sorted, double q);
 
+// Median of a non-empty list (any order). Throws std::invalid_argument when empty.
+double median(std::vector<double> values);
+
 // Summary of samples (any order). Throws std::invalid_argument when empty.
 LatencyStats summarize(std::vector<double> samples);
 

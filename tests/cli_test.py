@@ -29,6 +29,16 @@ def run(exe, *args, check_rc=None):
     return p
 
 
+def run_config(exe, tmp, name, cfg, backend):
+    """Writes `cfg` as a config, runs it (exit 0 expected) and returns the results document."""
+    path, out = os.path.join(tmp, f"{name}.json"), os.path.join(tmp, f"{name}-out.json")
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+    run(exe, "--config", path, "--backend", backend, "--out", out, check_rc=0)
+    with open(out) as f:
+        return json.load(f)
+
+
 def expect(cond, msg):
     if not cond:
         sys.exit("FAIL: " + msg)
@@ -151,11 +161,7 @@ def bad_input(exe, configs, tmp):
 def host_8_ranks(exe, configs, tmp):
     cfg = {"sizes": ["1KiB", "1000", "256KiB"], "engines": ["host"], "devices": list(range(8)),
            "iterations": 5, "warmup": 1, "pipeline_depth": 4, "in_place": [False, True]}
-    path = os.path.join(tmp, "eight.json")
-    json.dump(cfg, open(path, "w"))
-    out = os.path.join(tmp, "eight-out.json")
-    run(exe, "--config", path, "--backend", "host", "--out", out, check_rc=0)
-    doc = json.load(open(out))
+    doc = run_config(exe, tmp, "eight", cfg, "host")
     check_results(doc, "host")
     res = doc["results"]
     # 4 patterns out of place + the all-gather in place, 2 timings, 3 sizes
@@ -196,11 +202,7 @@ def overlap_host(exe, configs, tmp):
                       {"sizes": ["1MiB"], "timing": ["pipelined"],
                        "overlap": {"compute": "stream", "bytes": "8MiB", "duration_ms": 30, "rounds": 2}},
                       {"sizes": ["16KiB"], "timing": ["oneshot"], "overlap": {"compute": "gemm"}}]}
-    path = os.path.join(tmp, "overlap.json")
-    json.dump(cfg, open(path, "w"))
-    out = os.path.join(tmp, "overlap-out.json")
-    run(exe, "--config", path, "--backend", "host", "--out", out, check_rc=0)
-    doc = json.load(open(out))
+    doc = run_config(exe, tmp, "overlap", cfg, "host")
     check_results(doc, "host")
     expect(len(doc["context"]["config"]["sweeps"]) == 3, "the context records the three sweeps")
     res = {r["name"]: r for r in doc["results"]}
@@ -223,11 +225,7 @@ def gpu(exe, configs, tmp):
         sys.exit(SKIP)
     cfg = {"sizes": ["1KiB", "1001", "1MiB", "64MiB"], "engines": ["ce", "sm", "nccl"], "devices": "all",
            "iterations": 10, "warmup": 2, "pipeline_depth": 5}
-    path = os.path.join(tmp, "gpu.json")
-    json.dump(cfg, open(path, "w"))
-    out = os.path.join(tmp, "gpu-out.json")
-    run(exe, "--config", path, "--backend", backend, "--out", out, check_rc=0)
-    doc = json.load(open(out))
+    doc = run_config(exe, tmp, "gpu", cfg, backend)
     check_results(doc, backend)
     res = doc["results"]
     ngpu = len(doc["context"]["machine"]["devices"])
@@ -235,7 +233,7 @@ def gpu(exe, configs, tmp):
     for r in res:
         if r["engine"] not in built:  # e.g. nccl in a HIP build without RCCL
             expect(r["status"] == "skipped", r["name"])
-        elif ngpu < 2 and r["pattern"] in ("copy", "bidir", "allgather-inplace"):
+        elif ngpu < 2 and r["pattern"] in ("copy", "bidir"):
             expect(r["status"] == "skipped", r["name"])
         else:
             expect(r["status"] == "ok", f"{r['name']}: {r['status']} {r['reason']}")
@@ -244,9 +242,7 @@ def gpu(exe, configs, tmp):
     cfg = {"sizes": ["1MiB"], "patterns": ["allgather"], "engines": ["ce"], "timing": ["oneshot"], "devices": "all",
            "iterations": 10, "warmup": 2,
            "overlap": {"compute": "gemm", "m": 4096, "n": 4096, "k": 4096, "duration_ms": 20, "rounds": 2}}
-    json.dump(cfg, open(path, "w"))
-    run(exe, "--config", path, "--backend", backend, "--out", out, check_rc=0)
-    (r,) = json.load(open(out))["results"]
+    (r,) = run_config(exe, tmp, "gpu-gemm", cfg, backend)["results"]
     if r["status"] == "skipped":
         expect("GEMM" in r["reason"], f"{r['name']}: {r['reason']}")
     else:

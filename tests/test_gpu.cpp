@@ -10,6 +10,7 @@
 #include "bench/harness.hpp"
 #include "tests/test_support.hpp"
 #include "bench/overlap.hpp"
+#include "bench/stats.hpp"
 #include "compute/load.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "engines/backend.hpp"
@@ -382,7 +383,7 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
       const auto ms = load->wait_ms();
       if (i > 0) rates.push_back(oc.compute.rate(30, *std::max_element(ms.begin(), ms.end())));
     }
-    return median_of(rates);
+    return median(rates);
   };
   const std::vector<std::pair<std::string, std::string>> variants = {
       {"ce", "{}"}, {"ce", R"({"trigger": "host-flag", "completion": "flag-spin"})"}, {"ce", R"({"local": "peer-bounce"})"},

@@ -53,3 +53,10 @@ TEST(Stats, BandwidthFollowsNcclTests) {
   EXPECT_NEAR(b.busbw_GBps, 0.5, 1e-12);
   EXPECT_THROW(bandwidth(1, 1, 0), std::invalid_argument);
 }
+
+TEST(Stats, MedianOfAnyOrder) {
+  EXPECT_DOUBLE_EQ(median({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_DOUBLE_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);
+  EXPECT_DOUBLE_EQ(median({7.0}), 7.0);
+  EXPECT_THROW(median({}), std::invalid_argument);
+}
