@@ -14,6 +14,10 @@
 
 namespace dmabench {
 
+namespace {
+constexpr double kPowerBatchSeconds = 10e-3;  // target length of one batch in a power window
+}  // namespace
+
 std::string_view to_string(Status s) {
   switch (s) {
     case Status::pending: return "pending";
@@ -192,17 +196,19 @@ void CaseExecution::measure_breakdown(int passes) {
 
 void CaseExecution::measure_power(power::Meter& meter, const std::vector<int>& channels) {
   if (!power_.is_null() || status_ != Status::ok || invocations_.empty() || invocations_.back().empty()) return;
-  // Batches of about 2 ms, so that a counter update is seen at most one short batch late.
+  // Batches of about 10 ms launched back to back (the meter reads the counters on its own thread):
+  // the devices drain only for the moment between one batch's completion and the next launch.
   try {
     const double p50_s = summarize(invocations_.back()).p50 * 1e-6;
-    int k = static_cast<int>(std::clamp(2e-3 / std::max(p50_s, 1e-9), 1.0, 64.0));
-    if (k > 1 && engine_->unsupported(*plan_, spec_.engine.options, k)) k = 1;  // e.g. gpu-flag: one op per sample
-    auto batch = [&]() {
-      op_->arm(k);
-      for (int i = 0; i < k; ++i) op_->launch();
-      op_->wait();
-      return k;
-    };
+    int k = static_cast<int>(std::clamp(kPowerBatchSeconds / std::max(p50_s, 1e-9), 1.0, 4096.0));
+    // the largest batch the engine takes (gpu-flag: one operation; pre-posting: a bounded queue)
+    while (k > 1 && engine_->unsupported(*plan_, spec_.engine.options, k)) k /= 2;
+    const power::Batch batch{.arm = [&] { op_->arm(k); },
+                             .run = [&] {
+                               for (int i = 0; i < k; ++i) op_->launch();
+                               op_->wait();
+                               return k;
+                             }};
     power_ = meter.measure(channels, batch, static_cast<double>(plan_->total_bytes), spec_.name());
     power_["ops_per_batch"] = k;
   } catch (const std::exception& e) {  // the meter catches its own errors; this is the engine's

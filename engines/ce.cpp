@@ -436,6 +436,9 @@ class DmaEngine final : public Engine {
     }
     if (o.trigger == Trigger::gpu_flag && ops_per_sample > 1)
       return std::string("trigger gpu-flag times one GPU-triggered operation: use timing oneshot");
+    if (o.trigger != Trigger::enqueue && ops_per_sample > kMaxPrePostedOps)
+      return fmt::format("trigger {} pre-posts every operation of a sample behind its gate: at most {} (pipeline_depth)",
+                         o.trigger == Trigger::host_flag ? "host-flag" : "gpu-flag", kMaxPrePostedOps);
     std::string why;
     if (batch_ && !gpu::copy_batch_supported(&why)) return why;
     if (o.trigger == Trigger::gpu_flag)

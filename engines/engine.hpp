@@ -53,6 +53,10 @@ class Operation {
   virtual std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) = 0;
 };
 
+// Operations an engine pre-posts behind a trigger in one arm(): gated work fills the stream or queue
+// ahead of its own release, and a launch that blocks on a full queue would wait behind its own gate.
+inline constexpr int kMaxPrePostedOps = 64;
+
 class Engine {
  public:
   virtual ~Engine() = default;

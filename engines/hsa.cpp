@@ -197,8 +197,11 @@ class HsaOperation final : public GpuOperation {
 
 class HsaEngine final : public Engine {
  public:
-  std::optional<std::string> unsupported(const Plan& plan, const Options& options, int) const override {
+  std::optional<std::string> unsupported(const Plan& plan, const Options& options, int ops_per_sample) const override {
     const HsaOptions o = HsaOptions::from(options);
+    if (o.host_flag && ops_per_sample > kMaxPrePostedOps)
+      return fmt::format("pre-launch pre-posts every operation of a sample behind a signal: at most {} (pipeline_depth)",
+                         kMaxPrePostedOps);
     const sdma::BuildFacts b = sdma::this_build();
     if (o.packet != "linear") return sdma::missing(b, "hsa packet=broadcast|swap");
     std::string why;

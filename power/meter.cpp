@@ -1,6 +1,8 @@
 #include "power/meter.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -34,44 +36,110 @@ double Meter::delta_J(double e0, double e1) const {
   return d;
 }
 
-std::vector<Meter::Window> Meter::window(const std::vector<int>& channels, const std::function<int()>& batch,
-                                         double* longest_batch_s) {
+std::vector<Meter::Window> Meter::window(const std::vector<int>& channels, const Batch& batch, std::vector<Span>* spans_out) {
   const std::size_t n = channels.size();
   std::vector<Window> w(n);
-  std::vector<int> phase(n, 0);  // 0: waiting for the first update, 1: inside, 2: closed
-  std::vector<double> last(n), total(n, 0.0);  // raw reading; energy since the start, unwrapped read by read
-  for (std::size_t i = 0; i < n; ++i) last[i] = source_->energy_J(channels[i]);
   double longest_period = 0.5;
   for (int c : channels)
     if (c < static_cast<int>(period_s_.size()) && period_s_[c]) longest_period = std::max(longest_period, *period_s_[c]);
-  const double start = now_s(), limit = window_s_ + 4 * longest_period + 2.0;
-  long long ops = 0;
-  if (longest_batch_s) *longest_batch_s = 0;
-  for (;;) {
-    const double b0 = now_s();
-    ops += batch();
-    const double t = now_s();
-    if (longest_batch_s) *longest_batch_s = std::max(*longest_batch_s, t - b0);
-    bool all_closed = true;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (phase[i] == 2) continue;
-      const double e = source_->energy_J(channels[i]);
-      if (trace_) trace_->sample(t, channels[i], e, source_->power_W(channels[i]));
-      if (e != last[i]) {  // the counter updated between the previous read and this one
-        total[i] += delta_J(last[i], e);
-        if (phase[i] == 0) {
-          w[i].t0 = t, w[i].e0 = total[i], w[i].ops0 = ops, phase[i] = 1;
-        } else if (t - w[i].t0 >= window_s_) {
-          w[i].t1 = t, w[i].e1 = total[i], w[i].ops1 = ops, phase[i] = 2;
+  const double limit = window_s_ + 4 * longest_period + 2.0;
+
+  // The sampler thread reads every channel in turn, as fast as the source answers (a short sleep
+  // between rounds keeps a fast fake or sysfs source from taking a core), and closes each channel's
+  // window on observed counter updates. The calling thread only runs batches.
+  struct Reading {
+    double t;
+    int channel;
+    double energy;
+    std::optional<double> power;
+  };
+  std::vector<Reading> readings;
+  std::atomic<bool> closed{false}, stop{false};
+  std::exception_ptr sampler_error;
+  double longest_round = 0;
+  std::thread sampler([&] {
+    try {
+      std::vector<int> phase(n, 0);  // 0: waiting for the first update, 1: inside, 2: closed
+      std::vector<double> last(n), total(n, 0.0);  // raw reading; energy since the start, unwrapped read by read
+      for (std::size_t i = 0; i < n; ++i) last[i] = source_->energy_J(channels[i]);
+      const double start = now_s();
+      double round_start = start;
+      while (!stop.load(std::memory_order_relaxed)) {
+        bool all_closed = true;
+        for (std::size_t i = 0; i < n; ++i) {
+          if (phase[i] == 2) continue;
+          const double e = source_->energy_J(channels[i]);
+          const double t = now_s();
+          if (trace_) readings.push_back({t, channels[i], e, source_->power_W(channels[i])});
+          if (e != last[i]) {  // the counter updated between the previous read and this one
+            total[i] += delta_J(last[i], e);
+            if (phase[i] == 0) {
+              w[i].t0 = t, w[i].e0 = total[i], phase[i] = 1;
+            } else if (t - w[i].t0 >= window_s_) {
+              w[i].t1 = t, w[i].e1 = total[i], phase[i] = 2;
+            }
+          }
+          last[i] = e;
+          all_closed = all_closed && phase[i] == 2;
         }
+        const double now = now_s();
+        longest_round = std::max(longest_round, now - round_start);
+        round_start = now;
+        if (all_closed) break;
+        if (now - start > limit)
+          throw std::runtime_error(fmt::format("the {} energy counter did not advance within {:.1f} s", source_->name(), limit));
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
       }
-      last[i] = e;
-      all_closed = all_closed && phase[i] == 2;
+    } catch (...) {
+      sampler_error = std::current_exception();
     }
-    if (all_closed) return w;
-    if (t - start > limit)
-      throw std::runtime_error(fmt::format("the {} energy counter did not advance within {:.1f} s", source_->name(), limit));
+    closed.store(true, std::memory_order_release);
+  });
+
+  std::vector<Span> spans;
+  std::exception_ptr batch_error;
+  try {
+    while (!closed.load(std::memory_order_acquire)) {
+      if (batch.arm) batch.arm();
+      const double b0 = now_s();
+      const int ops = batch.run();
+      spans.push_back({b0, now_s(), ops});
+    }
+  } catch (...) {
+    batch_error = std::current_exception();
+    stop.store(true);
   }
+  sampler.join();
+  if (trace_)
+    for (const auto& r : readings) trace_->sample(r.t, r.channel, r.energy, r.power);
+  if (batch_error) std::rethrow_exception(batch_error);
+  if (sampler_error) std::rethrow_exception(sampler_error);
+
+  // Operations completed by time t: whole batches that ended by then, plus the elapsed share of a
+  // batch t falls inside (its operations are taken as evenly spread over it).
+  auto ops_at = [&](double t, double* edge_ops) {
+    double ops = 0;
+    for (const Span& s : spans) {
+      if (s.t1 <= t) {
+        ops += s.ops;
+      } else {
+        if (s.t0 < t) {
+          ops += s.ops * (t - s.t0) / (s.t1 - s.t0);
+          *edge_ops += s.ops;
+        }
+        break;
+      }
+    }
+    return ops;
+  };
+  for (auto& win : w) {
+    win.ops0 = ops_at(win.t0, &win.edge_batch_ops);
+    win.ops1 = ops_at(win.t1, &win.edge_batch_ops);
+    for (const Span& s : spans) win.busy_s += std::max(0.0, std::min(s.t1, win.t1) - std::max(s.t0, win.t0));
+  }
+  longest_read_s_ = longest_round;
+  if (spans_out) *spans_out = std::move(spans);
+  return w;
 }
 
 void Meter::calibrate(double max_s) {
@@ -96,13 +164,13 @@ void Meter::calibrate(double max_s) {
   }
   std::vector<int> all(n);
   for (int c = 0; c < n; ++c) all[c] = c;
-  auto idle = [] {
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
-    return 0;
-  };
+  const Batch idle{.arm = {}, .run = [] {
+                     std::this_thread::sleep_for(std::chrono::microseconds(500));
+                     return 0;
+                   }};
   if (trace_) trace_->mark("idle baseline", now_s());
-  const auto a = window(all, idle, nullptr);
-  const auto b = window(all, idle, nullptr);
+  const auto a = window(all, idle);
+  const auto b = window(all, idle);
   idle_W_.assign(n, 0);
   idle_spread_W_.assign(n, 0);
   for (int c = 0; c < n; ++c) {
@@ -112,17 +180,17 @@ void Meter::calibrate(double max_s) {
   }
 }
 
-nlohmann::json Meter::measure(const std::vector<int>& channels, const std::function<int()>& batch, double bytes_per_op,
+nlohmann::json Meter::measure(const std::vector<int>& channels, const Batch& batch, double bytes_per_op,
                               const std::string& label) {
   nlohmann::json r = {{"source", source_->name()}};
   try {
     if (idle_W_.empty()) throw std::runtime_error("no idle baseline (calibrate() was not run)");
     if (trace_) trace_->mark("start " + label, now_s());
-    double longest_batch = 0;
-    const auto w = window(channels, batch, &longest_batch);
+    std::vector<Span> spans;
+    const auto w = window(channels, batch, &spans);
     if (trace_) trace_->mark("end " + label, now_s());
     nlohmann::json avg = nlohmann::json::array(), idle = nlohmann::json::array(), chan = nlohmann::json::array();
-    double active = 0, abs_err = 0, rate = 0, seconds = 0;
+    double active = 0, abs_err = 0, rate = 0, seconds = 0, busy = 1, ops_rel_err = 0;
     bool too_short = false;
     for (std::size_t i = 0; i < channels.size(); ++i) {
       const int c = channels[i];
@@ -132,17 +200,27 @@ nlohmann::json Meter::measure(const std::vector<int>& channels, const std::funct
       idle.push_back(idle_W_[c]);
       chan.push_back(source_->channel_name(c));
       active += watts - idle_W_[c];
-      // idle spread + edges (each edge is seen up to one batch late) + counter resolution
-      abs_err += idle_spread_W_[c] + 2 * longest_batch / s * watts + 2 * source_->resolution_J() / s;
+      // idle spread + edges (each update is seen up to one round of counter reads late) + counter resolution
+      abs_err += idle_spread_W_[c] + 2 * longest_read_s_ / s * watts + 2 * source_->resolution_J() / s;
       if (period_s_[c] && s < 10 * *period_s_[c]) {
         too_short = true;
         abs_err += *period_s_[c] / s * watts;
       }
-      rate += static_cast<double>(w[i].ops1 - w[i].ops0) / s;
+      const double ops = w[i].ops1 - w[i].ops0;
+      rate += ops / s;
       seconds += s;
+      busy = std::min(busy, w[i].busy_s / s);
+      // an edge inside a batch is interpolated: off by at most the batch's operations (half of them, on average)
+      if (ops > 0) ops_rel_err = std::max(ops_rel_err, 0.5 * w[i].edge_batch_ops / ops);
     }
     rate /= static_cast<double>(channels.size());
     seconds /= static_cast<double>(channels.size());
+    // Between batches the devices drain: that time's power above idle is somewhere between none and
+    // the busy power, so energy per operation may be overstated by up to (1 - busy) / busy.
+    const double duty_rel_err = busy > 0 ? (1 - busy) / busy : 1.0;
+    std::vector<double> gaps;
+    for (std::size_t b = 1; b < spans.size(); ++b) gaps.push_back((spans[b].t0 - spans[b - 1].t1) * 1e6);
+    std::sort(gaps.begin(), gaps.end());
     r["window_s"] = seconds;
     r["channels"] = chan;
     r["avg_W"] = avg;
@@ -151,10 +229,17 @@ nlohmann::json Meter::measure(const std::vector<int>& channels, const std::funct
     r["ops"] = w[0].ops1 - w[0].ops0;
     r["energy_per_op_J"] = rate > 0 ? nlohmann::json(active / rate) : nlohmann::json();
     r["energy_per_GB_J"] = rate > 0 && bytes_per_op > 0 ? nlohmann::json(active / rate / (bytes_per_op / 1e9)) : nlohmann::json();
-    r["uncertainty"] = active > 0 ? nlohmann::json(abs_err / active) : nlohmann::json();
     r["uncertainty_W"] = abs_err;
+    r["uncertainty"] = active > 0 ? nlohmann::json(abs_err / active + ops_rel_err + duty_rel_err) : nlohmann::json();
+    r["busy_fraction"] = busy;
+    r["low_duty"] = busy < kMinBusyFraction;
+    r["batches"] = spans.size();
+    r["batch_gap_us"] = gaps.empty() ? nlohmann::json() : nlohmann::json(gaps[gaps.size() / 2]);
     r["window_too_short"] = too_short;
+    double longest_batch = 0;
+    for (const Span& sp : spans) longest_batch = std::max(longest_batch, sp.t1 - sp.t0);
     r["longest_batch_s"] = longest_batch;
+    r["counter_read_round_s"] = longest_read_s_;
   } catch (const std::exception& e) {
     r["error"] = e.what();
   }

@@ -2,8 +2,10 @@
 // The power method (results/SCHEMA.md, "power"): the counter's update period is measured per
 // channel; every window starts and ends on an observed counter update (so the counter's own
 // granularity does not cut the window); an idle baseline of two windows per channel is taken at
-// the start of the run; a case's window runs its operation back to back in short batches, after
-// its timed samples, and reads the counters only between batches.
+// the start of the run; a case's window runs its operation back to back in batches of ~10 ms on the
+// calling thread while a sampler thread reads the counters, so a slow counter read (NVML: ~4 ms)
+// never leaves the device idle. The window's busy fraction (time inside batches over the window)
+// is measured and reported; operations at the edges are counted by interpolation inside the batch.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -30,16 +32,26 @@ class Trace {
   nlohmann::json marks_ = nlohmann::json::array();
 };
 
+// What the meter runs during a window: `arm` (optional) posts the next batch's work ahead, untimed
+// and not counted as busy time; `run` launches that batch, waits for it and returns how many
+// operations completed.
+struct Batch {
+  std::function<void()> arm;
+  std::function<int()> run;
+};
+
+// A window whose busy fraction is below this is flagged `low_duty`.
+inline constexpr double kMinBusyFraction = 0.95;
+
 class Meter {
  public:
   Meter(std::unique_ptr<Source> source, double window_s, Trace* trace = nullptr);
   // Measures each channel's update period (polls up to `max_s`) and the idle baseline.
   // Throws std::runtime_error when the source fails.
   void calibrate(double max_s = 1.5);
-  // One window over `channels`: calls batch() (runs some operations to completion, returns how
-  // many) back to back. Returns the result object of results/SCHEMA.md; never throws: a failing
-  // source gives {"source", "error"}.
-  nlohmann::json measure(const std::vector<int>& channels, const std::function<int()>& batch, double bytes_per_op,
+  // One window over `channels`: runs batches back to back. Returns the result object of
+  // results/SCHEMA.md; never throws: a failing source or batch gives {"source", "error"}.
+  nlohmann::json measure(const std::vector<int>& channels, const Batch& batch, double bytes_per_op,
                          const std::string& label);
   nlohmann::json context() const;
   Source& source() { return *source_; }
@@ -48,12 +60,18 @@ class Meter {
 
   struct Window {
     double t0 = 0, t1 = 0, e0 = 0, e1 = 0;  // e: energy since the window began, unwrapped
-    long long ops0 = 0, ops1 = 0;
+    double ops0 = 0, ops1 = 0;               // operations completed by t0 and t1 (interpolated in a batch)
+    double busy_s = 0;                       // time inside batches (launch to completion) within [t0, t1]
+    double edge_batch_ops = 0;               // operations of the batches the two edges fell in
     double seconds() const { return t1 - t0; }
+  };
+  struct Span {  // one batch: launch of its first operation to its observed completion, host clock
+    double t0 = 0, t1 = 0;
+    int ops = 0;
   };
   // The edge-aligned window itself (exposed for tests). Throws on source errors or when a
   // counter does not advance within the time limit.
-  std::vector<Window> window(const std::vector<int>& channels, const std::function<int()>& batch, double* longest_batch_s);
+  std::vector<Window> window(const std::vector<int>& channels, const Batch& batch, std::vector<Span>* spans = nullptr);
 
  private:
   double delta_J(double e0, double e1) const;
@@ -62,6 +80,7 @@ class Meter {
   double window_s_;
   Trace* trace_;
   std::vector<std::optional<double>> period_s_;
+  double longest_read_s_ = 0;  // longest round of counter reads in the last window
   std::vector<double> idle_W_, idle_spread_W_;
 };
 

@@ -78,23 +78,26 @@ def main(argv=None):
     powered = [r for r in res if r["status"] == "ok" and isinstance(r.get("power"), dict)]
     if powered:
         out.append("\n**Power** (per pattern and size: active W above idle summed over GPUs, energy per GB of S "
-                   "± its uncertainty; `error` when the window failed)\n")
-        out.append("| pattern | size/rank | engine | active W | J/GB | ± | window s |")
-        out.append("| --- | --- | --- | --- | --- | --- | --- |")
+                   "± its uncertainty; busy: share of the window with operations in flight, `low` under 95%; "
+                   "`error` when the window failed)\n")
+        out.append("| pattern | size/rank | engine | active W | J/GB | ± | busy | window s |")
+        out.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for r in sorted(powered, key=lambda r: (pats.index(r["pattern"]) if r["pattern"] in pats else 9,
                                                 r["bytes_per_rank"], variant(r))):
             if r["pattern"] not in pats or (engs and r["engine"] not in engs):
                 continue
             p = r["power"]
             if "error" in p:
-                out.append(f"| {r['pattern']} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | error: {p['error'][:50]} | | | |")
+                out.append(f"| {r['pattern']} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | error: {p['error'][:50]} | | | | |")
                 continue
             unc = p.get("uncertainty")
             jgb = p.get("energy_per_GB_J")
+            busy = p.get("busy_fraction")  # absent in files older than the full-duty window
+            busy_s = "–" if busy is None else f"{100 * busy:.2f}%{' low' if p.get('low_duty') else ''}"
             out.append(f"| {r['pattern']} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | {p['active_W']:.1f} | "
-                       f"{jgb:.3f} | {100 * unc:.1f}% | {p['window_s']:.2f}{' (short)' if p.get('window_too_short') else ''} |"
+                       f"{jgb:.3f} | {100 * unc:.1f}% | {busy_s} | {p['window_s']:.2f}{' (short)' if p.get('window_too_short') else ''} |"
                        if jgb is not None and unc is not None else
-                       f"| {r['pattern']} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | {p['active_W']:.1f} | – | – | {p['window_s']:.2f} |")
+                       f"| {r['pattern']} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | {p['active_W']:.1f} | – | – | {busy_s} | {p['window_s']:.2f} |")
         out.append("\n**DMA energy saving** per GB: best copy-engine variant (`ce`, `ce-batch`) against `sm` and "
                    "against the best NCCL mode; saving = 1 − E_DMA / E_other, ± the two relative uncertainties added\n")
         out.append("| pattern | size/rank | best DMA J/GB | sm J/GB | saving vs sm | best NCCL J/GB | saving vs NCCL |")

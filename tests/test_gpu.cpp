@@ -1,6 +1,8 @@
 // GPU tests (ctest label "gpu"): the validation kernels can fail, and every GPU engine runs
 // every pattern at several sizes with validated data. Every test skips when no GPU is visible.
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -358,6 +360,87 @@ TEST(GpuPower, NvmlReadingsAreSane) {
   EXPECT_GT(p["avg_W"][0].get<double>(), p["idle_W"][0].get<double>()) << p.dump();
   EXPECT_GT(p["active_W"].get<double>(), p["uncertainty_W"].get<double>()) << p.dump();
   EXPECT_GT(p["energy_per_GB_J"].get<double>(), 0.0) << p.dump();
+  EXPECT_GE(p["busy_fraction"].get<double>(), power::kMinBusyFraction) << p.dump();
+}
+
+// The meter against the standard way: one back-to-back loop of ~3 s (a single pipelined sample),
+// the energy counters read only at its two ends (each end on an observed counter update), idle
+// subtracted. The meter's energy per GB must agree within 10%.
+TEST(GpuPower, MeterAgreesWithATwoEndedLoop) {
+  REQUIRE_GPU(backend);
+  std::vector<int> gpus = backend->default_devices();
+  if (gpus.size() < 2) GTEST_SKIP() << "the all-gather needs 2 GPUs";
+  gpus.resize(2);
+  power::Devices devs;
+  const json machine = backend->context();
+  for (const auto& d : machine["devices"]) devs.bus_ids.push_back(d["bus_id"].get<std::string>());  // channel = device
+  std::string why;
+  auto owned = power::open("nvml", devs, &why);
+  if (!owned && why.find("this build has no NVML") != std::string::npos) GTEST_SKIP() << why;
+  ASSERT_NE(owned, nullptr) << why;
+  power::Source& src = *owned;
+  power::Meter meter(std::move(owned), 2.0);
+  meter.calibrate();
+  const json ctx = meter.context();
+  Case c{.pattern = "allgather",
+         .engine = EngineVariant{"ce", json::object()},
+         .devices = gpus,
+         .bytes_per_rank = std::size_t{256} << 20,
+         .timing = Timing::oneshot,
+         .warmup = 2,
+         .iterations = 5,
+         .pipeline_depth = 1};
+  CaseExecution ex(c, engine("ce"), "", *backend);
+  ex.setup();
+  ASSERT_EQ(ex.status(), Status::ok) << ex.reason();
+  std::vector<double> samples;
+  for (int i = 0; i < 5; ++i) samples.push_back(ex.sample_seconds() * 1e6);
+  ex.add_invocation(samples);
+  ex.measure_power(meter, gpus);
+  const json p = ex.result(1)["power"];
+  std::printf("meter: %s\n", p.dump().c_str());
+  ASSERT_FALSE(p.contains("error")) << p.dump();
+  const double meter_J_GB = p["energy_per_GB_J"].get<double>();
+
+  // reference: the same operation, ~3 s back to back in one pipelined sample
+  const double p50_s = summarize(samples).p50 * 1e-6;
+  Case r = c;
+  r.timing = Timing::pipelined;
+  r.pipeline_depth = static_cast<int>(std::ceil(3.0 / p50_s));
+  CaseExecution ref(r, engine("ce"), "", *backend);
+  ref.setup();
+  ASSERT_EQ(ref.status(), Status::ok) << ref.reason();
+  using clock = std::chrono::steady_clock;
+  struct Edge {
+    double energy_J;
+    clock::time_point t;
+  };
+  auto edges = [&] {  // each GPU's reading right after its own counter moved
+    const std::vector<double> before{src.energy_J(gpus[0]), src.energy_J(gpus[1])};
+    std::vector<std::optional<Edge>> out(2);
+    while (!out[0] || !out[1])
+      for (int ch = 0; ch < 2; ++ch)
+        if (!out[ch]) {
+          const double e = src.energy_J(gpus[ch]);
+          if (e != before[ch]) out[ch] = Edge{e, clock::now()};
+        }
+    return out;
+  };
+  const auto start = edges();
+  ref.sample_seconds();
+  const auto end = edges();
+  double active_J = 0, seconds = 0;
+  for (int ch = 0; ch < 2; ++ch) {
+    const double s_ch = std::chrono::duration<double>(end[ch]->t - start[ch]->t).count();
+    active_J += end[ch]->energy_J - start[ch]->energy_J - ctx["channels"][gpus[ch]]["idle_W"].get<double>() * s_ch;
+    seconds = std::max(seconds, s_ch);
+  }
+  const double gb = static_cast<double>(r.pipeline_depth) * static_cast<double>(2 * c.bytes_per_rank) / 1e9;
+  const double ref_J_GB = active_J / gb;
+  std::printf("two-ended loop: %d all-gathers in %.3f s, %.1f J above idle, %.4f J/GB; meter %.4f J/GB (ratio %.3f)\n",
+              r.pipeline_depth, seconds, active_J, ref_J_GB, meter_J_GB, meter_J_GB / ref_J_GB);
+  EXPECT_NEAR(meter_J_GB, ref_J_GB, 0.10 * ref_J_GB);
+  EXPECT_GE(p["busy_fraction"].get<double>(), power::kMinBusyFraction) << p.dump();
 }
 #endif
 

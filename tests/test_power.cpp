@@ -39,6 +39,7 @@ class FakeSource final : public power::Source {
   int channels() const override { return n_; }
   std::string channel_name(int c) const override { return "fake " + std::to_string(c); }
   double energy_J(int c) override {
+    if (read_delay_s_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(read_delay_s_));
     std::lock_guard lock(mu_);
     if (fail_after_ >= 0 && reads_++ >= fail_after_) throw std::runtime_error("fake counter failed");
     advance();
@@ -48,6 +49,7 @@ class FakeSource final : public power::Source {
   }
   double resolution_J() const override { return 1e-3; }
   std::optional<double> wrap_J() const override { return wrap_; }
+  void set_read_delay(double s) { read_delay_s_ = s; }  // each read takes this long (NVML: ~4 ms)
   void fail_after(int reads) {
     std::lock_guard lock(mu_);
     fail_after_ = reads;
@@ -76,25 +78,28 @@ class FakeSource final : public power::Source {
   double idle_, extra_, period_;
   std::optional<double> wrap_;
   int fail_after_ = -1, reads_ = 0;
+  std::atomic<double> read_delay_s_ = 0;
   bool active_ = false;
   double last_, next_publish_;
   std::vector<double> energy_, published_;
   std::mutex mu_;
 };
 
-// A batch of one ~1 ms "operation" during which the fake draws its extra watts. The wall time
+// A batch of `ops` ~1 ms "operations" during which the fake draws its extra watts. The wall time
 // each one really took (a busy CI machine preempts it) goes to *spent, when given.
-std::function<int()> busy_batch(FakeSource& src, std::vector<double>* spent = nullptr) {
-  return [&src, spent] {
-    const double start = now_s();
-    src.set_active(true);
-    const double end = start + 1e-3;
-    while (now_s() < end) {
-    }
-    src.set_active(false);
-    if (spent) spent->push_back(now_s() - start);
-    return 1;
-  };
+power::Batch busy_batch(FakeSource& src, std::vector<double>* spent = nullptr, int ops = 1) {
+  return {.arm = {}, .run = [&src, spent, ops] {
+            for (int i = 0; i < ops; ++i) {
+              const double start = now_s();
+              src.set_active(true);
+              const double end = start + 1e-3;
+              while (now_s() < end) {
+              }
+              src.set_active(false);
+              if (spent) spent->push_back(now_s() - start);
+            }
+            return ops;
+          }};
 }
 
 }  // namespace
@@ -128,6 +133,44 @@ TEST(PowerMeter, UpdatePeriodIdleAndActiveWattsAndEnergyPerOp) {
   EXPECT_GT(r["uncertainty"].get<double>(), 0.0);
   EXPECT_LT(r["uncertainty"].get<double>(), 0.2);
   EXPECT_FALSE(r["window_too_short"].get<bool>());
+}
+
+// Counter reads that take 5 ms (NVML's take ~4) must not leave the "device" idle: the window
+// stays busy >= 95% of the time, and the energy per operation is still the operation's own.
+TEST(PowerMeter, SlowCounterReadsKeepTheWindowBusy) {
+  auto owned = std::make_unique<FakeSource>(2, 100.0, 60.0, 0.02);
+  FakeSource& src = *owned;
+  power::Meter meter(std::move(owned), 0.5);
+  meter.calibrate(0.5);
+  src.set_read_delay(5e-3);
+  std::vector<double> spent;
+  const json r = meter.measure({0, 1}, busy_batch(src, &spent, 10), 1e9, "slow reads");
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  EXPECT_GE(r["busy_fraction"].get<double>(), 0.95) << r.dump();
+  EXPECT_FALSE(r["low_duty"].get<bool>()) << r.dump();
+  EXPECT_GE(r["counter_read_round_s"].get<double>(), 0.01) << r.dump();  // two channels, 5 ms each
+  double mean_op_s = 0;
+  for (double d : spent) mean_op_s += d / static_cast<double>(spent.size());
+  EXPECT_NEAR(r["energy_per_op_J"].get<double>(), 120.0 * mean_op_s, 0.1 * 120.0 * mean_op_s) << r.dump();
+  EXPECT_LT(r["uncertainty"].get<double>(), 0.2) << r.dump();
+}
+
+// A batch that leaves the "device" idle most of the time (an untimed arm step 4x as long as the
+// operation) is measured as such and flagged, and its uncertainty says so.
+TEST(PowerMeter, IdleGapsBetweenBatchesAreMeasuredAndFlagged) {
+  auto owned = std::make_unique<FakeSource>(1, 100.0, 60.0, 0.02);
+  FakeSource& src = *owned;
+  power::Meter meter(std::move(owned), 0.4);
+  meter.calibrate(0.5);
+  power::Batch b = busy_batch(src);
+  b.arm = [] { std::this_thread::sleep_for(std::chrono::milliseconds(4)); };
+  const json r = meter.measure({0}, b, 1e9, "gappy");
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  EXPECT_LT(r["busy_fraction"].get<double>(), 0.4) << r.dump();
+  EXPECT_GT(r["busy_fraction"].get<double>(), 0.05) << r.dump();
+  EXPECT_TRUE(r["low_duty"].get<bool>()) << r.dump();
+  EXPECT_GT(r["uncertainty"].get<double>(), 1.0) << r.dump();  // (1 - busy) / busy alone is > 1.5
+  EXPECT_GT(r["batch_gap_us"].get<double>(), 3000.0) << r.dump();
 }
 
 TEST(PowerMeter, CounterWrapAround) {
