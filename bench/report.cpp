@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -61,6 +62,21 @@ void ResultsFile::write() const {
   if (!path_.empty()) write_json_atomically(path_, doc_);
 }
 
+std::string cpu_affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return "unknown";
+  std::string out;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int last = c;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    out += (out.empty() ? "" : ",") + (last == c ? std::to_string(c) : fmt::format("{}-{}", c, last));
+    c = last;
+  }
+  return out;
+}
+
 nlohmann::json host_context() {
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};
@@ -71,7 +87,10 @@ nlohmann::json host_context() {
   ::gethostname(host, sizeof host - 1);
   struct utsname u {};
   ::uname(&u);
-  return {{"date", date}, {"host", host}, {"os", fmt::format("{} {} {}", u.sysname, u.release, u.machine)}};
+  return {{"date", date},
+          {"host", host},
+          {"os", fmt::format("{} {} {}", u.sysname, u.release, u.machine)},
+          {"cpu_affinity", cpu_affinity()}};
 }
 
 }  // namespace dmabench

@@ -29,6 +29,8 @@ class ResultsFile {
 };
 
 // Date (UTC, ISO 8601), host name and OS: the machine part of the context.
+// The CPUs this process may run on, as a list of ranges ("0-31", "2,5-7"), or "unknown".
+std::string cpu_affinity();
 nlohmann::json host_context();
 
 }  // namespace dmabench

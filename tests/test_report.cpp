@@ -1,6 +1,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sched.h>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -80,4 +83,31 @@ TEST(Report, HostContextHasDateHostAndOs) {
   EXPECT_EQ(c["date"].get<std::string>().size(), 20u);  // 2026-11-29T22:00:00Z
   EXPECT_FALSE(c["host"].get<std::string>().empty());
   EXPECT_FALSE(c["os"].get<std::string>().empty());
+}
+
+// The affinity is the calling thread's, written as ranges: pinned to one CPU it names that CPU.
+TEST(Report, CpuAffinityNamesThePinnedCpus) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  const std::string all = dmabench::cpu_affinity();
+  EXPECT_NE(all, "unknown");
+  EXPECT_EQ(dmabench::host_context()["cpu_affinity"], all);
+  int first = -1;
+  for (int c = 0; c < CPU_SETSIZE && first < 0; ++c)
+    if (CPU_ISSET(c, &saved)) first = c;
+  ASSERT_GE(first, 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  EXPECT_EQ(dmabench::cpu_affinity(), std::to_string(first));
+  if (CPU_COUNT(&saved) >= 2) {
+    int second = -1;
+    for (int c = first + 1; c < CPU_SETSIZE && second < 0; ++c)
+      if (CPU_ISSET(c, &saved)) second = c;
+    CPU_SET(second, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    EXPECT_EQ(dmabench::cpu_affinity(), second == first + 1 ? fmt::format("{}-{}", first, second) : fmt::format("{},{}", first, second));
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
 }
