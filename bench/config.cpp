@@ -23,8 +23,26 @@ constexpr std::size_t kMaxSizes = 4096;
 const std::vector<std::string>& config_keys() {
   static const std::vector<std::string> keys = {"name",    "description", "sizes",      "patterns",      "engines",
                                                 "devices", "timing",      "warmup",     "iterations",    "pipeline_depth", "breakdown", "power",
-                                                "overlap", "sweeps", "in_place"};
+                                                "overlap", "sweeps", "in_place", "max_timed_bytes", "min_iterations"};
   return keys;
+}
+
+// Timed samples of one case: `iterations`, or fewer where max_timed_bytes caps the bytes the timed
+// samples move (never fewer than min_iterations).
+int case_iterations(const Config& config, const Pattern& pattern, const std::vector<int>& devs, std::uint64_t bytes,
+                    Timing timing) {
+  if (!config.max_timed_bytes || pattern.ranks_used(static_cast<int>(devs.size())) <= 0) return config.iterations;
+  double per_sample = 0;
+  try {
+    per_sample = static_cast<double>(pattern.plan(devs, bytes).total_bytes) *
+                 (timing == Timing::pipelined ? config.pipeline_depth : 1);
+  } catch (const std::exception&) {  // a plan that cannot be made fails its case later, with the reason
+    return config.iterations;
+  }
+  if (per_sample <= 0) return config.iterations;
+  const double fit = std::floor(static_cast<double>(*config.max_timed_bytes) / per_sample);
+  const int fewest = std::min(config.min_iterations, config.iterations);
+  return static_cast<int>(std::clamp(fit, static_cast<double>(fewest), static_cast<double>(config.iterations)));
 }
 
 [[noreturn]] void fail(const std::string& field, const std::string& what) {
@@ -340,6 +358,12 @@ Config parse_sweep(const json& doc) {
   if (doc.contains("warmup")) c.warmup = parse_int(doc["warmup"], "warmup", 0, 1000000);
   if (doc.contains("iterations")) c.iterations = parse_int(doc["iterations"], "iterations", 1, 10000000);
   if (doc.contains("pipeline_depth")) c.pipeline_depth = parse_int(doc["pipeline_depth"], "pipeline_depth", 1, 1000000);
+  if (doc.contains("max_timed_bytes")) c.max_timed_bytes = parse_size(doc["max_timed_bytes"], "max_timed_bytes");
+  if (doc.contains("min_iterations")) {
+    c.min_iterations = parse_int(doc["min_iterations"], "min_iterations", 1, 10000000);
+    if (c.min_iterations > c.iterations)
+      fail("min_iterations", fmt::format("{} is more than iterations ({})", c.min_iterations, c.iterations));
+  }
   if (doc.contains("power")) parse_power(doc["power"], c);
   if (doc.contains("breakdown")) {
     if (!doc["breakdown"].is_boolean()) fail("breakdown", fmt::format("expected true or false, got {}", show(doc["breakdown"])));
@@ -440,6 +464,7 @@ json to_json(const Config& c) {
   return {{"name", c.name},     {"description", c.description}, {"sizes", c.sizes},
           {"patterns", c.patterns}, {"engines", engines},       {"devices", devices},
           {"timing", timings},  {"warmup", c.warmup},           {"iterations", c.iterations},
+          {"max_timed_bytes", c.max_timed_bytes ? json(*c.max_timed_bytes) : json()}, {"min_iterations", c.min_iterations},
           {"pipeline_depth", c.pipeline_depth}, {"breakdown", c.breakdown},
           {"power", c.power ? json{{"source", c.power_source}, {"window_s", c.power_window_s}} : json(false)},
           {"overlap", overlap_json(c.overlap)},
@@ -536,7 +561,7 @@ std::vector<Case> expand(const Config& config, int device_count, const std::vect
                      .timing = timing,
                      .in_place = in_place,
                      .warmup = config.warmup,
-                     .iterations = config.iterations,
+                     .iterations = case_iterations(config, *pattern, devs, bytes, timing),
                      .pipeline_depth = timing == Timing::pipelined ? config.pipeline_depth : 1,
                      .breakdown = config.breakdown && pattern_name == "copy" && timing == Timing::oneshot,
                      .overlap = config.overlap,

@@ -40,7 +40,13 @@ struct Config {
   // (allgather); other patterns get no in-place case.
   std::vector<bool> in_place = {false};
   int warmup = 5;           // untimed samples before the timed ones
-  int iterations = 100;     // timed samples per case
+  int iterations = 100;     // timed samples per case (at most, when max_timed_bytes is set)
+  // Byte budget of one case's timed samples: a case whose samples would move more than this
+  // (S x operations per sample x iterations) takes fewer samples, down to min_iterations. Unset:
+  // every case takes `iterations`. Chosen from bytes, not measured time, so that two runs of one
+  // config take the same samples everywhere.
+  std::optional<std::uint64_t> max_timed_bytes;
+  int min_iterations = 10;
   int pipeline_depth = 20;  // operations per pipelined sample
   bool breakdown = false;   // latency breakdown of oneshot copies (needs a copy tracer: CUPTI)
   // Power: measured per ok case after its timed samples when enabled (config or --power).

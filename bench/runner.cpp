@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <functional>
 #include <iostream>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <regex>
@@ -253,6 +254,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     return 0;
   }
   if (options.config.empty()) throw InputError("--config FILE is required (see configs/; --help for usage)");
+  const auto started = std::chrono::steady_clock::now();
   Config config = load_config(options.config);
   std::unique_ptr<Backend> backend = choose_backend(options.backend);
   if (options.devices) for_each_sweep(config, [&](Config& c) { c.devices = {*options.devices}; });
@@ -391,8 +393,9 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::ClearRegisteredBenchmarks();
 
-  fmt::print("\ndmabench: {} ok, {} skipped, {} failed; results in {}\n", counts[Status::ok], counts[Status::skipped],
-             counts[Status::failed], options.out);
+  fmt::print("\ndmabench: {} ok, {} skipped, {} failed in {:.1f} s; results in {}\n", counts[Status::ok],
+             counts[Status::skipped], counts[Status::failed],
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), options.out);
   if (!first_failure.empty()) fmt::print("dmabench: first failure: {}\n", first_failure);
   return counts[Status::failed] > 0 ? 1 : 0;
 }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <map>
 
 #include "bench/config.hpp"
 #include "bench/errors.hpp"
@@ -323,4 +324,32 @@ TEST(Config, InPlaceAxisMakesInPlaceCasesWherePatternsHaveThem) {
   expect_error(R"({"sizes": "4KiB", "in_place": [true, true]})", {"in_place", "listed twice"});
   expect_error(R"({"sizes": "4KiB", "patterns": ["alltoall"], "in_place": true})",
                {"in_place", "in-place form (allgather)", "alltoall"});
+}
+
+// max_timed_bytes caps what one case's timed samples move: S x operations per sample x iterations.
+TEST(Config, MaxTimedBytesChoosesIterationsPerCase) {
+  Config c = parse(R"({"sizes": ["1KiB", "1MiB", "64MiB"], "patterns": ["copy", "allgather"], "engines": ["host"],
+                      "timing": ["oneshot", "pipelined"], "iterations": 100, "pipeline_depth": 4,
+                      "max_timed_bytes": "1GiB", "min_iterations": 3})");
+  EXPECT_EQ(*c.max_timed_bytes, std::uint64_t{1} << 30);
+  EXPECT_EQ(c.min_iterations, 3);
+  std::map<std::string, int> it;
+  for (const auto& k : expand(c, 2, {0, 1}, "host rank")) it[k.name()] = k.iterations;
+  EXPECT_EQ(it["copy/host/oneshot/dev=0,1/1KiB"], 100);       // 100 KiB: under the budget
+  EXPECT_EQ(it["copy/host/oneshot/dev=0,1/1MiB"], 100);       // 100 MiB
+  EXPECT_EQ(it["copy/host/oneshot/dev=0,1/64MiB"], 16);       // 1 GiB / 64 MiB
+  EXPECT_EQ(it["copy/host/pipelined/dev=0,1/64MiB"], 4);      // 1 GiB / (64 MiB x 4)
+  EXPECT_EQ(it["allgather/host/oneshot/dev=0,1/64MiB"], 8);   // S = 2 x 64 MiB
+  EXPECT_EQ(it["allgather/host/pipelined/dev=0,1/64MiB"], 3); // 2, raised to min_iterations
+  EXPECT_EQ(it["allgather/host/pipelined/dev=0,1/1MiB"], 100);// 1 GiB / 8 MiB = 128, capped at iterations
+  const json canon = to_json(c);
+  EXPECT_EQ(canon["max_timed_bytes"], std::uint64_t{1} << 30);
+  EXPECT_EQ(canon["min_iterations"], 3);
+  EXPECT_TRUE(to_json(parse(R"({"sizes": 1})"))["max_timed_bytes"].is_null());
+  // without a budget every case takes `iterations`; min_iterations above iterations is refused
+  for (const auto& k : expand(parse(R"({"sizes": ["64MiB"], "engines": ["host"], "iterations": 9})"), 2, {0, 1}, "host rank"))
+    EXPECT_EQ(k.iterations, 9) << k.name();
+  expect_error(R"({"sizes": 1, "iterations": 5, "min_iterations": 6})", {"min_iterations", "6", "iterations (5)"});
+  expect_error(R"({"sizes": 1, "max_timed_bytes": "lots"})", {"max_timed_bytes", "lots"});
+  expect_error(R"({"sizes": 1, "min_iterations": 0})", {"min_iterations"});
 }
