@@ -19,11 +19,12 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::size_t kMaxSizes = 4096;
+constexpr int kMaxRotate = 4096;
 
 const std::vector<std::string>& config_keys() {
   static const std::vector<std::string> keys = {"name",    "description", "sizes",      "patterns",      "engines",
                                                 "devices", "timing",      "warmup",     "iterations",    "pipeline_depth", "breakdown", "power",
-                                                "overlap", "sweeps", "in_place", "max_timed_bytes", "min_iterations"};
+                                                "overlap", "sweeps", "in_place", "max_timed_bytes", "min_iterations", "rotate"};
   return keys;
 }
 
@@ -358,6 +359,17 @@ Config parse_sweep(const json& doc) {
   if (doc.contains("warmup")) c.warmup = parse_int(doc["warmup"], "warmup", 0, 1000000);
   if (doc.contains("iterations")) c.iterations = parse_int(doc["iterations"], "iterations", 1, 10000000);
   if (doc.contains("pipeline_depth")) c.pipeline_depth = parse_int(doc["pipeline_depth"], "pipeline_depth", 1, 1000000);
+  if (doc.contains("rotate")) {
+    const json& v = doc["rotate"];
+    const json list = v.is_array() ? v : json::array({v});
+    c.rotate.clear();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const int n = parse_int(list[i], v.is_array() ? fmt::format("rotate[{}]", i) : "rotate", 1, kMaxRotate);
+      if (std::find(c.rotate.begin(), c.rotate.end(), n) != c.rotate.end()) fail("rotate", fmt::format("{} is listed twice", n));
+      c.rotate.push_back(n);
+    }
+    if (c.rotate.empty()) fail("rotate", "the list is empty");
+  }
   if (doc.contains("max_timed_bytes")) c.max_timed_bytes = parse_size(doc["max_timed_bytes"], "max_timed_bytes");
   if (doc.contains("min_iterations")) {
     c.min_iterations = parse_int(doc["min_iterations"], "min_iterations", 1, 10000000);
@@ -464,7 +476,7 @@ json to_json(const Config& c) {
   return {{"name", c.name},     {"description", c.description}, {"sizes", c.sizes},
           {"patterns", c.patterns}, {"engines", engines},       {"devices", devices},
           {"timing", timings},  {"warmup", c.warmup},           {"iterations", c.iterations},
-          {"max_timed_bytes", c.max_timed_bytes ? json(*c.max_timed_bytes) : json()}, {"min_iterations", c.min_iterations},
+          {"max_timed_bytes", c.max_timed_bytes ? json(*c.max_timed_bytes) : json()}, {"min_iterations", c.min_iterations}, {"rotate", c.rotate},
           {"pipeline_depth", c.pipeline_depth}, {"breakdown", c.breakdown},
           {"power", c.power ? json{{"source", c.power_source}, {"window_s", c.power_window_s}} : json(false)},
           {"overlap", overlap_json(c.overlap)},
@@ -505,9 +517,10 @@ std::string Case::name() const {
     const auto& v = engine.options[o.name];
     engine_part += fmt::format(",{}={}", o.name, v.is_string() ? v.get<std::string>() : v.dump());
   }
-  return fmt::format("{}{}/{}/{}/dev={}/{}{}", pattern, in_place ? "-inplace" : "", engine_part, to_string(timing),
-                     device_list_text(devices),
-                     format_bytes(bytes_per_rank), overlap ? "/beside=" + overlap->compute.label() : std::string());
+  return fmt::format("{}{}/{}/{}/dev={}/{}{}{}", pattern, in_place ? "-inplace" : "", engine_part, to_string(timing),
+                     device_list_text(devices), format_bytes(bytes_per_rank),
+                     rotate > 1 ? fmt::format("/rotate={}", rotate) : std::string(),
+                     overlap ? "/beside=" + overlap->compute.label() : std::string());
 }
 
 const Pattern& Case::pattern_impl() const {
@@ -553,23 +566,25 @@ std::vector<Case> expand(const Config& config, int device_count, const std::vect
         const std::vector<int> devs = used > 0 ? std::vector<int>(ids.begin(), ids.begin() + used) : ids;
         for (const auto& engine : config.engines)
           for (Timing timing : config.timings)
-            for (std::uint64_t bytes : config.sizes) {
-              Case c{.pattern = pattern_name,
-                     .engine = engine,
-                     .devices = devs,
-                     .bytes_per_rank = bytes,
-                     .timing = timing,
-                     .in_place = in_place,
-                     .warmup = config.warmup,
-                     .iterations = case_iterations(config, *pattern, devs, bytes, timing),
-                     .pipeline_depth = timing == Timing::pipelined ? config.pipeline_depth : 1,
-                     .breakdown = config.breakdown && pattern_name == "copy" && timing == Timing::oneshot,
-                     .overlap = config.overlap,
-                     .not_runnable = used > 0 ? std::string()
-                                              : fmt::format("{}{} cannot run on {} {}(s)", pattern_name,
-                                                            in_place ? " in place" : "", ids.size(), device_word)};
-              if (seen.insert(c.name()).second) cases.push_back(std::move(c));
-            }
+            for (int rotate : config.rotate)
+              for (std::uint64_t bytes : config.sizes) {
+                Case c{.pattern = pattern_name,
+                       .engine = engine,
+                       .devices = devs,
+                       .bytes_per_rank = bytes,
+                       .timing = timing,
+                       .in_place = in_place,
+                       .warmup = config.warmup,
+                       .iterations = case_iterations(config, *pattern, devs, bytes, timing),
+                       .pipeline_depth = timing == Timing::pipelined ? config.pipeline_depth : 1,
+                       .rotate = rotate,
+                       .breakdown = config.breakdown && pattern_name == "copy" && timing == Timing::oneshot,
+                       .overlap = config.overlap,
+                       .not_runnable = used > 0 ? std::string()
+                                                : fmt::format("{}{} cannot run on {} {}(s)", pattern_name,
+                                                              in_place ? " in place" : "", ids.size(), device_word)};
+                if (seen.insert(c.name()).second) cases.push_back(std::move(c));
+              }
       }
   }
   return cases;

@@ -47,6 +47,9 @@ struct Config {
   // config take the same samples everywhere.
   std::optional<std::uint64_t> max_timed_bytes;
   int min_iterations = 10;
+  // Buffer rotation axis: a case keeps `rotate` sets of its buffers and successive operations
+  // move successive sets (Plan::sets), so no two operations in a row touch the same bytes.
+  std::vector<int> rotate = {1};
   int pipeline_depth = 20;  // operations per pipelined sample
   bool breakdown = false;   // latency breakdown of oneshot copies (needs a copy tracer: CUPTI)
   // Power: measured per ok case after its timed samples when enabled (config or --power).
@@ -80,6 +83,7 @@ struct Case {
   Timing timing = Timing::oneshot;
   bool in_place = false;  // the pattern's in-place form (Pattern::in_place)
   int warmup = 0, iterations = 0, pipeline_depth = 1;
+  int rotate = 1;  // buffer sets the operations cycle through
   bool breakdown = false;    // measure the four-phase latency breakdown after timing
   std::optional<OverlapConfig> overlap;  // also measured beside this compute workload
   // The pattern object of this case (its in-place form when in_place).

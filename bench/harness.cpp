@@ -30,7 +30,10 @@ std::string_view to_string(Status s) {
 
 CaseExecution::CaseExecution(Case spec, Engine* engine, std::string engine_missing, Backend& backend)
     : spec_(std::move(spec)), engine_(engine), engine_missing_(std::move(engine_missing)), backend_(backend) {
-  if (spec_.not_runnable.empty()) plan_ = spec_.pattern_impl().plan(spec_.devices, spec_.bytes_per_rank);
+  if (spec_.not_runnable.empty()) {
+    plan_ = spec_.pattern_impl().plan(spec_.devices, spec_.bytes_per_rank);
+    plan_->sets = spec_.rotate;
+  }
 }
 
 std::optional<std::string> CaseExecution::static_skip_reason() const {
@@ -77,9 +80,11 @@ std::optional<std::string> CaseExecution::check_once() {
   const std::uint64_t seed = spec_.seed();
   op_->fill_sources(seed);
   op_->poison_destinations(seed);
-  op_->arm(1);
-  op_->launch();
-  op_->wait();
+  for (int s = 0; s < plan_->sets; ++s) {  // one operation per buffer set: every set is written once
+    op_->arm(1);
+    op_->launch();
+    op_->wait();
+  }
   if (auto bad = op_->check_destinations(*plan_, seed))
     return fmt::format("rank {} (device {}) destination byte {} is 0x{:02x}, expected 0x{:02x}", bad->rank,
                        spec_.devices[bad->rank], bad->offset, bad->got, bad->expected);
@@ -349,6 +354,7 @@ nlohmann::json CaseExecution::result(std::size_t reported_invocations) const {
             {"bytes_per_rank", spec_.bytes_per_rank},
             {"timing", to_string(spec_.timing)},
             {"in_place", spec_.in_place},
+            {"rotate", spec_.rotate},
             {"pipeline_depth", spec_.pipeline_depth},
             {"warmup", spec_.warmup},
             {"status", to_string(status_)},

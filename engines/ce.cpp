@@ -73,7 +73,8 @@ bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std
 
 // One copy (or chunk of one) issued by a GPU.
 struct Item {
-  gpu::CopyJob job;
+  gpu::CopyJob job;  // buffer set 0
+  std::size_t dst_stride = 0, src_stride = 0;  // how far the next buffer set's ends are (0: a bounce buffer)
   int unit = 0;  // items of one unit (a bounced chunk's two hops) go to one lane, in order
   int lane = 0;
   bool last_in_lane = false;
@@ -88,14 +89,14 @@ struct DeviceWork {
   std::unique_ptr<gpu::Stream> trigger;  // gpu-flag: the trigger kernel
   std::unique_ptr<gpu::Stream> poll;     // gpu-poll: the polling kernel
   std::vector<Item> items;
-  std::vector<std::vector<gpu::CopyJob>> lane_jobs;
+  std::vector<std::vector<std::vector<gpu::CopyJob>>> lane_jobs;  // per buffer set, per lane
   int slots = 0;                        // completion points per operation
   std::vector<gpu::Event> events;       // event completion of items that do not end their lane
   std::vector<int> event_of_slot;
   gpu::DeviceBuffer words;              // [0] trigger flag, [1 + s] completion slot s (device memory)
   gpu::DeviceBuffer stamps;             // [0] trigger time, [1] completion observed (%globaltimer, ns), [2] scratch
   std::size_t host_slot_base = 0;       // flag-spin: this GPU's slots in the host-mapped array
-  gpu::Graph graph;
+  std::vector<gpu::Graph> graphs;       // per buffer set
   std::vector<gpu::DeviceBuffer> bounce;  // local=peer-bounce: the peer-side buffers
   std::uint32_t* word(int i) const { return static_cast<std::uint32_t*>(words.data()) + i; }
 };
@@ -110,7 +111,8 @@ class DmaOperation final : public GpuOperation {
       w.rank = r;
       w.device = device(r);
       build_items(w, plan.issued_by(r));
-      for (const Item& it : w.items) w.lane_jobs[it.lane].push_back(it.job);
+      for (int set = 0; set < sets(); ++set)
+        for (const Item& it : w.items) w.lane_jobs[set][it.lane].push_back(job_of(it, set));
       if (opt_.graph || opt_.trigger == Trigger::gpu_flag || opt_.completion == Completion::gpu_poll)
         w.head = std::make_unique<gpu::Stream>(w.device);
       if (opt_.trigger == Trigger::gpu_flag) w.trigger = std::make_unique<gpu::Stream>(w.device);
@@ -308,22 +310,23 @@ class DmaOperation final : public GpuOperation {
         w.bounce.emplace_back(bounce_device(w.device), t.bytes);
         via = static_cast<char*>(w.bounce.back().data());
       }
+      const std::size_t ds = plan().dst_stride(t.dst_rank), ss = plan().src_stride(t.src_rank);
       // chunks of equal size rounded up to 256 bytes; the last one takes the rest
       const std::size_t chunk = std::max<std::size_t>(256, (t.bytes / per_transfer + 255) / 256 * 256);
       for (std::size_t off = 0; off < t.bytes; off += chunk, ++units) {
         const std::size_t b = std::min(chunk, t.bytes - off);
         if (via) {
-          w.items.push_back(Item{gpu::CopyJob{via + off, s + off, b}, units});
-          w.items.push_back(Item{gpu::CopyJob{d + off, via + off, b}, units});
+          w.items.push_back(Item{gpu::CopyJob{via + off, s + off, b}, 0, ss, units});
+          w.items.push_back(Item{gpu::CopyJob{d + off, via + off, b}, ds, 0, units});
         } else {
-          w.items.push_back(Item{gpu::CopyJob{d + off, s + off, b}, units});
+          w.items.push_back(Item{gpu::CopyJob{d + off, s + off, b}, ds, ss, units});
         }
       }
     }
     const int n = static_cast<int>(w.items.size());
     const int lanes = k > 0 ? std::min(k, units) : (opt_.schedule == Schedule::pcpy && !opt_.batch ? units : 1);
     for (int i = 0; i < lanes; ++i) w.lanes.emplace_back(w.device);
-    w.lane_jobs.assign(lanes, {});
+    w.lane_jobs.assign(sets(), std::vector<std::vector<gpu::CopyJob>>(lanes));
     for (int i = 0; i < n; ++i) w.items[i].lane = w.items[i].unit % lanes;
     for (int l = 0; l < lanes; ++l)
       for (int i = n - 1; i >= 0; --i)
@@ -341,39 +344,49 @@ class DmaOperation final : public GpuOperation {
     }
   }
 
-  // The copies of one GPU, as a graph: fork every lane from the head stream, join them back.
-  void capture(DeviceWork& w) {
-    gpu::set_device(w.device);
-    gpu::Event fork(w.device);
-    std::vector<gpu::Event> joins;
-    gpu::begin_capture(*w.head);
-    fork.record(*w.head);
-    for (std::size_t l = 0; l < w.lanes.size(); ++l) {
-      gpu::stream_wait_event(w.lanes[l], fork);
-      for (const auto& job : w.lane_jobs[l]) gpu::copy_async(job.dst, job.src, job.bytes, w.lanes[l]);
-      joins.emplace_back(w.device);
-      joins.back().record(w.lanes[l]);
-      gpu::stream_wait_event(*w.head, joins.back());
-    }
-    w.graph = gpu::end_capture(*w.head);
+  static gpu::CopyJob job_of(const Item& it, int set) {
+    return {static_cast<char*>(it.job.dst) + set * it.dst_stride, static_cast<const char*>(it.job.src) + set * it.src_stride,
+            it.job.bytes};
   }
 
-  // Issues one operation's copies and completion signals for generation g (waits already posted).
+  // The copies of one GPU, as one graph per buffer set: fork every lane from the head stream, join them back.
+  void capture(DeviceWork& w) {
+    gpu::set_device(w.device);
+    for (int set = 0; set < sets(); ++set) {
+      gpu::Event fork(w.device);
+      std::vector<gpu::Event> joins;
+      gpu::begin_capture(*w.head);
+      fork.record(*w.head);
+      for (std::size_t l = 0; l < w.lanes.size(); ++l) {
+        gpu::stream_wait_event(w.lanes[l], fork);
+        for (const auto& job : w.lane_jobs[set][l]) gpu::copy_async(job.dst, job.src, job.bytes, w.lanes[l]);
+        joins.emplace_back(w.device);
+        joins.back().record(w.lanes[l]);
+        gpu::stream_wait_event(*w.head, joins.back());
+      }
+      w.graphs.push_back(gpu::end_capture(*w.head));
+    }
+  }
+
+  // Issues one operation's copies and completion signals for generation g (waits already posted):
+  // operation g (counted from 1) moves buffer set (g - 1) mod sets.
   void issue(DeviceWork& w, std::uint32_t g) {
+    const int set = static_cast<int>((g - 1) % static_cast<std::uint32_t>(sets()));
     if (opt_.graph) {
-      w.graph.launch(*w.head);
+      w.graphs[set].launch(*w.head);
       signal(w, 0, g, *w.head, true);
       return;
     }
     if (opt_.batch) {
       for (std::size_t l = 0; l < w.lanes.size(); ++l) {
-        gpu::copy_batch_async(w.lane_jobs[l], w.device, w.lanes[l], opt_.overlap_hint);
+        gpu::copy_batch_async(w.lane_jobs[set][l], w.device, w.lanes[l], opt_.overlap_hint);
         signal(w, static_cast<int>(l), g, w.lanes[l], true);  // b2b only: one slot per lane, in lane order
       }
       return;
     }
     for (const Item& it : w.items) {
-      gpu::copy_async(it.job.dst, it.job.src, it.job.bytes, w.lanes[it.lane]);
+      const gpu::CopyJob job = job_of(it, set);
+      gpu::copy_async(job.dst, job.src, job.bytes, w.lanes[it.lane]);
       if (it.slot >= 0) signal(w, it.slot, g, w.lanes[it.lane], it.last_in_lane);
     }
   }

@@ -25,8 +25,10 @@ class GpuOperation : public Operation {
   const Plan& plan() const { return plan_; }
   int device(int rank) const { return plan_.devices[rank]; }
   const gpu::Stream& stream(int rank) const { return streams_[rank]; }
-  char* src(int rank) const { return static_cast<char*>(src_[rank].get()); }
-  char* dst(int rank) const { return static_cast<char*>(dst_[rank].get()); }
+  // Rank's buffers of buffer set `set` (Plan::sets; the k-th launch moves set k mod sets).
+  char* src(int rank, int set = 0) const { return static_cast<char*>(src_[rank].get()) + set * plan_.src_stride(rank); }
+  char* dst(int rank, int set = 0) const { return static_cast<char*>(dst_[rank].get()) + set * plan_.dst_stride(rank); }
+  int sets() const { return plan_.sets; }
 
  private:
   Plan plan_;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -49,8 +50,8 @@ class HostOperation final : public Operation {
  public:
   explicit HostOperation(const Plan& plan) : plan_(plan) {
     for (int r = 0; r < plan.ranks(); ++r) {
-      src_.push_back(std::make_unique<HostBytes>(plan.src_bytes[r]));
-      dst_.push_back(std::make_unique<HostBytes>(plan.dst_bytes[r]));
+      src_.push_back(std::make_unique<HostBytes>(plan.src_allocation(r)));
+      dst_.push_back(std::make_unique<HostBytes>(plan.dst_allocation(r)));
     }
     for (int r : plan.issuers()) workers_.push_back(std::make_unique<Worker>(Worker{r, plan.issued_by(r), 0, {}}));
     for (auto& w : workers_) w->thread = std::thread([this, w = w.get()] { run(*w); });
@@ -85,19 +86,24 @@ class HostOperation final : public Operation {
   void poison_destinations(std::uint64_t seed) override {
     for (int r = 0; r < plan_.ranks(); ++r)
       fill_bytes(dst_[r]->data, dst_[r]->size, datagen::stream_key(seed ^ datagen::kPoisonSalt, r));
-    for (const Transfer& t : plan_.preset)  // in-place blocks: there before the operation starts
-      std::memcpy(dst_[t.dst_rank]->data + t.dst_offset, src_[t.src_rank]->data + t.src_offset, t.bytes);
+    for (int set = 0; set < plan_.sets; ++set)
+      for (const Transfer& t : plan_.preset)  // in-place blocks: there before the operation starts
+        std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
   }
   std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override {
-    for (int r = 0; r < expected.ranks(); ++r)  // ranks and offsets in order: the first mismatch
-      for (const Transfer& t : sorted_into(expected.writes(), r)) {
-        const std::uint64_t key = datagen::stream_key(seed, t.src_rank);
-        const auto* got = reinterpret_cast<const unsigned char*>(dst_[r]->data + t.dst_offset);
-        for (std::size_t i = 0; i < t.bytes; ++i) {
-          const unsigned want = datagen::byte_at(key, t.src_offset + i);
-          if (got[i] != want) return Mismatch{.rank = r, .offset = t.dst_offset + i, .expected = want, .got = got[i]};
+    if (expected.sets != plan_.sets) throw std::logic_error("check_destinations: the plan's buffer sets differ from the operation's");
+    for (int r = 0; r < expected.ranks(); ++r)  // ranks, sets and offsets in order: the first mismatch
+      for (int set = 0; set < expected.sets; ++set)
+        for (const Transfer& t : sorted_into(expected.writes(), r)) {
+          const std::uint64_t key = datagen::stream_key(seed, t.src_rank);
+          const std::size_t src_at = set * expected.src_stride(t.src_rank) + t.src_offset;
+          const std::size_t dst_at = set * expected.dst_stride(r) + t.dst_offset;
+          const auto* got = reinterpret_cast<const unsigned char*>(dst_[r]->data + dst_at);
+          for (std::size_t i = 0; i < t.bytes; ++i) {
+            const unsigned want = datagen::byte_at(key, src_at + i);
+            if (got[i] != want) return Mismatch{.rank = r, .offset = dst_at + i, .expected = want, .got = got[i]};
+          }
         }
-      }
     return std::nullopt;
   }
 
@@ -108,6 +114,9 @@ class HostOperation final : public Operation {
     std::uint64_t done;
     std::thread thread;
   };
+
+  char* src(int rank, int set) const { return src_[rank]->data + set * plan_.src_stride(rank); }
+  char* dst(int rank, int set) const { return dst_[rank]->data + set * plan_.dst_stride(rank); }
 
   static std::vector<Transfer> sorted_into(const std::vector<Transfer>& transfers, int rank) {
     std::vector<Transfer> out;
@@ -124,8 +133,9 @@ class HostOperation final : public Operation {
         cv_.wait(lock, [&] { return stop_ || w.done < posted_; });
         if (stop_) return;
       }
+      const int set = static_cast<int>(w.done % static_cast<std::uint64_t>(plan_.sets));  // operation k moves set k mod sets
       for (const Transfer& t : w.transfers)
-        std::memcpy(dst_[t.dst_rank]->data + t.dst_offset, src_[t.src_rank]->data + t.src_offset, t.bytes);
+        std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
       {
         std::lock_guard lock(mu_);
         ++w.done;
@@ -147,7 +157,7 @@ class HostEngine final : public Engine {
  public:
   std::optional<std::string> unsupported(const Plan& plan, const Options&, int) const override {
     std::size_t bytes = 0;
-    for (int r = 0; r < plan.ranks(); ++r) bytes += plan.src_bytes[r] + plan.dst_bytes[r];
+    for (int r = 0; r < plan.ranks(); ++r) bytes += plan.src_allocation(r) + plan.dst_allocation(r);
     const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (pages > 0 && page > 0 && bytes > static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 2)
       return fmt::format("needs {:.2f} GiB of host buffers, more than half of the {:.2f} GiB of free host memory",

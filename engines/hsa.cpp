@@ -40,8 +40,9 @@ struct HsaOptions {
 };
 
 struct PlannedCopy {
-  gpu::hsa::Copy copy;
-  int signal = 0;  // index of its completion signal
+  gpu::hsa::Copy copy;  // buffer set 0
+  int signal = 0;       // index of its completion signal
+  std::size_t dst_stride = 0, src_stride = 0;  // how far the next buffer set's bytes are
 };
 
 // The engine of every copy of the plan under the selection policy, or the reason it cannot be chosen.
@@ -116,6 +117,8 @@ class HsaOperation final : public GpuOperation {
       PlannedCopy c;
       c.copy = gpu::hsa::Copy{dst(t.dst_rank) + t.dst_offset, device(t.dst_rank), src(t.src_rank) + t.src_offset,
                               device(t.src_rank), t.bytes, engines[i]};
+      c.dst_stride = plan.dst_stride(t.dst_rank);
+      c.src_stride = plan.src_stride(t.src_rank);
       if (opt.pcpy) {
         c.signal = static_cast<int>(signals_.size());
         signals_.push_back(std::make_unique<gpu::hsa::Signal>(0));
@@ -174,12 +177,17 @@ class HsaOperation final : public GpuOperation {
 
  private:
   // Each completion signal counts the copies posted on it; a copy the runtime refuses is taken off
-  // again, so that wait() and the destructor never spin on a copy that does not exist.
+  // again, so that wait() and the destructor never spin on a copy that does not exist. Operations
+  // are posted in launch order, so the k-th post moves buffer set k mod sets.
   void post(const gpu::hsa::Signal* dependency) {
+    const std::size_t set = posts_++ % static_cast<std::size_t>(sets());
     for (const auto& c : copies_) {
+      gpu::hsa::Copy copy = c.copy;
+      copy.dst = static_cast<char*>(copy.dst) + set * c.dst_stride;
+      copy.src = static_cast<const char*>(copy.src) + set * c.src_stride;
       signals_[c.signal]->add(1);
       try {
-        gpu::hsa::async_copy(c.copy, dependency, *signals_[c.signal]);
+        gpu::hsa::async_copy(copy, dependency, *signals_[c.signal]);
       } catch (...) {
         signals_[c.signal]->add(-1);
         throw;
@@ -192,6 +200,7 @@ class HsaOperation final : public GpuOperation {
   std::vector<std::unique_ptr<gpu::hsa::Signal>> signals_;
   std::vector<std::uint64_t> signal_bytes_;
   std::vector<int> engines_used_;
+  std::size_t posts_ = 0;
   std::deque<std::unique_ptr<gpu::hsa::Signal>> armed_, released_;
 };
 

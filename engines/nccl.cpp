@@ -50,22 +50,25 @@ class NcclOperation final : public GpuOperation {
         s.push_back(src(r));
         d.push_back(dst(r));
       }
-      src_windows_ = comms_->register_windows(s, plan.src_bytes[0]);
-      dst_windows_ = comms_->register_windows(d, plan.dst_bytes[0]);
+      src_windows_ = comms_->register_windows(s, plan.src_allocation(0));
+      dst_windows_ = comms_->register_windows(d, plan.dst_allocation(0));
     } else {
       comms_ = shared;
     }
     // Eagerly, before any capture: NCCL sets its copy-engine collectives up at the first one.
     if (opt.cta_zero) confirm_copy_engine_path();
     if (opt.graph) {
-      for (int r = 0; r < plan.ranks(); ++r) {
-        gpu::set_device(device(r));
-        gpu::begin_capture(stream(r));
-      }
-      issue();
-      for (int r = 0; r < plan.ranks(); ++r) {
-        gpu::set_device(device(r));
-        graphs_.push_back(gpu::end_capture(stream(r)));
+      graphs_.resize(sets());
+      for (int set = 0; set < sets(); ++set) {
+        for (int r = 0; r < plan.ranks(); ++r) {
+          gpu::set_device(device(r));
+          gpu::begin_capture(stream(r));
+        }
+        issue(set);
+        for (int r = 0; r < plan.ranks(); ++r) {
+          gpu::set_device(device(r));
+          graphs_[set].push_back(gpu::end_capture(stream(r)));
+        }
       }
     }
   }
@@ -83,10 +86,11 @@ class NcclOperation final : public GpuOperation {
   }
 
   void launch() override {
-    if (!opt_.graph) return issue();
+    const int set = static_cast<int>(launches_++ % static_cast<std::size_t>(sets()));
+    if (!opt_.graph) return issue(set);
     for (int r = 0; r < plan().ranks(); ++r) {
       gpu::set_device(device(r));
-      graphs_[r].launch(stream(r));
+      graphs_[set][r].launch(stream(r));
     }
   }
 
@@ -98,23 +102,24 @@ class NcclOperation final : public GpuOperation {
   nlohmann::json details() const override { return details_; }
 
  private:
-  void issue() {
+  // One operation over buffer set `set`.
+  void issue(int set) {
     const Plan& p = plan();
     comms_->group_start();
     switch (p.collective) {
       case Collective::all_gather:
         // in place (the own block preset in the destination): sendbuff = recvbuff + rank * count
         for (int r = 0; r < p.ranks(); ++r)
-          comms_->all_gather(r, p.preset.empty() ? src(r) : dst(r) + r * p.bytes_per_rank, dst(r), p.bytes_per_rank,
-                             stream(r));
+          comms_->all_gather(r, p.preset.empty() ? src(r, set) : dst(r, set) + r * p.bytes_per_rank, dst(r, set),
+                             p.bytes_per_rank, stream(r));
         break;
       case Collective::all_to_all:
-        for (int r = 0; r < p.ranks(); ++r) comms_->all_to_all(r, src(r), dst(r), p.bytes_per_rank, stream(r));
+        for (int r = 0; r < p.ranks(); ++r) comms_->all_to_all(r, src(r, set), dst(r, set), p.bytes_per_rank, stream(r));
         break;
       case Collective::none:
         for (const Transfer& t : p.transfers) {
-          comms_->send(t.src_rank, src(t.src_rank) + t.src_offset, t.bytes, t.dst_rank, stream(t.src_rank));
-          comms_->recv(t.dst_rank, dst(t.dst_rank) + t.dst_offset, t.bytes, t.src_rank, stream(t.dst_rank));
+          comms_->send(t.src_rank, src(t.src_rank, set) + t.src_offset, t.bytes, t.dst_rank, stream(t.src_rank));
+          comms_->recv(t.dst_rank, dst(t.dst_rank, set) + t.dst_offset, t.bytes, t.src_rank, stream(t.dst_rank));
         }
         break;
     }
@@ -124,7 +129,7 @@ class NcclOperation final : public GpuOperation {
   // Runs one operation and looks in NCCL's log for the copy-engine set-up of this communicator.
   void confirm_copy_engine_path() {
     const std::size_t before = gpu::nccl_log_lines(kCeInitLog).size();
-    issue();
+    issue(0);
     wait();
     const auto lines = gpu::nccl_log_lines(kCeInitLog);
     const bool confirmed = lines.size() >= before + static_cast<std::size_t>(plan().ranks());
@@ -142,7 +147,8 @@ class NcclOperation final : public GpuOperation {
   std::unique_ptr<gpu::NcclComms> owned_;
   const gpu::NcclComms* comms_ = nullptr;
   std::vector<void*> src_windows_, dst_windows_;
-  std::vector<gpu::Graph> graphs_;
+  std::vector<std::vector<gpu::Graph>> graphs_;  // per buffer set, per rank
+  std::size_t launches_ = 0;
   nlohmann::json details_ = nlohmann::json::object();
 };
 

@@ -35,6 +35,16 @@ struct Plan {
   // rank's own block of an in-place all-gather). Operations put them there when they poison the
   // destinations (outside timing) and never issue them; validation checks them like transfers.
   std::vector<Transfer> preset;
+  // Buffer rotation: the operation keeps `sets` copies of every buffer, one after another
+  // (src_stride / dst_stride apart), and its k-th launch (counted from 0, validation included)
+  // moves set k mod sets, so successive operations do not reuse the same bytes (nccl-tests moves
+  // its buffers the same way). Transfer offsets are within one set.
+  int sets = 1;
+  std::size_t src_stride(int rank) const { return round_up(src_bytes[rank]); }
+  std::size_t dst_stride(int rank) const { return round_up(dst_bytes[rank]); }
+  // Bytes of one rank's buffers, every set included.
+  std::size_t src_allocation(int rank) const { return src_stride(rank) * static_cast<std::size_t>(sets); }
+  std::size_t dst_allocation(int rank) const { return dst_stride(rank) * static_cast<std::size_t>(sets); }
 
   int ranks() const { return static_cast<int>(devices.size()); }
   // The transfers rank `issuer` issues, in plan order.
@@ -46,6 +56,9 @@ struct Plan {
   // Why the plan is inconsistent, or nullopt: every transfer and preset block in bounds and
   // non-empty, no two destinations overlap, and every destination byte is written by exactly one.
   std::optional<std::string> check() const;
+
+ private:
+  static std::size_t round_up(std::size_t n) { return (n + 255) / 256 * 256; }  // sets start 256-byte aligned
 };
 
 }  // namespace dmabench

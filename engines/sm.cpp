@@ -19,22 +19,25 @@ int blocks_option(const Options& options) {
 class SmOperation final : public GpuOperation {
  public:
   SmOperation(const Plan& plan, int blocks) : GpuOperation(plan, plan.issuers()) {
-    for (int r : plan.issuers()) {
-      std::vector<gpu::CopyJob> jobs;
-      for (const Transfer& t : plan.issued_by(r))
-        jobs.push_back({dst(t.dst_rank) + t.dst_offset, src(t.src_rank) + t.src_offset, t.bytes});
-      kernels_.emplace_back(r, gpu::CopyKernel(device(r), std::move(jobs), blocks));
-    }
+    kernels_.resize(sets());
+    for (int s = 0; s < sets(); ++s)
+      for (int r : plan.issuers()) {
+        std::vector<gpu::CopyJob> jobs;
+        for (const Transfer& t : plan.issued_by(r))
+          jobs.push_back({dst(t.dst_rank, s) + t.dst_offset, src(t.src_rank, s) + t.src_offset, t.bytes});
+        kernels_[s].emplace_back(r, gpu::CopyKernel(device(r), std::move(jobs), blocks));
+      }
   }
   void launch() override {
-    for (const auto& [rank, kernel] : kernels_) {
+    for (const auto& [rank, kernel] : kernels_[launches_++ % kernels_.size()]) {
       gpu::set_device(device(rank));
       kernel.launch(stream(rank));
     }
   }
 
  private:
-  std::vector<std::pair<int, gpu::CopyKernel>> kernels_;
+  std::vector<std::vector<std::pair<int, gpu::CopyKernel>>> kernels_;  // per buffer set
+  std::size_t launches_ = 0;
 };
 
 class SmEngine final : public Engine {

@@ -35,6 +35,9 @@ def variant(result):
         if OPTION_DEFAULTS.get(k) == v:
             continue
         opts.append(f"{k}={str(v).lower() if isinstance(v, bool) else v}")
+    rotate = result.get("rotate", 1)  # buffer rotation is part of what was measured
+    if rotate and rotate > 1:
+        opts.append(f"rotate={rotate}")
     return result["engine"] + (" " + ",".join(opts) if opts else "")
 
 
@@ -78,7 +81,7 @@ def case_key(result):
     """The full identity of a case across runs: pattern, engine, options, devices, bytes, timing, workload."""
     return (result["pattern"], result["engine"], json.dumps(result.get("options", {}), sort_keys=True),
             tuple(result.get("devices", [])), result.get("bytes"), result["bytes_per_rank"], result["timing"],
-            beside(result))
+            beside(result), result.get("rotate", 1))
 
 
 def machine_label(doc):
@@ -105,7 +108,7 @@ def versions_caption(doc):
 def to_frame(paths, tool="dmabench_results"):
     """A tidy pandas DataFrame: one row per result of every file, with flat metric columns.
 
-    Columns: file, machine, name, pattern, engine, variant, options (JSON text), devices (text), ranks,
+    Columns: file, machine, name, pattern, in_place, rotate, engine, variant, options (JSON text), devices (text), ranks,
     bytes, bytes_per_rank, timing, status, reason, validated, clock, iterations, min/p50/mean/p95/p99/
     max/stddev (µs), algbw, busbw (GB/s), energy_per_GB_J, active_W, power_uncertainty, and
     bd_control / bd_schedule / bd_copy / bd_sync / bd_total (µs) where a breakdown exists, and for
@@ -124,7 +127,7 @@ def to_frame(paths, tool="dmabench_results"):
             power = r.get("power") or {}
             bd = r.get("breakdown_us") or {}
             row = {"file": path, "machine": machine, "name": r.get("name"), "pattern": r["pattern"],
-                   "in_place": bool(r.get("in_place")),
+                   "in_place": bool(r.get("in_place")), "rotate": r.get("rotate", 1),
                    "engine": r["engine"], "variant": variant(r), "options": json.dumps(r.get("options", {}), sort_keys=True),
                    "devices": ",".join(str(d) for d in r.get("devices", [])), "ranks": r.get("ranks"),
                    "bytes": r.get("bytes"), "bytes_per_rank": r["bytes_per_rank"], "timing": r["timing"],

@@ -353,3 +353,21 @@ TEST(Config, MaxTimedBytesChoosesIterationsPerCase) {
   expect_error(R"({"sizes": 1, "max_timed_bytes": "lots"})", {"max_timed_bytes", "lots"});
   expect_error(R"({"sizes": 1, "min_iterations": 0})", {"min_iterations"});
 }
+
+// rotate: a number or a list (an axis); named in the case when above 1.
+TEST(Config, RotateIsAnAxis) {
+  Config c = parse(R"({"sizes": ["1KiB"], "patterns": ["copy"], "engines": ["host"], "timing": "oneshot", "rotate": [1, 8]})");
+  EXPECT_EQ(c.rotate, (std::vector<int>{1, 8}));
+  const auto cases = expand(c, 2, {0, 1}, "host rank");
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].name(), "copy/host/oneshot/dev=0,1/1KiB");
+  EXPECT_EQ(cases[1].name(), "copy/host/oneshot/dev=0,1/1KiB/rotate=8");
+  EXPECT_EQ(cases[1].rotate, 8);
+  EXPECT_NE(cases[0].seed(), cases[1].seed());
+  EXPECT_EQ(to_json(c)["rotate"], json::array({1, 8}));
+  EXPECT_EQ(parse(R"({"sizes": 1, "rotate": 4})").rotate, std::vector<int>{4});
+  expect_error(R"({"sizes": 1, "rotate": 0})", {"rotate", "1 to 4096"});
+  expect_error(R"({"sizes": 1, "rotate": [2, 2]})", {"rotate", "twice"});
+  expect_error(R"({"sizes": 1, "rotate": []})", {"rotate", "empty"});
+  expect_error(R"({"sizes": 1, "rotate": ["x"]})", {"rotate[0]"});
+}

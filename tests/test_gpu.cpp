@@ -183,6 +183,8 @@ const Variant kVariants[] = {
     {"ce-batch", R"({"trigger": "host-flag", "completion": "flag-spin"})"},
     {"ce-batch", R"({"trigger": "gpu-flag", "completion": "gpu-poll"})"},
     {"ce-batch", R"({"trigger": "host-flag", "gate": "spin-kernel", "completion": "flag-spin"})"},
+    {"sm", R"({})"},
+    {"nccl", R"({})"},
     {"nccl", R"({"graph": true})"},
     {"nccl", R"({"cta_policy": "zero"})"},
     {"nccl", R"({"graph": true, "cta_policy": "zero"})"},
@@ -205,7 +207,10 @@ TEST_P(GpuVariants, ValidateOnEveryPatternAndTiming) {
   const int used = named.impl->ranks_used(static_cast<int>(devs.size()));
   if (used == 0) GTEST_SKIP() << pattern << " needs more GPUs";
   devs.resize(used);
-  for (std::size_t bytes : {std::size_t{1001}, std::size_t{256} << 10, (std::size_t{4} << 20) + 16})
+  // (bytes per rank, buffer sets): every size once, and rotation over 3 and 2 sets
+  const std::pair<std::size_t, int> shapes[] = {
+      {1001, 1}, {std::size_t{256} << 10, 1}, {(std::size_t{4} << 20) + 16, 1}, {1001, 3}, {(std::size_t{256} << 10) + 16, 2}};
+  for (const auto& [bytes, rotate] : shapes)
     for (Timing timing : {Timing::oneshot, Timing::pipelined}) {
       Case c{.pattern = named.pattern,
              .engine = EngineVariant{v.engine, options},
@@ -215,7 +220,8 @@ TEST_P(GpuVariants, ValidateOnEveryPatternAndTiming) {
              .in_place = named.in_place,
              .warmup = 1,
              .iterations = 4,
-             .pipeline_depth = timing == Timing::pipelined ? 3 : 1};
+             .pipeline_depth = timing == Timing::pipelined ? 3 : 1,
+             .rotate = rotate};
       CaseExecution ex(c, e, "", *backend);
       ex.setup();
       const bool gpu_flag = options["trigger"] == "gpu-flag";

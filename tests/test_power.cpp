@@ -107,7 +107,9 @@ power::Batch busy_batch(FakeSource& src, std::vector<double>* spent = nullptr, i
 TEST(PowerMeter, UpdatePeriodIdleAndActiveWattsAndEnergyPerOp) {
   auto owned = std::make_unique<FakeSource>(2, 100.0, 60.0, 0.02);
   FakeSource& src = *owned;
-  power::Meter meter(std::move(owned), 0.3);
+  // 0.6 s windows: edges seen a few ms late (a preempted sampler on a loaded 2-core CI machine)
+  // stay under 2% of the window
+  power::Meter meter(std::move(owned), 0.6);
   meter.calibrate(0.5);
   const json ctx = meter.context();
   for (const auto& ch : ctx["channels"]) {
@@ -118,7 +120,7 @@ TEST(PowerMeter, UpdatePeriodIdleAndActiveWattsAndEnergyPerOp) {
   const json r = meter.measure({0, 1}, busy_batch(src, &spent), 2e9, "case");
   ASSERT_FALSE(r.contains("error")) << r.dump();
   EXPECT_EQ(r["source"], "fake");
-  EXPECT_GE(r["window_s"].get<double>(), 0.3);
+  EXPECT_GE(r["window_s"].get<double>(), 0.6);
   EXPECT_NEAR(r["avg_W"][0].get<double>(), 160.0, 6.0) << r.dump();
   // two channels, 60 W extra each, while operations run nearly all the time
   EXPECT_NEAR(r["active_W"].get<double>(), 120.0, 8.0) << r.dump();
