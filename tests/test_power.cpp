@@ -48,6 +48,8 @@ class FakeSource final : public power::Source {
   }
   double resolution_J() const override { return 1e-3; }
   std::optional<double> wrap_J() const override { return wrap_; }
+  json details() const override { return details_; }
+  void set_details(json d) { details_ = std::move(d); }
   void fail_after(int reads) {
     std::lock_guard lock(mu_);
     fail_after_ = reads;
@@ -75,6 +77,7 @@ class FakeSource final : public power::Source {
   int n_;
   double idle_, extra_, period_;
   std::optional<double> wrap_;
+  json details_ = json::object();
   int fail_after_ = -1, reads_ = 0;
   bool active_ = false;
   double last_, next_publish_;
@@ -128,6 +131,15 @@ TEST(PowerMeter, UpdatePeriodIdleAndActiveWattsAndEnergyPerOp) {
   EXPECT_GT(r["uncertainty"].get<double>(), 0.0);
   EXPECT_LT(r["uncertainty"].get<double>(), 0.2);
   EXPECT_FALSE(r["window_too_short"].get<bool>());
+}
+
+TEST(PowerMeter, ContextCarriesTheSourceDetails) {
+  auto owned = std::make_unique<FakeSource>(1, 100.0, 0.0, 0.01);
+  FakeSource& src = *owned;
+  power::Meter meter(std::move(owned), 0.1);
+  EXPECT_FALSE(meter.context().contains("details"));  // nothing to add: no field
+  src.set_details({{"power_call", "rsmi_dev_power_get"}, {"power_type", "current"}});
+  EXPECT_EQ(meter.context()["details"]["power_type"], "current");
 }
 
 TEST(PowerMeter, CounterWrapAround) {
