@@ -165,16 +165,23 @@ mount_once "$CHROOT/proc" -t proc proc
 mount_once "$CHROOT$SRC_IN_CHROOT" --bind "$ROOT"
 BUILD="$SRC_IN_CHROOT/$BUILD_NAME"
 
-step "GPU targets this hipcc accepts"
-ARCHS="gfx942"
-in_chroot bash -c "mkdir -p $BUILD && printf '#include <hip/hip_runtime.h>\n__global__ void k() {}\n' >$BUILD/arch_probe.hip"
-for arch in gfx90a gfx950; do
-  if in_chroot hipcc -x hip --offload-arch=$arch -c "$BUILD/arch_probe.hip" -o "$BUILD/arch_probe.o" >/dev/null 2>&1; then
-    ARCHS="$ARCHS;$arch"
-  else
-    log "  hipcc does not accept $arch: left out"
-  fi
-done
+step "GPU targets this hipcc accepts (gfx942, and gfx90a / gfx950 where it compiles them)"
+ARCH_CACHE="$ROOT/$BUILD_NAME/check-rocm-archs"  # "hipcc version: targets", reused while hipcc is the same
+if [ -f "$ARCH_CACHE" ] && [ "$(cut -d' ' -f1 "$ARCH_CACHE")" = "$ROCM_VERSION" ]; then
+  ARCHS=$(cut -d' ' -f2 "$ARCH_CACHE")
+  log "  (cached for hipcc $ROCM_VERSION)"
+else
+  ARCHS="gfx942"
+  in_chroot bash -c "mkdir -p $BUILD && printf '#include <hip/hip_runtime.h>\n__global__ void k() {}\n' >$BUILD/arch_probe.hip"
+  for arch in gfx90a gfx950; do
+    if in_chroot hipcc -x hip --offload-arch=$arch -c "$BUILD/arch_probe.hip" -o "$BUILD/arch_probe.o" >/dev/null 2>&1; then
+      ARCHS="$ARCHS;$arch"
+    else
+      log "  hipcc does not accept $arch: left out"
+    fi
+  done
+  echo "$ROCM_VERSION $ARCHS" >"$ARCH_CACHE"
+fi
 log "  $ARCHS"
 step_done
 
