@@ -24,6 +24,17 @@ find_package(hsa-runtime64 CONFIG QUIET HINTS /opt/rocm)
 set(DMABENCH_HAVE_HSA ${hsa-runtime64_FOUND})
 find_package(rccl CONFIG QUIET HINTS /opt/rocm)
 set(DMABENCH_HAVE_RCCL ${rccl_FOUND})
+if(DMABENCH_HAVE_RCCL)
+  get_target_property(hip_inc hip::host INTERFACE_INCLUDE_DIRECTORIES)
+  get_target_property(rccl_inc roc::rccl INTERFACE_INCLUDE_DIRECTORIES)
+  set(rccl_incs)
+  foreach(dir ${hip_inc} ${rccl_inc})   # generator expressions (build-tree paths) are not for try_compile
+    if(dir AND NOT dir MATCHES "^\\$<")
+      list(APPEND rccl_incs ${dir})
+    endif()
+  endforeach()
+  dmabench_nccl_api_checks("rccl/rccl.h" "${rccl_incs}" "-D__HIP_PLATFORM_AMD__=1")   # cmake/nccl_api.cmake
+endif()
 find_package(rocblas CONFIG QUIET HINTS /opt/rocm)   # the GEMM of overlap cases
 set(DMABENCH_HAVE_ROCBLAS ${rocblas_FOUND})
 
@@ -42,8 +53,16 @@ function(dmabench_hip_check var code)
 endfunction()
 dmabench_hip_check(DMABENCH_HIP_HAS_NOCU
   "#include <hip/hip_runtime_api.h>\nint main() { return static_cast<int>(hipMemcpyDeviceToDeviceNoCU); }")
-dmabench_hip_check(DMABENCH_HIP_HAS_BATCH
-  "#include <hip/hip_runtime_api.h>\nint main() { return hipMemcpyBatchAsync != nullptr; }")
+# ce-batch: the call with the attributes dmabench passes (source access order, the overlap flag)
+dmabench_hip_check(DMABENCH_HIP_HAS_BATCH [=[
+#include <hip/hip_runtime_api.h>
+int main() {
+  void* d = nullptr; void* s = nullptr; size_t n = 1, idx = 0, fail = 0;
+  hipMemcpyAttributes a{};
+  a.srcAccessOrder = hipMemcpySrcAccessOrderStream;
+  a.flags = hipMemcpyFlagPreferOverlapWithCompute;
+  return static_cast<int>(hipMemcpyBatchAsync(&d, &s, &n, 1, &a, &idx, 1, &fail, hipStream_t{}));
+}]=])
 dmabench_hip_check(DMABENCH_HIP_HAS_WALL_CLOCK_RATE
   "#include <hip/hip_runtime_api.h>\nint main() { return static_cast<int>(hipDeviceAttributeWallClockRate); }")
 if(DMABENCH_HAVE_HSA)
@@ -67,22 +86,25 @@ message(STATUS "dmabench: HIP ${hip_VERSION}: hipMemcpyDeviceToDeviceNoCU ${DMAB
                "hipMemcpyBatchAsync ${DMABENCH_HIP_HAS_BATCH}, hipDeviceAttributeWallClockRate ${DMABENCH_HIP_HAS_WALL_CLOCK_RATE}; "
                "HSA ${DMABENCH_HAVE_HSA} (AMD interface ${DMABENCH_HSA_INTERFACE}): copy_on_engine ${DMABENCH_HSA_HAS_COPY_ON_ENGINE}, "
                "batch_copy ${DMABENCH_HSA_HAS_BATCH_COPY}, SDMA engine info ${DMABENCH_HSA_HAS_SDMA_INFO}; RCCL ${DMABENCH_HAVE_RCCL}; "
-               "rocBLAS ${DMABENCH_HAVE_ROCBLAS}")
+               "all-to-all ${DMABENCH_NCCL_ALLTOALL}; rocBLAS ${DMABENCH_HAVE_ROCBLAS}")
 
-# Default targets: MI200 (gfx90a), MI300A/X early (gfx940) and MI300X (gfx942) where this hipcc
-# knows it (ROCm 5.2's does not: its code objects then do not load on MI300X; say so).
+# Default targets: MI200 (gfx90a), MI300A/X early (gfx940), plus MI300X (gfx942) and MI350 (gfx950)
+# where this hipcc knows them (ROCm 5.2's knows neither: its code objects then do not load on MI300X;
+# say so). The probe includes hip_runtime.h: a kernel's host stub needs it with current hipcc.
 if(NOT DMABENCH_HIP_ARCHITECTURES)
   set(DMABENCH_HIP_ARCHITECTURES gfx90a gfx940)
-  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/gfx942_probe.hip "__global__ void k() {}\n")
-  execute_process(COMMAND ${DMABENCH_HIPCC} -x hip --offload-arch=gfx942 -c ${CMAKE_CURRENT_BINARY_DIR}/gfx942_probe.hip
-                          -o ${CMAKE_CURRENT_BINARY_DIR}/gfx942_probe.o
-                  RESULT_VARIABLE gfx942_rc OUTPUT_QUIET ERROR_QUIET)
-  if(gfx942_rc EQUAL 0)
-    list(APPEND DMABENCH_HIP_ARCHITECTURES gfx942)
-  else()
-    message(WARNING "dmabench: this hipcc cannot compile for gfx942 (MI300X): the HIP kernels will not load on MI300X; "
-                    "build with a newer ROCm for MI300X runs")
-  endif()
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/arch_probe.hip "#include <hip/hip_runtime.h>\n__global__ void k() {}\n")
+  foreach(arch gfx942 gfx950)
+    execute_process(COMMAND ${DMABENCH_HIPCC} -x hip --offload-arch=${arch} -c ${CMAKE_CURRENT_BINARY_DIR}/arch_probe.hip
+                            -o ${CMAKE_CURRENT_BINARY_DIR}/arch_probe.o
+                    RESULT_VARIABLE arch_rc OUTPUT_QUIET ERROR_QUIET)
+    if(arch_rc EQUAL 0)
+      list(APPEND DMABENCH_HIP_ARCHITECTURES ${arch})
+    elseif(arch STREQUAL "gfx942")
+      message(WARNING "dmabench: this hipcc cannot compile for gfx942 (MI300X): the HIP kernels will not load on MI300X; "
+                      "build with a newer ROCm for MI300X runs (scripts/check-rocm.sh builds with ROCm 7.2)")
+    endif()
+  endforeach()
 endif()
 
 function(dmabench_add_hip_backend target)
@@ -129,5 +151,6 @@ function(dmabench_add_hip_backend target)
     target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/engines/gpu/nccl_comm.cpp ${PROJECT_SOURCE_DIR}/engines/nccl.cpp)
     target_compile_definitions(${target} PUBLIC DMABENCH_HAVE_NCCL=1 DMABENCH_HAVE_RCCL=1)
     target_link_libraries(${target} PUBLIC roc::rccl)
+    dmabench_nccl_api_definitions(${target})
   endif()
 endfunction()

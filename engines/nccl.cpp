@@ -1,5 +1,5 @@
 // nccl: the vendor collective library over a single-process communicator. Plans with an
-// equivalent collective call it (allgather -> ncclAllGather, alltoall -> ncclAlltoAll); any other
+// equivalent collective call it (allgather -> ncclAllGather, alltoall -> ncclAlltoAll, RCCL's ncclAllToAll); any other
 // plan becomes one ncclSend/ncclRecv pair per transfer inside one group (copy, bidir).
 // Options: graph (the operation captured once into a CUDA graph per GPU, launched per operation)
 // and cta_policy zero (NCCL_CTA_POLICY_ZERO with ncclMemAlloc buffers registered as symmetric
@@ -158,6 +158,7 @@ class NcclEngine final : public Engine {
   std::optional<std::string> unsupported(const Plan& plan, const Options& options, int) const override {
     const NcclOptions o = NcclOptions::from(options);
     if (std::string why; o.cta_zero && !gpu::nccl_ce_collectives_supported(&why)) return why;
+    if (std::string why; plan.collective == Collective::all_to_all && !gpu::nccl_all_to_all_supported(&why)) return why;
     if (o.cta_zero && plan.collective == Collective::none)
       return std::string("cta_policy zero (NCCL's copy-engine collectives) covers allgather and alltoall; "
                          "this pattern runs as ncclSend/ncclRecv");

@@ -79,7 +79,7 @@ std::vector<OptionSpec> dma_options(bool batch) {
                          .choices = {"runtime", "peer-bounce"}});
   if (batch)
     o.push_back(OptionSpec{.name = "overlap_hint",
-                           .help = "the batch carries cudaMemcpyFlagPreferOverlapWithCompute (true) or no flag (false)",
+                           .help = "the batch carries cudaMemcpyFlagPreferOverlapWithCompute / hipMemcpyFlagPreferOverlapWithCompute (true) or no flag (false)",
                            .default_value = true,
                            .choices = {true, false}});
   return o;
@@ -142,7 +142,7 @@ const std::vector<EngineSpec>& engine_specs() {
        "cudaMemcpyAsync / hipMemcpyAsync per copy on the issuing GPU's streams: the copy (DMA / SDMA) engines",
        dma_options(false), {"cuda", "hip"}},
       {"ce-batch", gpu_backend(),
-       "one cudaMemcpyBatchAsync (CUDA >= 12.8; AMD: not written yet, hipMemcpyBatchAsync needs HIP >= 7.1) per stream for all of a GPU's "
+       "one cudaMemcpyBatchAsync (CUDA >= 12.8) / hipMemcpyBatchAsync (HIP >= 7.1) per stream for all of a GPU's "
        "copies (stream order, prefer overlap with compute)",
        dma_options(true), {"cuda", "hip"}},
       {"sm", gpu_backend(), "a GPU-core copy kernel per issuing GPU, storing into peer memory over NVLink / xGMI",
@@ -153,7 +153,7 @@ const std::vector<EngineSpec>& engine_specs() {
                    .positive_integer = true}},
        {"cuda", "hip"}},
       {"nccl", gpu_backend(),
-       "NCCL (RCCL on AMD) over a single-process communicator: ncclAllGather, ncclAlltoAll, ncclSend/ncclRecv",
+       "NCCL (RCCL on AMD) over a single-process communicator: ncclAllGather, ncclAlltoAll (RCCL: ncclAllToAll), ncclSend/ncclRecv",
        {OptionSpec{.name = "graph",
                    .help = "the operation captured once into a CUDA / HIP graph per GPU, launched per operation",
                    .default_value = false,

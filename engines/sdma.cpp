@@ -252,14 +252,14 @@ std::vector<Feature> amd_features(const BuildFacts& b) {
       f("ce SDMA-only copy kind (hipMemcpyDeviceToDeviceNoCU)", "ROCm >= 6.2 (headers declare hipMemcpyDeviceToDeviceNoCU)",
         b.hip && b.hip_nocu, "ce copies with hipMemcpyDeviceToDeviceNoCU",
         fmt::format("{}: ce uses hipMemcpyDefault (the runtime may pick a blit kernel instead of SDMA)", hip)),
-      f("ce-batch (hipMemcpyBatchAsync)", "HIP >= 7.1", false, "",
-        b.hip_batch ? "the headers declare hipMemcpyBatchAsync, but dmabench's HIP path for it is not written yet"
-                    : fmt::format("{} has no hipMemcpyBatchAsync", hip)),
+      f("ce-batch (hipMemcpyBatchAsync)", "HIP >= 7.1 (headers declare hipMemcpyBatchAsync with hipMemcpyAttributes)",
+        b.hip && b.hip_batch, "hipMemcpyBatchAsync, source access order stream, overlap flag per overlap_hint",
+        fmt::format("{} has no hipMemcpyBatchAsync", hip)),
       f("trigger gpu-flag (GPU clock: s_memrealtime at hipDeviceAttributeWallClockRate)",
         "ROCm >= 5.5 (hipDeviceAttributeWallClockRate)", b.hip && b.hip_wall_clock_rate, "",
         fmt::format("{} has no hipDeviceAttributeWallClockRate to convert GPU clock ticks", hip)),
       f("nccl engine on AMD (RCCL)", "RCCL (find_package(rccl))", b.rccl, "RCCL",
-        "RCCL was not found at configure time (Debian has no RCCL package)"),
+        "RCCL was not found at configure time (find_package(rccl); Debian 12 has no RCCL, ROCm 7 packages have librccl-dev)"),
       f("hsa engine, engines=runtime (hsa_amd_memory_async_copy), pre-launch behind a dependency signal, "
         "completion by spinning on the HSA signal, breakdown from hsa_amd_profiling_get_async_copy_time",
         "ROCm >= 5.2 (HSA AMD interface 1.0)", b.hip && b.hsa, hsa, "this build has no HSA runtime (hsa-runtime64)"),
@@ -267,7 +267,7 @@ std::vector<Feature> amd_features(const BuildFacts& b) {
         "hsa_amd_memory_get_preferred_copy_engine)",
         "ROCm >= 5.7", b.hip && b.hsa && b.hsa_copy_on_engine, hsa,
         fmt::format("{}: the headers have no hsa_amd_memory_async_copy_on_engine", hsa)),
-      f("hsa packet=broadcast|swap (hsa_amd_memory_async_batch_copy)", "ROCm 7 series (headers declare hsa_amd_memory_async_batch_copy)",
+      f("hsa packet=broadcast|swap (hsa_amd_memory_async_batch_copy)", "an HSA header that declares hsa_amd_memory_async_batch_copy (ROCm 7.2's does not)",
         false, "",
         b.hsa_batch_copy ? "the headers declare hsa_amd_memory_async_batch_copy, but dmabench's path for it is not written yet"
                          : fmt::format("{}: the headers have no hsa_amd_memory_async_batch_copy", hsa)),

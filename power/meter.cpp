@@ -260,7 +260,9 @@ nlohmann::json Meter::context() const {
                   {"update_period_s", c < static_cast<int>(period_s_.size()) && period_s_[c] ? nlohmann::json(*period_s_[c]) : nlohmann::json()},
                   {"idle_W", c < static_cast<int>(idle_W_.size()) ? nlohmann::json(idle_W_[c]) : nlohmann::json()},
                   {"idle_spread_W", c < static_cast<int>(idle_spread_W_.size()) ? nlohmann::json(idle_spread_W_[c]) : nlohmann::json()}});
-  return {{"source", source_->name()}, {"window_s", window_s_}, {"resolution_J", source_->resolution_J()}, {"channels", ch}};
+  nlohmann::json r = {{"source", source_->name()}, {"window_s", window_s_}, {"resolution_J", source_->resolution_J()}, {"channels", ch}};
+  if (auto d = source_->details(); !d.empty()) r["details"] = std::move(d);
+  return r;
 }
 
 }  // namespace dmabench::power

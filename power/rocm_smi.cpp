@@ -1,5 +1,7 @@
-// AMD GPUs through rocm-smi: rsmi_dev_energy_count_get (counter x resolution in µJ) and
-// rsmi_dev_power_ave_get (µW). Loaded at run time (dlopen); rocm_smi.h is needed to compile only.
+// AMD GPUs through rocm-smi: rsmi_dev_energy_count_get (counter x resolution in µJ) for joules, and
+// for the power trace rsmi_dev_power_get (µW; current socket power on MI300-series GPUs, which have
+// no average, else the average; the kind is recorded in details()) where the header has it, else
+// rsmi_dev_power_ave_get. Loaded at run time (dlopen); rocm_smi.h is needed to compile only.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -17,14 +19,23 @@
 namespace dmabench::power {
 namespace {
 
+// Every symbol typed from rocm_smi.h: an API change breaks the build, not the run.
 struct Rsmi {
   void* lib = nullptr;
-  rsmi_status_t (*init)(uint64_t) = nullptr;
-  rsmi_status_t (*count)(uint32_t*) = nullptr;
-  rsmi_status_t (*pci_id)(uint32_t, uint64_t*) = nullptr;
-  rsmi_status_t (*energy)(uint32_t, uint64_t*, float*, uint64_t*) = nullptr;
-  rsmi_status_t (*power_ave)(uint32_t, uint32_t, uint64_t*) = nullptr;
-  rsmi_status_t (*status_string)(rsmi_status_t, const char**) = nullptr;
+  decltype(&rsmi_init) init = nullptr;
+  decltype(&rsmi_num_monitor_devices) count = nullptr;
+  decltype(&rsmi_dev_pci_id_get) pci_id = nullptr;
+  decltype(&rsmi_dev_energy_count_get) energy = nullptr;
+#ifdef DMABENCH_RSMI_HAS_POWER_GET
+  // rsmi_dev_power_get (newer rocm-smi, which deprecates rsmi_dev_power_ave_get): current socket
+  // power where the GPU reports it (MI300 series, no average there), else the average; it says which.
+  decltype(&rsmi_dev_power_get) power = nullptr;
+  static constexpr const char* kPowerCall = "rsmi_dev_power_get";
+#else
+  decltype(&rsmi_dev_power_ave_get) power = nullptr;
+  static constexpr const char* kPowerCall = "rsmi_dev_power_ave_get";
+#endif
+  decltype(&rsmi_status_string) status_string = nullptr;
   std::string why_not;
 
   std::string text(rsmi_status_t s) const {
@@ -52,7 +63,7 @@ struct Rsmi {
     sym(r.count, "rsmi_num_monitor_devices");
     sym(r.pci_id, "rsmi_dev_pci_id_get");
     sym(r.energy, "rsmi_dev_energy_count_get");
-    sym(r.power_ave, "rsmi_dev_power_ave_get");
+    sym(r.power, kPowerCall);
     sym(r.status_string, "rsmi_status_string");
     if (r.why_not.empty()) {
       const rsmi_status_t s = r.init(0);
@@ -83,15 +94,31 @@ class RsmiSource final : public Source {
   }
   std::optional<double> power_W(int c) override {
     uint64_t uw = 0;
-    const rsmi_status_t s = Rsmi::get().power_ave(devices_[c].second, 0, &uw);
-    if (s != RSMI_STATUS_SUCCESS) throw std::runtime_error("rsmi_dev_power_ave_get: " + Rsmi::get().text(s));
+    const Rsmi& r = Rsmi::get();
+#ifdef DMABENCH_RSMI_HAS_POWER_GET
+    RSMI_POWER_TYPE type = RSMI_INVALID_POWER;
+    const rsmi_status_t s = r.power(devices_[c].second, &uw, &type);
+    if (s != RSMI_STATUS_SUCCESS) throw std::runtime_error(std::string(Rsmi::kPowerCall) + ": " + r.text(s));
+    power_type_ = type == RSMI_CURRENT_POWER ? "current" : type == RSMI_AVERAGE_POWER ? "average" : "invalid";
+#else
+    const rsmi_status_t s = r.power(devices_[c].second, 0, &uw);
+    if (s != RSMI_STATUS_SUCCESS) throw std::runtime_error(std::string(Rsmi::kPowerCall) + ": " + r.text(s));
+    power_type_ = "average";
+#endif
     return uw * 1e-6;
+  }
+  // Which call gives the power trace and which kind of power it read (known after the first read).
+  nlohmann::json details() const override {
+    return {{"energy_call", "rsmi_dev_energy_count_get"},
+            {"power_call", Rsmi::kPowerCall},
+            {"power_type", power_type_.empty() ? nlohmann::json() : nlohmann::json(power_type_)}};
   }
   double resolution_J() const override { return resolution_J_; }
 
  private:
   std::vector<std::pair<std::string, uint32_t>> devices_;
   double resolution_J_ = 15.3e-6;  // replaced by the driver's figure at the first read
+  std::string power_type_;          // "current", "average" or "invalid", from the last power read
 };
 
 }  // namespace
@@ -103,7 +130,10 @@ std::unique_ptr<Source> open_rocm_smi(const Devices& devices, std::string* why_n
     return nullptr;
   }
   uint32_t n = 0;
-  r.count(&n);
+  if (const rsmi_status_t s = r.count(&n); s != RSMI_STATUS_SUCCESS) {
+    if (why_not) *why_not = "rsmi_num_monitor_devices: " + r.text(s);
+    return nullptr;
+  }
   std::vector<std::pair<std::string, uint32_t>> found;
   for (const auto& bus : devices.bus_ids) {
     for (uint32_t i = 0; i < n; ++i) {
@@ -118,6 +148,12 @@ std::unique_ptr<Source> open_rocm_smi(const Devices& devices, std::string* why_n
   auto src = std::make_unique<RsmiSource>(std::move(found));
   try {
     src->energy_J(0);
+  } catch (const std::exception& e) {
+    if (why_not) *why_not = e.what();
+    return nullptr;
+  }
+  try {
+    src->power_W(0);  // the kind of power this GPU reports, for details(); the energy counter does not need it
   } catch (const std::exception& e) {
     if (why_not) *why_not = e.what();
     return nullptr;

@@ -1,6 +1,7 @@
 #include "power/source.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (in ranges.h since fmt 11)
 
 namespace dmabench::power {
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace dmabench::power {
 
 class Source {
@@ -23,6 +25,9 @@ class Source {
   virtual std::optional<double> power_W(int channel) { (void)channel; return std::nullopt; }
   virtual double resolution_J() const = 0;
   virtual std::optional<double> wrap_J() const { return std::nullopt; }
+  // What the source read and how (e.g. rocm-smi's power call and the kind of power it reported), for
+  // the results' context.power.details; empty when there is nothing to add.
+  virtual nlohmann::json details() const { return nlohmann::json::object(); }
 };
 
 // What each source needs to find its channels: the PCI bus ids ("0000:06:00.0") of the devices a

@@ -50,6 +50,8 @@ class FakeSource final : public power::Source {
   double resolution_J() const override { return 1e-3; }
   std::optional<double> wrap_J() const override { return wrap_; }
   void set_read_delay(double s) { read_delay_s_ = s; }  // each read takes this long (NVML: ~4 ms)
+  json details() const override { return details_; }
+  void set_details(json d) { details_ = std::move(d); }
   void fail_after(int reads) {
     std::lock_guard lock(mu_);
     fail_after_ = reads;
@@ -77,6 +79,7 @@ class FakeSource final : public power::Source {
   int n_;
   double idle_, extra_, period_;
   std::optional<double> wrap_;
+  json details_ = json::object();
   int fail_after_ = -1, reads_ = 0;
   std::atomic<double> read_delay_s_ = 0;
   bool active_ = false;
@@ -173,6 +176,15 @@ TEST(PowerMeter, IdleGapsBetweenBatchesAreMeasuredAndFlagged) {
   EXPECT_TRUE(r["low_duty"].get<bool>()) << r.dump();
   EXPECT_GT(r["uncertainty"].get<double>(), 1.0) << r.dump();  // (1 - busy) / busy alone is > 1.5
   EXPECT_GT(r["batch_gap_us"].get<double>(), 3000.0) << r.dump();
+}
+
+TEST(PowerMeter, ContextCarriesTheSourceDetails) {
+  auto owned = std::make_unique<FakeSource>(1, 100.0, 0.0, 0.01);
+  FakeSource& src = *owned;
+  power::Meter meter(std::move(owned), 0.1);
+  EXPECT_FALSE(meter.context().contains("details"));  // nothing to add: no field
+  src.set_details({{"power_call", "rsmi_dev_power_get"}, {"power_type", "current"}});
+  EXPECT_EQ(meter.context()["details"]["power_type"], "current");
 }
 
 TEST(PowerMeter, CounterWrapAround) {

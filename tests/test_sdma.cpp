@@ -172,8 +172,9 @@ TEST(AmdFeatures, EveryFeatureSaysWhatItNeeds) {
   EXPECT_NE(sdma::missing(rocm52, "nccl engine on AMD").find("RCCL"), std::string::npos);
 
   sdma::BuildFacts rocm7 = rocm52;
-  rocm7.hsa_copy_on_engine = rocm7.hip_nocu = rocm7.hip_wall_clock_rate = true;
+  rocm7.hsa_copy_on_engine = rocm7.hip_nocu = rocm7.hip_wall_clock_rate = rocm7.hip_batch = true;
   EXPECT_EQ(sdma::missing(rocm7, "hsa engines=preferred"), "");
+  EXPECT_EQ(sdma::missing(rocm7, "ce-batch"), "");
   EXPECT_EQ(sdma::missing(rocm7, "ce SDMA-only"), "");
   EXPECT_EQ(sdma::missing(rocm7, "trigger gpu-flag"), "");
   EXPECT_NE(sdma::missing(sdma::BuildFacts{}, "hip backend").find("no HIP"), std::string::npos);

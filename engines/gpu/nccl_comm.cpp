@@ -93,6 +93,23 @@ bool nccl_ce_collectives_supported(std::string* why_not) {
 #endif
 }
 
+bool nccl_all_to_all_supported(std::string* why_not) {
+#ifdef DMABENCH_NCCL_ALLTOALL
+  (void)why_not;
+  return true;
+#else
+  if (why_not)
+    *why_not = fmt::format("this build's {} header (version code {}) has no all-to-all call (ncclAlltoAll needs NCCL >= 2.28; "
+                           "RCCL spells it ncclAllToAll)",
+#if defined(DMABENCH_HAVE_RCCL)
+                           "RCCL", NCCL_VERSION_CODE);
+#else
+                           "NCCL", NCCL_VERSION_CODE);
+#endif
+  return false;
+#endif
+}
+
 Memory nccl_allocate(int device, std::size_t bytes) {
   if (bytes == 0) return Memory(nullptr, [](void*) {});
   DMABENCH_GPU_CHECK(GPU(SetDevice)(device));
@@ -149,8 +166,17 @@ void NcclComms::all_gather(int rank, const void* send, void* recv, std::size_t b
   DMABENCH_NCCL_CHECK(ncclAllGather(send, recv, bytes, ncclInt8, comm(comms_[rank]), native(s)));
 }
 
+// The all-to-all call as the header spells it (cmake/nccl_api.cmake): ncclAlltoAll in NCCL >= 2.28,
+// ncclAllToAll in RCCL.
 void NcclComms::all_to_all(int rank, const void* send, void* recv, std::size_t bytes, const Stream& s) const {
-  DMABENCH_NCCL_CHECK(ncclAlltoAll(send, recv, bytes, ncclInt8, comm(comms_[rank]), native(s)));
+#ifdef DMABENCH_NCCL_ALLTOALL
+  DMABENCH_NCCL_CHECK(DMABENCH_NCCL_ALLTOALL(send, recv, bytes, ncclInt8, comm(comms_[rank]), native(s)));
+#else
+  (void)rank, (void)send, (void)recv, (void)bytes, (void)s;
+  std::string why;
+  nccl_all_to_all_supported(&why);
+  throw std::runtime_error(why);
+#endif
 }
 
 void NcclComms::send(int rank, const void* buf, std::size_t bytes, int peer, const Stream& s) const {
