@@ -71,7 +71,8 @@ std::string cpu_affinity() {
     if (!CPU_ISSET(c, &set)) continue;
     int last = c;
     while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
-    out += (out.empty() ? "" : ",") + (last == c ? std::to_string(c) : fmt::format("{}-{}", c, last));
+    if (!out.empty()) out.push_back(',');
+    out.append(last == c ? fmt::format("{}", c) : fmt::format("{}-{}", c, last));
     c = last;
   }
   return out;
