@@ -51,6 +51,24 @@ Engine* engine(const std::string& name) {
   Backend* backend_var = cuda_backend(&why_no_gpu);               \
   if (!backend_var) GTEST_SKIP() << "no GPU: " << why_no_gpu
 
+#ifdef DMABENCH_HAVE_CUDA
+// Sets a case up, takes its timed samples and measures its power with `meter` on `gpus`: the power
+// object of its result. The samples go to *samples_us when given.
+json measured_power(const Case& c, Backend& backend, power::Meter& meter, const std::vector<int>& gpus,
+                    std::vector<double>* samples_us = nullptr) {
+  CaseExecution ex(c, engine(c.engine.engine), "", backend);
+  ex.setup();
+  EXPECT_EQ(ex.status(), Status::ok) << ex.reason();
+  if (ex.status() != Status::ok) return json{{"error", ex.reason()}};
+  std::vector<double> samples;
+  for (int i = 0; i < c.iterations; ++i) samples.push_back(ex.sample_seconds() * 1e6);
+  ex.add_invocation(samples);
+  if (samples_us) *samples_us = samples;
+  ex.measure_power(meter, gpus);
+  return ex.result(1)["power"];
+}
+#endif
+
 }  // namespace
 
 #ifdef DMABENCH_HAVE_GPU
@@ -353,14 +371,7 @@ TEST(GpuPower, NvmlReadingsAreSane) {
          .warmup = 1,
          .iterations = 3,
          .pipeline_depth = 1};
-  CaseExecution ex(c, engine("ce"), "", *backend);
-  ex.setup();
-  ASSERT_EQ(ex.status(), Status::ok) << ex.reason();
-  std::vector<double> samples;
-  for (int i = 0; i < 3; ++i) samples.push_back(ex.sample_seconds() * 1e6);
-  ex.add_invocation(samples);
-  ex.measure_power(meter, gpus);
-  const json p = ex.result(1)["power"];
+  const json p = measured_power(c, *backend, meter, gpus);
   std::printf("1 GiB copy loop: %s\n", p.dump().c_str());
   ASSERT_FALSE(p.contains("error")) << p.dump();
   EXPECT_GT(p["avg_W"][0].get<double>(), p["idle_W"][0].get<double>()) << p.dump();
@@ -396,14 +407,8 @@ TEST(GpuPower, MeterAgreesWithATwoEndedLoop) {
          .warmup = 2,
          .iterations = 5,
          .pipeline_depth = 1};
-  CaseExecution ex(c, engine("ce"), "", *backend);
-  ex.setup();
-  ASSERT_EQ(ex.status(), Status::ok) << ex.reason();
   std::vector<double> samples;
-  for (int i = 0; i < 5; ++i) samples.push_back(ex.sample_seconds() * 1e6);
-  ex.add_invocation(samples);
-  ex.measure_power(meter, gpus);
-  const json p = ex.result(1)["power"];
+  const json p = measured_power(c, *backend, meter, gpus, &samples);
   std::printf("meter: %s\n", p.dump().c_str());
   ASSERT_FALSE(p.contains("error")) << p.dump();
   const double meter_J_GB = p["energy_per_GB_J"].get<double>();

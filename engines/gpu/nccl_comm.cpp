@@ -77,6 +77,12 @@ std::string nccl_version() {
   return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
 }
 
+#if defined(DMABENCH_HAVE_RCCL)
+[[maybe_unused]] constexpr const char* kLibraryName = "RCCL";
+#else
+[[maybe_unused]] constexpr const char* kLibraryName = "NCCL";
+#endif
+
 bool nccl_ce_collectives_supported(std::string* why_not) {
 #ifdef DMABENCH_NCCL_HAS_CE_COLLECTIVES
   (void)why_not;
@@ -84,11 +90,7 @@ bool nccl_ce_collectives_supported(std::string* why_not) {
 #else
   if (why_not)
     *why_not = fmt::format("cta_policy zero needs NCCL >= 2.28 (NCCL_CTA_POLICY_ZERO, symmetric windows); this build has {} {}",
-#if defined(DMABENCH_HAVE_RCCL)
-                           "RCCL", NCCL_VERSION_CODE);
-#else
-                           "NCCL", NCCL_VERSION_CODE);
-#endif
+                           kLibraryName, NCCL_VERSION_CODE);
   return false;
 #endif
 }
@@ -101,11 +103,7 @@ bool nccl_all_to_all_supported(std::string* why_not) {
   if (why_not)
     *why_not = fmt::format("this build's {} header (version code {}) has no all-to-all call (ncclAlltoAll needs NCCL >= 2.28; "
                            "RCCL spells it ncclAllToAll)",
-#if defined(DMABENCH_HAVE_RCCL)
-                           "RCCL", NCCL_VERSION_CODE);
-#else
-                           "NCCL", NCCL_VERSION_CODE);
-#endif
+                           kLibraryName, NCCL_VERSION_CODE);
   return false;
 #endif
 }
