@@ -19,11 +19,12 @@ namespace {
 
 struct Nvml {
   void* lib = nullptr;
-  nvmlReturn_t (*init)() = nullptr;
-  nvmlReturn_t (*by_bus_id)(const char*, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long*) = nullptr;
-  nvmlReturn_t (*power)(nvmlDevice_t, unsigned int*) = nullptr;
-  const char* (*error)(nvmlReturn_t) = nullptr;
+  // typed from nvml.h, so an API change breaks the build rather than a run
+  decltype(&nvmlInit_v2) init = nullptr;
+  decltype(&nvmlDeviceGetHandleByPciBusId_v2) by_bus_id = nullptr;
+  decltype(&nvmlDeviceGetTotalEnergyConsumption) energy = nullptr;
+  decltype(&nvmlDeviceGetPowerUsage) power = nullptr;
+  decltype(&nvmlErrorString) error = nullptr;
   std::string why_not;
 
   static const Nvml& get() {
