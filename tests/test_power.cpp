@@ -145,7 +145,7 @@ TEST(PowerMeter, UpdatePeriodIdleAndActiveWattsAndEnergyPerOp) {
 TEST(PowerMeter, SlowCounterReadsKeepTheWindowBusy) {
   auto owned = std::make_unique<FakeSource>(2, 100.0, 60.0, 0.02);
   FakeSource& src = *owned;
-  power::Meter meter(std::move(owned), 0.5);
+  power::Meter meter(std::move(owned), 1.0);
   meter.calibrate(0.5);
   src.set_read_delay(5e-3);
   std::vector<double> spent;
@@ -157,7 +157,11 @@ TEST(PowerMeter, SlowCounterReadsKeepTheWindowBusy) {
   double mean_op_s = 0;
   for (double d : spent) mean_op_s += d / static_cast<double>(spent.size());
   EXPECT_NEAR(r["energy_per_op_J"].get<double>(), 120.0 * mean_op_s, 0.1 * 120.0 * mean_op_s) << r.dump();
-  EXPECT_LT(r["uncertainty"].get<double>(), 0.2) << r.dump();
+  // slow reads widen the edges: the uncertainty carries at least 2 rounds of reads per channel
+  double edges_W = 0;
+  for (const auto& w : r["avg_W"]) edges_W += 2 * r["counter_read_round_s"].get<double>() / r["window_s"].get<double>() * w.get<double>();
+  EXPECT_GE(r["uncertainty_W"].get<double>(), edges_W) << r.dump();
+  EXPECT_LT(r["uncertainty"].get<double>(), 0.35) << r.dump();
 }
 
 // A batch that leaves the "device" idle most of the time (an untimed arm step 4x as long as the
