@@ -332,6 +332,11 @@ void CaseExecution::measure_overlap(const std::function<compute::Load&()>& workl
   }
 }
 
+const std::vector<double>& CaseExecution::last_invocation() const {
+  static const std::vector<double> none;
+  return invocations_.empty() ? none : invocations_.back();
+}
+
 void CaseExecution::add_invocation(std::vector<double> samples_us) { invocations_.push_back(std::move(samples_us)); }
 
 void CaseExecution::fail(std::string reason) {
@@ -386,6 +391,37 @@ nlohmann::json CaseExecution::result(std::size_t reported_invocations) const {
                      {"p99", s.p99}, {"max", s.max},   {"stddev", s.stddev}};
   r["algbw_GBps"] = b.algbw_GBps;
   r["busbw_GBps"] = b.busbw_GBps;
+  return r;
+}
+
+void run_invocation(CaseExecution& ex, const CaseHooks& hooks) {
+  ex.setup();  // once per case: plan, prepare, validate
+  if (ex.status() != Status::ok) return;
+  std::vector<double> samples_us;
+  try {
+    ex.warm_up();
+    if (hooks.sampler) {
+      samples_us = hooks.sampler(ex);
+    } else {
+      for (int i = 0; i < ex.spec().iterations; ++i) samples_us.push_back(ex.sample_seconds() * 1e6);
+    }
+  } catch (const std::exception& e) {
+    ex.fail(e.what());
+    return;
+  }
+  if (samples_us.empty()) return;
+  ex.add_invocation(std::move(samples_us));
+  if (ex.spec().breakdown) ex.measure_breakdown(std::max(20, ex.spec().iterations));
+  if (hooks.meter) ex.measure_power(*hooks.meter, hooks.power_channels);
+  if (ex.spec().overlap && hooks.workload) ex.measure_overlap(hooks.workload);
+}
+
+nlohmann::json run_case(const Case& c, Engine* engine, Backend& backend, const CaseHooks& hooks,
+                        std::string engine_missing) {
+  CaseExecution ex(c, engine, std::move(engine_missing), backend);
+  run_invocation(ex, hooks);
+  nlohmann::json r = ex.result(1);
+  ex.release();
   return r;
 }
 

@@ -55,6 +55,8 @@ class CaseExecution {
   // `workload` gives the case's compute workload (created or reused by the caller).
   void measure_overlap(const std::function<compute::Load&()>& workload);
   const nlohmann::json& overlap() const { return overlap_; }
+  // The timed samples (µs) of the last invocation; empty before the first.
+  const std::vector<double>& last_invocation() const;
   // Marks the case failed (e.g. a runtime error while timing); its samples are discarded.
   void fail(std::string reason);
   // Frees the engine's buffers.
@@ -92,5 +94,25 @@ class CaseExecution {
   nlohmann::json power_;      // null until measured
   nlohmann::json overlap_;    // null until measured
 };
+
+// What one invocation of a case needs besides the case: how its timed samples are taken, and the
+// measurements that follow them.
+struct CaseHooks {
+  // Takes one invocation's timed samples (µs), calling ex.sample_seconds(); unset: the case's
+  // `iterations` samples. The program's sampler is Google Benchmark's manual-time loop.
+  std::function<std::vector<double>(CaseExecution& ex)> sampler;
+  power::Meter* meter = nullptr;       // when set: power after the samples, on power_channels
+  std::vector<int> power_channels;
+  std::function<compute::Load&()> workload;  // the compute workload of a case with `overlap`
+};
+
+// One invocation of a case: set up (the first time), warm up, take the timed samples, then the
+// breakdown (when the case asks for it), power (when hooks.meter is set) and overlap (when the case
+// has a workload). Never throws: a runtime error fails the case (ex.status(), ex.reason()).
+void run_invocation(CaseExecution& ex, const CaseHooks& hooks = {});
+
+// A whole case with one invocation: its results record; the engine's buffers are released.
+nlohmann::json run_case(const Case& c, Engine* engine, Backend& backend, const CaseHooks& hooks = {},
+                        std::string engine_missing = "");
 
 }  // namespace dmabench

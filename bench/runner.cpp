@@ -112,43 +112,37 @@ struct PowerPlan {
   bool per_device = true;  // GPU sources: channel i is device i; host sources: all channels
 };
 
-// The body of every registered benchmark: one invocation of one case.
-void run_invocation(CaseExecution& ex, benchmark::State& st, const PowerPlan& power, Workloads& workloads) {
-  ex.setup();  // once per case: plan, prepare, validate
-  if (ex.status() != Status::ok) return skip_state(st, ex);
-  std::vector<double> samples_us;
-  samples_us.reserve(static_cast<std::size_t>(st.max_iterations));
-  try {
-    ex.warm_up();
+// The body of every registered benchmark: one invocation of one case, its samples taken by
+// Google Benchmark's manual-time loop.
+void run_benchmark(CaseExecution& ex, benchmark::State& st, const PowerPlan& power, Workloads& workloads) {
+  CaseHooks hooks;
+  hooks.sampler = [&st](CaseExecution& e) {
+    std::vector<double> samples_us;
+    samples_us.reserve(static_cast<std::size_t>(st.max_iterations));
     for (auto _ : st) {
-      const double s = ex.sample_seconds();
+      const double s = e.sample_seconds();
       st.SetIterationTime(s);
       samples_us.push_back(s * 1e6);
     }
-  } catch (const std::exception& e) {
-    ex.fail(e.what());
-    return skip_state(st, ex);
-  }
-  if (samples_us.empty()) return;
-  ex.add_invocation(samples_us);
-  if (ex.spec().breakdown) ex.measure_breakdown(std::max(20, ex.spec().iterations));
+    return samples_us;
+  };
   if (power.meter) {
-    std::vector<int> channels;
+    hooks.meter = power.meter;
     if (power.per_device)
-      channels = ex.spec().devices;
+      hooks.power_channels = ex.spec().devices;
     else
-      for (int c = 0; c < power.meter->source().channels(); ++c) channels.push_back(c);
-    ex.measure_power(*power.meter, channels);
+      for (int c = 0; c < power.meter->source().channels(); ++c) hooks.power_channels.push_back(c);
   }
-  if (const auto& ov = ex.spec().overlap) {
-    ex.measure_overlap([&]() -> compute::Load& { return workloads.get(ov->compute, ex.spec().devices); });
-    if (ex.status() != Status::ok) return skip_state(st, ex);
-    if (ex.overlap().contains("compute_slowdown_pct")) {
-      st.counters["compute_slowdown_pct"] = ex.overlap()["compute_slowdown_pct"].get<double>();
-      st.counters["p99_beside_us"] = ex.overlap()["comm_with_p99_us"].get<double>();
-    }
+  if (const auto& ov = ex.spec().overlap)
+    hooks.workload = [&, compute = ov->compute]() -> compute::Load& { return workloads.get(compute, ex.spec().devices); };
+  run_invocation(ex, hooks);
+  if (ex.status() != Status::ok) return skip_state(st, ex);
+  if (ex.overlap().contains("compute_slowdown_pct")) {
+    st.counters["compute_slowdown_pct"] = ex.overlap()["compute_slowdown_pct"].get<double>();
+    st.counters["p99_beside_us"] = ex.overlap()["comm_with_p99_us"].get<double>();
   }
-  const LatencyStats stats = summarize(samples_us);
+  if (ex.last_invocation().empty()) return;
+  const LatencyStats stats = summarize(ex.last_invocation());
   const Plan& plan = *ex.plan();
   st.counters["p50_us"] = stats.p50;
   st.counters["p99_us"] = stats.p99;
@@ -376,7 +370,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     }
     auto* b = benchmark::RegisterBenchmark(e->spec().name().c_str(),
                                            [e, &power_plan, &workloads](benchmark::State& st) {
-                                             run_invocation(*e, st, power_plan, workloads);
+                                             run_benchmark(*e, st, power_plan, workloads);
                                            });
     b->UseManualTime()->Unit(benchmark::kMicrosecond);
     if (fixed_iterations) b->Iterations(e->spec().iterations);

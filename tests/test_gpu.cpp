@@ -52,20 +52,11 @@ Engine* engine(const std::string& name) {
   if (!backend_var) GTEST_SKIP() << "no GPU: " << why_no_gpu
 
 #ifdef DMABENCH_HAVE_CUDA
-// Sets a case up, takes its timed samples and measures its power with `meter` on `gpus`: the power
-// object of its result. The samples go to *samples_us when given.
-json measured_power(const Case& c, Backend& backend, power::Meter& meter, const std::vector<int>& gpus,
-                    std::vector<double>* samples_us = nullptr) {
-  CaseExecution ex(c, engine(c.engine.engine), "", backend);
-  ex.setup();
-  EXPECT_EQ(ex.status(), Status::ok) << ex.reason();
-  if (ex.status() != Status::ok) return json{{"error", ex.reason()}};
-  std::vector<double> samples;
-  for (int i = 0; i < c.iterations; ++i) samples.push_back(ex.sample_seconds() * 1e6);
-  ex.add_invocation(samples);
-  if (samples_us) *samples_us = samples;
-  ex.measure_power(meter, gpus);
-  return ex.result(1)["power"];
+// Runs a case with its power measured by `meter` on `gpus`: the case's result.
+json with_power(const Case& c, Backend& backend, power::Meter& meter, const std::vector<int>& gpus) {
+  const json r = run_case(c, engine(c.engine.engine), backend, CaseHooks{.meter = &meter, .power_channels = gpus});
+  EXPECT_EQ(r["status"], "ok") << r.dump();
+  return r;
 }
 #endif
 
@@ -136,16 +127,9 @@ TEST_P(GpuEngines, EveryPatternValidates) {
            .warmup = 2,
            .iterations = 5,
            .pipeline_depth = timing == Timing::pipelined ? 4 : 1};
-    CaseExecution ex(c, e, "", *backend);
-    ex.setup();
-    ASSERT_EQ(ex.status(), Status::ok) << c.name() << ": " << ex.reason();
-    EXPECT_TRUE(ex.validated());
-    ex.warm_up();
-    std::vector<double> samples;
-    for (int i = 0; i < c.iterations; ++i) samples.push_back(ex.sample_seconds() * 1e6);
-    ex.add_invocation(samples);
-    const json r = ex.result(1);
-    EXPECT_EQ(r["status"], "ok") << r.dump();
+    const json r = run_case(c, e, *backend);
+    ASSERT_EQ(r["status"], "ok") << c.name() << ": " << r["reason"];
+    EXPECT_EQ(r["validated"], true);
     EXPECT_GT(r["latency_us"]["min"].get<double>(), 0.0);
     const double s = r["bytes"].get<double>();
     EXPECT_NEAR(r["algbw_GBps"].get<double>(), s / r["latency_us"]["p50"].get<double>() / 1e3, 1e-9 * s);
@@ -240,21 +224,14 @@ TEST_P(GpuVariants, ValidateOnEveryPatternAndTiming) {
              .iterations = 4,
              .pipeline_depth = timing == Timing::pipelined ? 3 : 1,
              .rotate = rotate};
-      CaseExecution ex(c, e, "", *backend);
-      ex.setup();
+      const json r = run_case(c, e, *backend);
       const bool gpu_flag = options["trigger"] == "gpu-flag";
       const bool cta_zero_p2p = options.value("cta_policy", "") == "zero" && (pattern == "copy" || pattern == "bidir");
       if ((gpu_flag && timing == Timing::pipelined) || cta_zero_p2p) {
-        EXPECT_EQ(ex.status(), Status::skipped) << c.name() << ": " << ex.reason();
+        EXPECT_EQ(r["status"], "skipped") << c.name() << ": " << r["reason"];
         continue;
       }
-      ASSERT_EQ(ex.status(), Status::ok) << c.name() << ": " << ex.reason();
-      ex.warm_up();
-      std::vector<double> samples;
-      for (int i = 0; i < c.iterations; ++i) samples.push_back(ex.sample_seconds() * 1e6);
-      ex.add_invocation(samples);
-      const json r = ex.result(1);
-      ASSERT_EQ(r["status"], "ok") << r.dump();
+      ASSERT_EQ(r["status"], "ok") << c.name() << ": " << r["reason"];
       EXPECT_EQ(r["clock"], gpu_flag ? "gpu" : "host") << c.name();
       EXPECT_GT(r["latency_us"]["min"].get<double>(), 0.0) << c.name();
       EXPECT_LT(r["latency_us"]["max"].get<double>(), 1e6) << c.name();
@@ -286,13 +263,9 @@ TEST(GpuEngines, BreakdownOfACopy) {
            .iterations = 10,
            .pipeline_depth = 1,
            .breakdown = true};
-    CaseExecution ex(c, engine("ce"), "", *backend);
-    ex.setup();
-    ASSERT_EQ(ex.status(), Status::ok) << ex.reason();
-    ex.measure_breakdown(20);
-    std::vector<double> samples = {ex.sample_seconds() * 1e6};
-    ex.add_invocation(samples);
-    const json b = ex.result(1)["breakdown_us"];
+    const json r = run_case(c, engine("ce"), *backend);  // breakdown: after the samples, max(20, iterations) passes
+    ASSERT_EQ(r["status"], "ok") << r["reason"];
+    const json b = r["breakdown_us"];
     std::printf("breakdown %zu bytes: %s\n", bytes, b.dump().c_str());
     ASSERT_FALSE(b.contains("error")) << b.dump();
     for (const char* k : {"control", "copy", "total"}) EXPECT_GT(b[k].get<double>(), 0.0) << k;
@@ -371,7 +344,7 @@ TEST(GpuPower, NvmlReadingsAreSane) {
          .warmup = 1,
          .iterations = 3,
          .pipeline_depth = 1};
-  const json p = measured_power(c, *backend, meter, gpus);
+  const json p = with_power(c, *backend, meter, gpus)["power"];
   std::printf("1 GiB copy loop: %s\n", p.dump().c_str());
   ASSERT_FALSE(p.contains("error")) << p.dump();
   EXPECT_GT(p["avg_W"][0].get<double>(), p["idle_W"][0].get<double>()) << p.dump();
@@ -407,14 +380,14 @@ TEST(GpuPower, MeterAgreesWithATwoEndedLoop) {
          .warmup = 2,
          .iterations = 5,
          .pipeline_depth = 1};
-  std::vector<double> samples;
-  const json p = measured_power(c, *backend, meter, gpus, &samples);
+  const json measured = with_power(c, *backend, meter, gpus);
+  const json& p = measured["power"];
   std::printf("meter: %s\n", p.dump().c_str());
   ASSERT_FALSE(p.contains("error")) << p.dump();
   const double meter_J_GB = p["energy_per_GB_J"].get<double>();
 
   // reference: the same operation, ~3 s back to back in one pipelined sample
-  const double p50_s = summarize(samples).p50 * 1e-6;
+  const double p50_s = measured["latency_us"]["p50"].get<double>() * 1e-6;
   Case r = c;
   r.timing = Timing::pipelined;
   r.pipeline_depth = static_cast<int>(std::ceil(3.0 / p50_s));
@@ -500,20 +473,11 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
              .iterations = 20,
              .pipeline_depth = timing == Timing::pipelined ? 4 : 1,
              .overlap = oc};
-      CaseExecution ex(c, e, "", *backend);
-      ex.setup();
-      ASSERT_EQ(ex.status(), Status::ok) << c.name() << ": " << ex.reason();
-      ex.warm_up();
-      std::vector<double> samples;
-      for (int i = 0; i < c.iterations; ++i) samples.push_back(ex.sample_seconds() * 1e6);
-      ex.add_invocation(samples);
-      const double reference = reference_rate();
+      const double reference = reference_rate();  // the same workload on its own, just before the case
       ASSERT_GT(reference, 10.0);
       ASSERT_LT(reference, 5000.0);
-      ex.measure_overlap([&]() -> compute::Load& { return *load; });
-      const json r = ex.result(1);
-      ex.release();
-      ASSERT_EQ(r["status"], "ok") << r.dump();
+      const json r = run_case(c, e, *backend, CaseHooks{.workload = [&]() -> compute::Load& { return *load; }});
+      ASSERT_EQ(r["status"], "ok") << c.name() << ": " << r.dump();
       const json& o = r["overlap"];
       ASSERT_FALSE(o.contains("error")) << c.name() << ": " << o.dump();
       EXPECT_EQ(o["validated"], true);

@@ -33,21 +33,6 @@ Case make_case(const std::string& pattern, int ranks, std::size_t bytes, Timing 
               .not_runnable = used > 0 ? "" : "too few"};
 }
 
-// Runs a case as the benchmark runner does and returns its record.
-json run_case(const Case& c, Engine* engine, Backend& backend, std::string engine_missing = "") {
-  CaseExecution ex(c, engine, std::move(engine_missing), backend);
-  ex.setup();
-  if (ex.status() == Status::ok) {
-    ex.warm_up();
-    std::vector<double> samples;
-    for (int i = 0; i < c.iterations; ++i) samples.push_back(ex.sample_seconds() * 1e6);
-    ex.add_invocation(samples);
-  }
-  json r = ex.result(1);
-  ex.release();
-  return r;
-}
-
 // An engine that hands the real host engine a tampered plan, so that the data it produces is
 // wrong: validation has to notice.
 class TamperingEngine final : public Engine {
@@ -169,7 +154,7 @@ TEST(HostEngine, SkipsCasesOfOtherBackendsAndMissingEngines) {
   EXPECT_EQ(r["status"], "skipped");
   std::string why;
   auto engine = make_engine("host", &why);
-  r = run_case(make_case("copy", 2, 64, Timing::oneshot), nullptr, *backend, "not in this build");
+  r = run_case(make_case("copy", 2, 64, Timing::oneshot), nullptr, *backend, {}, "not in this build");
   EXPECT_EQ(r["status"], "skipped");
   EXPECT_EQ(r["reason"], "not in this build");
 }

@@ -69,12 +69,7 @@ Case overlap_case(const std::string& kind, Timing timing = Timing::oneshot) {
 }
 
 json run_overlap(CaseExecution& ex, const std::function<compute::Load&()>& workload) {
-  ex.setup();
-  EXPECT_EQ(ex.status(), Status::ok) << ex.reason();
-  std::vector<double> samples;
-  for (int i = 0; i < ex.spec().iterations; ++i) samples.push_back(ex.sample_seconds() * 1e6);
-  ex.add_invocation(samples);
-  ex.measure_overlap(workload);
+  run_invocation(ex, CaseHooks{.workload = workload});
   json r = ex.result(1);
   ex.release();
   return r;

@@ -225,19 +225,12 @@ TEST(PowerMeter, FailingSourceKeepsTheCaseLatency) {
          .warmup = 1,
          .iterations = 5,
          .pipeline_depth = 1};
-  CaseExecution ex(c, engine.get(), "", *backend);
-  ex.setup();
-  ASSERT_EQ(ex.status(), Status::ok) << ex.reason();
-  std::vector<double> samples;
-  for (int i = 0; i < 5; ++i) samples.push_back(ex.sample_seconds() * 1e6);
-  ex.add_invocation(samples);
   auto owned = std::make_unique<FakeSource>(1, 80.0, 20.0, 0.01);
   FakeSource& src = *owned;
   power::Meter meter(std::move(owned), 0.3);
   meter.calibrate(0.1);
   src.fail_after(50);  // the counter dies during the case's window
-  ex.measure_power(meter, {0});
-  const json r = ex.result(1);
+  const json r = run_case(c, engine.get(), *backend, CaseHooks{.meter = &meter, .power_channels = {0}});
   EXPECT_EQ(r["status"], "ok");
   EXPECT_GT(r["latency_us"]["p50"].get<double>(), 0.0);
   ASSERT_TRUE(r.contains("power"));
