@@ -13,7 +13,8 @@ UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib":
 
 
 def load(path, tool):
-    """The results document at `path`; exits with a one-line message naming `tool` when it is not one."""
+    """The results document at `path`, of the schema major version these scripts read; exits with a
+    one-line message naming `tool` when it is not one."""
     try:
         with open(path) as f:
             doc = json.load(f)
@@ -21,6 +22,7 @@ def load(path, tool):
         raise SystemExit(f"{tool}: cannot read {path}: {e}")
     if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith(SCHEMA_PREFIX):
         raise SystemExit(f"{tool}: {path} is not a dmabench results file (no 'schema': 'dmabench/...')")
+    check_schema(doc, path, tool)  # every script reads one major version
     # Scripts key cases by pattern: an in-place case's pattern is spelt as in its name ('allgather-inplace').
     for r in doc.get("results", []):
         if isinstance(r, dict) and r.get("in_place") and not str(r.get("pattern", "")).endswith("-inplace"):
@@ -120,7 +122,6 @@ def to_frame(paths, tool="dmabench_results"):
     rows = []
     for path in paths:
         doc = load(path, tool)
-        check_schema(doc, path, tool)
         machine = machine_label(doc)
         for r in doc.get("results", []):
             lat = r.get("latency_us") or {}

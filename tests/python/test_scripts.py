@@ -298,3 +298,15 @@ def test_in_place_cases_are_their_own_pattern(tmp_path):
     assert sorted(df.pattern) == ["allgather", "allgather-inplace"] and list(df.in_place) == [False, True]
     p = run("compare.py", path, path)
     assert p.returncode == 0 and "2 cases in both files" in p.stdout, p.stdout
+
+
+def test_every_script_refuses_another_schema_major(tmp_path):
+    # one reader (dmabench_results.load) checks the major version for every script
+    wrong = small_run()
+    wrong["schema"] = "dmabench/2"
+    path = write(tmp_path, "wrong.json", wrong)
+    ok = write(tmp_path, "ok.json", small_run())
+    for script, args in [("summarize.py", [path]), ("dma_latte_report.py", [path]), ("overlap_report.py", [path]),
+                         ("plot.py", [path, "--out", tmp_path / "o"]), ("compare.py", [ok, path])]:
+        p = run(script, *args)
+        assert p.returncode != 0 and "dmabench/2" in p.stderr and "dmabench/1" in p.stderr, (script, p.stderr)
