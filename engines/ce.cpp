@@ -89,6 +89,7 @@ struct DeviceWork {
   std::unique_ptr<gpu::Stream> trigger;  // gpu-flag: the trigger kernel
   std::unique_ptr<gpu::Stream> poll;     // gpu-poll: the polling kernel
   std::vector<Item> items;
+  std::vector<std::vector<gpu::CopyJob>> set_jobs;                // per buffer set, the items' copies in item order
   std::vector<std::vector<std::vector<gpu::CopyJob>>> lane_jobs;  // per buffer set, per lane
   int slots = 0;                        // completion points per operation
   std::vector<gpu::Event> events;       // event completion of items that do not end their lane
@@ -111,8 +112,13 @@ class DmaOperation final : public GpuOperation {
       w.rank = r;
       w.device = device(r);
       build_items(w, plan.issued_by(r));
-      for (int set = 0; set < sets(); ++set)
-        for (const Item& it : w.items) w.lane_jobs[set][it.lane].push_back(job_of(it, set));
+      for (int set = 0; set < sets(); ++set) {  // addresses worked out once, never in launch()
+        w.set_jobs.emplace_back();
+        for (const Item& it : w.items) {
+          w.set_jobs[set].push_back(job_of(it, set));
+          w.lane_jobs[set][it.lane].push_back(w.set_jobs[set].back());
+        }
+      }
       if (opt_.graph || opt_.trigger == Trigger::gpu_flag || opt_.completion == Completion::gpu_poll)
         w.head = std::make_unique<gpu::Stream>(w.device);
       if (opt_.trigger == Trigger::gpu_flag) w.trigger = std::make_unique<gpu::Stream>(w.device);
@@ -371,7 +377,7 @@ class DmaOperation final : public GpuOperation {
   // Issues one operation's copies and completion signals for generation g (waits already posted):
   // operation g (counted from 1) moves buffer set (g - 1) mod sets.
   void issue(DeviceWork& w, std::uint32_t g) {
-    const int set = static_cast<int>((g - 1) % static_cast<std::uint32_t>(sets()));
+    const int set = plan().set_of(g - 1);
     if (opt_.graph) {
       w.graphs[set].launch(*w.head);
       signal(w, 0, g, *w.head, true);
@@ -384,8 +390,9 @@ class DmaOperation final : public GpuOperation {
       }
       return;
     }
-    for (const Item& it : w.items) {
-      const gpu::CopyJob job = job_of(it, set);
+    for (std::size_t i = 0; i < w.items.size(); ++i) {
+      const Item& it = w.items[i];
+      const gpu::CopyJob& job = w.set_jobs[set][i];
       gpu::copy_async(job.dst, job.src, job.bytes, w.lanes[it.lane]);
       if (it.slot >= 0) signal(w, it.slot, g, w.lanes[it.lane], it.last_in_lane);
     }

@@ -133,7 +133,7 @@ class HostOperation final : public Operation {
         cv_.wait(lock, [&] { return stop_ || w.done < posted_; });
         if (stop_) return;
       }
-      const int set = static_cast<int>(w.done % static_cast<std::uint64_t>(plan_.sets));  // operation k moves set k mod sets
+      const int set = plan_.set_of(w.done);
       for (const Transfer& t : w.transfers)
         std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
       {

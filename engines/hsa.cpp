@@ -40,9 +40,8 @@ struct HsaOptions {
 };
 
 struct PlannedCopy {
-  gpu::hsa::Copy copy;  // buffer set 0
-  int signal = 0;       // index of its completion signal
-  std::size_t dst_stride = 0, src_stride = 0;  // how far the next buffer set's bytes are
+  gpu::hsa::Copy copy;
+  int signal = 0;  // index of its completion signal
 };
 
 // The engine of every copy of the plan under the selection policy, or the reason it cannot be chosen.
@@ -112,13 +111,11 @@ class HsaOperation final : public GpuOperation {
     std::vector<int> engines;
     if (auto why = choose_engines(plan, opt.selection, &engines)) throw std::runtime_error(*why);
     std::map<int, int> signal_of_issuer;
+    std::vector<PlannedCopy> copies;  // buffer set 0 (the set's addresses are filled in below)
     for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
       const Transfer& t = plan.transfers[i];
       PlannedCopy c;
-      c.copy = gpu::hsa::Copy{dst(t.dst_rank) + t.dst_offset, device(t.dst_rank), src(t.src_rank) + t.src_offset,
-                              device(t.src_rank), t.bytes, engines[i]};
-      c.dst_stride = plan.dst_stride(t.dst_rank);
-      c.src_stride = plan.src_stride(t.src_rank);
+      c.copy = gpu::hsa::Copy{nullptr, device(t.dst_rank), nullptr, device(t.src_rank), t.bytes, engines[i]};
       if (opt.pcpy) {
         c.signal = static_cast<int>(signals_.size());
         signals_.push_back(std::make_unique<gpu::hsa::Signal>(0));
@@ -132,7 +129,17 @@ class HsaOperation final : public GpuOperation {
         c.signal = it->second;
         signal_bytes_[c.signal] += t.bytes;
       }
-      copies_.push_back(c);
+      copies.push_back(c);
+    }
+    // every buffer set's copies, worked out once (never in launch())
+    for (int set = 0; set < sets(); ++set) {
+      copies_by_set_.push_back(copies);
+      for (std::size_t i = 0; i < copies.size(); ++i) {
+        const Transfer& t = plan.transfers[i];
+        gpu::hsa::Copy& c = copies_by_set_.back()[i].copy;
+        c.dst = dst(t.dst_rank, set) + t.dst_offset;
+        c.src = src(t.src_rank, set) + t.src_offset;
+      }
     }
     for (int e : engines) engines_used_.push_back(e);
   }
@@ -180,14 +187,10 @@ class HsaOperation final : public GpuOperation {
   // again, so that wait() and the destructor never spin on a copy that does not exist. Operations
   // are posted in launch order, so the k-th post moves buffer set k mod sets.
   void post(const gpu::hsa::Signal* dependency) {
-    const std::size_t set = posts_++ % static_cast<std::size_t>(sets());
-    for (const auto& c : copies_) {
-      gpu::hsa::Copy copy = c.copy;
-      copy.dst = static_cast<char*>(copy.dst) + set * c.dst_stride;
-      copy.src = static_cast<const char*>(copy.src) + set * c.src_stride;
+    for (const auto& c : copies_by_set_[plan().set_of(posts_++)]) {
       signals_[c.signal]->add(1);
       try {
-        gpu::hsa::async_copy(copy, dependency, *signals_[c.signal]);
+        gpu::hsa::async_copy(c.copy, dependency, *signals_[c.signal]);
       } catch (...) {
         signals_[c.signal]->add(-1);
         throw;
@@ -196,7 +199,7 @@ class HsaOperation final : public GpuOperation {
   }
 
   HsaOptions opt_;
-  std::vector<PlannedCopy> copies_;
+  std::vector<std::vector<PlannedCopy>> copies_by_set_;  // per buffer set, one per plan transfer
   std::vector<std::unique_ptr<gpu::hsa::Signal>> signals_;
   std::vector<std::uint64_t> signal_bytes_;
   std::vector<int> engines_used_;

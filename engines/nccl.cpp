@@ -86,7 +86,7 @@ class NcclOperation final : public GpuOperation {
   }
 
   void launch() override {
-    const int set = static_cast<int>(launches_++ % static_cast<std::size_t>(sets()));
+    const int set = plan().set_of(launches_++);
     if (!opt_.graph) return issue(set);
     for (int r = 0; r < plan().ranks(); ++r) {
       gpu::set_device(device(r));

@@ -2,6 +2,7 @@
 // A plan: a pattern made concrete for N ranks and a size. Patterns produce plans; engines execute
 // them; the harness validates the destination bytes against them. Nothing here knows an engine.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,8 @@ struct Plan {
   // Bytes of one rank's buffers, every set included.
   std::size_t src_allocation(int rank) const { return src_stride(rank) * static_cast<std::size_t>(sets); }
   std::size_t dst_allocation(int rank) const { return dst_stride(rank) * static_cast<std::size_t>(sets); }
+  // The buffer set operation `op` (counted from 0, validation included) moves.
+  int set_of(std::uint64_t op) const { return static_cast<int>(op % static_cast<std::uint64_t>(sets)); }
 
   int ranks() const { return static_cast<int>(devices.size()); }
   // The transfers rank `issuer` issues, in plan order.

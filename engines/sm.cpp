@@ -29,7 +29,7 @@ class SmOperation final : public GpuOperation {
       }
   }
   void launch() override {
-    for (const auto& [rank, kernel] : kernels_[launches_++ % kernels_.size()]) {
+    for (const auto& [rank, kernel] : kernels_[plan().set_of(launches_++)]) {
       gpu::set_device(device(rank));
       kernel.launch(stream(rank));
     }

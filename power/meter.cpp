@@ -36,7 +36,16 @@ double Meter::delta_J(double e0, double e1) const {
   return d;
 }
 
-std::vector<Meter::Window> Meter::window(const std::vector<int>& channels, const Batch& batch, std::vector<Span>* spans_out) {
+// The power reading a trace sample carries: optional, so a failing read leaves it null.
+std::optional<double> Meter::traced_power_W(int channel) {
+  try {
+    return source_->power_W(channel);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+Meter::WindowRun Meter::window(const std::vector<int>& channels, const Batch& batch) {
   const std::size_t n = channels.size();
   std::vector<Window> w(n);
   double longest_period = 0.5;
@@ -70,7 +79,7 @@ std::vector<Meter::Window> Meter::window(const std::vector<int>& channels, const
           if (phase[i] == 2) continue;
           const double e = source_->energy_J(channels[i]);
           const double t = now_s();
-          if (trace_) readings.push_back({t, channels[i], e, source_->power_W(channels[i])});
+          if (trace_) readings.push_back({t, channels[i], e, traced_power_W(channels[i])});
           if (e != last[i]) {  // the counter updated between the previous read and this one
             total[i] += delta_J(last[i], e);
             if (phase[i] == 0) {
@@ -137,9 +146,7 @@ std::vector<Meter::Window> Meter::window(const std::vector<int>& channels, const
     win.ops1 = ops_at(win.t1, &win.edge_batch_ops);
     for (const Span& s : spans) win.busy_s += std::max(0.0, std::min(s.t1, win.t1) - std::max(s.t0, win.t0));
   }
-  longest_read_s_ = longest_round;
-  if (spans_out) *spans_out = std::move(spans);
-  return w;
+  return {std::move(w), std::move(spans), longest_round};
 }
 
 void Meter::calibrate(double max_s) {
@@ -169,8 +176,8 @@ void Meter::calibrate(double max_s) {
                      return 0;
                    }};
   if (trace_) trace_->mark("idle baseline", now_s());
-  const auto a = window(all, idle);
-  const auto b = window(all, idle);
+  const auto a = window(all, idle).windows;
+  const auto b = window(all, idle).windows;
   idle_W_.assign(n, 0);
   idle_spread_W_.assign(n, 0);
   for (int c = 0; c < n; ++c) {
@@ -186,8 +193,9 @@ nlohmann::json Meter::measure(const std::vector<int>& channels, const Batch& bat
   try {
     if (idle_W_.empty()) throw std::runtime_error("no idle baseline (calibrate() was not run)");
     if (trace_) trace_->mark("start " + label, now_s());
-    std::vector<Span> spans;
-    const auto w = window(channels, batch, &spans);
+    const WindowRun run = window(channels, batch);
+    const std::vector<Window>& w = run.windows;
+    const std::vector<Span>& spans = run.spans;
     if (trace_) trace_->mark("end " + label, now_s());
     nlohmann::json avg = nlohmann::json::array(), idle = nlohmann::json::array(), chan = nlohmann::json::array();
     double active = 0, abs_err = 0, rate = 0, seconds = 0, busy = 1, ops_rel_err = 0;
@@ -201,7 +209,7 @@ nlohmann::json Meter::measure(const std::vector<int>& channels, const Batch& bat
       chan.push_back(source_->channel_name(c));
       active += watts - idle_W_[c];
       // idle spread + edges (each update is seen up to one round of counter reads late) + counter resolution
-      abs_err += idle_spread_W_[c] + 2 * longest_read_s_ / s * watts + 2 * source_->resolution_J() / s;
+      abs_err += idle_spread_W_[c] + 2 * run.read_round_s / s * watts + 2 * source_->resolution_J() / s;
       if (period_s_[c] && s < 10 * *period_s_[c]) {
         too_short = true;
         abs_err += *period_s_[c] / s * watts;
@@ -239,7 +247,7 @@ nlohmann::json Meter::measure(const std::vector<int>& channels, const Batch& bat
     double longest_batch = 0;
     for (const Span& sp : spans) longest_batch = std::max(longest_batch, sp.t1 - sp.t0);
     r["longest_batch_s"] = longest_batch;
-    r["counter_read_round_s"] = longest_read_s_;
+    r["counter_read_round_s"] = run.read_round_s;
   } catch (const std::exception& e) {
     r["error"] = e.what();
   }

@@ -69,18 +69,23 @@ class Meter {
     double t0 = 0, t1 = 0;
     int ops = 0;
   };
-  // The edge-aligned window itself (exposed for tests). Throws on source errors or when a
-  // counter does not advance within the time limit.
-  std::vector<Window> window(const std::vector<int>& channels, const Batch& batch, std::vector<Span>* spans = nullptr);
+  struct WindowRun {
+    std::vector<Window> windows;  // one per channel
+    std::vector<Span> spans;      // every batch run, in order
+    double read_round_s = 0;      // longest round of counter reads (every channel once)
+  };
+  // The edge-aligned window itself. Throws on source errors or when a counter does not advance
+  // within the time limit.
+  WindowRun window(const std::vector<int>& channels, const Batch& batch);
 
  private:
   double delta_J(double e0, double e1) const;
+  std::optional<double> traced_power_W(int channel);
 
   std::unique_ptr<Source> source_;
   double window_s_;
   Trace* trace_;
   std::vector<std::optional<double>> period_s_;
-  double longest_read_s_ = 0;  // longest round of counter reads in the last window
   std::vector<double> idle_W_, idle_spread_W_;
 };
 

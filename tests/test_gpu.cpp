@@ -52,6 +52,24 @@ Engine* engine(const std::string& name) {
   if (!backend_var) GTEST_SKIP() << "no GPU: " << why_no_gpu
 
 #ifdef DMABENCH_HAVE_CUDA
+// A calibrated meter on NVML, one channel per device of the machine; nullptr with the reason.
+std::unique_ptr<power::Meter> nvml_meter(Backend& backend, double window_s, std::string* why) {
+  power::Devices devs;
+  const json machine = backend.context();  // keep it alive while iterating
+  for (const auto& d : machine["devices"]) devs.bus_ids.push_back(d["bus_id"].get<std::string>());
+  auto src = power::open("nvml", devs, why);
+  if (!src) return nullptr;
+  auto meter = std::make_unique<power::Meter>(std::move(src), window_s);
+  meter->calibrate();
+  return meter;
+}
+
+#define REQUIRE_NVML_METER(meter_var, backend, window_s)                                                  \
+  std::string why_no_nvml;                                                                                \
+  auto meter_var = nvml_meter(backend, window_s, &why_no_nvml);                                           \
+  if (!meter_var && why_no_nvml.find("this build has no NVML") != std::string::npos) GTEST_SKIP() << why_no_nvml; \
+  ASSERT_NE(meter_var, nullptr) << why_no_nvml
+
 // Runs a case with its power measured by `meter` on `gpus`: the case's result.
 json with_power(const Case& c, Backend& backend, power::Meter& meter, const std::vector<int>& gpus) {
   const json r = run_case(c, engine(c.engine.engine), backend, CaseHooks{.meter = &meter, .power_channels = gpus});
@@ -317,16 +335,8 @@ TEST(GpuEngines, TooLargeIsSkippedWithReason) {
 // NVML on the GPU machine: idle between 50 and 700 W per GPU, and above idle under a 1 GiB copy loop.
 TEST(GpuPower, NvmlReadingsAreSane) {
   REQUIRE_GPU(backend);
-  power::Devices devs;
-  const json machine = backend->context();  // keep it alive while iterating
-  for (const auto& d : machine["devices"]) devs.bus_ids.push_back(d["bus_id"].get<std::string>());
-  std::string why;
-  auto src = power::open("nvml", devs, &why);
-  if (!src && why.find("this build has no NVML") != std::string::npos) GTEST_SKIP() << why;
-  ASSERT_NE(src, nullptr) << why;
-  power::Meter meter(std::move(src), 1.0);
-  meter.calibrate();
-  const json ctx = meter.context();
+  REQUIRE_NVML_METER(meter, *backend, 1.0);
+  const json ctx = meter->context();
   std::printf("nvml: %s\n", ctx.dump().c_str());
   for (const auto& ch : ctx["channels"]) {
     EXPECT_GT(ch["idle_W"].get<double>(), 50.0) << ch.dump();
@@ -344,7 +354,7 @@ TEST(GpuPower, NvmlReadingsAreSane) {
          .warmup = 1,
          .iterations = 3,
          .pipeline_depth = 1};
-  const json p = with_power(c, *backend, meter, gpus)["power"];
+  const json p = with_power(c, *backend, *meter, gpus)["power"];
   std::printf("1 GiB copy loop: %s\n", p.dump().c_str());
   ASSERT_FALSE(p.contains("error")) << p.dump();
   EXPECT_GT(p["avg_W"][0].get<double>(), p["idle_W"][0].get<double>()) << p.dump();
@@ -361,17 +371,9 @@ TEST(GpuPower, MeterAgreesWithATwoEndedLoop) {
   std::vector<int> gpus = backend->default_devices();
   if (gpus.size() < 2) GTEST_SKIP() << "the all-gather needs 2 GPUs";
   gpus.resize(2);
-  power::Devices devs;
-  const json machine = backend->context();
-  for (const auto& d : machine["devices"]) devs.bus_ids.push_back(d["bus_id"].get<std::string>());  // channel = device
-  std::string why;
-  auto owned = power::open("nvml", devs, &why);
-  if (!owned && why.find("this build has no NVML") != std::string::npos) GTEST_SKIP() << why;
-  ASSERT_NE(owned, nullptr) << why;
-  power::Source& src = *owned;
-  power::Meter meter(std::move(owned), 2.0);
-  meter.calibrate();
-  const json ctx = meter.context();
+  REQUIRE_NVML_METER(meter, *backend, 2.0);  // channel = device
+  power::Source& src = meter->source();
+  const json ctx = meter->context();
   Case c{.pattern = "allgather",
          .engine = EngineVariant{"ce", json::object()},
          .devices = gpus,
@@ -380,7 +382,7 @@ TEST(GpuPower, MeterAgreesWithATwoEndedLoop) {
          .warmup = 2,
          .iterations = 5,
          .pipeline_depth = 1};
-  const json measured = with_power(c, *backend, meter, gpus);
+  const json measured = with_power(c, *backend, *meter, gpus);
   const json& p = measured["power"];
   std::printf("meter: %s\n", p.dump().c_str());
   ASSERT_FALSE(p.contains("error")) << p.dump();
