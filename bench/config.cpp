@@ -28,24 +28,6 @@ const std::vector<std::string>& config_keys() {
   return keys;
 }
 
-// Timed samples of one case: `iterations`, or fewer where max_timed_bytes caps the bytes the timed
-// samples move (never fewer than min_iterations).
-int case_iterations(const Config& config, const Pattern& pattern, const std::vector<int>& devs, std::uint64_t bytes,
-                    Timing timing) {
-  if (!config.max_timed_bytes || pattern.ranks_used(static_cast<int>(devs.size())) <= 0) return config.iterations;
-  double per_sample = 0;
-  try {
-    per_sample = static_cast<double>(pattern.plan(devs, bytes).total_bytes) *
-                 (timing == Timing::pipelined ? config.pipeline_depth : 1);
-  } catch (const std::exception&) {  // a plan that cannot be made fails its case later, with the reason
-    return config.iterations;
-  }
-  if (per_sample <= 0) return config.iterations;
-  const double fit = std::floor(static_cast<double>(*config.max_timed_bytes) / per_sample);
-  const int fewest = std::min(config.min_iterations, config.iterations);
-  return static_cast<int>(std::clamp(fit, static_cast<double>(fewest), static_cast<double>(config.iterations)));
-}
-
 [[noreturn]] void fail(const std::string& field, const std::string& what) {
   throw InputError(fmt::format("config: {}: {}", field, what));
 }
@@ -310,8 +292,6 @@ json overlap_json(const std::optional<OverlapConfig>& o) {
   return j;
 }
 
-std::string device_list_text(const std::vector<int>& ids) { return fmt::format("{}", fmt::join(ids, ",")); }
-
 }  // namespace
 
 std::string_view to_string(Timing t) { return t == Timing::oneshot ? "oneshot" : "pipelined"; }
@@ -330,6 +310,66 @@ void parse_labels(const json& doc, Config& c) {
   }
 }
 
+// "engines": names or {name, options} objects ("all": every engine), each expanded into its
+// option variants; absent: every engine with default options.
+std::vector<EngineVariant> parse_engines(const json& doc) {
+  std::vector<EngineVariant> out;
+  auto add = [&](const json& item, const std::string& field) {
+    for (auto& v : parse_engine(item, field)) out.push_back(std::move(v));
+  };
+  if (!doc.contains("engines")) {
+    for (const auto& spec : engine_specs()) add(spec.name, "engines");
+    return out;
+  }
+  const json& e = doc["engines"];
+  const json list = e.is_array() ? e : json::array({e});
+  if (list.empty()) fail("engines", "the list is empty");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string field = fmt::format("engines[{}]", i);
+    if (list[i].is_string() && list[i].get<std::string>() == "all") {
+      for (const auto& spec : engine_specs()) add(spec.name, field);
+    } else {
+      add(list[i], field);
+    }
+  }
+  return out;
+}
+
+std::vector<int> parse_rotate(const json& v) {
+  const json list = v.is_array() ? v : json::array({v});
+  std::vector<int> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const int n = parse_int(list[i], v.is_array() ? fmt::format("rotate[{}]", i) : "rotate", 1, kMaxRotate);
+    if (std::find(out.begin(), out.end(), n) != out.end()) fail("rotate", fmt::format("{} is listed twice", n));
+    out.push_back(n);
+  }
+  if (out.empty()) fail("rotate", "the list is empty");
+  return out;
+}
+
+// "in_place": true, false or a list of them; true needs a pattern that has an in-place form.
+std::vector<bool> parse_in_place(const json& v, const std::vector<std::string>& patterns) {
+  const json list = v.is_array() ? v : json::array({v});
+  std::vector<bool> out;
+  for (const auto& x : list) {
+    if (!x.is_boolean()) fail("in_place", fmt::format("expected true, false or a list of them, got {}", show(v)));
+    if (std::find(out.begin(), out.end(), x.get<bool>()) != out.end())
+      fail("in_place", fmt::format("{} is listed twice", x.dump()));
+    out.push_back(x.get<bool>());
+  }
+  if (out.empty()) fail("in_place", "the list is empty");
+  const bool any_form = std::any_of(patterns.begin(), patterns.end(),
+                                    [](const std::string& p) { return find_pattern(p)->in_place() != nullptr; });
+  if (std::find(out.begin(), out.end(), true) != out.end() && !any_form) {
+    std::vector<std::string> with;
+    for (const Pattern* p : all_patterns())
+      if (p->in_place()) with.emplace_back(p->name());
+    fail("in_place", fmt::format("true needs a pattern with an in-place form ({}); the patterns here are {}",
+                                 fmt::join(with, ", "), fmt::join(patterns, ", ")));
+  }
+  return out;
+}
+
 // One sweep: the whole document when it has no "sweeps", else the top level merged with one entry.
 Config parse_sweep(const json& doc) {
   Config c;
@@ -337,39 +377,14 @@ Config parse_sweep(const json& doc) {
   if (!doc.contains("sizes")) fail("sizes", "missing; give a size, a list, or a range {\"from\", \"to\", \"factor\"}");
   c.sizes = parse_sizes(doc["sizes"]);
   c.patterns = doc.contains("patterns") ? parse_names(doc["patterns"], "patterns", pattern_names()) : pattern_names();
-  if (doc.contains("engines")) {
-    const json& e = doc["engines"];
-    const json list = e.is_array() ? e : json::array({e});
-    if (list.empty()) fail("engines", "the list is empty");
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (list[i].is_string() && list[i].get<std::string>() == "all") {
-        for (const auto& spec : engine_specs())
-          for (auto& v : parse_engine(spec.name, fmt::format("engines[{}]", i))) c.engines.push_back(std::move(v));
-        continue;
-      }
-      for (auto& v : parse_engine(list[i], fmt::format("engines[{}]", i))) c.engines.push_back(std::move(v));
-    }
-  } else {
-    for (const auto& spec : engine_specs())
-      for (auto& v : parse_engine(spec.name, "engines")) c.engines.push_back(std::move(v));
-  }
+  c.engines = parse_engines(doc);
   c.devices = doc.contains("devices") ? parse_devices(doc["devices"]) : std::vector<DeviceSet>{DeviceSet{true, {}}};
   c.timings = doc.contains("timing") ? parse_timings(doc["timing"])
                                      : std::vector<Timing>{Timing::oneshot, Timing::pipelined};
   if (doc.contains("warmup")) c.warmup = parse_int(doc["warmup"], "warmup", 0, 1000000);
   if (doc.contains("iterations")) c.iterations = parse_int(doc["iterations"], "iterations", 1, 10000000);
   if (doc.contains("pipeline_depth")) c.pipeline_depth = parse_int(doc["pipeline_depth"], "pipeline_depth", 1, 1000000);
-  if (doc.contains("rotate")) {
-    const json& v = doc["rotate"];
-    const json list = v.is_array() ? v : json::array({v});
-    c.rotate.clear();
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const int n = parse_int(list[i], v.is_array() ? fmt::format("rotate[{}]", i) : "rotate", 1, kMaxRotate);
-      if (std::find(c.rotate.begin(), c.rotate.end(), n) != c.rotate.end()) fail("rotate", fmt::format("{} is listed twice", n));
-      c.rotate.push_back(n);
-    }
-    if (c.rotate.empty()) fail("rotate", "the list is empty");
-  }
+  if (doc.contains("rotate")) c.rotate = parse_rotate(doc["rotate"]);
   if (doc.contains("max_timed_bytes")) c.max_timed_bytes = parse_size(doc["max_timed_bytes"], "max_timed_bytes");
   if (doc.contains("min_iterations")) {
     c.min_iterations = parse_int(doc["min_iterations"], "min_iterations", 1, 10000000);
@@ -382,27 +397,7 @@ Config parse_sweep(const json& doc) {
     c.breakdown = doc["breakdown"].get<bool>();
   }
   if (doc.contains("overlap")) c.overlap = parse_overlap(doc["overlap"]);
-  if (doc.contains("in_place")) {
-    const json& v = doc["in_place"];
-    const json list = v.is_array() ? v : json::array({v});
-    c.in_place.clear();
-    for (const auto& x : list) {
-      if (!x.is_boolean()) fail("in_place", fmt::format("expected true, false or a list of them, got {}", show(v)));
-      if (std::find(c.in_place.begin(), c.in_place.end(), x.get<bool>()) != c.in_place.end())
-        fail("in_place", fmt::format("{} is listed twice", x.dump()));
-      c.in_place.push_back(x.get<bool>());
-    }
-    if (c.in_place.empty()) fail("in_place", "the list is empty");
-    const bool any_form = std::any_of(c.patterns.begin(), c.patterns.end(),
-                                      [](const std::string& p) { return find_pattern(p)->in_place() != nullptr; });
-    if (std::find(c.in_place.begin(), c.in_place.end(), true) != c.in_place.end() && !any_form) {
-      std::vector<std::string> with;
-      for (const Pattern* p : all_patterns())
-        if (p->in_place()) with.emplace_back(p->name());
-      fail("in_place", fmt::format("true needs a pattern with an in-place form ({}); the patterns here are {}",
-                                   fmt::join(with, ", "), fmt::join(c.patterns, ", ")));
-    }
-  }
+  if (doc.contains("in_place")) c.in_place = parse_in_place(doc["in_place"], c.patterns);
   return c;
 }
 
@@ -506,88 +501,6 @@ DeviceSet parse_device_list(const std::string& text, const std::string& field) {
   } catch (const InputError& e) {
     throw InputError(std::string(e.what()).substr(std::string("config: ").size()));
   }
-}
-
-std::string Case::name() const {
-  // Options at their default value are left out of the name (they are all in the result's `options`).
-  std::string engine_part = engine.engine;
-  const EngineSpec* spec = find_engine_spec(engine.engine);
-  for (const auto& o : spec ? spec->options : std::vector<OptionSpec>{}) {
-    if (!engine.options.contains(o.name) || engine.options[o.name] == o.default_value) continue;
-    const auto& v = engine.options[o.name];
-    engine_part += fmt::format(",{}={}", o.name, v.is_string() ? v.get<std::string>() : v.dump());
-  }
-  return fmt::format("{}{}/{}/{}/dev={}/{}{}{}", pattern, in_place ? "-inplace" : "", engine_part, to_string(timing),
-                     device_list_text(devices), format_bytes(bytes_per_rank),
-                     rotate > 1 ? fmt::format("/rotate={}", rotate) : std::string(),
-                     overlap ? "/beside=" + overlap->compute.label() : std::string());
-}
-
-const Pattern& Case::pattern_impl() const {
-  const Pattern* p = find_pattern(pattern);
-  return in_place ? *p->in_place() : *p;
-}
-
-std::uint64_t Case::seed() const {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the name
-  for (unsigned char ch : name()) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
-
-void for_each_sweep(Config& config, const std::function<void(Config&)>& fn) {
-  if (config.sweeps.empty()) return fn(config);
-  for (auto& s : config.sweeps) fn(s);
-}
-
-std::vector<Case> expand(const Config& config, int device_count, const std::vector<int>& all_devices,
-                         const std::string& device_word) {
-  std::vector<Case> cases;
-  std::set<std::string> seen;
-  if (!config.sweeps.empty()) {
-    for (const auto& part : config.sweeps)
-      for (auto& c : expand(part, device_count, all_devices, device_word))
-        if (seen.insert(c.name()).second) cases.push_back(std::move(c));
-    return cases;
-  }
-  for (std::size_t si = 0; si < config.devices.size(); ++si) {
-    const DeviceSet& set = config.devices[si];
-    const std::vector<int> ids = set.all ? all_devices : set.ids;
-    for (int id : ids)
-      if (id >= device_count)
-        throw InputError(fmt::format("devices: {} {} does not exist; this machine has {}s 0..{}", device_word, id,
-                                     device_word, device_count - 1));
-    if (ids.empty()) throw InputError(fmt::format("devices: no {} is visible", device_word));
-    for (const auto& pattern_name : config.patterns)
-      for (bool in_place : config.in_place) {
-        const Pattern* pattern = find_pattern(pattern_name);
-        if (in_place) pattern = pattern->in_place();
-        if (!pattern) continue;  // no in-place form: no in-place case
-        const int used = pattern->ranks_used(static_cast<int>(ids.size()));
-        const std::vector<int> devs = used > 0 ? std::vector<int>(ids.begin(), ids.begin() + used) : ids;
-        for (const auto& engine : config.engines)
-          for (Timing timing : config.timings)
-            for (int rotate : config.rotate)
-              for (std::uint64_t bytes : config.sizes) {
-                Case c{.pattern = pattern_name,
-                       .engine = engine,
-                       .devices = devs,
-                       .bytes_per_rank = bytes,
-                       .timing = timing,
-                       .in_place = in_place,
-                       .warmup = config.warmup,
-                       .iterations = case_iterations(config, *pattern, devs, bytes, timing),
-                       .pipeline_depth = timing == Timing::pipelined ? config.pipeline_depth : 1,
-                       .rotate = rotate,
-                       .breakdown = config.breakdown && pattern_name == "copy" && timing == Timing::oneshot,
-                       .overlap = config.overlap,
-                       .not_runnable = used > 0 ? std::string()
-                                                : fmt::format("{}{} cannot run on {} {}(s)", pattern_name,
-                                                              in_place ? " in place" : "", ids.size(), device_word)};
-                if (seen.insert(c.name()).second) cases.push_back(std::move(c));
-              }
-      }
-  }
-  return cases;
 }
 
 }  // namespace dmabench

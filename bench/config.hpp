@@ -1,22 +1,28 @@
 #pragma once
-// Sweep definitions: parse and validate a JSON config, then expand its axes into cases.
+// The config: parse and validate a JSON config document into a Config (its axes and settings),
+// and write it back in canonical form. Expanding the axes into cases is bench/sweep.hpp.
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "bench/overlap.hpp"
+#include "compute/load.hpp"
 #include "engines/engine.hpp"
 
 namespace dmabench {
 
-class Pattern;
-
 enum class Timing { oneshot, pipelined };
 std::string_view to_string(Timing t);
+
+// Communication beside compute: the workload an overlap case runs beside, and how long.
+struct OverlapConfig {
+  compute::Spec compute;
+  double duration_ms = 50;  // each compute run lasts at least this long alone
+  int rounds = 3;           // alternating compute-alone / compute-with-communication runs
+  int min_samples = 20;     // each run lasts at least this many communication samples (alone)
+};
 
 struct EngineVariant {
   std::string engine;
@@ -56,7 +62,7 @@ struct Config {
   bool power = false;
   std::string power_source = "auto";  // auto, nvml, rocm-smi, rapl, none
   double power_window_s = 2.0;
-  // Overlap: every case also runs beside this compute workload (bench/overlap.hpp).
+  // Overlap: every case also runs beside this compute workload (bench/measure/overlap.hpp).
   std::optional<OverlapConfig> overlap;
   // "sweeps": parts of one run, each the top-level settings overridden by one entry of the list
   // (e.g. sizes with a matching GEMM shape). When present, the top level holds only the run-wide
@@ -74,36 +80,5 @@ nlohmann::json to_json(const Config& config);
 
 // Parses a device list such as "0,1,3" or "all" (the --devices flag).
 DeviceSet parse_device_list(const std::string& text, const std::string& field);
-
-struct Case {
-  std::string pattern;
-  EngineVariant engine;
-  std::vector<int> devices;  // the devices the pattern uses (rank i on devices[i])
-  std::uint64_t bytes_per_rank = 0;
-  Timing timing = Timing::oneshot;
-  bool in_place = false;  // the pattern's in-place form (Pattern::in_place)
-  int warmup = 0, iterations = 0, pipeline_depth = 1;
-  int rotate = 1;  // buffer sets the operations cycle through
-  bool breakdown = false;    // measure the four-phase latency breakdown after timing
-  std::optional<OverlapConfig> overlap;  // also measured beside this compute workload
-  // The pattern object of this case (its in-place form when in_place).
-  const Pattern& pattern_impl() const;
-  std::string not_runnable;  // non-empty: the case is skipped with this reason (e.g. too few devices)
-
-  // Unique, stable name, e.g. "allgather/sm,blocks=auto/oneshot/dev=0,1/64KiB" (Google Benchmark's name;
-  // in-place cases start "allgather-inplace/");
-  // overlap cases end in "/beside=<workload label>".
-  std::string name() const;
-  // Seed of the validation data: differs per case.
-  std::uint64_t seed() const;
-};
-
-// Calls `fn` on the config itself, or on each of its sweeps when it has them.
-void for_each_sweep(Config& config, const std::function<void(Config&)>& fn);
-
-// Expands the axes: device sets x patterns x engine variants x timings x sizes. Device ids are
-// checked against [0, device_count) and "all" becomes `all_devices`. Throws InputError.
-std::vector<Case> expand(const Config& config, int device_count, const std::vector<int>& all_devices,
-                         const std::string& device_word);
 
 }  // namespace dmabench

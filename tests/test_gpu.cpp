@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/harness.hpp"
+#include "bench/run_case.hpp"
 #include "tests/test_support.hpp"
-#include "bench/overlap.hpp"
+#include "bench/measure/overlap.hpp"
 #include "bench/stats.hpp"
 #include "compute/load.hpp"
 #include "bench/patterns/pattern.hpp"
@@ -72,7 +72,7 @@ std::unique_ptr<power::Meter> nvml_meter(Backend& backend, double window_s, std:
 
 // Runs a case with its power measured by `meter` on `gpus`: the case's result.
 json with_power(const Case& c, Backend& backend, power::Meter& meter, const std::vector<int>& gpus) {
-  const json r = run_case(c, engine(c.engine.engine), backend, CaseHooks{.meter = &meter, .power_channels = gpus});
+  const json r = to_json(run_case(testing_support::planned(c), engine(c.engine.engine), backend, CaseHooks{.meter = &meter, .power_channels = gpus}));
   EXPECT_EQ(r["status"], "ok") << r.dump();
   return r;
 }
@@ -145,7 +145,7 @@ TEST_P(GpuEngines, EveryPatternValidates) {
            .warmup = 2,
            .iterations = 5,
            .pipeline_depth = timing == Timing::pipelined ? 4 : 1};
-    const json r = run_case(c, e, *backend);
+    const json r = to_json(run_case(testing_support::planned(c), e, *backend));
     ASSERT_EQ(r["status"], "ok") << c.name() << ": " << r["reason"];
     EXPECT_EQ(r["validated"], true);
     EXPECT_GT(r["latency_us"]["min"].get<double>(), 0.0);
@@ -242,7 +242,7 @@ TEST_P(GpuVariants, ValidateOnEveryPatternAndTiming) {
              .iterations = 4,
              .pipeline_depth = timing == Timing::pipelined ? 3 : 1,
              .rotate = rotate};
-      const json r = run_case(c, e, *backend);
+      const json r = to_json(run_case(testing_support::planned(c), e, *backend));
       const bool gpu_flag = options["trigger"] == "gpu-flag";
       const bool cta_zero_p2p = options.value("cta_policy", "") == "zero" && (pattern == "copy" || pattern == "bidir");
       if ((gpu_flag && timing == Timing::pipelined) || cta_zero_p2p) {
@@ -281,7 +281,7 @@ TEST(GpuEngines, BreakdownOfACopy) {
            .iterations = 10,
            .pipeline_depth = 1,
            .breakdown = true};
-    const json r = run_case(c, engine("ce"), *backend);  // breakdown: after the samples, max(20, iterations) passes
+    const json r = to_json(run_case(testing_support::planned(c), engine("ce"), *backend));  // breakdown: after the samples, max(20, iterations) passes
     ASSERT_EQ(r["status"], "ok") << r["reason"];
     const json b = r["breakdown_us"];
     std::printf("breakdown %zu bytes: %s\n", bytes, b.dump().c_str());
@@ -309,7 +309,7 @@ TEST(GpuEngines, SmBlocksOptionValidates) {
            .warmup = 0,
            .iterations = 1,
            .pipeline_depth = 1};
-    CaseExecution ex(c, engine("sm"), "", *backend);
+    CaseExecution ex(testing_support::planned(c), engine("sm"), "", *backend);
     ex.setup();
     EXPECT_EQ(ex.status(), Status::ok) << c.name() << ": " << ex.reason();
   }
@@ -325,7 +325,7 @@ TEST(GpuEngines, TooLargeIsSkippedWithReason) {
          .warmup = 0,
          .iterations = 1,
          .pipeline_depth = 1};
-  CaseExecution ex(c, engine("ce"), "", *backend);
+  CaseExecution ex(testing_support::planned(c), engine("ce"), "", *backend);
   ex.setup();
   EXPECT_EQ(ex.status(), Status::skipped);
   EXPECT_NE(ex.reason().find("free"), std::string::npos) << ex.reason();
@@ -393,7 +393,7 @@ TEST(GpuPower, MeterAgreesWithATwoEndedLoop) {
   Case r = c;
   r.timing = Timing::pipelined;
   r.pipeline_depth = static_cast<int>(std::ceil(3.0 / p50_s));
-  CaseExecution ref(r, engine("ce"), "", *backend);
+  CaseExecution ref(testing_support::planned(r), engine("ce"), "", *backend);
   ref.setup();
   ASSERT_EQ(ref.status(), Status::ok) << ref.reason();
   using clock = std::chrono::steady_clock;
@@ -478,10 +478,10 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
       // the same workload on its own, measured when the case asks for it: right after the case's
       // timed samples, just before the overlap runs (GEMM clocks follow power and temperature)
       double reference = 0;
-      const json r = run_case(c, e, *backend, CaseHooks{.workload = [&]() -> compute::Load& {
+      const json r = to_json(run_case(testing_support::planned(c), e, *backend, CaseHooks{.workload = [&]() -> compute::Load& {
                                                  reference = reference_rate();
                                                  return *load;
-                                               }});
+                                               }}));
       ASSERT_GT(reference, 10.0);
       ASSERT_LT(reference, 5000.0);
       ASSERT_EQ(r["status"], "ok") << c.name() << ": " << r.dump();

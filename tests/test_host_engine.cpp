@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/harness.hpp"
+#include "bench/run_case.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "engines/backend.hpp"
 #include "tests/test_support.hpp"
@@ -64,7 +64,7 @@ TEST_P(HostEveryPattern, ValidatesAndTimes) {
   auto engine = make_engine("host", &why);
   ASSERT_NE(engine, nullptr) << why;
   const Case c = make_case(pattern, ranks, bytes, timing);
-  const json r = run_case(c, engine.get(), *backend);
+  const json r = to_json(run_case(testing_support::planned(c), engine.get(), *backend));
   if (!c.not_runnable.empty()) {
     EXPECT_EQ(r["status"], "skipped");
     EXPECT_EQ(r["latency_us"], nullptr);
@@ -97,7 +97,7 @@ TEST(HostEngine, ValidationCatchesAMissingTransfer) {
   auto backend = host_backend();
   std::string why;
   TamperingEngine engine(make_engine("host", &why), [](Plan& p) { p.transfers.pop_back(); });
-  const json r = run_case(make_case("allgather", 3, 4096, Timing::oneshot), &engine, *backend);
+  const json r = to_json(run_case(testing_support::planned(make_case("allgather", 3, 4096, Timing::oneshot)), &engine, *backend));
   EXPECT_EQ(r["status"], "failed");
   EXPECT_EQ(r["validated"], false);
   EXPECT_EQ(r["latency_us"], nullptr);
@@ -111,7 +111,7 @@ TEST(HostEngine, ValidationCatchesAnInPlaceBlockLeftOut) {
   std::string why;
   // an operation that does not put rank 1's own block in place before running
   TamperingEngine engine(make_engine("host", &why), [](Plan& p) { p.preset.erase(p.preset.begin() + 1); });
-  const json r = run_case(make_case("allgather-inplace", 3, 4096, Timing::oneshot), &engine, *backend);
+  const json r = to_json(run_case(testing_support::planned(make_case("allgather-inplace", 3, 4096, Timing::oneshot)), &engine, *backend));
   EXPECT_EQ(r["status"], "failed");
   const std::string reason = r["reason"];
   EXPECT_NE(reason.find("validation: rank 1 (device 1) destination byte 4096"), std::string::npos) << reason;
@@ -125,7 +125,7 @@ TEST(HostEngine, ValidationCatchesWrongBytesAndNamesTheOffset) {
     for (auto& t : p.transfers)
       if (t.src_rank == 0 && t.dst_rank == 0) t.src_offset = 1000;
   });
-  const json r = run_case(make_case("alltoall", 2, 1000, Timing::oneshot), &engine, *backend);
+  const json r = to_json(run_case(testing_support::planned(make_case("alltoall", 2, 1000, Timing::oneshot)), &engine, *backend));
   EXPECT_EQ(r["status"], "failed");
   const std::string reason = r["reason"];
   EXPECT_NE(reason.find("rank 0 (device 0) destination byte 0"), std::string::npos) << reason;
@@ -136,7 +136,7 @@ TEST(HostEngine, ValidationCatchesASingleWrongByte) {
   std::string why;
   // One byte short of a 4 KiB copy: only the last byte stays poisoned.
   TamperingEngine engine(make_engine("host", &why), [](Plan& p) { p.transfers[0].bytes -= 1; });
-  const json r = run_case(make_case("copy", 2, 4096, Timing::oneshot), &engine, *backend);
+  const json r = to_json(run_case(testing_support::planned(make_case("copy", 2, 4096, Timing::oneshot)), &engine, *backend));
   ASSERT_EQ(r["status"], "failed");
   // the poison byte can collide with the expected one (1 in 256); the seed of this case does not
   EXPECT_NE(r["reason"].get<std::string>().find("destination byte 4095"), std::string::npos) << r["reason"];
@@ -144,17 +144,17 @@ TEST(HostEngine, ValidationCatchesASingleWrongByte) {
 
 TEST(HostEngine, SkipsCasesOfOtherBackendsAndMissingEngines) {
   auto backend = host_backend();
-  json r = run_case(make_case("copy", 2, 64, Timing::oneshot, "ce"), nullptr, *backend);
+  json r = to_json(run_case(testing_support::planned(make_case("copy", 2, 64, Timing::oneshot, "ce")), nullptr, *backend));
   EXPECT_EQ(r["status"], "skipped");
   // ce runs on the build's GPU backend: cuda, or hip in a HIP build
   EXPECT_NE(r["reason"].get<std::string>().find("engine ce runs on the " + find_engine_spec("ce")->backend + " backend"),
             std::string::npos)
       << r["reason"];
-  r = run_case(make_case("copy", 1, 64, Timing::oneshot), nullptr, *backend);
+  r = to_json(run_case(testing_support::planned(make_case("copy", 1, 64, Timing::oneshot)), nullptr, *backend));
   EXPECT_EQ(r["status"], "skipped");
   std::string why;
   auto engine = make_engine("host", &why);
-  r = run_case(make_case("copy", 2, 64, Timing::oneshot), nullptr, *backend, {}, "not in this build");
+  r = to_json(run_case(testing_support::planned(make_case("copy", 2, 64, Timing::oneshot)), nullptr, *backend, {}, "not in this build"));
   EXPECT_EQ(r["status"], "skipped");
   EXPECT_EQ(r["reason"], "not in this build");
 }
@@ -163,7 +163,7 @@ TEST(HostEngine, HugeCasesAreSkippedNotCrashed) {
   auto backend = host_backend();
   std::string why;
   auto engine = make_engine("host", &why);
-  const json r = run_case(make_case("allgather", 8, std::size_t{1} << 40, Timing::oneshot), engine.get(), *backend);
+  const json r = to_json(run_case(testing_support::planned(make_case("allgather", 8, std::size_t{1} << 40, Timing::oneshot)), engine.get(), *backend));
   EXPECT_EQ(r["status"], "skipped");
   EXPECT_NE(r["reason"].get<std::string>().find("host memory"), std::string::npos) << r["reason"];
 }
@@ -174,7 +174,7 @@ TEST(HostEngine, PipelinedSampleIsPerOperation) {
   auto engine = make_engine("host", &why);
   Case c = make_case("copy", 2, 8 << 20, Timing::pipelined);
   c.pipeline_depth = 8;
-  CaseExecution ex(c, engine.get(), "", *backend);
+  CaseExecution ex(testing_support::planned(c), engine.get(), "", *backend);
   ex.setup();
   ASSERT_EQ(ex.status(), Status::ok) << ex.reason();
   // 8 MiB memcpy takes at least ~100 us on any machine and at most a second; per-op time
@@ -224,7 +224,7 @@ TEST(HostEngine, RotatedCasesValidate) {
     for (Timing timing : {Timing::oneshot, Timing::pipelined}) {
       Case c = make_case(pattern, 4, 1001, timing);
       c.rotate = 5;
-      const json r = run_case(c, engine.get(), *backend);
+      const json r = to_json(run_case(testing_support::planned(c), engine.get(), *backend));
       ASSERT_EQ(r["status"], "ok") << pattern << ": " << r["reason"];
       EXPECT_EQ(r["rotate"], 5);
       EXPECT_NE(r["name"].get<std::string>().find("/rotate=5"), std::string::npos) << r["name"];

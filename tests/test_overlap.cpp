@@ -4,13 +4,15 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/harness.hpp"
-#include "bench/overlap.hpp"
+#include "bench/run_case.hpp"
+#include "bench/measure/overlap.hpp"
 #include "compute/load.hpp"
 #include "engines/backend.hpp"
 #include "tests/test_support.hpp"
 
 using namespace dmabench;
+using measure::overlap_figures;
+using measure::OverlapFigures;
 using testing_support::host_backend;
 using json = nlohmann::json;
 
@@ -70,7 +72,7 @@ Case overlap_case(const std::string& kind, Timing timing = Timing::oneshot) {
 
 json run_overlap(CaseExecution& ex, const std::function<compute::Load&()>& workload) {
   run_invocation(ex, CaseHooks{.workload = workload});
-  json r = ex.result(1);
+  json r = to_json(ex.record(1));
   ex.release();
   return r;
 }
@@ -112,7 +114,7 @@ TEST(Overlap, ScriptedWorkloadGivesExactFigures) {
   std::string why;
   auto engine = make_engine("host", &why);
   ASSERT_NE(engine, nullptr) << why;
-  CaseExecution ex(overlap_case("stream"), engine.get(), "", *backend);
+  CaseExecution ex(testing_support::planned(overlap_case("stream")), engine.get(), "", *backend);
   ScriptedLoad load(10.0, 12.5, 5);
   const json r = run_overlap(ex, [&]() -> compute::Load& { return load; });
   ASSERT_EQ(r["status"], "ok") << r["reason"];
@@ -149,7 +151,7 @@ TEST(Overlap, HostStreamWorkloadRunsBesideEveryTiming) {
   for (Timing t : {Timing::oneshot, Timing::pipelined}) {
     Case c = overlap_case("stream", t);
     c.overlap->duration_ms = 30;  // long enough for samples on a busy 2-core CI machine
-    CaseExecution ex(c, engine.get(), "", *backend);
+    CaseExecution ex(testing_support::planned(c), engine.get(), "", *backend);
     auto load = compute::make_load(*backend, c.overlap->compute, c.devices, &why);
     ASSERT_NE(load, nullptr) << why;
     const json r = run_overlap(ex, [&]() -> compute::Load& { return *load; });
@@ -173,7 +175,7 @@ TEST(Overlap, WorkloadTheBackendLacksSkipsTheCase) {
   auto backend = host_backend();
   std::string why;
   auto engine = make_engine("host", &why);
-  CaseExecution ex(overlap_case("gemm"), engine.get(), "", *backend);
+  CaseExecution ex(testing_support::planned(overlap_case("gemm")), engine.get(), "", *backend);
   ASSERT_TRUE(ex.static_skip_reason().has_value());
   EXPECT_NE(ex.static_skip_reason()->find("needs a GPU backend"), std::string::npos) << *ex.static_skip_reason();
   EXPECT_EQ(compute::make_load(*backend, overlap_case("gemm").overlap->compute, {0, 1}, &why), nullptr);
@@ -222,7 +224,7 @@ TEST(Overlap, WrongDataBesideTheWorkloadFailsTheCase) {
   std::string why;
   BreaksLaterEngine engine(make_engine("host", &why));
   Case c = overlap_case("stream");
-  CaseExecution ex(c, &engine, "", *backend);
+  CaseExecution ex(testing_support::planned(c), &engine, "", *backend);
   ScriptedLoad load(10.0, 11.0, 3);
   const json r = run_overlap(ex, [&]() -> compute::Load& { return load; });
   EXPECT_EQ(r["status"], "failed");
@@ -235,7 +237,7 @@ TEST(Overlap, WorkloadErrorsAreRecordedNotThrown) {
   auto backend = host_backend();
   std::string why;
   auto engine = make_engine("host", &why);
-  CaseExecution ex(overlap_case("stream"), engine.get(), "", *backend);
+  CaseExecution ex(testing_support::planned(overlap_case("stream")), engine.get(), "", *backend);
   const json r = run_overlap(ex, []() -> compute::Load& { throw std::runtime_error("out of device memory"); });
   EXPECT_EQ(r["status"], "ok");  // the alone figures stand
   EXPECT_EQ(r["overlap"]["error"], "out of device memory");

@@ -14,8 +14,9 @@
 #include "bench/cli.hpp"
 #include "bench/config.hpp"
 #include "bench/errors.hpp"
-#include "bench/harness.hpp"
+#include "bench/run_case.hpp"
 #include "power/meter.hpp"
+#include "tests/test_support.hpp"
 
 using namespace dmabench;
 using json = nlohmann::json;
@@ -230,7 +231,7 @@ TEST(PowerMeter, FailingSourceKeepsTheCaseLatency) {
   power::Meter meter(std::move(owned), 0.3);
   meter.calibrate(0.1);
   src.fail_after(50);  // the counter dies during the case's window
-  const json r = run_case(c, engine.get(), *backend, CaseHooks{.meter = &meter, .power_channels = {0}});
+  const json r = to_json(run_case(testing_support::planned(c), engine.get(), *backend, CaseHooks{.meter = &meter, .power_channels = {0}}));
   EXPECT_EQ(r["status"], "ok");
   EXPECT_GT(r["latency_us"]["p50"].get<double>(), 0.0);
   ASSERT_TRUE(r.contains("power"));

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/patterns/pattern.hpp"
+#include "bench/sweep.hpp"
 #include "engines/backend.hpp"
 
 namespace dmabench::testing_support {
@@ -30,6 +31,12 @@ inline NamedPattern named_pattern(const std::string& name) {
   const Pattern* p = find_pattern(n.pattern);
   n.impl = p && in_place ? p->in_place() : p;
   return n;
+}
+
+// The case with its plan (what expand() gives every case), after a test has set its fields.
+inline Case planned(Case c) {
+  plan_case(c);
+  return c;
 }
 
 }  // namespace dmabench::testing_support

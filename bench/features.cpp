@@ -1,0 +1,93 @@
+#include "bench/features.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "bench/patterns/pattern.hpp"
+#include "engines/backend.hpp"
+#include "engines/engine.hpp"
+#include "engines/sdma.hpp"
+#include "version.hpp"
+
+namespace dmabench {
+
+using json = nlohmann::json;
+
+namespace {
+
+// Each backend: available (devices, peer access) or why not. Returns backend -> "" or why not.
+std::map<std::string, std::string> print_backends() {
+  std::map<std::string, std::string> backend_state;
+  for (const std::string name : {"cuda", "hip", "host"}) {
+    std::string why;
+    auto b = make_backend(name, &why);
+    if (!b) {
+      backend_state[name] = "unavailable: " + why;
+      fmt::print("\nbackend {}: unavailable: {}\n", name, why);
+      continue;
+    }
+    backend_state[name] = "";
+    const json ctx = b->context();
+    if (name == "host") {
+      fmt::print("\nbackend host: available; ranks are virtual (ids 0..{}), one CPU thread each; CPU {} ({} threads)\n",
+                 b->device_count() - 1, ctx["cpu"].get<std::string>(), ctx["cpu_threads"].get<unsigned>());
+      continue;
+    }
+    fmt::print("\nbackend {}: available, {} device(s); versions {}\n", name, b->device_count(), ctx["versions"].dump());
+    for (const auto& d : ctx["devices"])
+      fmt::print("  GPU {}: {} bus {} memory {:.1f} GiB, {} copy engines, {} multiprocessors, cc {}\n", d["id"].get<int>(),
+                 d["name"].get<std::string>(), d["bus_id"].get<std::string>(),
+                 d["memory_bytes"].get<double>() / 1073741824.0, d["copy_engines"].get<int>(),
+                 d["multiprocessors"].get<int>(), d["compute_capability"].get<std::string>());
+    const auto& links = ctx["peer_links"];
+    for (std::size_t i = 0; i < links.size(); ++i)
+      for (std::size_t j = 0; j < links[i].size(); ++j)
+        if (i != j)
+          fmt::print("  peer access GPU {} -> GPU {}: {}{}\n", i, j, links[i][j]["access"].get<bool>() ? "yes" : "NO",
+                     links[i][j]["access"].get<bool>()
+                         ? fmt::format(" (performance rank {})", links[i][j]["performance_rank"].get<int>())
+                         : std::string(" (sm engine cases between them are skipped)"));
+  }
+  return backend_state;
+}
+
+void print_engines(const std::map<std::string, std::string>& backend_state) {
+  fmt::print("\nengines:\n");
+  for (const auto& spec : engine_specs()) {
+    std::string why;
+    auto engine = make_engine(spec.name, &why);
+    std::string state;
+    if (!engine)
+      state = "not built: " + why;
+    else if (!backend_state.at(spec.backend).empty())
+      state = "built; backend " + spec.backend + " " + backend_state.at(spec.backend);
+    else
+      state = "available";
+    fmt::print("  {:<5} [{}] {}\n        {}\n", spec.name, spec.backend, state, spec.description);
+    for (const auto& o : spec.options)
+      fmt::print("        option {}: {} (accepted: {}; default {})\n", o.name, o.help, o.accepted(), o.default_value.dump());
+  }
+}
+
+}  // namespace
+
+void print_features() {
+  fmt::print("dmabench {} (git {})\n", kVersion, kGitRevision);
+  fmt::print("backends built: {}\n", fmt::join(built_backends(), ", "));
+  print_engines(print_backends());
+  // AMD features and the ROCm / HSA version each needs (engines/sdma.cpp): what this build has.
+  fmt::print("\nAMD features (hip backend), and what this build has:\n");
+  for (const auto& f : sdma::amd_features(sdma::this_build()))
+    fmt::print("  [{}] {}\n        needs {}{}\n", f.built ? "yes" : "no ", f.name, f.needs, f.note.empty() ? "" : "; " + f.note);
+  std::vector<std::string> patterns;
+  for (const Pattern* p : all_patterns()) patterns.push_back(fmt::format("{} ({})", p->name(), p->description()));
+  fmt::print("\npatterns: {}\n", fmt::join(patterns, "; "));
+  fmt::print("timing modes: oneshot (per operation: launch on every issuing rank, wait for all), "
+             "pipelined (pipeline_depth operations back to back, one wait, time / depth)\n");
+}
+
+}  // namespace dmabench

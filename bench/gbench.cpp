@@ -1,0 +1,139 @@
+#include "bench/gbench.hpp"
+
+#include <map>
+#include <memory>
+#include <regex>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "bench/errors.hpp"
+
+namespace dmabench::gbench {
+namespace {
+
+// Forwards to Google Benchmark's own display reporter and, when a case's runs are reported (all
+// its repetitions done), hands the case to `on_case` with the number of reported runs.
+class CaseReporter final : public benchmark::BenchmarkReporter {
+ public:
+  CaseReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner,
+               std::function<void(const std::string&, std::size_t)> on_case)
+      : inner_(std::move(inner)), on_case_(std::move(on_case)) {}
+  bool ReportContext(const Context& context) override { return inner_->ReportContext(context); }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    std::map<std::string, std::size_t> reported;
+    for (const auto& r : runs)
+      if (r.run_type == Run::RT_Iteration) ++reported[r.run_name.function_name];
+    for (const auto& [name, n] : reported) on_case_(name, n);
+    inner_->ReportRuns(runs);
+  }
+  void Finalize() override { inner_->Finalize(); }
+
+ private:
+  std::unique_ptr<benchmark::BenchmarkReporter> inner_;
+  std::function<void(const std::string&, std::size_t)> on_case_;
+};
+
+std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::vector<std::string>& args) {
+  const std::string format = flag_value(args, "--benchmark_format");
+  if (format == "json") return std::make_unique<benchmark::JSONReporter>();
+  const std::string color = flag_value(args, "--benchmark_color");
+  const bool use_color = color == "true" || color == "yes" || ((color.empty() || color == "auto") && ::isatty(STDOUT_FILENO));
+  return std::make_unique<benchmark::ConsoleReporter>(
+      static_cast<benchmark::ConsoleReporter::OutputOptions>(benchmark::ConsoleReporter::OO_Tabular |
+                                                             (use_color ? benchmark::ConsoleReporter::OO_Color : 0)));
+}
+
+void skip_state(benchmark::State& st, const CaseExecution& ex) {
+  const std::string msg = fmt::format("{}: {}", to_string(ex.status()), ex.reason());
+#ifdef DMABENCH_GBENCH_SKIP_MESSAGE
+  if (ex.status() == Status::skipped) {
+    st.SkipWithMessage(msg);
+    return;
+  }
+#endif
+  st.SkipWithError(msg.c_str());
+}
+
+// The counters of the last invocation, read from the case's record.
+void set_counters(benchmark::State& st, const CaseRecord& r) {
+  if (r.overlap && r.overlap->validated == true) {
+    st.counters["compute_slowdown_pct"] = r.overlap->figures.compute_slowdown_pct;
+    st.counters["p99_beside_us"] = r.overlap->comm_with_us.p99;
+  }
+  if (!r.timed) return;
+  st.counters["p50_us"] = r.timed->latency_us.p50;
+  st.counters["p99_us"] = r.timed->latency_us.p99;
+  st.counters["busbw_GBps"] = r.timed->bandwidth.busbw_GBps;
+}
+
+}  // namespace
+
+bool has_flag(const std::vector<std::string>& args, const std::string& name) {
+  for (const auto& a : args)
+    if (a == name || a.rfind(name + "=", 0) == 0) return true;
+  return false;
+}
+
+std::string flag_value(const std::vector<std::string>& args, const std::string& name) {
+  for (const auto& a : args)
+    if (a.rfind(name + "=", 0) == 0) return a.substr(name.size() + 1);
+  return "";
+}
+
+void check_flags(const std::vector<std::string>& args) {
+  if (has_flag(args, "--benchmark_enable_random_interleaving") &&
+      flag_value(args, "--benchmark_enable_random_interleaving") != "false")
+    throw InputError(
+        "--benchmark_enable_random_interleaving: not supported; dmabench keeps one case's buffers alive at a time");
+  const std::string format = flag_value(args, "--benchmark_format");
+  if (!format.empty() && format != "console" && format != "json")
+    throw InputError(fmt::format("--benchmark_format: '{}' is not supported; accepted: console, json", format));
+}
+
+std::string benchmark_name(const Case& c, bool fixed_iterations) {
+  return c.name() + (fixed_iterations ? fmt::format("/iterations:{}", c.iterations) : "") + "/manual_time";
+}
+
+bool matches_filter(const std::string& benchmark_name, const std::string& filter) {
+  if (filter.empty() || filter == "all" || filter == ".") return true;
+  const bool negate = filter[0] == '-';
+  try {
+    const bool found =
+        std::regex_search(benchmark_name, std::regex(negate ? filter.substr(1) : filter, std::regex::extended));
+    return found != negate;
+  } catch (const std::regex_error& e) {
+    throw InputError(fmt::format("--benchmark_filter: '{}' is not a valid regular expression: {}", filter, e.what()));
+  }
+}
+
+void register_case(CaseExecution& ex, std::function<CaseHooks()> hooks, bool fixed_iterations) {
+  auto body = [&ex, hooks = std::move(hooks)](benchmark::State& st) {
+    CaseHooks h = hooks();
+    h.sampler = [&st](CaseExecution& e) {
+      std::vector<double> samples_us;
+      samples_us.reserve(static_cast<std::size_t>(st.max_iterations));
+      for (auto _ : st) {
+        const double s = e.sample_seconds();
+        st.SetIterationTime(s);
+        samples_us.push_back(s * 1e6);
+      }
+      return samples_us;
+    };
+    run_invocation(ex, h);
+    if (ex.status() != Status::ok) return skip_state(st, ex);
+    set_counters(st, ex.record(1));
+  };
+  auto* b = benchmark::RegisterBenchmark(ex.spec().name().c_str(), std::move(body));
+  b->UseManualTime()->Unit(benchmark::kMicrosecond);
+  if (fixed_iterations) b->Iterations(ex.spec().iterations);
+}
+
+void run_registered(const std::vector<std::string>& args, const std::function<void(const std::string&, std::size_t)>& on_case) {
+  CaseReporter reporter(display_reporter(args), on_case);
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+}
+
+}  // namespace dmabench::gbench

@@ -1,0 +1,33 @@
+#pragma once
+// The Google Benchmark adapter: every case one registered benchmark (manual time) whose loop is
+// the case's sampler, its counters read from the case's record, and a reporter that hands each
+// case back when its runs are reported (all repetitions done).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/run_case.hpp"
+
+namespace dmabench::gbench {
+
+bool has_flag(const std::vector<std::string>& args, const std::string& name);
+std::string flag_value(const std::vector<std::string>& args, const std::string& name);
+
+// Refuses --benchmark_* flags dmabench cannot honour (InputError).
+void check_flags(const std::vector<std::string>& args);
+
+// The name Google Benchmark filters on (the case name plus its iterations and manual-time
+// suffixes), and whether --benchmark_filter selects it (POSIX extended regex searched in the
+// name; a leading '-' negates). A bad regex is an InputError.
+std::string benchmark_name(const Case& c, bool fixed_iterations);
+bool matches_filter(const std::string& benchmark_name, const std::string& filter);
+
+// Registers `ex` as one benchmark: each invocation runs run_invocation() with the hooks `hooks`
+// returns and Google Benchmark's manual-time loop as the sampler.
+void register_case(CaseExecution& ex, std::function<CaseHooks()> hooks, bool fixed_iterations);
+
+// Runs every registered benchmark with the display reporter --benchmark_format asks for;
+// `on_case(name, reported_runs)` is called as each case's runs are reported. Then unregisters them.
+void run_registered(const std::vector<std::string>& args, const std::function<void(const std::string&, std::size_t)>& on_case);
+
+}  // namespace dmabench::gbench

@@ -1,0 +1,20 @@
+#pragma once
+// What every measurement unit takes: the case, its plan, and the prepared operation (validated)
+// of its engine on its backend.
+#include "bench/sweep.hpp"
+#include "engines/backend.hpp"
+#include "engines/engine.hpp"
+
+namespace dmabench::measure {
+
+struct Subject {
+  const Case& spec;
+  const Plan& plan;
+  Engine& engine;
+  Operation& op;
+  Backend& backend;
+  // Operations per timed sample: 1 (oneshot) or the pipeline depth (pipelined).
+  int depth() const { return spec.timing == Timing::pipelined ? spec.pipeline_depth : 1; }
+};
+
+}  // namespace dmabench::measure

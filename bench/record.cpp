@@ -1,0 +1,114 @@
+#include "bench/record.hpp"
+
+namespace dmabench {
+namespace {
+
+using json = nlohmann::json;
+
+json latency_json(const LatencyStats& s) {
+  return {{"min", s.min}, {"p50", s.p50}, {"mean", s.mean}, {"p95", s.p95},
+          {"p99", s.p99}, {"max", s.max}, {"stddev", s.stddev}};
+}
+
+json breakdown_json(const measure::Breakdown& b) {
+  if (!b.error.empty()) return {{"error", b.error}};
+  return {{"control", b.control_us},
+          {"schedule", b.schedule_us},
+          {"copy", b.copy_us},
+          {"sync", b.sync_us},
+          {"total", b.total_us},
+          {"not_copy_not_control", b.not_copy_not_control_us},
+          {"operations", b.operations},
+          {"copies_per_operation", b.copies_per_operation},
+          {"aligned_fraction", b.aligned_fraction},
+          {"method", "medians over operations. control (host time inside launch) and total from an untraced pass; "
+                     "copy = engine end - engine start of the operation's CUPTI copy records (GPU clock); "
+                     "schedule = engine start - launch returned and sync = completion observed - engine end "
+                     "from a CUPTI-traced pass with GPU times converted by CUPTI onto the host steady clock; "
+                     "aligned_fraction = operations whose converted copy lies inside [launch, completion] "
+                     "(below 1: the conversion is off and schedule/sync are not reliable; "
+                     "not_copy_not_control = total - control - copy needs no conversion)"}};
+}
+
+json power_json(const measure::Power& p) {
+  json j = p.window;
+  if (p.ops_per_batch > 0) j["ops_per_batch"] = p.ops_per_batch;
+  return j;
+}
+
+json overlap_json(const measure::Overlap& o) {
+  json j = {{"compute", o.workload.to_json()}};
+  if (o.workload_details) j["compute"]["details"] = *o.workload_details;
+  if (o.rounds) j["rounds"] = *o.rounds;
+  if (o.launches) j["launches"] = *o.launches;
+  if (!o.error.empty()) j["error"] = o.error;
+  if (o.validated) j["validated"] = *o.validated;
+  if (!o.validated || !*o.validated) return j;
+  const auto& t = o.times;
+  j["compute"]["rate_unit"] = o.workload.rate_unit();
+  j["compute"]["rate_alone"] = o.rate_alone;
+  j["compute"]["rate_with"] = o.rate_with;
+  j["compute_alone_ms"] = t.compute_alone_ms;
+  j["compute_with_ms"] = t.compute_with_ms;
+  j["compute_slowdown_pct"] = o.figures.compute_slowdown_pct;
+  j["compute_alone_ms_per_device"] = o.compute_alone_ms_per_device;
+  j["compute_with_ms_per_device"] = o.compute_with_ms_per_device;
+  j["comm_alone_us"] = t.comm_alone_us;
+  j["comm_with_us"] = t.comm_with_us;
+  j["comm_slowdown_pct"] = o.figures.comm_slowdown_pct;
+  j["comm_alone_p99_us"] = o.comm_alone_p99_us;
+  j["comm_with_p99_us"] = o.comm_with_us.p99;
+  j["comm_with_latency_us"] = latency_json(o.comm_with_us);
+  j["comm_with_samples"] = o.comm_with_us.count;
+  j["comm_samples_dropped"] = o.comm_samples_dropped;
+  j["comm_ops_with"] = t.comm_ops_with;
+  j["algbw_with_GBps"] = o.with_bandwidth.algbw_GBps;
+  j["busbw_with_GBps"] = o.with_bandwidth.busbw_GBps;
+  j["overlap_efficiency"] = o.figures.overlap_efficiency;
+  j["clock"] = {{"compute", "device (per-device start/stop marks)"}, {"comm", o.gpu_clock ? "gpu" : "host"}};
+  return j;
+}
+
+}  // namespace
+
+std::string_view to_string(Status s) {
+  switch (s) {
+    case Status::pending: return "pending";
+    case Status::ok: return "ok";
+    case Status::skipped: return "skipped";
+    case Status::failed: return "failed";
+  }
+  return "?";
+}
+
+json to_json(const CaseRecord& r) {
+  const Case& c = r.spec;
+  json j = {{"name", c.name()},
+            {"pattern", c.pattern},
+            {"engine", c.engine.engine},
+            {"options", c.engine.options},
+            {"devices", c.devices},
+            {"ranks", c.devices.size()},
+            {"bytes", c.plan ? json(c.plan->total_bytes) : json()},
+            {"bytes_per_rank", c.bytes_per_rank},
+            {"timing", to_string(c.timing)},
+            {"in_place", c.in_place},
+            {"rotate", c.rotate},
+            {"pipeline_depth", c.pipeline_depth},
+            {"warmup", c.warmup},
+            {"status", to_string(r.status)},
+            {"reason", r.reason},
+            {"validated", r.validated},
+            {"iterations", r.timed ? r.timed->latency_us.count : 0},
+            {"latency_us", r.timed ? latency_json(r.timed->latency_us) : json()},
+            {"algbw_GBps", r.timed ? json(r.timed->bandwidth.algbw_GBps) : json()},
+            {"busbw_GBps", r.timed ? json(r.timed->bandwidth.busbw_GBps) : json()},
+            {"clock", r.gpu_clock ? "gpu" : "host"}};
+  if (!r.engine_details.empty()) j["engine_details"] = r.engine_details;
+  if (r.breakdown) j["breakdown_us"] = breakdown_json(*r.breakdown);
+  if (r.power) j["power"] = power_json(*r.power);
+  if (r.overlap) j["overlap"] = overlap_json(*r.overlap);
+  return j;
+}
+
+}  // namespace dmabench

@@ -1,0 +1,40 @@
+#pragma once
+// The typed record of one case, what run_case() returns, and its one serializer: to_json() is the
+// only writer of a results record and mirrors results/SCHEMA.md. Google Benchmark's counters, the
+// exit code and the summary read the record, never its JSON.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/measure/breakdown.hpp"
+#include "bench/measure/overlap.hpp"
+#include "bench/measure/power.hpp"
+#include "bench/measure/timing.hpp"
+#include "bench/sweep.hpp"
+
+namespace dmabench {
+
+enum class Status { pending, ok, skipped, failed };
+std::string_view to_string(Status s);
+
+struct CaseRecord {
+  Case spec;  // what was asked (its plan, when it has one, gives `bytes`)
+  Status status = Status::pending;
+  std::string reason;  // why skipped or failed
+  bool validated = false;
+  bool gpu_clock = false;                   // the samples' clock (measure::Sample::gpu_clock)
+  std::optional<measure::Timed> timed;      // the reported samples' statistics (ok cases)
+  nlohmann::json engine_details = nlohmann::json::object();  // Operation::details(), engine-defined
+  // The measurements that follow the timed samples, when the case or the run asks for them.
+  std::optional<measure::Breakdown> breakdown;
+  std::optional<measure::Power> power;
+  std::optional<measure::Overlap> overlap;
+};
+
+// The results record of results/SCHEMA.md.
+nlohmann::json to_json(const CaseRecord& r);
+
+}  // namespace dmabench

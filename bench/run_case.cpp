@@ -1,0 +1,147 @@
+#include "bench/run_case.hpp"
+
+#include <algorithm>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "bench/errors.hpp"
+#include "bench/measure/validation.hpp"
+
+namespace dmabench {
+
+CaseExecution::CaseExecution(Case spec, Engine* engine, std::string engine_missing, Backend& backend)
+    : engine_(engine), engine_missing_(std::move(engine_missing)), backend_(backend) {
+  measured_.spec = std::move(spec);
+}
+
+std::optional<std::string> CaseExecution::static_skip_reason() const {
+  const Case& c = spec();
+  if (!c.not_runnable.empty()) return c.not_runnable;
+  const EngineSpec* es = find_engine_spec(c.engine.engine);
+  if (es && es->backend != backend_.name())
+    return fmt::format("engine {} runs on the {} backend; this run uses the {} backend", es->name, es->backend,
+                       backend_.name());
+  if (!engine_) return engine_missing_;
+  if (c.overlap)
+    if (auto why = compute::unsupported(backend_, c.overlap->compute)) return "overlap: " + *why;
+  return std::nullopt;
+}
+
+measure::Subject CaseExecution::subject() {
+  return measure::Subject{spec(), *spec().plan, *engine_, *op_, backend_};
+}
+
+void CaseExecution::setup() {
+  if (set_up_) return;
+  set_up_ = true;
+  auto skip = [&](std::string why) {
+    measured_.status = Status::skipped;
+    measured_.reason = std::move(why);
+  };
+  if (auto why = static_skip_reason()) return skip(*why);
+  try {
+    if (!spec().plan) throw std::logic_error("internal error: a runnable case without a plan (see plan_case)");
+    if (auto bad = spec().plan->check()) throw std::logic_error("internal error, inconsistent plan: " + *bad);
+    const int ops_per_sample = spec().timing == Timing::pipelined ? spec().pipeline_depth : 1;
+    if (auto why = engine_->unsupported(*spec().plan, spec().engine.options, ops_per_sample)) return skip(*why);
+    backend_.prepare_devices(spec().devices);
+    op_ = engine_->prepare(*spec().plan, spec().engine.options);
+    if (auto bad = measure::validate_once(subject())) {
+      op_.reset();
+      return fail("validation: " + *bad);
+    }
+    measured_.validated = true;
+    measured_.status = Status::ok;
+    measured_.engine_details = op_->details();
+  } catch (const Unsupported& e) {
+    op_.reset();
+    skip(e.what());
+  } catch (const std::exception& e) {
+    op_.reset();
+    fail(e.what());
+  }
+}
+
+void CaseExecution::warm_up() {
+  for (int i = 0; i < spec().warmup; ++i) sample_seconds();
+}
+
+double CaseExecution::sample_seconds() {
+  const measure::Sample s = measure::take_sample(subject());
+  measured_.gpu_clock = measured_.gpu_clock || s.gpu_clock;
+  return s.seconds_per_op;
+}
+
+void CaseExecution::add_invocation(std::vector<double> samples_us) { invocations_.push_back(std::move(samples_us)); }
+
+const std::vector<double>& CaseExecution::last_invocation() const {
+  static const std::vector<double> none;
+  return invocations_.empty() ? none : invocations_.back();
+}
+
+void CaseExecution::fail(std::string reason) {
+  measured_.status = Status::failed;
+  measured_.reason = std::move(reason);
+  invocations_.clear();
+}
+
+void CaseExecution::release() { op_.reset(); }
+
+void CaseExecution::measure(const CaseHooks& hooks) {
+  if (status() != Status::ok || last_invocation().empty()) return;
+  const Case& c = spec();
+  if (c.breakdown && !measured_.breakdown && !measured_.gpu_clock)
+    measured_.breakdown = measure::measure_breakdown(subject(), std::max(20, c.iterations));
+  if (hooks.meter && !measured_.power)
+    measured_.power = measure::measure_power(subject(), *hooks.meter, hooks.power_channels, summarize(last_invocation()).p50);
+  if (c.overlap && hooks.workload && !measured_.overlap) {
+    measured_.overlap = measure::measure_overlap(subject(), *c.overlap, hooks.workload, summarize(last_invocation()));
+    if (measured_.overlap->validated == false) fail(measured_.overlap->validation_error);
+  }
+}
+
+CaseRecord CaseExecution::record(std::size_t reported_invocations) const {
+  CaseRecord r = measured_;
+  if (r.status != Status::ok) return r;
+  std::vector<double> samples;
+  const std::size_t first = invocations_.size() > reported_invocations ? invocations_.size() - reported_invocations : 0;
+  for (std::size_t i = first; i < invocations_.size(); ++i)
+    samples.insert(samples.end(), invocations_[i].begin(), invocations_[i].end());
+  r.timed = measure::timed(samples, *r.spec.plan);
+  if (!r.timed) {
+    r.status = Status::failed;
+    r.reason = "no timed samples were taken";
+  }
+  return r;
+}
+
+void run_invocation(CaseExecution& ex, const CaseHooks& hooks) {
+  ex.setup();  // once per case: prepare, validate
+  if (ex.status() != Status::ok) return;
+  std::vector<double> samples_us;
+  try {
+    ex.warm_up();
+    if (hooks.sampler) {
+      samples_us = hooks.sampler(ex);
+    } else {
+      for (int i = 0; i < ex.spec().iterations; ++i) samples_us.push_back(ex.sample_seconds() * 1e6);
+    }
+  } catch (const std::exception& e) {
+    ex.fail(e.what());
+    return;
+  }
+  if (samples_us.empty()) return;
+  ex.add_invocation(std::move(samples_us));
+  ex.measure(hooks);
+}
+
+CaseRecord run_case(const Case& c, Engine* engine, Backend& backend, const CaseHooks& hooks, std::string engine_missing) {
+  CaseExecution ex(c, engine, std::move(engine_missing), backend);
+  run_invocation(ex, hooks);
+  CaseRecord r = ex.record(1);
+  ex.release();
+  return r;
+}
+
+}  // namespace dmabench

@@ -1,0 +1,92 @@
+#pragma once
+// Running one case: prepare its engine's operation, validate the data once, warm up, take the
+// timed samples (through a sampler hook), then the measurements the case or the run asks for
+// (bench/measure/). Engines only launch and wait. Independent of Google Benchmark (bench/runner.cpp
+// adapts it), so tests run cases directly with run_case().
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/record.hpp"
+#include "bench/sweep.hpp"
+#include "compute/load.hpp"
+#include "engines/backend.hpp"
+#include "engines/engine.hpp"
+#include "power/meter.hpp"
+
+namespace dmabench {
+
+struct CaseHooks;
+
+// One case's state across the invocations of its sampler (Google Benchmark may invoke a case more
+// than once: its iteration-count probes and repetitions). The record reads the last invocations.
+class CaseExecution {
+ public:
+  // `engine` may be null: then `engine_missing` says why (the case is skipped).
+  CaseExecution(Case spec, Engine* engine, std::string engine_missing, Backend& backend);
+
+  // Why the case is skipped whatever the machine does (too few devices, engine of another backend
+  // or not in this build), or nullopt. Such cases need not be run at all.
+  std::optional<std::string> static_skip_reason() const;
+  // Checks support, prepares and validates the data once. Never throws: afterwards status() is ok
+  // (ready to time), skipped or failed, with reason().
+  void setup();
+  // Untimed samples (the case's `warmup`), shaped like timed ones. Throws on runtime errors.
+  void warm_up();
+  // One timed sample in seconds per operation (measure::take_sample). Throws on runtime errors.
+  double sample_seconds();
+  // Records the samples (µs) of one invocation.
+  void add_invocation(std::vector<double> samples_us);
+  // The timed samples (µs) of the last invocation; empty before the first.
+  const std::vector<double>& last_invocation() const;
+  // Marks the case failed (e.g. a runtime error while timing); its samples are discarded.
+  void fail(std::string reason);
+  // Frees the engine's buffers.
+  void release();
+
+  // The record; statistics come from the last `reported_invocations` invocations (the ones the
+  // benchmark library reported; earlier ones were its iteration-count probes).
+  CaseRecord record(std::size_t reported_invocations) const;
+  // After an invocation's samples, the measurements the case or the hooks ask for that were not
+  // taken yet (breakdown, power, overlap; bench/measure/). Never throws: a failing measurement is
+  // recorded in its field; a validation mismatch beside the workload fails the case.
+  void measure(const CaseHooks& hooks);
+
+  const Case& spec() const { return measured_.spec; }
+  Status status() const { return measured_.status; }
+  const std::string& reason() const { return measured_.reason; }
+
+ private:
+  Engine* engine_;
+  std::string engine_missing_;
+  Backend& backend_;
+  std::unique_ptr<Operation> op_;
+  bool set_up_ = false;
+  measure::Subject subject();
+  std::vector<std::vector<double>> invocations_;
+  CaseRecord measured_;  // everything but the timing statistics
+};
+
+// What one invocation of a case needs besides the case: how its timed samples are taken, and the
+// measurements that follow them.
+struct CaseHooks {
+  // Takes one invocation's timed samples (µs), calling ex.sample_seconds(); unset: the case's
+  // `iterations` samples. The program's sampler is Google Benchmark's manual-time loop.
+  std::function<std::vector<double>(CaseExecution& ex)> sampler;
+  power::Meter* meter = nullptr;       // when set: power after the samples, on power_channels
+  std::vector<int> power_channels;
+  std::function<compute::Load&()> workload;  // the compute workload of a case with `overlap`
+};
+
+// One invocation of a case: set up (the first time), warm up, take the timed samples, then the
+// breakdown (when the case asks for it), power (when hooks.meter is set) and overlap (when the case
+// has a workload), each once per case. Never throws: a runtime error fails the case.
+void run_invocation(CaseExecution& ex, const CaseHooks& hooks = {});
+
+// A whole case with one invocation: its record; the engine's buffers are released.
+CaseRecord run_case(const Case& c, Engine* engine, Backend& backend, const CaseHooks& hooks = {},
+                    std::string engine_missing = "");
+
+}  // namespace dmabench

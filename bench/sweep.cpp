@@ -1,0 +1,137 @@
+#include "bench/sweep.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "bench/errors.hpp"
+#include "bench/patterns/pattern.hpp"
+#include "bench/units.hpp"
+
+namespace dmabench {
+namespace {
+
+const Pattern* pattern_of(const std::string& name, bool in_place) {
+  const Pattern* p = find_pattern(name);
+  if (!p) throw std::invalid_argument(fmt::format("unknown pattern '{}'", name));
+  return in_place ? p->in_place() : p;
+}
+
+// Timed samples of one planned case: `iterations`, or fewer where max_timed_bytes caps the bytes
+// the timed samples move (never fewer than min_iterations).
+int case_iterations(const Config& config, const Case& c) {
+  if (!config.max_timed_bytes || !c.plan || c.plan->total_bytes == 0) return config.iterations;
+  const double per_sample = static_cast<double>(c.plan->total_bytes) * c.pipeline_depth;
+  const double fit = std::floor(static_cast<double>(*config.max_timed_bytes) / per_sample);
+  const int fewest = std::min(config.min_iterations, config.iterations);
+  return static_cast<int>(std::clamp(fit, static_cast<double>(fewest), static_cast<double>(config.iterations)));
+}
+
+// The ids of a device set, checked against the machine.
+std::vector<int> device_ids(const DeviceSet& set, int device_count, const std::vector<int>& all_devices,
+                            const std::string& device_word) {
+  const std::vector<int> ids = set.all ? all_devices : set.ids;
+  for (int id : ids)
+    if (id >= device_count)
+      throw InputError(fmt::format("devices: {} {} does not exist; this machine has {}s 0..{}", device_word, id,
+                                   device_word, device_count - 1));
+  if (ids.empty()) throw InputError(fmt::format("devices: no {} is visible", device_word));
+  return ids;
+}
+
+// Every case of one pattern form on one device set, in sweep order.
+void add_pattern_cases(const Config& config, const std::string& pattern_name, bool in_place, const std::vector<int>& ids,
+                       const std::string& device_word, std::vector<Case>& out) {
+  const Pattern* pattern = pattern_of(pattern_name, in_place);
+  if (!pattern) return;  // no in-place form: no in-place case
+  const int used = pattern->ranks_used(static_cast<int>(ids.size()));
+  const std::vector<int> devs = used > 0 ? std::vector<int>(ids.begin(), ids.begin() + used) : ids;
+  const std::string not_runnable =
+      used > 0 ? std::string()
+               : fmt::format("{}{} cannot run on {} {}(s)", pattern_name, in_place ? " in place" : "", ids.size(), device_word);
+  for (const auto& engine : config.engines)
+    for (Timing timing : config.timings)
+      for (int rotate : config.rotate)
+        for (std::uint64_t bytes : config.sizes) {
+          Case c{.pattern = pattern_name,
+                 .engine = engine,
+                 .devices = devs,
+                 .bytes_per_rank = bytes,
+                 .timing = timing,
+                 .in_place = in_place,
+                 .warmup = config.warmup,
+                 .iterations = config.iterations,
+                 .pipeline_depth = timing == Timing::pipelined ? config.pipeline_depth : 1,
+                 .rotate = rotate,
+                 .breakdown = config.breakdown && pattern_name == "copy" && timing == Timing::oneshot,
+                 .overlap = config.overlap,
+                 .not_runnable = not_runnable,
+                 .plan = std::nullopt};
+          plan_case(c);
+          c.iterations = case_iterations(config, c);
+          out.push_back(std::move(c));
+        }
+}
+
+}  // namespace
+
+std::string Case::name() const {
+  // Options at their default value are left out of the name (they are all in the result's `options`).
+  std::string engine_part = engine.engine;
+  const EngineSpec* spec = find_engine_spec(engine.engine);
+  for (const auto& o : spec ? spec->options : std::vector<OptionSpec>{}) {
+    if (!engine.options.contains(o.name) || engine.options[o.name] == o.default_value) continue;
+    const auto& v = engine.options[o.name];
+    engine_part += fmt::format(",{}={}", o.name, v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return fmt::format("{}{}/{}/{}/dev={}/{}{}{}", pattern, in_place ? "-inplace" : "", engine_part, to_string(timing),
+                     fmt::join(devices, ","), format_bytes(bytes_per_rank),
+                     rotate > 1 ? fmt::format("/rotate={}", rotate) : std::string(),
+                     overlap ? "/beside=" + overlap->compute.label() : std::string());
+}
+
+std::uint64_t Case::seed() const {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the name
+  for (unsigned char ch : name()) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+void plan_case(Case& c) {
+  c.plan.reset();
+  if (!c.not_runnable.empty()) return;
+  const Pattern* p = pattern_of(c.pattern, c.in_place);
+  if (!p) throw std::invalid_argument(fmt::format("pattern '{}' has no in-place form", c.pattern));
+  c.plan = p->plan(c.devices, c.bytes_per_rank);
+  c.plan->sets = c.rotate;
+}
+
+void for_each_sweep(Config& config, const std::function<void(Config&)>& fn) {
+  if (config.sweeps.empty()) return fn(config);
+  for (auto& s : config.sweeps) fn(s);
+}
+
+std::vector<Case> expand(const Config& config, int device_count, const std::vector<int>& all_devices,
+                         const std::string& device_word) {
+  std::vector<Case> all;
+  if (!config.sweeps.empty()) {
+    for (const auto& part : config.sweeps)
+      for (auto& c : expand(part, device_count, all_devices, device_word)) all.push_back(std::move(c));
+  } else {
+    for (const DeviceSet& set : config.devices) {
+      const std::vector<int> ids = device_ids(set, device_count, all_devices, device_word);
+      for (const auto& pattern_name : config.patterns)
+        for (bool in_place : config.in_place) add_pattern_cases(config, pattern_name, in_place, ids, device_word, all);
+    }
+  }
+  std::vector<Case> cases;  // the first case of each name
+  std::set<std::string> seen;
+  for (auto& c : all)
+    if (seen.insert(c.name()).second) cases.push_back(std::move(c));
+  return cases;
+}
+
+}  // namespace dmabench

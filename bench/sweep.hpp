@@ -1,0 +1,52 @@
+#pragma once
+// The sweep: the cases a config expands into (pattern x engine variant x devices x timing x
+// rotation x size), each with its name, validation seed and plan. Config parsing is bench/config.hpp.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/config.hpp"
+#include "engines/plan.hpp"
+
+namespace dmabench {
+
+struct Case {
+  std::string pattern;
+  EngineVariant engine;
+  std::vector<int> devices;  // the devices the pattern uses (rank i on devices[i])
+  std::uint64_t bytes_per_rank = 0;
+  Timing timing = Timing::oneshot;
+  bool in_place = false;  // the pattern's in-place form (Pattern::in_place)
+  int warmup = 0, iterations = 0, pipeline_depth = 1;
+  int rotate = 1;  // buffer sets the operations cycle through (the plan's `sets`)
+  bool breakdown = false;    // measure the four-phase latency breakdown after timing
+  std::optional<OverlapConfig> overlap;  // also measured beside this compute workload
+  std::string not_runnable;  // non-empty: the case is skipped with this reason (e.g. too few devices)
+  // What moves, made by plan_case() (expand() does it); empty when the case is not runnable.
+  std::optional<Plan> plan;
+
+  // Unique, stable name, e.g. "allgather/sm,blocks=auto/oneshot/dev=0,1/64KiB" (Google Benchmark's
+  // name). Options at their default are left out; in-place cases start "allgather-inplace/",
+  // rotated ones end in "/rotate=N", overlap cases in "/beside=<workload label>".
+  std::string name() const;
+  // Seed of the validation data: differs per case.
+  std::uint64_t seed() const;
+};
+
+// Makes the case's plan from its pattern (its in-place form when in_place), devices, size and
+// rotation; leaves it empty for a case that is not runnable. Throws std::invalid_argument for an
+// unknown pattern.
+void plan_case(Case& c);
+
+// Calls `fn` on the config itself, or on each of its sweeps when it has them.
+void for_each_sweep(Config& config, const std::function<void(Config&)>& fn);
+
+// Expands the axes: device sets x patterns x in-place x engine variants x timings x rotation x
+// sizes, each case planned. Device ids are checked against [0, device_count) and "all" becomes
+// `all_devices`. Throws InputError.
+std::vector<Case> expand(const Config& config, int device_count, const std::vector<int>& all_devices,
+                         const std::string& device_word);
+
+}  // namespace dmabench
