@@ -30,8 +30,13 @@ json breakdown_json(const measure::Breakdown& b) {
                      "not_copy_not_control = total - control - copy needs no conversion)"}};
 }
 
+template <class T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json();
+}
+
 json power_json(const measure::Power& p) {
-  json j = p.window;
+  json j = to_json(p.window);
   if (p.ops_per_batch > 0) j["ops_per_batch"] = p.ops_per_batch;
   return j;
 }
@@ -70,6 +75,33 @@ json overlap_json(const measure::Overlap& o) {
 }
 
 }  // namespace
+
+json to_json(const power::Measurement& m) {
+  json j = {{"source", m.source}};
+  if (!m.trace_error.empty()) j["trace_error"] = m.trace_error;
+  if (!m.error.empty()) {
+    j["error"] = m.error;
+    return j;
+  }
+  j["window_s"] = m.window_s;
+  j["channels"] = m.channels;
+  j["avg_W"] = m.avg_W;
+  j["idle_W"] = m.idle_W;
+  j["active_W"] = m.active_W;
+  j["ops"] = m.ops;
+  j["energy_per_op_J"] = or_null(m.energy_per_op_J);
+  j["energy_per_GB_J"] = or_null(m.energy_per_GB_J);
+  j["uncertainty_W"] = m.uncertainty_W;
+  j["uncertainty"] = or_null(m.uncertainty);
+  j["busy_fraction"] = m.busy_fraction;
+  j["low_duty"] = m.low_duty;
+  j["batches"] = m.batches;
+  j["batch_gap_us"] = or_null(m.batch_gap_us);
+  j["window_too_short"] = m.window_too_short;
+  j["longest_batch_s"] = m.longest_batch_s;
+  j["counter_read_round_s"] = m.counter_read_round_s;
+  return j;
+}
 
 std::string_view to_string(Status s) {
   switch (s) {

@@ -36,5 +36,7 @@ struct CaseRecord {
 
 // The results record of results/SCHEMA.md.
 nlohmann::json to_json(const CaseRecord& r);
+// A power window, as the record's `power` writes it (without the case's ops_per_batch).
+nlohmann::json to_json(const power::Measurement& m);
 
 }  // namespace dmabench

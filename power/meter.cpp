@@ -187,78 +187,73 @@ void Meter::calibrate(double max_s) {
   }
 }
 
-nlohmann::json Meter::measure(const std::vector<int>& channels, const Batch& batch, double bytes_per_op,
-                              const std::string& label) {
-  nlohmann::json r = {{"source", source_->name()}};
+Measurement Meter::measure(const std::vector<int>& channels, const Batch& batch, double bytes_per_op,
+                           const std::string& label) {
+  Measurement r;
+  r.source = source_->name();
   try {
     if (idle_W_.empty()) throw std::runtime_error("no idle baseline (calibrate() was not run)");
     if (trace_) trace_->mark("start " + label, now_s());
     const WindowRun run = window(channels, batch);
-    const std::vector<Window>& w = run.windows;
-    const std::vector<Span>& spans = run.spans;
     if (trace_) trace_->mark("end " + label, now_s());
-    nlohmann::json avg = nlohmann::json::array(), idle = nlohmann::json::array(), chan = nlohmann::json::array();
-    double active = 0, abs_err = 0, rate = 0, seconds = 0, busy = 1, ops_rel_err = 0;
-    bool too_short = false;
-    for (std::size_t i = 0; i < channels.size(); ++i) {
-      const int c = channels[i];
-      const double s = w[i].seconds();
-      const double watts = (w[i].e1 - w[i].e0) / s;
-      avg.push_back(watts);
-      idle.push_back(idle_W_[c]);
-      chan.push_back(source_->channel_name(c));
-      active += watts - idle_W_[c];
-      // idle spread + edges (each update is seen up to one round of counter reads late) + counter resolution
-      abs_err += idle_spread_W_[c] + 2 * run.read_round_s / s * watts + 2 * source_->resolution_J() / s;
-      if (period_s_[c] && s < 10 * *period_s_[c]) {
-        too_short = true;
-        abs_err += *period_s_[c] / s * watts;
-      }
-      const double ops = w[i].ops1 - w[i].ops0;
-      rate += ops / s;
-      seconds += s;
-      busy = std::min(busy, w[i].busy_s / s);
-      // an edge inside a batch is interpolated: off by at most the batch's operations (half of them, on average)
-      if (ops > 0) ops_rel_err = std::max(ops_rel_err, 0.5 * w[i].edge_batch_ops / ops);
-    }
-    rate /= static_cast<double>(channels.size());
-    seconds /= static_cast<double>(channels.size());
-    // Between batches the devices drain: that time's power above idle is somewhere between none and
-    // the busy power, so energy per operation may be overstated by up to (1 - busy) / busy.
-    const double duty_rel_err = busy > 0 ? (1 - busy) / busy : 1.0;
-    std::vector<double> gaps;
-    for (std::size_t b = 1; b < spans.size(); ++b) gaps.push_back((spans[b].t0 - spans[b - 1].t1) * 1e6);
-    std::sort(gaps.begin(), gaps.end());
-    r["window_s"] = seconds;
-    r["channels"] = chan;
-    r["avg_W"] = avg;
-    r["idle_W"] = idle;
-    r["active_W"] = active;
-    r["ops"] = w[0].ops1 - w[0].ops0;
-    r["energy_per_op_J"] = rate > 0 ? nlohmann::json(active / rate) : nlohmann::json();
-    r["energy_per_GB_J"] = rate > 0 && bytes_per_op > 0 ? nlohmann::json(active / rate / (bytes_per_op / 1e9)) : nlohmann::json();
-    r["uncertainty_W"] = abs_err;
-    r["uncertainty"] = active > 0 ? nlohmann::json(abs_err / active + ops_rel_err + duty_rel_err) : nlohmann::json();
-    r["busy_fraction"] = busy;
-    r["low_duty"] = busy < kMinBusyFraction;
-    r["batches"] = spans.size();
-    r["batch_gap_us"] = gaps.empty() ? nlohmann::json() : nlohmann::json(gaps[gaps.size() / 2]);
-    r["window_too_short"] = too_short;
-    double longest_batch = 0;
-    for (const Span& sp : spans) longest_batch = std::max(longest_batch, sp.t1 - sp.t0);
-    r["longest_batch_s"] = longest_batch;
-    r["counter_read_round_s"] = run.read_round_s;
+    summarize_window(run, channels, bytes_per_op, r);
   } catch (const std::exception& e) {
-    r["error"] = e.what();
+    r.error = e.what();
   }
   if (trace_) {
     try {
       trace_->write();
     } catch (const std::exception& e) {
-      r["trace_error"] = e.what();
+      r.trace_error = e.what();
     }
   }
   return r;
+}
+
+void Meter::summarize_window(const WindowRun& run, const std::vector<int>& channels, double bytes_per_op,
+                             Measurement& r) const {
+  const std::vector<Window>& w = run.windows;
+  double abs_err = 0, rate = 0, seconds = 0, busy = 1, ops_rel_err = 0;
+  for (std::size_t i = 0; i < channels.size(); ++i) {
+    const int c = channels[i];
+    const double s = w[i].seconds();
+    const double watts = (w[i].e1 - w[i].e0) / s;
+    r.avg_W.push_back(watts);
+    r.idle_W.push_back(idle_W_[c]);
+    r.channels.push_back(source_->channel_name(c));
+    r.active_W += watts - idle_W_[c];
+    // idle spread + edges (each update is seen up to one round of counter reads late) + counter resolution
+    abs_err += idle_spread_W_[c] + 2 * run.read_round_s / s * watts + 2 * source_->resolution_J() / s;
+    if (period_s_[c] && s < 10 * *period_s_[c]) {
+      r.window_too_short = true;
+      abs_err += *period_s_[c] / s * watts;
+    }
+    const double ops = w[i].ops1 - w[i].ops0;
+    rate += ops / s;
+    seconds += s;
+    busy = std::min(busy, w[i].busy_s / s);
+    // an edge inside a batch is interpolated: off by at most the batch's operations (half of them, on average)
+    if (ops > 0) ops_rel_err = std::max(ops_rel_err, 0.5 * w[i].edge_batch_ops / ops);
+  }
+  rate /= static_cast<double>(channels.size());
+  // Between batches the devices drain: that time's power above idle is somewhere between none and
+  // the busy power, so energy per operation may be overstated by up to (1 - busy) / busy.
+  const double duty_rel_err = busy > 0 ? (1 - busy) / busy : 1.0;
+  std::vector<double> gaps;
+  for (std::size_t b = 1; b < run.spans.size(); ++b) gaps.push_back((run.spans[b].t0 - run.spans[b - 1].t1) * 1e6);
+  std::sort(gaps.begin(), gaps.end());
+  r.window_s = seconds / static_cast<double>(channels.size());
+  r.ops = w[0].ops1 - w[0].ops0;
+  if (rate > 0) r.energy_per_op_J = r.active_W / rate;
+  if (rate > 0 && bytes_per_op > 0) r.energy_per_GB_J = r.active_W / rate / (bytes_per_op / 1e9);
+  r.uncertainty_W = abs_err;
+  if (r.active_W > 0) r.uncertainty = abs_err / r.active_W + ops_rel_err + duty_rel_err;
+  r.busy_fraction = busy;
+  r.low_duty = busy < kMinBusyFraction;
+  r.batches = run.spans.size();
+  if (!gaps.empty()) r.batch_gap_us = gaps[gaps.size() / 2];
+  for (const Span& sp : run.spans) r.longest_batch_s = std::max(r.longest_batch_s, sp.t1 - sp.t0);
+  r.counter_read_round_s = run.read_round_s;
 }
 
 nlohmann::json Meter::context() const {

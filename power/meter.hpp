@@ -40,6 +40,28 @@ struct Batch {
   std::function<int()> run;
 };
 
+// One power window's result (results/SCHEMA.md, "power"); bench/record.cpp writes it.
+struct Measurement {
+  std::string source;
+  std::string error;        // non-empty: the window failed (the fields below are unset)
+  std::string trace_error;  // the power trace could not be written
+  double window_s = 0;      // mean over channels
+  std::vector<std::string> channels;
+  std::vector<double> avg_W, idle_W;  // per channel
+  double active_W = 0;                // sum over channels of avg - idle
+  double ops = 0;                     // operations inside the first channel's window
+  std::optional<double> energy_per_op_J, energy_per_GB_J;  // null without operations (or bytes)
+  double uncertainty_W = 0;
+  std::optional<double> uncertainty;  // relative; null without active power
+  double busy_fraction = 0;
+  bool low_duty = false;
+  std::size_t batches = 0;
+  std::optional<double> batch_gap_us;  // median gap between batches; null with one batch
+  bool window_too_short = false;
+  double longest_batch_s = 0;
+  double counter_read_round_s = 0;
+};
+
 // A window whose busy fraction is below this is flagged `low_duty`.
 inline constexpr double kMinBusyFraction = 0.95;
 
@@ -49,9 +71,9 @@ class Meter {
   // Measures each channel's update period (polls up to `max_s`) and the idle baseline.
   // Throws std::runtime_error when the source fails.
   void calibrate(double max_s = 1.5);
-  // One window over `channels`: runs batches back to back. Returns the result object of
-  // results/SCHEMA.md; never throws: a failing source or batch gives {"source", "error"}.
-  nlohmann::json measure(const std::vector<int>& channels, const Batch& batch, double bytes_per_op,
+  // One window over `channels`: runs batches back to back. Never throws: a failing source or
+  // batch gives a measurement with its error.
+  Measurement measure(const std::vector<int>& channels, const Batch& batch, double bytes_per_op,
                          const std::string& label);
   nlohmann::json context() const;
   Source& source() { return *source_; }
@@ -80,6 +102,9 @@ class Meter {
 
  private:
   double delta_J(double e0, double e1) const;
+  // The window's power, energies, duty and uncertainty into `r`.
+  void summarize_window(const WindowRun& run, const std::vector<int>& channels, double bytes_per_op,
+                        Measurement& r) const;
   std::optional<double> traced_power_W(int channel);
 
   std::unique_ptr<Source> source_;

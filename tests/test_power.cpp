@@ -121,7 +121,7 @@ TEST(PowerMeter, UpdatePeriodIdleAndActiveWattsAndEnergyPerOp) {
     EXPECT_NEAR(ch["idle_W"].get<double>(), 100.0, 2.0) << ctx.dump();
   }
   std::vector<double> spent;
-  const json r = meter.measure({0, 1}, busy_batch(src, &spent), 2e9, "case");
+  const json r = to_json(meter.measure({0, 1}, busy_batch(src, &spent), 2e9, "case"));
   ASSERT_FALSE(r.contains("error")) << r.dump();
   EXPECT_EQ(r["source"], "fake");
   EXPECT_GE(r["window_s"].get<double>(), 0.6);
@@ -150,7 +150,7 @@ TEST(PowerMeter, SlowCounterReadsKeepTheWindowBusy) {
   meter.calibrate(0.5);
   src.set_read_delay(5e-3);
   std::vector<double> spent;
-  const json r = meter.measure({0, 1}, busy_batch(src, &spent, 10), 1e9, "slow reads");
+  const json r = to_json(meter.measure({0, 1}, busy_batch(src, &spent, 10), 1e9, "slow reads"));
   ASSERT_FALSE(r.contains("error")) << r.dump();
   EXPECT_GE(r["busy_fraction"].get<double>(), 0.95) << r.dump();
   EXPECT_FALSE(r["low_duty"].get<bool>()) << r.dump();
@@ -174,7 +174,7 @@ TEST(PowerMeter, IdleGapsBetweenBatchesAreMeasuredAndFlagged) {
   meter.calibrate(0.5);
   power::Batch b = busy_batch(src);
   b.arm = [] { std::this_thread::sleep_for(std::chrono::milliseconds(4)); };
-  const json r = meter.measure({0}, b, 1e9, "gappy");
+  const json r = to_json(meter.measure({0}, b, 1e9, "gappy"));
   ASSERT_FALSE(r.contains("error")) << r.dump();
   EXPECT_LT(r["busy_fraction"].get<double>(), 0.4) << r.dump();
   EXPECT_GT(r["busy_fraction"].get<double>(), 0.05) << r.dump();
@@ -199,7 +199,7 @@ TEST(PowerMeter, CounterWrapAround) {
   power::Meter meter(std::move(owned), 0.3);
   meter.calibrate(0.3);
   EXPECT_NEAR(meter.context()["channels"][0]["idle_W"].get<double>(), 100.0, 3.0);
-  const json r = meter.measure({0}, busy_batch(src), 1e6, "wrap");
+  const json r = to_json(meter.measure({0}, busy_batch(src), 1e6, "wrap"));
   ASSERT_FALSE(r.contains("error")) << r.dump();
   EXPECT_NEAR(r["avg_W"][0].get<double>(), 100.0, 3.0) << r.dump();
 }
@@ -209,7 +209,7 @@ TEST(PowerMeter, ShortWindowIsFlagged) {
   FakeSource& src = *owned;
   power::Meter meter(std::move(owned), 0.2);  // 4 update periods: under the 10 the method wants
   meter.calibrate(0.5);
-  const json r = meter.measure({0}, busy_batch(src), 1e6, "short");
+  const json r = to_json(meter.measure({0}, busy_batch(src), 1e6, "short"));
   ASSERT_FALSE(r.contains("error")) << r.dump();
   EXPECT_TRUE(r["window_too_short"].get<bool>());
 }

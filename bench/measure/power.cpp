@@ -25,7 +25,9 @@ Power measure_power(const Subject& s, power::Meter& meter, const std::vector<int
     p.window = meter.measure(channels, batch, static_cast<double>(s.plan.total_bytes), s.spec.name());
     p.ops_per_batch = k;
   } catch (const std::exception& e) {  // the meter catches its own errors; this is the engine's
-    p.window = {{"source", meter.source().name()}, {"error", e.what()}};
+    p.window = power::Measurement{};
+    p.window.source = meter.source().name();
+    p.window.error = e.what();
   }
   return p;
 }

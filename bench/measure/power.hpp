@@ -3,17 +3,13 @@
 // back in batches of about 10 ms through one meter window, after the timed samples.
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "bench/measure/subject.hpp"
 #include "power/meter.hpp"
 
 namespace dmabench::measure {
 
 struct Power {
-  // The meter's window result (power::Meter::measure: source, per-channel power, energies,
-  // busy fraction, uncertainty; or source and error).
-  nlohmann::json window;
+  power::Measurement window;  // the meter's window (or the engine's error, in window.error)
   int ops_per_batch = 0;  // 0: no batch ran (the engine failed before the window)
 };
 
