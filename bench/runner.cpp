@@ -288,6 +288,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   context["dmabench"] = {{"version", kVersion}, {"git_revision", kGitRevision}};
   context["command_line"] = command_line;
   context["backend"] = backend->name();
+  context["engines"] = engine_specs_json();
   context["machine"] = backend->context();
   context["config_file"] = options.config;
   context["config"] = to_json(config);

@@ -100,6 +100,10 @@ struct EngineSpec {
 // table lives next to its typed parser (engines/<engine>_options.cpp); this registry assembles them.
 const std::vector<EngineSpec>& engine_specs();
 const EngineSpec* find_engine_spec(std::string_view name);
+// engine_specs() as data, for the results' context (results/SCHEMA.md, `context.engines`): a list of
+// {name, backend, backends, description, options: [{name, default, choices, integers: null or
+// {min, max}, prefix: null or {value, form}, help}]}.
+nlohmann::json engine_specs_json();
 // `given` with every option of the engine that it lacks set to its default: for code that builds an
 // engine's options by hand (tests); configs get theirs filled in and validated by the config layer.
 // Throws std::invalid_argument for an unknown engine.

@@ -12,12 +12,18 @@
 #include "engines/sm_options.hpp"
 
 namespace dmabench {
+namespace {
+
+// How accepted values with the option's prefix are shown: "map:FILE" (prefix_help), or "map:...".
+std::string prefix_form(const OptionSpec& o) { return o.prefix_help.empty() ? o.prefix + "..." : o.prefix_help; }
+
+}  // namespace
 
 std::string OptionSpec::accepted() const {
   std::vector<std::string> parts;
   for (const auto& c : choices) parts.push_back(c.dump());
   if (positive_integer) parts.push_back(fmt::format("an integer from 1 to {}", max_integer));
-  if (!prefix.empty()) parts.push_back(fmt::format("\"{}\"", prefix_help.empty() ? prefix + "..." : prefix_help));
+  if (!prefix.empty()) parts.push_back(fmt::format("\"{}\"", prefix_form(*this)));
   return fmt::format("{}", fmt::join(parts, " or "));
 }
 
@@ -78,6 +84,27 @@ Options with_defaults(std::string_view engine, Options given) {
   for (const auto& o : spec->options)
     if (!given.contains(o.name)) given[o.name] = o.default_value;
   return given;
+}
+
+nlohmann::json engine_specs_json() {
+  nlohmann::json engines = nlohmann::json::array();
+  for (const auto& s : engine_specs()) {
+    nlohmann::json options = nlohmann::json::array();
+    for (const auto& o : s.options)
+      options.push_back({{"name", o.name},
+                         {"default", o.default_value},
+                         {"choices", o.choices},
+                         {"integers", o.positive_integer ? nlohmann::json{{"min", 1}, {"max", o.max_integer}} : nlohmann::json()},
+                         {"prefix", o.prefix.empty() ? nlohmann::json()
+                                                     : nlohmann::json{{"value", o.prefix}, {"form", prefix_form(o)}}},
+                         {"help", o.help}});
+    engines.push_back({{"name", s.name},
+                       {"backend", s.backend},
+                       {"backends", s.backends},
+                       {"description", s.description},
+                       {"options", options}});
+  }
+  return engines;
 }
 
 std::unique_ptr<Engine> make_engine(std::string_view name, std::string* why_not) {

@@ -95,6 +95,36 @@ TEST(EngineOptions, TypedValues) {
   EXPECT_EQ(HsaOptions::from(with_defaults("hsa", json::object())).selection.policy, sdma::Policy::runtime);
 }
 
+TEST(EngineOptions, SpecsAsData) {
+  const json all = engine_specs_json();
+  ASSERT_EQ(all.size(), engine_specs().size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const EngineSpec& s = engine_specs()[i];
+    const json& e = all[i];
+    EXPECT_EQ(e["name"], s.name);
+    EXPECT_EQ(e["backend"], s.backend);
+    EXPECT_EQ(e["backends"], s.backends);
+    EXPECT_EQ(e["description"], s.description);
+    ASSERT_EQ(e["options"].size(), s.options.size()) << s.name;
+    for (std::size_t k = 0; k < s.options.size(); ++k) {
+      const json& o = e["options"][k];
+      EXPECT_EQ(o["name"], s.options[k].name);
+      EXPECT_EQ(o["default"], s.options[k].default_value);
+      EXPECT_EQ(o["help"], s.options[k].help);
+      EXPECT_EQ(o["choices"], json(s.options[k].choices));
+    }
+  }
+  const json ce = all[1];
+  ASSERT_EQ(ce["name"], "ce");
+  EXPECT_EQ(ce["options"][1]["name"], "streams");
+  EXPECT_EQ(ce["options"][1]["integers"], (json{{"min", 1}, {"max", 16}}));
+  EXPECT_TRUE(ce["options"][0]["integers"].is_null() && ce["options"][0]["prefix"].is_null());
+  const json hsa = all.back();
+  ASSERT_EQ(hsa["name"], "hsa");
+  EXPECT_EQ(hsa["options"][0]["prefix"], (json{{"value", "map:"}, {"form", "map:FILE"}}));
+  EXPECT_EQ(hsa["backends"], json::array({"hip"}));
+}
+
 TEST(EngineOptions, RegistryDescribesEveryOption) {
   for (const char* name : {"ce", "ce-batch"}) {
     const EngineSpec* s = find_engine_spec(name);
