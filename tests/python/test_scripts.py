@@ -29,7 +29,10 @@ def result(pattern, engine, size, timing, p50, spread=0.05, options=None, status
     n = 2
     s = {"copy": size, "bidir": 2 * size}.get(pattern, n * size)
     factor = (n - 1) / n if pattern in ("allgather", "alltoall") else 1.0
-    r = {"name": f"{pattern}/{engine}/{timing}/dev=0,1/{size}", "pattern": pattern, "engine": engine,
+    # as dmabench names cases: the engine with the options that differ from their defaults
+    listed = "".join(f",{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in (options or {}).items())
+    r = {"name": f"{pattern}{'-inplace' if extra.get('in_place') else ''}/{engine}{listed}/{timing}/dev=0,1/{size}",
+         "pattern": pattern, "engine": engine,
          "options": options or {}, "devices": [0, 1], "ranks": n, "bytes": s, "bytes_per_rank": size,
          "timing": timing, "pipeline_depth": 1, "warmup": 1, "status": status, "reason": "" if status == "ok" else "x",
          "validated": status == "ok", "iterations": 10 if status == "ok" else 0, "clock": "host",
@@ -298,6 +301,26 @@ def test_in_place_cases_are_their_own_pattern(tmp_path):
     assert sorted(df.pattern) == ["allgather", "allgather-inplace"] and list(df.in_place) == [False, True]
     p = run("compare.py", path, path)
     assert p.returncode == 0 and "2 cases in both files" in p.stdout, p.stdout
+
+
+def test_variant_comes_from_the_case_name():
+    from dmabench_results import engine_options_in_name, variant
+    # the name lists the non-default options in the engine's table order; the label sorts them
+    r = result("allgather", "ce", 1024, "oneshot", 1.0, options={"schedule": "pcpy", "graph": True, "streams": 4})
+    assert r["name"].startswith("allgather/ce,schedule=pcpy,graph=true,streams=4/oneshot/")
+    assert variant(r) == "ce graph=true,schedule=pcpy,streams=4"
+    r["options"] = {"schedule": "pcpy", "graph": True, "streams": 4, "trigger": "enqueue", "gate": "wait-value"}
+    assert variant(r) == "ce graph=true,schedule=pcpy,streams=4"  # options at their defaults are not in the name
+    assert variant(result("copy", "nccl", 1024, "oneshot", 1.0, rotate=3)) == "nccl rotate=3"
+    assert variant(result("copy", "ce-batch", 1024, "pipelined", 1.0, options={"overlap_hint": False})) == \
+        "ce-batch overlap_hint=false"
+    # a value with '/' and '=' in it (hsa's map:FILE), an overlap case's workload after the size
+    h = result("alltoall", "hsa", 1024, "oneshot", 1.0, options={"engines": "map:configs/a=b/oneshot/dev=x.map"})
+    h["name"] += "/rotate=2/beside=stream-8MiB"
+    assert engine_options_in_name(h) == [("engines", "map:configs/a=b/oneshot/dev=x.map")]
+    assert variant(h) == "hsa engines=map:configs/a=b/oneshot/dev=x.map"
+    with pytest.raises(ValueError, match="does not have the form"):
+        variant({**r, "name": "allgather/sm/oneshot/dev=0,1/1KiB"})
 
 
 def test_every_script_refuses_another_schema_major(tmp_path):
