@@ -3,7 +3,7 @@ import json
 import re
 
 SCHEMA_PREFIX = "dmabench/"
-PATTERN_ORDER = ["copy", "bidir", "allgather", "allgather-inplace", "alltoall"]
+PATTERN_ORDER = ["copy", "bidir", "allgather", "alltoall"]
 UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
          "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
 
@@ -19,10 +19,6 @@ def load(path, tool):
     if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith(SCHEMA_PREFIX):
         raise SystemExit(f"{tool}: {path} is not a dmabench results file (no 'schema': 'dmabench/...')")
     check_schema(doc, path, tool)  # every script reads one major version
-    # Scripts key cases by pattern: an in-place case's pattern is spelt as in its name ('allgather-inplace').
-    for r in doc.get("results", []):
-        if isinstance(r, dict) and r.get("in_place") and not str(r.get("pattern", "")).endswith("-inplace"):
-            r["pattern"] = f"{r['pattern']}-inplace"
     return doc
 
 
@@ -52,6 +48,22 @@ def variant(result):
     if rotate and rotate > 1:
         opts.append(f"rotate={rotate}")
     return result["engine"] + (" " + ",".join(opts) if opts else "")
+
+
+def pattern_label(pattern, in_place=False):
+    """How the scripts show a case's pattern: 'allgather', or 'allgather (in place)' when its `in_place` is true."""
+    return f"{pattern} (in place)" if in_place else pattern
+
+
+def placement(result):
+    """A case's pattern and placement, (pattern, in_place): what the scripts group cases by."""
+    return result["pattern"], bool(result.get("in_place"))
+
+
+def placement_order(key):
+    """Sort key of (pattern, in_place) pairs: PATTERN_ORDER, out of place before in place."""
+    pattern, in_place = key
+    return (PATTERN_ORDER.index(pattern) if pattern in PATTERN_ORDER else len(PATTERN_ORDER), pattern, in_place)
 
 
 def fmt_size(n, compact=False):
@@ -91,10 +103,11 @@ def beside(result):
 
 
 def case_key(result):
-    """The full identity of a case across runs: pattern, engine, options, devices, bytes, timing, workload."""
-    return (result["pattern"], result["engine"], json.dumps(result.get("options", {}), sort_keys=True),
-            tuple(result.get("devices", [])), result.get("bytes"), result["bytes_per_rank"], result["timing"],
-            beside(result), result.get("rotate", 1))
+    """The full identity of a case across runs: pattern and placement, engine, options, devices, bytes, timing,
+    workload, rotation."""
+    return (result["pattern"], bool(result.get("in_place")), result["engine"],
+            json.dumps(result.get("options", {}), sort_keys=True), tuple(result.get("devices", [])), result.get("bytes"),
+            result["bytes_per_rank"], result["timing"], beside(result), result.get("rotate", 1))
 
 
 def machine_label(doc):

@@ -249,8 +249,9 @@ def test_notebook_executes_headless(tmp_path):
 
 # ---- overlap_report.py --------------------------------------------------------------------------
 
-def overlap_result(engine, size, timing, p50, slowdown, p99_load, kept=1.0, options=None, gemm="gemm-bf16-8192x8192x8192"):
-    r = result("allgather", engine, size, timing, p50, options=options)
+def overlap_result(engine, size, timing, p50, slowdown, p99_load, kept=1.0, options=None, gemm="gemm-bf16-8192x8192x8192",
+                   in_place=False):
+    r = result("allgather", engine, size, timing, p50, options=options, in_place=in_place)
     r["name"] += f"/beside={gemm}"
     with_us = p50 / kept
     r["overlap"] = {"compute": {"kind": "gemm", "m": 8192, "n": 8192, "k": 8192, "dtype": "bf16"},
@@ -288,19 +289,44 @@ def test_overlap_report_of_committed_results():
     assert p.returncode == 0 and "### Targets" in p.stdout and "oneshot under load" in p.stdout
 
 
-def test_in_place_cases_are_their_own_pattern(tmp_path):
-    out_of_place = result("allgather", "ce", 1 << 20, "oneshot", 20.0)
+def test_in_place_cases_stay_apart_by_their_in_place_field(tmp_path):
+    out_of_place = result("allgather", "ce", 1 << 20, "oneshot", 20.0, in_place=False)
     in_place = result("allgather", "ce", 1 << 20, "oneshot", 10.0, in_place=True)
-    in_place["name"] = in_place["name"].replace("allgather/", "allgather-inplace/", 1)
     path = write(tmp_path, "ip.json", document([out_of_place, in_place]))
-    from dmabench_results import case_key, load, to_frame
+    from dmabench_results import case_key, load, pattern_label, placement, to_frame
     doc = load(str(path), "test")
-    assert [r["pattern"] for r in doc["results"]] == ["allgather", "allgather-inplace"]
+    # the records are read as written: one spelling, the pattern plus `in_place`
+    assert [r["pattern"] for r in doc["results"]] == ["allgather", "allgather"]
+    assert [placement(r) for r in doc["results"]] == [("allgather", False), ("allgather", True)]
+    assert pattern_label("allgather", True) == "allgather (in place)" and pattern_label("allgather") == "allgather"
     assert case_key(doc["results"][0]) != case_key(doc["results"][1])
     df = to_frame([str(path)])
-    assert sorted(df.pattern) == ["allgather", "allgather-inplace"] and list(df.in_place) == [False, True]
-    p = run("compare.py", path, path)
+    assert list(df.pattern) == ["allgather", "allgather"] and list(df.in_place) == [False, True]
+    p = run("compare.py", path, path, "--all")
     assert p.returncode == 0 and "2 cases in both files" in p.stdout, p.stdout
+    assert "| same | allgather (in place) | ce | 1 MiB |" in p.stdout and "| same | allgather | ce | 1 MiB |" in p.stdout
+    p = run("summarize.py", path)
+    assert p.returncode == 0, p.stderr
+    assert "**allgather**: p50 latency" in p.stdout and "**allgather (in place)**: p50 latency" in p.stdout
+    assert "| engine | allgather | allgather (in place) |" in p.stdout
+    assert "| ce | 20.0 / – |" in p.stdout and "| ce | 10.0 / – |" in p.stdout
+    p = run("dma_latte_report.py", path)
+    assert p.returncode == 0, p.stderr
+    assert "**allgather, oneshot: speedup" in p.stdout and "**allgather (in place), oneshot: speedup" in p.stdout
+    out = tmp_path / "figs"
+    p = run("plot.py", path, "--out", out, "--baseline", "ce")
+    assert p.returncode == 0, p.stderr
+    assert {"latency_allgather_oneshot.png", "latency_allgather-in-place_oneshot.png"} <= set(os.listdir(out))
+    ov = [overlap_result("ce", 64 << 20, "pipelined", 200.0, 1.5, 210.0, in_place=ip) for ip in (False, True)]
+    ov[1]["overlap"]["compute_slowdown_pct"] = 0.5
+    p = run("overlap_report.py", write(tmp_path, "ov.json", document(ov)), "--targets")
+    assert p.returncode == 0, p.stderr
+    assert "**allgather 64 MiB per rank, pipelined, beside gemm-bf16-8192x8192x8192**" in p.stdout
+    assert "**allgather (in place) 64 MiB per rank, pipelined, beside gemm-bf16-8192x8192x8192**" in p.stdout
+    assert "- allgather 64 MiB per rank beside 8192³ GEMMs: best DMA variant keeping ≥ 95% of its bandwidth: `ce` +1.5%" \
+        in p.stdout
+    assert "- allgather (in place) 64 MiB per rank beside 8192³ GEMMs: best DMA variant keeping ≥ 95% of its " \
+           "bandwidth: `ce` +0.5%" in p.stdout
 
 
 def test_variant_comes_from_the_case_name():
