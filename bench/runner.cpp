@@ -102,6 +102,7 @@ json run_context(const CliOptions& options, const std::vector<std::string>& comm
   context["dmabench"] = {{"version", kVersion}, {"git_revision", kGitRevision}};
   context["command_line"] = command_line;
   context["backend"] = backend.name();
+  context["engines"] = engine_specs_json();
   context["machine"] = backend.context();
   context["config_file"] = options.config;
   context["config"] = to_json(config);

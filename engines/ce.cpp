@@ -1,18 +1,7 @@
 // ce and ce-batch: the copy (DMA) engines, driven through the runtime, with DMA-Latte's features
-// as options (results/SCHEMA.md, README "DMA options"):
-//   schedule   pcpy: each copy its own completion | b2b: a lane's copies back to back, one completion
-//   streams    auto (pcpy: one stream per copy, b2b: one) | k: k streams per GPU ("lanes"); a GPU
-//              with fewer copies than k splits each copy into chunks so every lane has work
-//   trigger    enqueue: issue at launch | host-flag: pre-posted behind a wait on a host-mapped flag
-//              the host stores | gpu-flag: pre-posted behind a wait on a device flag a kernel stores,
-//              timed on the GPU clock
-//   completion event: event / stream synchronize | flag-spin: the stream writes a host-mapped word
-//              the host spins on | gpu-poll: a kernel polls device words the streams write
-//   graph      the copies captured once into a CUDA graph per GPU, launched per operation
-//   issue      caller: the harness's thread issues and waits for every GPU in turn | thread-per-gpu:
-//              one spinning host thread per GPU issues its copies and waits for them, in parallel
-//   gate       how pre-posted copies are held: wait-value (cuStreamWaitValue32 / hipStreamWaitValue32) | spin-kernel (a
-//              one-thread kernel polls the flag; the copies queued behind it start when it exits)
+// as options (schedule, streams, trigger, completion, graph, issue, gate, local; ce-batch also
+// overlap_hint): their table, help and defaults are in engines/ce_options.cpp (results/SCHEMA.md,
+// README "DMA options").
 // ce issues one cudaMemcpyAsync / hipMemcpyAsync per copy (gpu::copy_kind()); ce-batch one
 // cudaMemcpyBatchAsync / hipMemcpyBatchAsync per lane. The same source runs on NVIDIA and AMD through engines/gpu/gpu.hpp.
 #include <algorithm>
@@ -24,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "engines/ce_options.hpp"
 #include "engines/engine_factories.hpp"
 #include "engines/gpu_operation.hpp"
 #include "engines/sdma.hpp"
@@ -31,43 +21,6 @@
 
 namespace dmabench {
 namespace {
-
-enum class Schedule { pcpy, b2b };
-enum class Trigger { enqueue, host_flag, gpu_flag };
-enum class Completion { event, flag_spin, gpu_poll };
-enum class Gate { wait_value, spin_kernel };
-
-struct DmaOptions {
-  Schedule schedule = Schedule::b2b;
-  int streams = 0;  // 0: auto
-  Trigger trigger = Trigger::enqueue;
-  Completion completion = Completion::event;
-  bool graph = false;
-  bool batch = false;
-  Gate gate = Gate::wait_value;
-  bool thread_per_gpu = false;
-  bool overlap_hint = true;  // ce-batch: prefer overlap with compute
-  bool peer_bounce = false;  // same-GPU copies as two copy-engine transfers through a peer's buffer
-
-  static DmaOptions from(const Options& o, bool batch) {
-    DmaOptions d;
-    d.batch = batch;
-    auto str = [&](const char* key, const char* def) { return o.contains(key) ? o[key].get<std::string>() : std::string(def); };
-    d.schedule = str("schedule", "b2b") == "pcpy" ? Schedule::pcpy : Schedule::b2b;
-    if (o.contains("streams") && o["streams"].is_number_integer()) d.streams = o["streams"].get<int>();
-    const std::string t = str("trigger", "enqueue");
-    d.trigger = t == "host-flag" ? Trigger::host_flag : t == "gpu-flag" ? Trigger::gpu_flag : Trigger::enqueue;
-    const std::string c = str("completion", "event");
-    d.completion = c == "flag-spin" ? Completion::flag_spin : c == "gpu-poll" ? Completion::gpu_poll : Completion::event;
-    d.graph = o.contains("graph") && o["graph"].get<bool>();
-    d.gate = str("gate", "wait-value") == "spin-kernel" ? Gate::spin_kernel : Gate::wait_value;
-    d.thread_per_gpu = str("issue", "caller") == "thread-per-gpu";
-    d.overlap_hint = !o.contains("overlap_hint") || o["overlap_hint"].get<bool>();
-    d.peer_bounce = str("local", "runtime") == "peer-bounce";
-    return d;
-  }
-  bool needs_memops() const { return trigger != Trigger::enqueue || completion != Completion::event; }
-};
 
 bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }
 

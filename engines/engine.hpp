@@ -96,8 +96,18 @@ struct EngineSpec {
   std::vector<std::string> backends;
 };
 
+// Every engine (of every backend, built or not), its options in table order. Each engine's option
+// table lives next to its typed parser (engines/<engine>_options.cpp); this registry assembles them.
 const std::vector<EngineSpec>& engine_specs();
 const EngineSpec* find_engine_spec(std::string_view name);
+// engine_specs() as data, for the results' context (results/SCHEMA.md, `context.engines`): a list of
+// {name, backend, backends, description, options: [{name, default, choices, integers: null or
+// {min, max}, prefix: null or {value, form}, help}]}.
+nlohmann::json engine_specs_json();
+// `given` with every option of the engine that it lacks set to its default: for code that builds an
+// engine's options by hand (tests); configs get theirs filled in and validated by the config layer.
+// Throws std::invalid_argument for an unknown engine.
+Options with_defaults(std::string_view engine, Options given);
 
 // Creates an engine of this build, or returns nullptr and sets `why_not` (e.g. "this build has no
 // NCCL"). Engines are created once per run and live for the whole sweep.

@@ -1,12 +1,6 @@
 // hsa (AMD only): SDMA copies through the HSA runtime, one hsa_amd_memory_async_copy[_on_engine] per
-// transfer, with DMA-Latte's engine selection as options (results/SCHEMA.md, README "AMD"):
-//   engines    runtime: the runtime picks (hsa_amd_memory_async_copy) | preferred: the runtime's
-//              recommended engines per source/destination pair | round-robin: a GPU's copies over its
-//              SDMA engines in turn | map:FILE: the engine of each GPU pair from a `src,engine,dst` file
-//   schedule   pcpy: every copy its own completion signal | b2b: a GPU's copies share one signal
-//   trigger    enqueue: posted at launch | host-flag: posted ahead (untimed) behind a dependency
-//              signal the host releases with one store
-//   packet     linear | broadcast | swap (hsa_amd_memory_async_batch_copy; not in this build yet)
+// transfer, with DMA-Latte's engine selection as options (engines, schedule, trigger, packet: their
+// table, help and defaults are in engines/hsa_options.cpp; results/SCHEMA.md, README "AMD").
 // Completion: the host spins on the HSA completion signals (each copy decrements its signal).
 #include <deque>
 #include <memory>
@@ -16,28 +10,13 @@
 #include "engines/engine_factories.hpp"
 #include "engines/gpu/hsa.hpp"
 #include "engines/gpu_operation.hpp"
+#include "engines/hsa_options.hpp"
 #include "engines/sdma.hpp"
 
 namespace dmabench {
 namespace {
 
 constexpr double kTimeoutS = 60;
-
-struct HsaOptions {
-  sdma::Selection selection;
-  bool pcpy = false;
-  bool host_flag = false;
-  std::string packet = "linear";
-  static HsaOptions from(const Options& o) {
-    HsaOptions h;
-    auto str = [&](const char* key, const char* def) { return o.contains(key) ? o[key].get<std::string>() : std::string(def); };
-    h.selection = sdma::parse_selection(str("engines", "runtime")).value_or(sdma::Selection{});
-    h.pcpy = str("schedule", "b2b") == "pcpy";
-    h.host_flag = str("trigger", "enqueue") == "host-flag";
-    h.packet = str("packet", "linear");
-    return h;
-  }
-};
 
 struct PlannedCopy {
   gpu::hsa::Copy copy;
@@ -215,7 +194,7 @@ class HsaEngine final : public Engine {
       return fmt::format("pre-launch pre-posts every operation of a sample behind a signal: at most {} (pipeline_depth)",
                          kMaxPrePostedOps);
     const sdma::BuildFacts b = sdma::this_build();
-    if (o.packet != "linear") return sdma::missing(b, "hsa packet=broadcast|swap");
+    if (o.packet != HsaPacket::linear) return sdma::missing(b, "hsa packet=broadcast|swap");
     std::string why;
     if (o.selection.policy != sdma::Policy::runtime && !gpu::hsa::copy_on_engine_supported(&why)) return why;
     if (o.selection.policy != sdma::Policy::runtime) {

@@ -1,9 +1,8 @@
 // nccl: the vendor collective library over a single-process communicator. Plans with an
 // equivalent collective call it (allgather -> ncclAllGather, alltoall -> ncclAlltoAll, RCCL's ncclAllToAll); any other
 // plan becomes one ncclSend/ncclRecv pair per transfer inside one group (copy, bidir).
-// Options: graph (the operation captured once into a CUDA graph per GPU, launched per operation)
-// and cta_policy zero (NCCL_CTA_POLICY_ZERO with ncclMemAlloc buffers registered as symmetric
-// windows: NCCL's copy-engine collectives). The copy-engine path is confirmed from NCCL's own log.
+// Options graph and cta_policy: engines/nccl_options.cpp. With cta_policy zero (NCCL's copy-engine
+// collectives) the copy-engine path is confirmed from NCCL's own log.
 #include <map>
 #include <memory>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "engines/engine_factories.hpp"
 #include "engines/gpu/nccl_comm.hpp"
 #include "engines/gpu_operation.hpp"
+#include "engines/nccl_options.hpp"
 
 namespace dmabench {
 namespace {
@@ -26,14 +26,6 @@ std::vector<int> all_ranks(const Plan& plan) {
   for (int i = 0; i < plan.ranks(); ++i) r[i] = i;
   return r;
 }
-
-struct NcclOptions {
-  bool graph = false;
-  bool cta_zero = false;
-  static NcclOptions from(const Options& o) {
-    return {o.contains("graph") && o["graph"].get<bool>(), o.contains("cta_policy") && o["cta_policy"] == "zero"};
-  }
-};
 
 class NcclOperation final : public GpuOperation {
  public:

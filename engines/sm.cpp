@@ -1,20 +1,16 @@
 // sm: a GPU-core copy kernel on each issuing rank's device, one launch per rank for all of its
 // transfers, loading locally and storing into the peer's memory over NVLink (needs peer access).
+// Option blocks: engines/sm_options.cpp.
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "engines/engine_factories.hpp"
 #include "engines/gpu_operation.hpp"
+#include "engines/sm_options.hpp"
 
 namespace dmabench {
 namespace {
-
-int blocks_option(const Options& options) {
-  auto it = options.find("blocks");
-  if (it == options.end() || it->is_string()) return 0;  // "auto"
-  return it->get<int>();
-}
 
 class SmOperation final : public GpuOperation {
  public:
@@ -52,7 +48,7 @@ class SmEngine final : public Engine {
     return gpu_memory_shortfall(plan);
   }
   std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
-    return std::make_unique<SmOperation>(plan, blocks_option(options));
+    return std::make_unique<SmOperation>(plan, SmOptions::from(options).blocks);
   }
 };
 

@@ -3,8 +3,9 @@
 
 usage: compare.py BASE.json NEW.json [--threshold 0.05] [--json] [--all]
 
-Cases are matched by their full key (pattern, engine, options, devices, bytes, timing). For every
-case in both files: the ratio new/base of p50 latency and of busbw, and a verdict:
+Cases are matched by their full key (pattern, in place or not, engine, options, devices, bytes, timing,
+workload, rotation). For every case in both files: the ratio new/base of p50 latency and of busbw,
+and a verdict:
   slower  p50 grew by more than --threshold AND by more than the noise
   faster  p50 shrank by more than --threshold AND by more than the noise
   same    otherwise
@@ -21,7 +22,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import beside, case_key, fmt_size, load, variant  # noqa: E402
+from dmabench_results import beside, case_key, fmt_size, load, pattern_label, variant  # noqa: E402
 
 TOOL = "compare.py"
 
@@ -37,7 +38,7 @@ def compare(base_doc, new_doc, threshold):
     rows = []
     for key in [k for k in base if k in new]:
         b, n = base[key], new[key]
-        row = {"case": n.get("name") or key[0], "pattern": n["pattern"],
+        row = {"case": n.get("name") or key[0], "pattern": n["pattern"], "in_place": bool(n.get("in_place")),
                "variant": variant(n) + (f" beside {beside(n)}" if beside(n) else ""),
                "bytes_per_rank": n["bytes_per_rank"], "timing": n["timing"], "devices": n.get("devices")}
         if b["status"] != "ok" or n["status"] != "ok":
@@ -72,11 +73,11 @@ def markdown(rows, only_base, only_new, threshold, show_all):
                 "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in sorted(shown, key=lambda r: (order[r["verdict"]], -(r.get("p50_ratio") or 0))):
             if "p50_ratio" not in r:
-                out.append(f"| {r['verdict']} | {r['pattern']} | {r['variant']} | {fmt_size(r['bytes_per_rank'])} | "
+                out.append(f"| {r['verdict']} | {pattern_label(r['pattern'], r['in_place'])} | {r['variant']} | {fmt_size(r['bytes_per_rank'])} | "
                            f"{r['timing']} | – | – | – | – | {r.get('reason', '')[:60]} |")
                 continue
             bus = f"{r['busbw_ratio']:.3f}" if r["busbw_ratio"] is not None else "–"
-            out.append(f"| {r['verdict']} | {r['pattern']} | {r['variant']} | {fmt_size(r['bytes_per_rank'])} | "
+            out.append(f"| {r['verdict']} | {pattern_label(r['pattern'], r['in_place'])} | {r['variant']} | {fmt_size(r['bytes_per_rank'])} | "
                        f"{r['timing']} | {r['base_p50_us']:.2f} | {r['new_p50_us']:.2f} | {r['p50_ratio']:.3f} | {bus} | "
                        f"{100 * r['noise']:.1f}% |")
     for title, names in (("only in BASE", only_base), ("only in NEW", only_new)):

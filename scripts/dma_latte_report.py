@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import fmt_size, load, table, variant  # noqa: E402
+from dmabench_results import fmt_size, load, pattern_label, placement, placement_order, table, variant  # noqa: E402
 
 TOOL = "dma_latte_report.py"
 DMA = ("ce", "ce-batch")
@@ -27,13 +27,16 @@ def main(argv=None):
     a = ap.parse_args(argv)
     res = [r for r in load(a.results, TOOL)["results"] if r["status"] == "ok"]
     sizes = sorted({r["bytes_per_rank"] for r in res})
-    p50 = {(r["pattern"], variant(r), r["timing"], r["bytes_per_rank"]): r["latency_us"]["p50"] for r in res}
-    bus = {(r["pattern"], variant(r), r["timing"], r["bytes_per_rank"]): r["busbw_GBps"] for r in res}
+    p50 = {(placement(r), variant(r), r["timing"], r["bytes_per_rank"]): r["latency_us"]["p50"] for r in res}
+    bus = {(placement(r), variant(r), r["timing"], r["bytes_per_rank"]): r["busbw_GBps"] for r in res}
+    # allgather and alltoall, each in place too where the file has such cases
+    groups = sorted({placement(r) for r in res if r["pattern"] in ("allgather", "alltoall")} |
+                    {("allgather", False), ("alltoall", False)}, key=placement_order)
     base = "ce schedule=pcpy"
     out = []
-    for pattern in ("allgather", "alltoall"):
-        variants = sorted({variant(r) for r in res if r["pattern"] == pattern and r["engine"] in DMA})
-        out.append(f"\n**{pattern}, {a.timing}: speedup over plain `{base}` (enqueue, event) = its p50 / variant p50**\n")
+    for pattern in groups:
+        variants = sorted({variant(r) for r in res if placement(r) == pattern and r["engine"] in DMA})
+        out.append(f"\n**{pattern_label(*pattern)}, {a.timing}: speedup over plain `{base}` (enqueue, event) = its p50 / variant p50**\n")
         rows = [[base] + [f"{p50[(pattern, base, a.timing, s)]:.1f} µs" if (pattern, base, a.timing, s) in p50 else "–" for s in sizes]]
         for v in variants:
             if v == base:
@@ -48,7 +51,7 @@ def main(argv=None):
         out.append(f"\n**Best DMA variant vs best NCCL mode, {timing}** (p50 µs; ratio = DMA / NCCL; "
                    "busbw GB/s of each at that size; NCCL CE = `nccl cta_policy=zero`)\n")
         rows = []
-        for pattern in ("allgather", "alltoall"):
+        for pattern in groups:
             for s in sizes:
                 dma = [(p50[k], k[1]) for k in p50 if k[0] == pattern and k[2] == timing and k[3] == s and k[1].split(" ")[0] in DMA]
                 nccl = [(p50[k], k[1]) for k in p50 if k[0] == pattern and k[2] == timing and k[3] == s and k[1].startswith("nccl")]
@@ -57,7 +60,7 @@ def main(argv=None):
                     continue
                 (td, vd), (tn, vn) = min(dma), min(nccl)
                 tce = min(ce_coll)[0] if ce_coll else None
-                rows.append([pattern, fmt_size(s), f"{vd}", f"{td:.1f}", f"{vn}", f"{tn:.1f}", f"{td / tn:.2f}",
+                rows.append([pattern_label(*pattern), fmt_size(s), f"{vd}", f"{td:.1f}", f"{vn}", f"{tn:.1f}", f"{td / tn:.2f}",
                              f"{tce / td:.2f}" if tce else "–",
                              f"{bus[(pattern, vd, timing, s)]:.1f}", f"{bus[(pattern, vn, timing, s)]:.1f}",
                              f"{max(bus[(pattern, v, timing, s)] for _, v in ce_coll):.1f}" if ce_coll else "–"])

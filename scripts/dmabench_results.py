@@ -3,11 +3,7 @@ import json
 import re
 
 SCHEMA_PREFIX = "dmabench/"
-PATTERN_ORDER = ["copy", "bidir", "allgather", "allgather-inplace", "alltoall"]
-# Engine options at their default value; variant names leave them out.
-OPTION_DEFAULTS = {"schedule": "b2b", "streams": "auto", "trigger": "enqueue", "completion": "event", "graph": False,
-                   "gate": "wait-value", "issue": "caller", "cta_policy": "default", "blocks": "auto",
-                   "local": "runtime", "overlap_hint": True, "engines": "runtime", "packet": "linear"}
+PATTERN_ORDER = ["copy", "bidir", "allgather", "alltoall"]
 UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
          "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
 
@@ -23,24 +19,51 @@ def load(path, tool):
     if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith(SCHEMA_PREFIX):
         raise SystemExit(f"{tool}: {path} is not a dmabench results file (no 'schema': 'dmabench/...')")
     check_schema(doc, path, tool)  # every script reads one major version
-    # Scripts key cases by pattern: an in-place case's pattern is spelt as in its name ('allgather-inplace').
-    for r in doc.get("results", []):
-        if isinstance(r, dict) and r.get("in_place") and not str(r.get("pattern", "")).endswith("-inplace"):
-            r["pattern"] = f"{r['pattern']}-inplace"
     return doc
 
 
+def engine_options_in_name(result):
+    """The engine options a case's name lists, as (option, value text) pairs in the name's order.
+
+    dmabench names a case `<pattern>/engine[,option=value...]/timing/dev=.../size[/rotate=N][/beside=...]`,
+    listing there exactly the options that differ from their defaults in its engine tables (which newer files
+    also record as `context.engines`): the name alone says what was not a default, in every file. (Files written
+    before dmabench 87e7502, results/h200x2/default.json, listed every option: 'sm,blocks=auto'.) The engine part
+    ends at the record's own `/timing/dev=`, so a value with '/' in it (hsa's map:FILE) is read whole."""
+    name, engine, timing = result["name"], result["engine"], result["timing"]
+    rest = name.split("/", 1)[1] if "/" in name else ""
+    end = rest.rfind(f"/{timing}/dev=")
+    segment = rest[:end] if end >= 0 else ""
+    if segment != engine and not segment.startswith(engine + ","):
+        raise ValueError(f"case name {name!r} does not have the form pattern/{engine}[,option=value...]/{timing}/dev=...")
+    pairs = re.split(r",(?=[A-Za-z_][A-Za-z0-9_]*=)", segment[len(engine) + 1:]) if segment != engine else []
+    return [tuple(p.split("=", 1)) for p in pairs]
+
+
 def variant(result):
-    """Engine and its non-default options: 'ce schedule=pcpy,graph=true'."""
-    opts = []
-    for k, v in sorted(result.get("options", {}).items()):
-        if OPTION_DEFAULTS.get(k) == v:
-            continue
-        opts.append(f"{k}={str(v).lower() if isinstance(v, bool) else v}")
-    rotate = result.get("rotate", 1)  # buffer rotation is part of what was measured
+    """Engine and its non-default options, as the case's name lists them (sorted): 'ce graph=true,schedule=pcpy';
+    rotation over buffer sets is part of what was measured, so it is added ('ce rotate=3')."""
+    opts = [f"{k}={v}" for k, v in sorted(engine_options_in_name(result))]
+    rotate = result.get("rotate", 1)
     if rotate and rotate > 1:
         opts.append(f"rotate={rotate}")
     return result["engine"] + (" " + ",".join(opts) if opts else "")
+
+
+def pattern_label(pattern, in_place=False):
+    """How the scripts show a case's pattern: 'allgather', or 'allgather (in place)' when its `in_place` is true."""
+    return f"{pattern} (in place)" if in_place else pattern
+
+
+def placement(result):
+    """A case's pattern and placement, (pattern, in_place): what the scripts group cases by."""
+    return result["pattern"], bool(result.get("in_place"))
+
+
+def placement_order(key):
+    """Sort key of (pattern, in_place) pairs: PATTERN_ORDER, out of place before in place."""
+    pattern, in_place = key
+    return (PATTERN_ORDER.index(pattern) if pattern in PATTERN_ORDER else len(PATTERN_ORDER), pattern, in_place)
 
 
 def fmt_size(n, compact=False):
@@ -80,10 +103,11 @@ def beside(result):
 
 
 def case_key(result):
-    """The full identity of a case across runs: pattern, engine, options, devices, bytes, timing, workload."""
-    return (result["pattern"], result["engine"], json.dumps(result.get("options", {}), sort_keys=True),
-            tuple(result.get("devices", [])), result.get("bytes"), result["bytes_per_rank"], result["timing"],
-            beside(result), result.get("rotate", 1))
+    """The full identity of a case across runs: pattern and placement, engine, options, devices, bytes, timing,
+    workload, rotation."""
+    return (result["pattern"], bool(result.get("in_place")), result["engine"],
+            json.dumps(result.get("options", {}), sort_keys=True), tuple(result.get("devices", [])), result.get("bytes"),
+            result["bytes_per_rank"], result["timing"], beside(result), result.get("rotate", 1))
 
 
 def machine_label(doc):

@@ -3,8 +3,8 @@
 
 usage: overlap_report.py OVERLAP.json [--targets]
 
-Prints markdown, one table per group of cases that share pattern, size, timing and compute
-workload: per engine variant the compute slowdown, the communication time and bus bandwidth alone
+Prints markdown, one table per group of cases that share pattern and placement (in place or not),
+size, timing and compute workload: per engine variant the compute slowdown, the communication time and bus bandwidth alone
 and beside the workload, p50/p99 latency idle and under load, and the overlap efficiency. With
 --targets it adds the checks of the overlap issue's targets (2-GPU H200): GEMM slowdown <= 2% with
 >= 95% of the bandwidth kept at 64 and 256 MiB, <= 1/4 of NCCL's slowdown, and small-transfer p99
@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import beside, fmt_size, load, table, variant, versions_caption  # noqa: E402
+from dmabench_results import beside, fmt_size, load, pattern_label, placement, table, variant, versions_caption  # noqa: E402
 
 TOOL = "overlap_report.py"
 DMA = ("ce", "ce-batch", "hsa")
@@ -30,7 +30,7 @@ def measured(doc):
 def groups(results):
     out = {}
     for r in results:
-        out.setdefault((r["pattern"], r["bytes_per_rank"], r["timing"], beside(r)), []).append(r)
+        out.setdefault((placement(r), r["bytes_per_rank"], r["timing"], beside(r)), []).append(r)
     return out
 
 
@@ -54,8 +54,8 @@ def group_table(rows):
 def targets(results):
     out = ["\n### Targets\n"]
     by = groups(results)
-    for pattern, size in [(p, s) for p in ("allgather", "allgather-inplace") for s in (64 << 20, 256 << 20)]:
-        rows = [r for (p, s, t, b), rs in by.items() if p == pattern and s == size and b.startswith("gemm-")
+    for group, size in [(g, s) for g in (("allgather", False), ("allgather", True)) for s in (64 << 20, 256 << 20)]:
+        rows = [r for (p, s, t, b), rs in by.items() if p == group and s == size and b.startswith("gemm-")
                 and b.endswith("8192x8192x8192") for r in rs]
         if not rows:
             continue
@@ -66,7 +66,7 @@ def targets(results):
         best = min(keep, key=lambda r: r["overlap"]["compute_slowdown_pct"]) if keep else None
         least = min(dma, key=lambda r: r["overlap"]["compute_slowdown_pct"]) if dma else None
         n = min(nccl, key=lambda r: r["overlap"]["compute_slowdown_pct"]) if nccl else None
-        line = f"- {pattern} {fmt_size(size)} per rank beside 8192³ GEMMs: "
+        line = f"- {pattern_label(*group)} {fmt_size(size)} per rank beside 8192³ GEMMs: "
         if best:
             s = best["overlap"]["compute_slowdown_pct"]
             line += (f"best DMA variant keeping ≥ 95% of its bandwidth: `{variant(best)}` {s:+.1f}% "
@@ -96,7 +96,7 @@ def targets(results):
         d = min(dma, key=lambda r: r["overlap"]["comm_with_p99_us"])
         n = min(nccl, key=lambda r: r["overlap"]["comm_with_p99_us"])
         ratio = d["overlap"]["comm_with_p99_us"] / n["overlap"]["comm_with_p99_us"]
-        out.append(f"- {rs[0]['pattern']} {fmt_size(size)} oneshot under load: best DMA p99 `{variant(d)}` "
+        out.append(f"- {pattern_label(*placement(rs[0]))} {fmt_size(size)} oneshot under load: best DMA p99 `{variant(d)}` "
                    f"{d['overlap']['comm_with_p99_us']:.1f} µs vs best NCCL p99 `{variant(n)}` "
                    f"{n['overlap']['comm_with_p99_us']:.1f} µs = {ratio:.2f}x ({'meets' if ratio <= 0.5 else 'misses'} ≤ 0.5x)")
     return out
@@ -112,8 +112,8 @@ def main(argv=None):
     if not res:
         raise SystemExit(f"{TOOL}: {a.results} has no measured overlap case")
     out = [f"_{versions_caption(doc)}_"]
-    for (pattern, size, timing, workload), rows in groups(res).items():
-        out.append(f"\n**{pattern} {fmt_size(size)} per rank, {timing}, beside {workload}**\n")
+    for (group, size, timing, workload), rows in groups(res).items():
+        out.append(f"\n**{pattern_label(*group)} {fmt_size(size)} per rank, {timing}, beside {workload}**\n")
         out.append(group_table(rows))
     if a.targets:
         out += targets(res)

@@ -6,7 +6,8 @@ usage: plot.py RESULTS.json [RESULTS.json ...] --out DIR [--timing oneshot|pipel
                [--max-variants 10]
 
 Per pattern and timing mode: latency_<pattern>_<timing>.png (p50 vs size, log-log, band from min
-to p95), busbw_<pattern>_<timing>.png, speedup_<pattern>_<timing>.png (baseline p50 / variant p50).
+to p95), busbw_<pattern>_<timing>.png, speedup_<pattern>_<timing>.png (baseline p50 / variant p50);
+in-place cases (`in_place`) get figures of their own, <pattern> then reading e.g. allgather-in-place.
 When the results have them: breakdown.png (stacked control/schedule/copy/sync per size) and
 energy_<pattern>.png (energy per GB with its uncertainty). Several files overlay: line style per
 file, one colour per engine variant in every figure. The functions are importable (the notebook
@@ -14,6 +15,7 @@ uses them).
 """
 import argparse
 import os
+import re
 import sys
 import zlib
 
@@ -25,7 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import PATTERN_ORDER, fmt_size, load, to_frame, versions_caption  # noqa: E402
+from dmabench_results import fmt_size, load, pattern_label, placement_order, to_frame, versions_caption  # noqa: E402
 
 TOOL = "plot.py"
 STYLES = ["-", "--", ":", "-."]
@@ -109,44 +111,56 @@ def _caption(fig, captions):
     fig.text(0.01, 0.005, "\n".join(captions), fontsize=6.5, va="bottom", ha="left", color="0.3")
 
 
-def _series(df, pattern, timing, variants):
-    sub = df[(df.pattern == pattern) & (df.timing == timing) & (df.status == "ok") & df.variant.isin(variants)]
+def _cases(df, pattern, in_place):
+    """The rows of one pattern, in place or not."""
+    return df[(df.pattern == pattern) & (df.in_place == in_place)]
+
+
+def file_stem(pattern, in_place):
+    """A pattern and placement in a file name: 'allgather', 'allgather-in-place'."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", pattern_label(pattern, in_place)).strip("-")
+
+
+def _series(df, pattern, timing, variants, in_place):
+    sub = _cases(df, pattern, in_place)
+    sub = sub[(sub.timing == timing) & (sub.status == "ok") & sub.variant.isin(variants)]
     for (f, v), g in sub.groupby(["file", "variant"]):
         yield f, v, g.sort_values("bytes_per_rank")
 
 
-def _figure_lines(df, pattern, timing, variants, palette, files, captions, column, band, ylabel, title, log_y):
+def _figure_lines(df, pattern, timing, variants, palette, files, captions, column, band, ylabel, title, log_y, in_place):
     fig, ax = _figure()
-    for f, v, g in _series(df, pattern, timing, variants):
+    for f, v, g in _series(df, pattern, timing, variants, in_place):
         label = _label(v if len(files) == 1 else f"{v} [{os.path.basename(f)}]")
         ax.plot(g.bytes_per_rank, g[column], STYLES[files.index(f) % len(STYLES)], marker=_marker(v), ms=4,
                 color=palette[v], label=label)
         if band:
             ax.fill_between(g.bytes_per_rank, g[band[0]], g[band[1]], color=palette[v], alpha=0.12, lw=0)
-    size_axis(ax, df[df.pattern == pattern].bytes_per_rank)
+    size_axis(ax, _cases(df, pattern, in_place).bytes_per_rank)
     if log_y:
         ax.set_yscale("log")
     ax.set_ylabel(ylabel)
-    ax.set_title(f"{pattern}, {timing}: {title}")
+    ax.set_title(f"{pattern_label(pattern, in_place)}, {timing}: {title}")
     ax.grid(True, which="both" if log_y else "major", alpha=0.3)
     _legend(ax)
     _caption(fig, captions)
     return fig
 
 
-def figure_latency(df, pattern, timing, variants, palette, files, captions):
+def figure_latency(df, pattern, timing, variants, palette, files, captions, in_place=False):
     return _figure_lines(df, pattern, timing, variants, palette, files, captions, "p50", ("min", "p95"),
-                         "latency p50, µs (band: min to p95)", "latency", True)
+                         "latency p50, µs (band: min to p95)", "latency", True, in_place)
 
 
-def figure_busbw(df, pattern, timing, variants, palette, files, captions):
+def figure_busbw(df, pattern, timing, variants, palette, files, captions, in_place=False):
     return _figure_lines(df, pattern, timing, variants, palette, files, captions, "busbw", None,
-                         "busbw, GB/s (nccl-tests definition, from p50)", "bus bandwidth", False)
+                         "busbw, GB/s (nccl-tests definition, from p50)", "bus bandwidth", False, in_place)
 
 
-def figure_speedup(df, pattern, timing, variants, palette, files, captions, baseline):
+def figure_speedup(df, pattern, timing, variants, palette, files, captions, baseline, in_place=False):
     fig, ax = _figure()
-    ok = df[(df.pattern == pattern) & (df.timing == timing) & (df.status == "ok")]
+    ok = _cases(df, pattern, in_place)
+    ok = ok[(ok.timing == timing) & (ok.status == "ok")]
     for f in files:
         base = ok[(ok.file == f) & (ok.variant == baseline)].set_index("bytes_per_rank").p50
         if base.empty:
@@ -162,7 +176,7 @@ def figure_speedup(df, pattern, timing, variants, palette, files, captions, base
     ax.axhline(1.0, color="0.2", lw=1)
     size_axis(ax, ok.bytes_per_rank)
     ax.set_ylabel(f"speedup over {baseline} (its p50 / p50)")
-    ax.set_title(f"{pattern}, {timing}: speedup over {baseline}")
+    ax.set_title(f"{pattern_label(pattern, in_place)}, {timing}: speedup over {baseline}")
     ax.grid(True, alpha=0.3)
     _legend(ax)
     _caption(fig, captions)
@@ -192,8 +206,9 @@ def figure_breakdown(df, captions):
     return fig
 
 
-def figure_energy(df, pattern, variants, palette, captions):
-    ok = df[(df.pattern == pattern) & (df.status == "ok") & df.energy_per_GB_J.notna()]
+def figure_energy(df, pattern, variants, palette, captions, in_place=False):
+    ok = _cases(df, pattern, in_place)
+    ok = ok[(ok.status == "ok") & ok.energy_per_GB_J.notna()]
     sizes = sorted(ok.bytes_per_rank.unique())
     files = list(dict.fromkeys(ok.file))
     bars = [(f, v) for f in files for v in variants if ((ok.file == f) & (ok.variant == v)).any()]
@@ -208,7 +223,7 @@ def figure_energy(df, pattern, variants, palette, captions):
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(sizes))], [size_label(s) for s in sizes])
     ax.set_xlabel("bytes per rank")
     ax.set_ylabel("energy per GB above idle, J/GB (error bar: uncertainty)")
-    ax.set_title(f"{pattern}: energy per GB")
+    ax.set_title(f"{pattern_label(pattern, in_place)}: energy per GB")
     ax.grid(True, axis="y", alpha=0.3)
     _legend(ax)
     _caption(fig, captions)
@@ -246,17 +261,18 @@ def main(argv=None):
         plt.close(fig)
         written.append(path)
 
-    patterns = [p for p in PATTERN_ORDER if p in set(df.pattern)] + sorted(set(df.pattern) - set(PATTERN_ORDER))
-    for p in patterns:
+    for p, in_place in sorted(set(zip(df.pattern, df.in_place)), key=placement_order):
+        cases, stem = _cases(df, p, in_place), file_stem(p, in_place)
         for t in timings:
-            if df[(df.pattern == p) & (df.timing == t) & (df.status == "ok")].empty:
+            if cases[(cases.timing == t) & (cases.status == "ok")].empty:
                 continue
-            save(figure_latency(df, p, t, variants, palette, a.results, captions), f"latency_{p}_{t}.png")
-            save(figure_busbw(df, p, t, variants, palette, a.results, captions), f"busbw_{p}_{t}.png")
+            save(figure_latency(df, p, t, variants, palette, a.results, captions, in_place), f"latency_{stem}_{t}.png")
+            save(figure_busbw(df, p, t, variants, palette, a.results, captions, in_place), f"busbw_{stem}_{t}.png")
             if (df.variant == a.baseline).any():
-                save(figure_speedup(df, p, t, variants, palette, a.results, captions, a.baseline), f"speedup_{p}_{t}.png")
-        if df[(df.pattern == p) & df.energy_per_GB_J.notna()].shape[0]:
-            save(figure_energy(df, p, variants, palette, captions), f"energy_{p}.png")
+                save(figure_speedup(df, p, t, variants, palette, a.results, captions, a.baseline, in_place),
+                     f"speedup_{stem}_{t}.png")
+        if cases.energy_per_GB_J.notna().any():
+            save(figure_energy(df, p, variants, palette, captions, in_place), f"energy_{stem}.png")
     if df.bd_total.notna().any():
         save(figure_breakdown(df, captions), "breakdown.png")
     for w in written:

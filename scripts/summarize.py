@@ -4,17 +4,17 @@
 usage: summarize.py RESULTS.json [--patterns copy,allgather] [--engines ce,sm,nccl]
                                  [--sizes 1KiB,64KiB,1MiB] [--devices 0,1]
 
-Prints, per pattern, p50 latency in microseconds for each engine (rows, with its options) and
-size (columns) as "oneshot / pipelined", then the peak busbw of each engine per pattern with the
-size and timing mode where it was reached. Only `ok` (validated) results are used; a cell with no
-ok result shows its status instead.
+Prints, per pattern (in-place cases apart, as "allgather (in place)"), p50 latency in microseconds for
+each engine (rows, with its options) and size (columns) as "oneshot / pipelined", then the peak busbw
+of each engine per pattern with the size and timing mode where it was reached. Only `ok` (validated)
+results are used; a cell with no ok result shows its status instead.
 """
 import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import PATTERN_ORDER, fmt_size, load, parse_size, variant  # noqa: E402
+from dmabench_results import fmt_size, load, parse_size, pattern_label, placement, placement_order, variant  # noqa: E402
 
 TOOL = "summarize.py"
 
@@ -32,19 +32,22 @@ def main(argv=None):
     if a.devices:
         want = [int(x) for x in a.devices.split(",")]
         res = [r for r in res if r["devices"] == want[: len(r["devices"])]]
-    pats = [p for p in a.patterns.split(",") if p] or sorted({r["pattern"] for r in res}, key=lambda p: PATTERN_ORDER.index(p) if p in PATTERN_ORDER else 9)
+    want_pats = [p for p in a.patterns.split(",") if p]
+    # (pattern, in_place) groups, in the order asked for, else in PATTERN_ORDER
+    pats = sorted({placement(r) for r in res if not want_pats or r["pattern"] in want_pats} | {(p, False) for p in want_pats},
+                  key=lambda k: (want_pats.index(k[0]), k[1]) if want_pats else placement_order(k))
     engs = [e for e in a.engines.split(",") if e]
     sizes = [parse_size(s, TOOL) for s in a.sizes.split(",") if s] or sorted({r["bytes_per_rank"] for r in res})
     cell = {}
     for r in res:
-        cell[(r["pattern"], variant(r), r["timing"], r["bytes_per_rank"])] = r
+        cell[(placement(r), variant(r), r["timing"], r["bytes_per_rank"])] = r
     out = []
     for p in pats:
-        variants = sorted({variant(r) for r in res if r["pattern"] == p and (not engs or r["engine"] in engs)},
+        variants = sorted({variant(r) for r in res if placement(r) == p and (not engs or r["engine"] in engs)},
                           key=lambda v: (engs.index(v.split(" ")[0]) if v.split(" ")[0] in engs else 99, v))
         if not variants:
             continue
-        out.append(f"\n**{p}**: p50 latency, µs, oneshot / pipelined (bytes per rank)\n")
+        out.append(f"\n**{pattern_label(*p)}**: p50 latency, µs, oneshot / pipelined (bytes per rank)\n")
         out.append("| engine | " + " | ".join(fmt_size(s) for s in sizes) + " |")
         out.append("| --- |" + " --- |" * len(sizes))
         for v in variants:
@@ -62,13 +65,13 @@ def main(argv=None):
                 cells.append(" / ".join(parts))
             out.append(f"| {v} | " + " | ".join(cells) + " |")
     out.append("\n**Peak busbw** (GB/s, from p50; size per rank and timing where reached)\n")
-    out.append("| engine | " + " | ".join(pats) + " |")
+    out.append("| engine | " + " | ".join(pattern_label(*p) for p in pats) + " |")
     out.append("| --- |" + " --- |" * len(pats))
     for v in sorted({variant(r) for r in res if not engs or r["engine"] in engs},
                     key=lambda v: (engs.index(v.split(" ")[0]) if v.split(" ")[0] in engs else 99, v)):
         row = []
         for p in pats:
-            ok = [r for r in res if r["pattern"] == p and variant(r) == v and r["status"] == "ok"]
+            ok = [r for r in res if placement(r) == p and variant(r) == v and r["status"] == "ok"]
             if not ok:
                 row.append("–")
                 continue
@@ -82,30 +85,31 @@ def main(argv=None):
                    "`error` when the window failed)\n")
         out.append("| pattern | size/rank | engine | active W | J/GB | ± | busy | window s |")
         out.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
-        for r in sorted(powered, key=lambda r: (pats.index(r["pattern"]) if r["pattern"] in pats else 9,
+        for r in sorted(powered, key=lambda r: (pats.index(placement(r)) if placement(r) in pats else 9,
                                                 r["bytes_per_rank"], variant(r))):
-            if r["pattern"] not in pats or (engs and r["engine"] not in engs):
+            if placement(r) not in pats or (engs and r["engine"] not in engs):
                 continue
             p = r["power"]
+            label = pattern_label(*placement(r))
             if "error" in p:
-                out.append(f"| {r['pattern']} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | error: {p['error'][:50]} | | | | |")
+                out.append(f"| {label} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | error: {p['error'][:50]} | | | | |")
                 continue
             unc = p.get("uncertainty")
             jgb = p.get("energy_per_GB_J")
             busy = p.get("busy_fraction")  # absent in files older than the full-duty window
             busy_s = "–" if busy is None else f"{100 * busy:.2f}%{' low' if p.get('low_duty') else ''}"
-            out.append(f"| {r['pattern']} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | {p['active_W']:.1f} | "
+            out.append(f"| {label} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | {p['active_W']:.1f} | "
                        f"{jgb:.3f} | {100 * unc:.1f}% | {busy_s} | {p['window_s']:.2f}{' (short)' if p.get('window_too_short') else ''} |"
                        if jgb is not None and unc is not None else
-                       f"| {r['pattern']} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | {p['active_W']:.1f} | – | – | {busy_s} | {p['window_s']:.2f} |")
+                       f"| {label} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | {p['active_W']:.1f} | – | – | {busy_s} | {p['window_s']:.2f} |")
         out.append("\n**DMA energy saving** per GB: best copy-engine variant (`ce`, `ce-batch`) against `sm` and "
                    "against the best NCCL mode; saving = 1 − E_DMA / E_other, ± the two relative uncertainties added\n")
         out.append("| pattern | size/rank | best DMA J/GB | sm J/GB | saving vs sm | best NCCL J/GB | saving vs NCCL |")
         out.append("| --- | --- | --- | --- | --- | --- | --- |")
         ok = [r for r in powered if "error" not in r["power"] and r["power"].get("energy_per_GB_J")]
         for p in pats:
-            for size in sorted({r["bytes_per_rank"] for r in ok if r["pattern"] == p}):
-                group = [r for r in ok if r["pattern"] == p and r["bytes_per_rank"] == size]
+            for size in sorted({r["bytes_per_rank"] for r in ok if placement(r) == p}):
+                group = [r for r in ok if placement(r) == p and r["bytes_per_rank"] == size]
                 pick = lambda rs: min(rs, key=lambda r: r["power"]["energy_per_GB_J"]) if rs else None
                 dma = pick([r for r in group if r["engine"] in ("ce", "ce-batch")])
                 sm = pick([r for r in group if r["engine"] == "sm"])
@@ -120,10 +124,10 @@ def main(argv=None):
                     u = (dma["power"]["uncertainty"] + other["power"]["uncertainty"]) * e_d / e_o
                     return f"{100 * (1 - e_d / e_o):+.1f}% ± {100 * u:.1f}%"
 
-                out.append(f"| {p} | {fmt_size(size)} | {dma['power']['energy_per_GB_J']:.3f} ({variant(dma)}) | "
+                out.append(f"| {pattern_label(*p)} | {fmt_size(size)} | {dma['power']['energy_per_GB_J']:.3f} ({variant(dma)}) | "
                            f"{sm['power']['energy_per_GB_J']:.3f} | {saving(sm)} | "
                            f"{nccl['power']['energy_per_GB_J']:.3f} ({variant(nccl)}) | {saving(nccl)} |"
-                           if sm and nccl else f"| {p} | {fmt_size(size)} | {dma['power']['energy_per_GB_J']:.3f} | – | – | – | – |")
+                           if sm and nccl else f"| {pattern_label(*p)} | {fmt_size(size)} | {dma['power']['energy_per_GB_J']:.3f} | – | – | – | – |")
     print("\n".join(out).lstrip("\n"))
     return 0
 

@@ -1,21 +1,148 @@
-// Skip reasons of the GPU engines' option combinations: decided before touching a GPU, so they
-// are tested on any machine (the engines exist in every build with a GPU backend, cuda or hip).
+// The engines' option tables and typed parsers (engines/*_options.cpp, compiled in every build),
+// and the skip reasons of the GPU engines' option combinations: decided before touching a GPU, so
+// they are tested on any machine (the engines exist in every build with a GPU backend, cuda or hip).
+#include <set>
+#include <stdexcept>
+
 #include <gtest/gtest.h>
 
 #include "bench/patterns/pattern.hpp"
+#include "engines/ce_options.hpp"
 #include "engines/engine.hpp"
+#include "engines/hsa_options.hpp"
+#include "engines/nccl_options.hpp"
+#include "engines/sm_options.hpp"
 
 using namespace dmabench;
 using json = nlohmann::json;
 
-#ifdef DMABENCH_HAVE_GPU
+TEST(EngineOptions, EveryTableIsComplete) {
+  for (const auto& s : engine_specs()) {
+    std::set<std::string> names;
+    for (const auto& o : s.options) {
+      EXPECT_TRUE(names.insert(o.name).second) << s.name << " repeats " << o.name;
+      EXPECT_FALSE(o.help.empty()) << s.name << " " << o.name;
+      EXPECT_TRUE(o.accepts(o.default_value)) << s.name << " " << o.name;
+    }
+  }
+}
+
 namespace {
 
-Options with_defaults(const std::string& engine, json given) {
-  for (const auto& o : find_engine_spec(engine)->options)
-    if (!given.contains(o.name)) given[o.name] = o.default_value;
-  return given;
+// The typed parser of `engine` on `options` (the host engine has no options).
+void parse(const std::string& engine, const Options& options) {
+  if (engine == "ce" || engine == "ce-batch") DmaOptions::from(options, engine == "ce-batch");
+  if (engine == "sm") SmOptions::from(options);
+  if (engine == "nccl") NcclOptions::from(options);
+  if (engine == "hsa") HsaOptions::from(options);
 }
+
+}  // namespace
+
+// Each typed parser reads every option of its engine's table, at its default and at each word, and
+// throws when one is missing.
+
+TEST(EngineOptions, ParsersReadTheTablesAndNeverInventDefaults) {
+  for (const auto& s : engine_specs()) {
+    const Options defaults = with_defaults(s.name, json::object());
+    EXPECT_EQ(defaults.size(), s.options.size()) << s.name;
+    EXPECT_NO_THROW(parse(s.name, defaults)) << s.name;
+    for (const auto& o : s.options) {
+      for (const auto& word : o.choices) {
+        Options given = defaults;
+        given[o.name] = word;
+        EXPECT_NO_THROW(parse(s.name, given)) << s.name << " " << o.name << "=" << word.dump();
+      }
+      Options missing = defaults;
+      missing.erase(o.name);  // the config layer always fills it: its absence is an internal error
+      EXPECT_THROW(parse(s.name, missing), std::logic_error) << s.name << " without " << o.name;
+    }
+  }
+  EXPECT_THROW(with_defaults("warp", json::object()), std::invalid_argument);
+}
+
+TEST(EngineOptions, TypedValues) {
+  const DmaOptions ce = DmaOptions::from(with_defaults("ce", {{"schedule", "pcpy"}, {"streams", 4}}), false);
+  EXPECT_EQ(ce.schedule, Schedule::pcpy);
+  EXPECT_EQ(ce.streams, 4);
+  EXPECT_EQ(ce.trigger, Trigger::enqueue);
+  EXPECT_EQ(ce.completion, Completion::event);
+  EXPECT_FALSE(ce.graph || ce.thread_per_gpu || ce.peer_bounce || ce.overlap_hint || ce.batch || ce.needs_memops());
+  EXPECT_EQ(ce.gate, Gate::wait_value);
+  const DmaOptions batch = DmaOptions::from(
+      with_defaults("ce-batch", {{"trigger", "gpu-flag"}, {"completion", "gpu-poll"}, {"issue", "thread-per-gpu"},
+                                 {"gate", "spin-kernel"}, {"local", "peer-bounce"}, {"graph", true}}),
+      true);
+  EXPECT_EQ(batch.schedule, Schedule::b2b);
+  EXPECT_EQ(batch.streams, 0);  // auto
+  EXPECT_EQ(batch.trigger, Trigger::gpu_flag);
+  EXPECT_EQ(batch.completion, Completion::gpu_poll);
+  EXPECT_EQ(batch.gate, Gate::spin_kernel);
+  EXPECT_TRUE(batch.batch && batch.graph && batch.thread_per_gpu && batch.peer_bounce && batch.overlap_hint);
+  EXPECT_FALSE(DmaOptions::from(with_defaults("ce-batch", {{"overlap_hint", false}}), true).overlap_hint);
+  EXPECT_EQ(SmOptions::from(with_defaults("sm", json::object())).blocks, 0);  // auto
+  EXPECT_EQ(SmOptions::from({{"blocks", 7}}).blocks, 7);
+  EXPECT_THROW(SmOptions::from({{"blocks", "many"}}), std::logic_error);
+  const NcclOptions nccl = NcclOptions::from(with_defaults("nccl", {{"cta_policy", "zero"}}));
+  EXPECT_TRUE(nccl.cta_zero);
+  EXPECT_FALSE(nccl.graph);
+  const HsaOptions hsa = HsaOptions::from(with_defaults("hsa", {{"engines", "map:a/b.map"}, {"schedule", "pcpy"}}));
+  EXPECT_EQ(hsa.selection.policy, sdma::Policy::map);
+  EXPECT_EQ(hsa.selection.map_file, "a/b.map");
+  EXPECT_TRUE(hsa.pcpy);
+  EXPECT_FALSE(hsa.host_flag);
+  EXPECT_EQ(hsa.packet, HsaPacket::linear);
+  EXPECT_EQ(HsaOptions::from(with_defaults("hsa", json::object())).selection.policy, sdma::Policy::runtime);
+}
+
+TEST(EngineOptions, SpecsAsData) {
+  const json all = engine_specs_json();
+  ASSERT_EQ(all.size(), engine_specs().size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const EngineSpec& s = engine_specs()[i];
+    const json& e = all[i];
+    EXPECT_EQ(e["name"], s.name);
+    EXPECT_EQ(e["backend"], s.backend);
+    EXPECT_EQ(e["backends"], s.backends);
+    EXPECT_EQ(e["description"], s.description);
+    ASSERT_EQ(e["options"].size(), s.options.size()) << s.name;
+    for (std::size_t k = 0; k < s.options.size(); ++k) {
+      const json& o = e["options"][k];
+      EXPECT_EQ(o["name"], s.options[k].name);
+      EXPECT_EQ(o["default"], s.options[k].default_value);
+      EXPECT_EQ(o["help"], s.options[k].help);
+      EXPECT_EQ(o["choices"], json(s.options[k].choices));
+    }
+  }
+  const json ce = all[1];
+  ASSERT_EQ(ce["name"], "ce");
+  EXPECT_EQ(ce["options"][1]["name"], "streams");
+  EXPECT_EQ(ce["options"][1]["integers"], (json{{"min", 1}, {"max", 16}}));
+  EXPECT_TRUE(ce["options"][0]["integers"].is_null() && ce["options"][0]["prefix"].is_null());
+  const json hsa = all.back();
+  ASSERT_EQ(hsa["name"], "hsa");
+  EXPECT_EQ(hsa["options"][0]["prefix"], (json{{"value", "map:"}, {"form", "map:FILE"}}));
+  EXPECT_EQ(hsa["backends"], json::array({"hip"}));
+}
+
+TEST(EngineOptions, RegistryDescribesEveryOption) {
+  for (const char* name : {"ce", "ce-batch"}) {
+    const EngineSpec* s = find_engine_spec(name);
+    ASSERT_NE(s, nullptr);
+    std::vector<std::string> names;
+    for (const auto& o : s->options) names.push_back(o.name);
+    std::vector<std::string> want = {"schedule", "streams", "trigger", "completion", "graph", "issue", "gate", "local"};
+    if (std::string(name) == "ce-batch") want.push_back("overlap_hint");
+    EXPECT_EQ(names, want);
+  }
+  const EngineSpec* nccl = find_engine_spec("nccl");
+  ASSERT_EQ(nccl->options.size(), 2u);
+  EXPECT_TRUE(nccl->options[0].accepts(true));
+  EXPECT_FALSE(nccl->options[1].accepts("sometimes"));
+}
+
+#ifdef DMABENCH_HAVE_GPU
+namespace {
 
 std::string reason(const std::string& engine, json options, const Plan& plan, int ops_per_sample = 1) {
   std::string why;
@@ -52,25 +179,6 @@ TEST(EngineOptions, InvalidCombinationsAreSkippedWithAReason) {
 #endif
 }
 
-TEST(EngineOptions, RegistryDescribesEveryOption) {
-  for (const char* name : {"ce", "ce-batch"}) {
-    const EngineSpec* s = find_engine_spec(name);
-    ASSERT_NE(s, nullptr);
-    std::vector<std::string> names;
-    for (const auto& o : s->options) {
-      names.push_back(o.name);
-      EXPECT_FALSE(o.help.empty());
-      EXPECT_TRUE(o.accepts(o.default_value)) << o.name;
-    }
-    std::vector<std::string> want = {"schedule", "streams", "trigger", "completion", "graph", "issue", "gate", "local"};
-    if (std::string(name) == "ce-batch") want.push_back("overlap_hint");
-    EXPECT_EQ(names, want);
-  }
-  const EngineSpec* nccl = find_engine_spec("nccl");
-  ASSERT_EQ(nccl->options.size(), 2u);
-  EXPECT_TRUE(nccl->options[0].accepts(true));
-  EXPECT_FALSE(nccl->options[1].accepts("sometimes"));
-}
 #else
-TEST(EngineOptions, NoGpuBackendInThisBuild) { GTEST_SKIP() << "the GPU engines are not in this build"; }
+TEST(EngineOptions, SkipReasonsNeedAGpuBackend) { GTEST_SKIP() << "the GPU engines are not in this build"; }
 #endif

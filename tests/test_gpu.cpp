@@ -133,8 +133,7 @@ TEST_P(GpuEngines, EveryPatternValidates) {
   const int used = named.impl->ranks_used(static_cast<int>(devs.size()));
   if (used == 0) GTEST_SKIP() << pattern << " needs more GPUs";
   devs.resize(used);
-  Options options = json::object();
-  if (engine_name == "sm") options["blocks"] = "auto";
+  const Options options = with_defaults(engine_name, json::object());
   for (Timing timing : {Timing::oneshot, Timing::pipelined}) {
     Case c{.pattern = named.pattern,
            .engine = EngineVariant{engine_name, options},
@@ -218,10 +217,7 @@ TEST_P(GpuVariants, ValidateOnEveryPatternAndTiming) {
   const Variant& v = kVariants[vi];
   Engine* e = engine(v.engine);
   ASSERT_NE(e, nullptr) << v.engine << " is not in this build";
-  const EngineSpec* spec = find_engine_spec(v.engine);
-  Options options = json::parse(v.options);
-  for (const auto& o : spec->options)
-    if (!options.contains(o.name)) options[o.name] = o.default_value;
+  const Options options = with_defaults(v.engine, json::parse(v.options));
   std::vector<int> devs = backend->default_devices();
   const auto named = testing_support::named_pattern(pattern);
   const int used = named.impl->ranks_used(static_cast<int>(devs.size()));
@@ -272,8 +268,7 @@ TEST(GpuEngines, BreakdownOfACopy) {
   devs.resize(2);
   for (std::size_t bytes : {std::size_t{1024}, std::size_t{64} << 20}) {
     Case c{.pattern = "copy",
-           .engine = EngineVariant{"ce", json{{"schedule", "b2b"}, {"streams", "auto"}, {"trigger", "enqueue"},
-                                              {"completion", "event"}, {"graph", false}}},
+           .engine = EngineVariant{"ce", with_defaults("ce", json::object())},
            .devices = devs,
            .bytes_per_rank = bytes,
            .timing = Timing::oneshot,
@@ -302,7 +297,7 @@ TEST(GpuEngines, SmBlocksOptionValidates) {
   devs.resize(2);
   for (json blocks : {json(1), json(7), json(264), json("auto")}) {
     Case c{.pattern = "bidir",
-           .engine = EngineVariant{"sm", json{{"blocks", blocks}}},
+           .engine = EngineVariant{"sm", with_defaults("sm", {{"blocks", blocks}})},
            .devices = devs,
            .bytes_per_rank = (std::size_t{8} << 20) + 48,
            .timing = Timing::oneshot,
@@ -318,7 +313,7 @@ TEST(GpuEngines, SmBlocksOptionValidates) {
 TEST(GpuEngines, TooLargeIsSkippedWithReason) {
   REQUIRE_GPU(backend);
   Case c{.pattern = "allgather",
-         .engine = EngineVariant{"ce", json::object()},
+         .engine = EngineVariant{"ce", with_defaults("ce", json::object())},
          .devices = {0},
          .bytes_per_rank = std::size_t{1} << 40,
          .timing = Timing::oneshot,
@@ -347,7 +342,7 @@ TEST(GpuPower, NvmlReadingsAreSane) {
   if (gpus.size() < 2) GTEST_SKIP() << "the copy loop needs 2 GPUs";
   gpus.resize(2);
   Case c{.pattern = "copy",
-         .engine = EngineVariant{"ce", json::object()},
+         .engine = EngineVariant{"ce", with_defaults("ce", json::object())},
          .devices = gpus,
          .bytes_per_rank = std::size_t{1} << 30,
          .timing = Timing::oneshot,
@@ -375,7 +370,7 @@ TEST(GpuPower, MeterAgreesWithATwoEndedLoop) {
   power::Source& src = meter->source();
   const json ctx = meter->context();
   Case c{.pattern = "allgather",
-         .engine = EngineVariant{"ce", json::object()},
+         .engine = EngineVariant{"ce", with_defaults("ce", json::object())},
          .devices = gpus,
          .bytes_per_rank = std::size_t{256} << 20,
          .timing = Timing::oneshot,
@@ -461,9 +456,7 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
   for (const auto& [name, opts] : variants) {
     Engine* e = engine(name);
     if (!e) continue;  // not in this build (e.g. no NCCL)
-    Options options = json::parse(opts);
-    for (const auto& o : find_engine_spec(name)->options)
-      if (!options.contains(o.name)) options[o.name] = o.default_value;
+    const Options options = with_defaults(name, json::parse(opts));
     for (auto [bytes, timing] : {std::pair{std::size_t{64} << 10, Timing::oneshot},
                                  std::pair{std::size_t{64} << 20, Timing::pipelined}}) {
       Case c{.pattern = "allgather",

@@ -29,7 +29,10 @@ def result(pattern, engine, size, timing, p50, spread=0.05, options=None, status
     n = 2
     s = {"copy": size, "bidir": 2 * size}.get(pattern, n * size)
     factor = (n - 1) / n if pattern in ("allgather", "alltoall") else 1.0
-    r = {"name": f"{pattern}/{engine}/{timing}/dev=0,1/{size}", "pattern": pattern, "engine": engine,
+    # as dmabench names cases: the engine with the options that differ from their defaults
+    listed = "".join(f",{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in (options or {}).items())
+    r = {"name": f"{pattern}{'-inplace' if extra.get('in_place') else ''}/{engine}{listed}/{timing}/dev=0,1/{size}",
+         "pattern": pattern, "engine": engine,
          "options": options or {}, "devices": [0, 1], "ranks": n, "bytes": s, "bytes_per_rank": size,
          "timing": timing, "pipeline_depth": 1, "warmup": 1, "status": status, "reason": "" if status == "ok" else "x",
          "validated": status == "ok", "iterations": 10 if status == "ok" else 0, "clock": "host",
@@ -246,8 +249,9 @@ def test_notebook_executes_headless(tmp_path):
 
 # ---- overlap_report.py --------------------------------------------------------------------------
 
-def overlap_result(engine, size, timing, p50, slowdown, p99_load, kept=1.0, options=None, gemm="gemm-bf16-8192x8192x8192"):
-    r = result("allgather", engine, size, timing, p50, options=options)
+def overlap_result(engine, size, timing, p50, slowdown, p99_load, kept=1.0, options=None, gemm="gemm-bf16-8192x8192x8192",
+                   in_place=False):
+    r = result("allgather", engine, size, timing, p50, options=options, in_place=in_place)
     r["name"] += f"/beside={gemm}"
     with_us = p50 / kept
     r["overlap"] = {"compute": {"kind": "gemm", "m": 8192, "n": 8192, "k": 8192, "dtype": "bf16"},
@@ -285,19 +289,64 @@ def test_overlap_report_of_committed_results():
     assert p.returncode == 0 and "### Targets" in p.stdout and "oneshot under load" in p.stdout
 
 
-def test_in_place_cases_are_their_own_pattern(tmp_path):
-    out_of_place = result("allgather", "ce", 1 << 20, "oneshot", 20.0)
+def test_in_place_cases_stay_apart_by_their_in_place_field(tmp_path):
+    out_of_place = result("allgather", "ce", 1 << 20, "oneshot", 20.0, in_place=False)
     in_place = result("allgather", "ce", 1 << 20, "oneshot", 10.0, in_place=True)
-    in_place["name"] = in_place["name"].replace("allgather/", "allgather-inplace/", 1)
     path = write(tmp_path, "ip.json", document([out_of_place, in_place]))
-    from dmabench_results import case_key, load, to_frame
+    from dmabench_results import case_key, load, pattern_label, placement, to_frame
     doc = load(str(path), "test")
-    assert [r["pattern"] for r in doc["results"]] == ["allgather", "allgather-inplace"]
+    # the records are read as written: one spelling, the pattern plus `in_place`
+    assert [r["pattern"] for r in doc["results"]] == ["allgather", "allgather"]
+    assert [placement(r) for r in doc["results"]] == [("allgather", False), ("allgather", True)]
+    assert pattern_label("allgather", True) == "allgather (in place)" and pattern_label("allgather") == "allgather"
     assert case_key(doc["results"][0]) != case_key(doc["results"][1])
     df = to_frame([str(path)])
-    assert sorted(df.pattern) == ["allgather", "allgather-inplace"] and list(df.in_place) == [False, True]
-    p = run("compare.py", path, path)
+    assert list(df.pattern) == ["allgather", "allgather"] and list(df.in_place) == [False, True]
+    p = run("compare.py", path, path, "--all")
     assert p.returncode == 0 and "2 cases in both files" in p.stdout, p.stdout
+    assert "| same | allgather (in place) | ce | 1 MiB |" in p.stdout and "| same | allgather | ce | 1 MiB |" in p.stdout
+    p = run("summarize.py", path)
+    assert p.returncode == 0, p.stderr
+    assert "**allgather**: p50 latency" in p.stdout and "**allgather (in place)**: p50 latency" in p.stdout
+    assert "| engine | allgather | allgather (in place) |" in p.stdout
+    assert "| ce | 20.0 / – |" in p.stdout and "| ce | 10.0 / – |" in p.stdout
+    p = run("dma_latte_report.py", path)
+    assert p.returncode == 0, p.stderr
+    assert "**allgather, oneshot: speedup" in p.stdout and "**allgather (in place), oneshot: speedup" in p.stdout
+    out = tmp_path / "figs"
+    p = run("plot.py", path, "--out", out, "--baseline", "ce")
+    assert p.returncode == 0, p.stderr
+    assert {"latency_allgather_oneshot.png", "latency_allgather-in-place_oneshot.png"} <= set(os.listdir(out))
+    ov = [overlap_result("ce", 64 << 20, "pipelined", 200.0, 1.5, 210.0, in_place=ip) for ip in (False, True)]
+    ov[1]["overlap"]["compute_slowdown_pct"] = 0.5
+    p = run("overlap_report.py", write(tmp_path, "ov.json", document(ov)), "--targets")
+    assert p.returncode == 0, p.stderr
+    assert "**allgather 64 MiB per rank, pipelined, beside gemm-bf16-8192x8192x8192**" in p.stdout
+    assert "**allgather (in place) 64 MiB per rank, pipelined, beside gemm-bf16-8192x8192x8192**" in p.stdout
+    assert "- allgather 64 MiB per rank beside 8192³ GEMMs: best DMA variant keeping ≥ 95% of its bandwidth: `ce` +1.5%" \
+        in p.stdout
+    assert "- allgather (in place) 64 MiB per rank beside 8192³ GEMMs: best DMA variant keeping ≥ 95% of its " \
+           "bandwidth: `ce` +0.5%" in p.stdout
+
+
+def test_variant_comes_from_the_case_name():
+    from dmabench_results import engine_options_in_name, variant
+    # the name lists the non-default options in the engine's table order; the label sorts them
+    r = result("allgather", "ce", 1024, "oneshot", 1.0, options={"schedule": "pcpy", "graph": True, "streams": 4})
+    assert r["name"].startswith("allgather/ce,schedule=pcpy,graph=true,streams=4/oneshot/")
+    assert variant(r) == "ce graph=true,schedule=pcpy,streams=4"
+    r["options"] = {"schedule": "pcpy", "graph": True, "streams": 4, "trigger": "enqueue", "gate": "wait-value"}
+    assert variant(r) == "ce graph=true,schedule=pcpy,streams=4"  # options at their defaults are not in the name
+    assert variant(result("copy", "nccl", 1024, "oneshot", 1.0, rotate=3)) == "nccl rotate=3"
+    assert variant(result("copy", "ce-batch", 1024, "pipelined", 1.0, options={"overlap_hint": False})) == \
+        "ce-batch overlap_hint=false"
+    # a value with '/' and '=' in it (hsa's map:FILE), an overlap case's workload after the size
+    h = result("alltoall", "hsa", 1024, "oneshot", 1.0, options={"engines": "map:configs/a=b/oneshot/dev=x.map"})
+    h["name"] += "/rotate=2/beside=stream-8MiB"
+    assert engine_options_in_name(h) == [("engines", "map:configs/a=b/oneshot/dev=x.map")]
+    assert variant(h) == "hsa engines=map:configs/a=b/oneshot/dev=x.map"
+    with pytest.raises(ValueError, match="does not have the form"):
+        variant({**r, "name": "allgather/sm/oneshot/dev=0,1/1KiB"})
 
 
 def test_every_script_refuses_another_schema_major(tmp_path):

@@ -1,0 +1,19 @@
+#pragma once
+// The options of sm (the GPU-core copy kernel): its table and the typed options engines/sm.cpp runs
+// with. Compiled in every build, so that the registry describes sm where it is not built too.
+#include <vector>
+
+#include "engines/engine.hpp"
+
+namespace dmabench {
+
+struct SmOptions {
+  int blocks;  // thread blocks per launch; 0: auto
+
+  // From validated options (every option of the table present); throws std::logic_error otherwise.
+  static SmOptions from(const Options& options);
+};
+
+std::vector<OptionSpec> sm_option_specs();
+
+}  // namespace dmabench

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""The results JSON keeps its keys: a fresh host-backend sweep against the committed result files.
+
+usage: results_keys_test.py DMABENCH COMMITTED_DIR      (registered with ctest as `results_keys`)
+
+Runs `DMABENCH --backend host` on a small config that makes every kind of record the host backend can
+write: ok and skipped records (GPU engines on the host backend), both timing modes, in place,
+rotation, a case beside the host's `stream` workload (and one beside a GEMM, skipped on the host), the
+breakdown request and a run-wide power setting; and once more on one case under an address-space limit, whose allocation fails: a failed
+record. Then it compares the key structure of the fresh files with that of the committed files
+(COMMITTED_DIR/*.json, the 2 x H200 runs): every key path with the class of its value (number,
+string, bool, null, object, list), list elements merged, and a sweep part of `context.config` read as
+the config itself (results/SCHEMA.md: "each part in the form above").
+
+  1. Every path of the fresh file, with its value class, is in the committed files, unless NEW below
+     names it (with the reason): no silent rename, no key that appears unannounced.
+  2. Every path of the committed files is in the fresh file, unless HOST_CANNOT below says why the host
+     backend cannot write it: no key silently dropped (top-level record and context keys included).
+
+Power: no host power source works on a CPU-only machine here. The host's source is RAPL (power/rapl.cpp,
+/sys/class/powercap/intel-rapl:N), which this machine (a VM/container) does not expose; `none` measures
+nothing; nvml and rocm-smi need GPUs. So the sweep asks for power source `none` (which records the
+config's power settings and `context.power.enabled`) and the measured power keys are in HOST_CANNOT.
+"""
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+
+# Fresh paths the committed files lack, on purpose, with the reason. A path covers its subtree.
+NEW = {
+    "context.engines": "engine specs in the results context (engine_specs_json(), added with the typed engine options)",
+    "context.machine.cpu": "the host backend's machine description (SCHEMA.md, context.machine, host); "
+                           "the committed files are from the cuda backend",
+    "context.machine.cpu_threads": "host machine description, as above",
+    "context.machine.host_ranks": "host machine description, as above",
+    "results[].breakdown_us.error": "SCHEMA.md breakdown_us.error: the host backend has no copy tracer; the committed "
+                                    "breakdown was measured with CUPTI",
+    "results[].overlap.compute.details.workers": "the host stream workload's details (threads); the committed "
+                                                 "workloads ran on GPUs",
+}
+
+# Committed paths the host backend cannot write, with the reason. A path covers its subtree.
+HOST_CANNOT = {
+    "context.machine.devices[]": "GPU descriptions (the host backend's `devices` is an empty list)",
+    "context.machine.peer_links": "GPU peer links (cuda / hip backends)",
+    "context.machine.versions": "GPU runtime and driver versions (cuda / hip backends)",
+    "context.power.source": "measured power: no host power source works here (see the docstring)",
+    "context.power.window_s": "measured power, as above",
+    "context.power.resolution_J": "measured power, as above",
+    "context.power.channels": "measured power, as above",
+    "results[].power": "measured power, as above",
+    "results[].engine_details": "what GPU engines report about their path (lanes, copies, NCCL's copy-engine "
+                                "evidence); the host engine reports nothing",
+    "results[].breakdown_us.control": "breakdown numbers need a copy tracer (CUPTI, cuda builds)",
+    "results[].breakdown_us.schedule": "breakdown numbers, as above",
+    "results[].breakdown_us.copy": "breakdown numbers, as above",
+    "results[].breakdown_us.sync": "breakdown numbers, as above",
+    "results[].breakdown_us.total": "breakdown numbers, as above",
+    "results[].breakdown_us.not_copy_not_control": "breakdown numbers, as above",
+    "results[].breakdown_us.aligned_fraction": "breakdown numbers, as above",
+    "results[].breakdown_us.copies_per_operation": "breakdown numbers, as above",
+    "results[].breakdown_us.operations": "breakdown numbers, as above",
+    "results[].breakdown_us.method": "breakdown numbers, as above",
+    "results[].overlap.compute.m": "the gemm workload (a GPU BLAS); the host has only `stream`",
+    "results[].overlap.compute.n": "gemm workload, as above",
+    "results[].overlap.compute.k": "gemm workload, as above",
+    "results[].overlap.compute.dtype": "gemm workload, as above",
+    "results[].overlap.compute.details.implementation": "the GPU workload's implementation (cuBLAS, copy kernel)",
+}
+
+OVERLAP = {"compute": "stream", "bytes": "8MiB", "duration_ms": 30, "rounds": 2}
+CONFIG = {
+    "name": "results-keys", "description": "every record feature of the host backend, tiny",
+    "engines": ["host", "ce", "ce-batch", "sm", "nccl"], "iterations": 3, "warmup": 1, "pipeline_depth": 2,
+    "power": {"source": "none", "window_s": 0.5},
+    "sweeps": [
+        {"patterns": ["copy", "bidir", "allgather", "alltoall"], "sizes": ["4KiB"], "timing": ["oneshot", "pipelined"],
+         "in_place": [False, True], "rotate": [1, 2], "breakdown": True},
+        {"patterns": ["allgather"], "sizes": ["16KiB"], "timing": ["oneshot"], "engines": ["host"], "overlap": OVERLAP},
+        {"patterns": ["allgather"], "sizes": ["16KiB"], "timing": ["oneshot"], "engines": ["host"],
+         "overlap": {"compute": "gemm"}},  # skipped on the host; its settings are in the context
+    ],
+}
+# A failed record: a copy of 2 x 768 MiB of buffers, less than half of the free memory (so it is not
+# skipped) but more than the address space its run is given (a run of its own: the limit must not
+# starve the other cases' threads), so that an allocation fails.
+FAILING = {"name": "results-keys-failed", "engines": ["host"], "patterns": ["copy"], "sizes": ["768MiB"],
+           "timing": ["oneshot"], "iterations": 1, "warmup": 0}
+ADDRESS_SPACE = 1 << 30
+FAILING_NEEDS_FREE = 4 << 30
+
+
+def value_class(v):
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    return "object" if isinstance(v, dict) else "list"
+
+
+def walk(v, path, out):
+    path = path.replace("context.config.sweeps[].", "context.config.", 1)
+    out.setdefault(path, set()).add(value_class(v))
+    if isinstance(v, dict):
+        for k, x in v.items():
+            walk(x, f"{path}.{k}" if path else k, out)
+    elif isinstance(v, list):
+        for x in v:
+            walk(x, f"{path}[]", out)
+
+
+def shape(doc, out):
+    """path -> value classes of a results document (`schema`, `context...`, `results[]...`; the root is '')."""
+    walk(doc, "", out)
+    return out
+
+
+def free_bytes():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def covered(path, table):
+    return next((p for p in table if path == p or path.startswith(p + ".") or path.startswith(p + "[")), None)
+
+
+def run_fresh(exe, tmp, config, address_space=None):
+    """The results of `exe --backend host` on `config` (exit 0, or 1 where a case failed)."""
+    cfg, out = os.path.join(tmp, f"{config['name']}.json"), os.path.join(tmp, f"{config['name']}-out.json")
+    with open(cfg, "w") as f:
+        json.dump(config, f)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    p = subprocess.run([exe, "--backend", "host", "--config", cfg, "--out", out], capture_output=True, text=True,
+                       timeout=120, preexec_fn=limit if address_space else None)
+    if p.returncode not in (0, 1) or not os.path.exists(out):
+        sys.exit(f"FAIL: dmabench exited {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    with open(out) as f:
+        return json.load(f)
+
+
+def main():
+    exe, committed_dir = sys.argv[1], sys.argv[2]
+    committed = {}
+    files = sorted(f for f in os.listdir(committed_dir) if f.endswith(".json"))
+    for name in files:
+        with open(os.path.join(committed_dir, name)) as f:
+            shape(json.load(f), committed)
+    # failed records have the keys of skipped ones (CaseExecution::result writes both before the numbers);
+    # without the memory to force one, the comparison goes on without it
+    failing = free_bytes() >= FAILING_NEEDS_FREE
+    if not failing:
+        print(f"note: less than {FAILING_NEEDS_FREE >> 30} GiB free: no failed record is forced")
+    with tempfile.TemporaryDirectory() as tmp:
+        docs = [run_fresh(exe, tmp, CONFIG)] + ([run_fresh(exe, tmp, FAILING, ADDRESS_SPACE)] if failing else [])
+    fresh = {}
+    for doc in docs:
+        shape(doc, fresh)
+    records = [r for doc in docs for r in doc["results"]]
+
+    problems = []
+    # the sweeps made what they were meant to make
+    by_status = {s: [r for r in records if r["status"] == s] for s in ("ok", "skipped", "failed")}
+    for status, rs in by_status.items():
+        if not rs and (status != "failed" or failing):
+            problems.append(f"the fresh sweep has no {status} record (the key comparison would miss it)")
+    wanted = {"in_place": any(r.get("in_place") for r in by_status["ok"]),  # .get: a missing key is reported below
+              "rotate": any(r.get("rotate", 1) > 1 for r in by_status["ok"]),
+              "pipelined": any(r.get("timing") == "pipelined" for r in by_status["ok"]),
+              "overlap": any("error" not in r.get("overlap", {"error": 1}) for r in by_status["ok"]),
+              "breakdown": any("breakdown_us" in r for r in by_status["ok"])}
+    problems += [f"the fresh sweep has no ok record with {k}" for k, v in wanted.items() if not v]
+    if by_status["failed"] and "bad_alloc" not in by_status["failed"][0]["reason"]:
+        problems.append(f"unexpected failure: {by_status['failed'][0]['name']}: {by_status['failed'][0]['reason']}")
+
+    # 1. nothing new or renamed
+    for path in sorted(fresh):
+        if covered(path, NEW):
+            continue
+        if path not in committed:
+            problems.append(f"new key path {path} ({'/'.join(sorted(fresh[path]))}): in no committed file; a rename? "
+                            "(a deliberate new key goes into NEW with its reason)")
+        elif not fresh[path] <= committed[path]:
+            problems.append(f"{path} is {'/'.join(sorted(fresh[path] - committed[path]))} here, "
+                            f"{'/'.join(sorted(committed[path]))} in the committed files")
+    # 2. nothing dropped
+    for path in sorted(committed):
+        if path not in fresh and not covered(path, HOST_CANNOT):
+            problems.append(f"committed key path {path} is missing from the fresh file (dropped or renamed?)")
+    for table, name in ((NEW, "NEW"), (HOST_CANNOT, "HOST_CANNOT")):  # no stale entries
+        source = fresh if table is NEW else committed
+        for p in table:
+            if not any(covered(q, {p: 1}) for q in source):
+                problems.append(f"{name} lists {p}, which the {'fresh' if table is NEW else 'committed'} files lack")
+
+    if problems:
+        sys.exit("FAIL: results keys\n  " + "\n  ".join(problems))
+    print(f"PASS results keys: {len(fresh)} key paths of fresh host sweeps ({len(records)} records: "
+          f"{', '.join(f'{len(v)} {k}' for k, v in by_status.items())}) against the {len(committed)} key "
+          f"paths of {len(files)} committed files; {len(NEW)} NEW entries, {len(HOST_CANNOT)} HOST_CANNOT entries "
+          "(power among them: no host power source works here)")
+
+
+if __name__ == "__main__":
+    main()
