@@ -25,7 +25,7 @@ endfunction()
 
 function(dmabench_nccl_api_definitions target)
   if(DMABENCH_NCCL_ALLTOALL)
-    set_property(SOURCE ${PROJECT_SOURCE_DIR}/engines/gpu/nccl_comm.cpp DIRECTORY ${PROJECT_SOURCE_DIR}
+    set_property(SOURCE ${PROJECT_SOURCE_DIR}/gpu/nccl_comm.cpp DIRECTORY ${PROJECT_SOURCE_DIR}
                  APPEND PROPERTY COMPILE_DEFINITIONS DMABENCH_NCCL_ALLTOALL=${DMABENCH_NCCL_ALLTOALL})
   endif()
 endfunction()

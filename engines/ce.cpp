@@ -14,7 +14,7 @@
 //   gate       how pre-posted copies are held: wait-value (cuStreamWaitValue32 / hipStreamWaitValue32) | spin-kernel (a
 //              one-thread kernel polls the flag; the copies queued behind it start when it exits)
 // ce issues one cudaMemcpyAsync / hipMemcpyAsync per copy (gpu::copy_kind()); ce-batch one
-// cudaMemcpyBatchAsync / hipMemcpyBatchAsync per lane. The same source runs on NVIDIA and AMD through engines/gpu/gpu.hpp.
+// cudaMemcpyBatchAsync / hipMemcpyBatchAsync per lane. The same source runs on NVIDIA and AMD through gpu/gpu.hpp.
 #include <algorithm>
 #include <atomic>
 #include <chrono>

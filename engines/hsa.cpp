@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "engines/engine_factories.hpp"
-#include "engines/gpu/hsa.hpp"
+#include "gpu/hsa.hpp"
 #include "engines/gpu_operation.hpp"
 #include "engines/sdma.hpp"
 

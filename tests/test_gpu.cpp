@@ -19,7 +19,7 @@
 #include "engines/datagen.hpp"
 #include "power/meter.hpp"
 #ifdef DMABENCH_HAVE_GPU
-#include "engines/gpu/gpu.hpp"
+#include "gpu/gpu.hpp"
 #endif
 
 using namespace dmabench;

@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "engines/datagen.hpp"
-#include "engines/gpu/gpu.hpp"
-#include "engines/gpu/vendor.hpp"
+#include "gpu/gpu.hpp"
+#include "gpu/vendor.hpp"
 
 namespace dmabench::gpu {
 namespace {

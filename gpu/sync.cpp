@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "engines/gpu/gpu.hpp"
-#include "engines/gpu/vendor.hpp"
+#include "gpu/gpu.hpp"
+#include "gpu/vendor.hpp"
 #include "engines/sdma.hpp"
 #if !defined(DMABENCH_GPU_HIP)
 #include <cuda.h>

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "engines/backend.hpp"
-#include "engines/gpu/cupti_tracer.hpp"
+#include "gpu/cupti_tracer.hpp"
 
 namespace dmabench::gpu {
 namespace {

@@ -1,4 +1,4 @@
-#include "engines/gpu/nccl_comm.hpp"
+#include "gpu/nccl_comm.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "engines/gpu/vendor.hpp"
+#include "gpu/vendor.hpp"
 #if defined(DMABENCH_HAVE_RCCL)
 #include <rccl/rccl.h>  // RCCL: NCCL's API on AMD
 #else

@@ -1,6 +1,6 @@
 #pragma once
 // The HSA runtime (AMD): SDMA copies on explicit engines, dependency and completion signals, and the
-// copy timestamps of the latency breakdown. Vendor-neutral interface: only engines/gpu/hsa.cpp
+// copy timestamps of the latency breakdown. Vendor-neutral interface: only gpu/hsa.cpp
 // includes the HSA headers. Built only in HIP builds that found hsa-runtime64.
 #include <cstddef>
 #include <cstdint>

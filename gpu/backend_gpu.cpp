@@ -7,16 +7,16 @@
 #include <nlohmann/json.hpp>
 
 #include "engines/backend.hpp"
-#include "engines/gpu/gpu.hpp"
+#include "gpu/gpu.hpp"
 #include "engines/sdma.hpp"
 #ifdef DMABENCH_HAVE_CUPTI
-#include "engines/gpu/cupti_tracer.hpp"
+#include "gpu/cupti_tracer.hpp"
 #endif
 #ifdef DMABENCH_HAVE_HSA
-#include "engines/gpu/hsa.hpp"
+#include "gpu/hsa.hpp"
 #endif
 #ifdef DMABENCH_HAVE_NCCL
-#include "engines/gpu/nccl_comm.hpp"
+#include "gpu/nccl_comm.hpp"
 #endif
 
 namespace dmabench {

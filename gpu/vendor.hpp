@@ -1,6 +1,6 @@
 #pragma once
-// The one place that picks the vendor runtime for the shared GPU layer (engines/gpu/ only; nothing
-// outside engines/gpu/ may include this). The HIP runtime mirrors the CUDA runtime's names with a
+// The one place that picks the vendor runtime for the shared GPU layer (gpu/ only; nothing
+// outside gpu/ may include this). The HIP runtime mirrors the CUDA runtime's names with a
 // `hip` prefix, so shared code spells a runtime name once, through GPU(): GPU(Malloc) is cudaMalloc
 // on NVIDIA and hipMalloc on AMD, GPU(Stream_t) is cudaStream_t / hipStream_t, GPU(Success) is
 // cudaSuccess / hipSuccess. Where the two runtimes differ (host allocation, stream memory

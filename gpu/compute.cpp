@@ -1,6 +1,6 @@
 // The compute-workload pieces of the GPU layer: device-timed stream marks (CUDA and HIP through
 // vendor.hpp) and the GEMM (cuBLAS on NVIDIA, rocBLAS on AMD where found).
-#include "engines/gpu/compute.hpp"
+#include "gpu/compute.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engines/gpu/vendor.hpp"
+#include "gpu/vendor.hpp"
 #if defined(DMABENCH_HAVE_CUBLAS)
 #include <cublas_v2.h>
 #elif defined(DMABENCH_HAVE_ROCBLAS)

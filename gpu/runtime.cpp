@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "engines/gpu/gpu.hpp"
-#include "engines/gpu/vendor.hpp"
+#include "gpu/gpu.hpp"
+#include "gpu/vendor.hpp"
 #include "engines/sdma.hpp"
 
 namespace dmabench::gpu {

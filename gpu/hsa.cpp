@@ -1,6 +1,6 @@
 // HSA runtime calls of the `hsa` engine and the AMD copy tracer. Every call is checked: a failure
 // throws std::runtime_error with the call, file:line and hsa_status_string's text.
-#include "engines/gpu/hsa.hpp"
+#include "gpu/hsa.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -12,7 +12,7 @@
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
 
-#include "engines/gpu/gpu.hpp"
+#include "gpu/gpu.hpp"
 #include "engines/sdma.hpp"
 
 namespace dmabench::gpu::hsa {
