@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "engines/datagen.hpp"
+#include "core/datagen.hpp"
 #include "gpu/gpu.hpp"
 #include "gpu/vendor.hpp"
 

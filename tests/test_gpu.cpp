@@ -16,7 +16,7 @@
 #include "compute/load.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "engines/backend.hpp"
-#include "engines/datagen.hpp"
+#include "core/datagen.hpp"
 #include "power/meter.hpp"
 #ifdef DMABENCH_HAVE_GPU
 #include "gpu/gpu.hpp"
