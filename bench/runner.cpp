@@ -18,7 +18,7 @@
 #include "bench/patterns/pattern.hpp"
 #include "bench/report.hpp"
 #include "bench/stats.hpp"
-#include "engines/sdma.hpp"
+#include "gpu/features.hpp"
 #include "version.hpp"
 
 namespace dmabench {
@@ -225,9 +225,9 @@ void print_features() {
     for (const auto& o : spec.options)
       fmt::print("        option {}: {} (accepted: {}; default {})\n", o.name, o.help, o.accepted(), o.default_value.dump());
   }
-  // AMD features and the ROCm / HSA version each needs (engines/sdma.cpp): what this build has.
+  // AMD features and the ROCm / HSA version each needs (gpu/features.cpp): what this build has.
   fmt::print("\nAMD features (hip backend), and what this build has:\n");
-  for (const auto& f : sdma::amd_features(sdma::this_build()))
+  for (const auto& f : gpu::amd_features(gpu::this_build()))
     fmt::print("  [{}] {}\n        needs {}{}\n", f.built ? "yes" : "no ", f.name, f.needs, f.note.empty() ? "" : "; " + f.note);
   std::vector<std::string> patterns;
   for (const Pattern* p : all_patterns()) patterns.push_back(fmt::format("{} ({})", p->name(), p->description()));

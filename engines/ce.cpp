@@ -26,7 +26,7 @@
 
 #include "engines/engine_factories.hpp"
 #include "engines/gpu_operation.hpp"
-#include "engines/sdma.hpp"
+#include "amd/environment.hpp"
 #include "engines/spin_workers.hpp"
 
 namespace dmabench {
@@ -274,11 +274,11 @@ class DmaOperation final : public GpuOperation {
     nlohmann::json d = {{"lanes_per_gpu", lanes}, {"copies_per_gpu", copies}};
     if (gpu::backend_name() == "hip") {  // AMD pitfalls: DMA switched off, more streams than hardware queues
       d["copy_kind"] = gpu::copy_kind();
-      const sdma::DmaEnvironment env = sdma::dma_environment();
+      const amd::DmaEnvironment env = amd::dma_environment();
       std::vector<std::string> warnings = env.warnings;
       std::size_t most = 0;
       for (const auto& w : work_) most = std::max(most, w->lanes.size());
-      if (auto w = sdma::hw_queue_warning(env, static_cast<int>(most)); !w.empty()) warnings.push_back(w);
+      if (auto w = amd::hw_queue_warning(env, static_cast<int>(most)); !w.empty()) warnings.push_back(w);
       if (!warnings.empty()) d["warnings"] = warnings;
     }
     return d;

@@ -5,7 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "engines/engine_factories.hpp"
-#include "engines/sdma.hpp"
+#include "amd/engine_map.hpp"
 
 namespace dmabench {
 
@@ -106,10 +106,10 @@ std::vector<OptionSpec> hsa_options() {
                  .prefix = "map:",
                  .prefix_help = "map:FILE",
                  .check = [](const nlohmann::json& v) -> std::string {
-                   const auto sel = sdma::parse_selection(v.get<std::string>());
-                   if (!sel || sel->policy != sdma::Policy::map) return "";
+                   const auto sel = amd::parse_selection(v.get<std::string>());
+                   if (!sel || sel->policy != amd::Policy::map) return "";
                    try {
-                     sdma::load_engine_map(sel->map_file);
+                     amd::load_engine_map(sel->map_file);
                    } catch (const std::exception& e) {
                      return e.what();
                    }

@@ -8,7 +8,8 @@
 
 #include "engines/backend.hpp"
 #include "gpu/gpu.hpp"
-#include "engines/sdma.hpp"
+#include "amd/environment.hpp"
+#include "gpu/features.hpp"
 #ifdef DMABENCH_HAVE_CUPTI
 #include "gpu/cupti_tracer.hpp"
 #endif
@@ -28,7 +29,7 @@ class GpuBackend final : public Backend {
  public:
   explicit GpuBackend(int count) : count_(count) {
     if (is_hip())
-      for (const auto& w : sdma::dma_environment().warnings) std::fprintf(stderr, "dmabench: warning: %s\n", w.c_str());
+      for (const auto& w : amd::dma_environment().warnings) std::fprintf(stderr, "dmabench: warning: %s\n", w.c_str());
   }
   std::string_view name() const override { return gpu::backend_name(); }
   int device_count() const override { return count_; }
@@ -66,7 +67,7 @@ class GpuBackend final : public Backend {
     nlohmann::json versions;
     auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); };
     if (is_hip()) {
-      const sdma::BuildFacts b = sdma::this_build();
+      const gpu::BuildFacts b = gpu::this_build();
       versions = {{"hip_runtime", v.runtime}, {"hip_driver", v.driver_api}, {"amdgpu_driver", or_null(v.kernel_driver)},
                   {"hip_headers", b.hip_version}, {"hsa_amd_interface_headers", or_null(b.hsa_interface)}};
     } else {
@@ -78,7 +79,7 @@ class GpuBackend final : public Backend {
     versions[is_hip() ? "rccl" : "nccl"] = nullptr;
 #endif
     nlohmann::json ctx = {{"devices", devices}, {"peer_links", links}, {"versions", versions}};
-    if (is_hip()) ctx["dma_environment"] = sdma::dma_environment().to_json();
+    if (is_hip()) ctx["dma_environment"] = amd::dma_environment().to_json();
     return ctx;
   }
   void prepare_devices(const std::vector<int>& devices) override {

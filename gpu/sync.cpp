@@ -11,7 +11,7 @@
 
 #include "gpu/gpu.hpp"
 #include "gpu/vendor.hpp"
-#include "engines/sdma.hpp"
+#include "gpu/features.hpp"
 #if !defined(DMABENCH_GPU_HIP)
 #include <cuda.h>
 #endif
@@ -223,12 +223,12 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
 }
 #elif defined(DMABENCH_GPU_HIP)
 bool copy_batch_supported(std::string* why_not) {
-  if (why_not) *why_not = sdma::missing(sdma::this_build(), "ce-batch");
+  if (why_not) *why_not = gpu::missing(gpu::this_build(), "ce-batch");
   return false;
 }
 
 void copy_batch_async(const std::vector<CopyJob>&, int, const Stream&, bool) {
-  throw std::runtime_error(sdma::missing(sdma::this_build(), "ce-batch"));
+  throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch"));
 }
 #else
 bool copy_batch_supported(std::string* why_not) {
