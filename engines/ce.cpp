@@ -441,13 +441,12 @@ class DmaEngine final : public Engine {
   std::optional<std::string> unsupported(const Plan& plan, const Options& options, int ops_per_sample) const override {
     const DmaOptions o = DmaOptions::from(options, batch_);
     // combinations that make no sense anywhere first, then what this machine lacks
-#if defined(DMABENCH_GPU_HIP)
     // HIP has a batch graph node (hipGraphAddExtMemcpyBatchNode) but no documented capture of the call;
     // RCCL falls back to one hipMemcpyAsync per copy while capturing.
-    if (batch_ && o.graph) return std::string("hipMemcpyBatchAsync is not captured into a graph (not documented to be capturable)");
-#else
-    if (batch_ && o.graph) return std::string("cudaMemcpyBatchAsync cannot be captured in a graph");
-#endif
+    if (batch_ && o.graph)
+      return std::string(gpu::backend_name() == "hip"
+                             ? "hipMemcpyBatchAsync is not captured into a graph (not documented to be capturable)"
+                             : "cudaMemcpyBatchAsync cannot be captured in a graph");
     if (batch_ && o.schedule == Schedule::pcpy)
       return std::string("ce-batch issues a lane's copies in one call with one completion: schedule pcpy does not apply (use b2b)");
     if (o.trigger == Trigger::gpu_flag && o.completion != Completion::gpu_poll)

@@ -6,12 +6,12 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <cupti.h>
 #include <fmt/format.h>
 
-#include "engines/backend.hpp"
 #include "gpu/cupti_tracer.hpp"
 
 namespace dmabench::gpu {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "engines/backend.hpp"
+#include "gpu/copy_tracer.hpp"
 
 namespace dmabench::gpu::hsa {
 
@@ -57,7 +57,3 @@ void record_copy(const Signal& completion, std::uint64_t bytes);
 std::unique_ptr<CopyTracer> make_tracer(std::string* why_not);
 
 }  // namespace dmabench::gpu::hsa
-
-namespace dmabench::gpu {
-inline std::unique_ptr<CopyTracer> make_hsa_tracer(std::string* why_not) { return hsa::make_tracer(why_not); }
-}  // namespace dmabench::gpu

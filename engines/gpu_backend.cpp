@@ -1,21 +1,18 @@
 // The GPU backend: `cuda` (NVIDIA GPUs through the CUDA runtime) or `hip` (AMD GPUs through HIP,
-// with HSA for the SDMA engines), whichever runtime this build's GPU layer was compiled for.
+// with HSA for the SDMA engines), whichever runtime this build's GPU layer (gpu/) was compiled for.
+// Vendor-neutral: it sees only gpu/'s neutral headers.
 #include <cstdio>
 #include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "engines/backend.hpp"
-#include "gpu/gpu.hpp"
 #include "amd/environment.hpp"
+#include "engines/backend.hpp"
+#include "engines/engine_factories.hpp"
+#include "gpu/copy_tracer.hpp"
 #include "gpu/features.hpp"
-#ifdef DMABENCH_HAVE_CUPTI
-#include "gpu/cupti_tracer.hpp"
-#endif
-#ifdef DMABENCH_HAVE_HSA
-#include "gpu/hsa.hpp"
-#endif
+#include "gpu/gpu.hpp"
 #ifdef DMABENCH_HAVE_NCCL
 #include "gpu/nccl_comm.hpp"
 #endif
@@ -86,18 +83,7 @@ class GpuBackend final : public Backend {
     gpu::enable_peer_access(devices);
     for (int d : devices) gpu::preload_kernels(d);
   }
-  std::unique_ptr<CopyTracer> copy_tracer(std::string* why_not) override {
-#if defined(DMABENCH_HAVE_CUPTI)
-    return gpu::make_cupti_tracer(why_not);
-#elif defined(DMABENCH_HAVE_HSA)
-    return gpu::make_hsa_tracer(why_not);
-#else
-    if (why_not)
-      *why_not = is_hip() ? "this build has no HSA runtime (the AMD copy tracer reads HSA's copy timestamps)"
-                          : "this build has no CUPTI (not found at configure time)";
-    return nullptr;
-#endif
-  }
+  std::unique_ptr<CopyTracer> copy_tracer(std::string* why_not) override { return gpu::make_copy_tracer(why_not); }
 
  private:
   int count_;
