@@ -1,5 +1,5 @@
 // HSA runtime calls of the `hsa` engine and the AMD copy tracer. Every call is checked: a failure
-// throws std::runtime_error with the call, file:line and hsa_status_string's text.
+// throws (gpu/call_error.hpp) with the call, file:line, the status and hsa_status_string's text.
 #include "gpu/hsa.hpp"
 
 #include <atomic>
@@ -15,6 +15,7 @@
 
 #include "amd/engine_map.hpp"
 #include "amd/topology.hpp"
+#include "gpu/call_error.hpp"
 #include "gpu/features.hpp"
 #include "gpu/gpu.hpp"
 
@@ -24,7 +25,7 @@ namespace {
 [[noreturn]] void throw_hsa(hsa_status_t s, const char* call, const char* file, int line) {
   const char* text = nullptr;
   if (hsa_status_string(s, &text) != HSA_STATUS_SUCCESS || !text) text = "unknown HSA status";
-  throw std::runtime_error(fmt::format("{} at {}:{}: HSA status 0x{:x}: {}", call, file, line, static_cast<unsigned>(s), text));
+  throw_call_error("HSA", call, file, line, static_cast<long long>(s), text);
 }
 
 #define DMABENCH_HSA_CHECK(call)                                                          \

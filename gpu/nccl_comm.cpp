@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "gpu/call_error.hpp"
 #include "gpu/vendor.hpp"
 #if defined(DMABENCH_HAVE_RCCL)
 #include <rccl/rccl.h>  // RCCL: NCCL's API on AMD
@@ -22,12 +23,18 @@
 #define DMABENCH_NCCL_HAS_CE_COLLECTIVES 1
 #endif
 
+#if defined(DMABENCH_HAVE_RCCL)
+constexpr const char* kLibraryName = "RCCL";
+#else
+constexpr const char* kLibraryName = "NCCL";
+#endif
+
 #define DMABENCH_NCCL_CHECK(call)                                                                        \
   do {                                                                                                   \
     ncclResult_t dmabench_res_ = (call);                                                                 \
     if (dmabench_res_ != ncclSuccess && dmabench_res_ != ncclInProgress)                                 \
-      throw std::runtime_error(fmt::format("{} at {}:{}: {}", #call, __FILE__, __LINE__,                 \
-                                           ncclGetErrorString(dmabench_res_)));                           \
+      ::dmabench::gpu::throw_call_error(kLibraryName, #call, __FILE__, __LINE__, dmabench_res_,          \
+                                        ncclGetErrorString(dmabench_res_));                               \
   } while (0)
 
 namespace dmabench::gpu {
@@ -76,12 +83,6 @@ std::string nccl_version() {
   // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
   return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
 }
-
-#if defined(DMABENCH_HAVE_RCCL)
-[[maybe_unused]] constexpr const char* kLibraryName = "RCCL";
-#else
-[[maybe_unused]] constexpr const char* kLibraryName = "NCCL";
-#endif
 
 bool nccl_ce_collectives_supported(std::string* why_not) {
 #ifdef DMABENCH_NCCL_HAS_CE_COLLECTIVES
@@ -190,7 +191,8 @@ void NcclComms::check_async() const {
     ncclResult_t async = ncclSuccess;
     DMABENCH_NCCL_CHECK(ncclCommGetAsyncError(comm(c), &async));
     if (async != ncclSuccess && async != ncclInProgress)
-      throw std::runtime_error(fmt::format("NCCL asynchronous error: {}", ncclGetErrorString(async)));
+      throw_call_error(kLibraryName, "asynchronous error (ncclCommGetAsyncError)", __FILE__, __LINE__, async,
+                       ncclGetErrorString(async));
   }
 }
 

@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "gpu/gpu.hpp"
 #include "gpu/vendor.hpp"
+#include "gpu/call_error.hpp"
 #include "gpu/features.hpp"
 #if !defined(DMABENCH_GPU_HIP)
 #include <cuda.h>
@@ -59,7 +61,7 @@ const DriverMemops& memops() {
 [[noreturn]] void throw_cu(CUresult r, const char* call, const char* file, int line) {
   const char* text = "unknown";
   if (memops().error_string) memops().error_string(r, &text);
-  throw std::runtime_error(fmt::format("{} at {}:{}: CUresult {}: {}", call, file, line, static_cast<int>(r), text));
+  throw_call_error("CUDA driver", call, file, line, static_cast<long long>(r), text);
 }
 
 #define DMABENCH_CU_CHECK(call)                                                     \
@@ -215,10 +217,12 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
                                              &fail_index, native_stream(stream));
   if (err != hipSuccess) {
     (void)hipGetLastError();
-    throw std::runtime_error(fmt::format("hipMemcpyBatchAsync of {} copies issued by GPU {} (overlap flag {}): {}: {}{}",
-                                         jobs.size(), device, prefer_overlap_with_compute, hipGetErrorName(err),
-                                         hipGetErrorString(err),
-                                         fail_index < jobs.size() ? fmt::format(" (copy {} of the batch)", fail_index) : ""));
+    throw_call_error("HIP",
+                     fmt::format("hipMemcpyBatchAsync of {} copies issued by GPU {} (overlap flag {}){}", jobs.size(), device,
+                                 prefer_overlap_with_compute,
+                                 fail_index < jobs.size() ? fmt::format(", copy {} of the batch failing", fail_index) : ""),
+                     __FILE__, __LINE__, static_cast<long long>(err),
+                     fmt::format("{}: {}", hipGetErrorName(err), hipGetErrorString(err)));
   }
 }
 #elif defined(DMABENCH_GPU_HIP)

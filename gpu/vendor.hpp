@@ -7,8 +7,9 @@
 // operations, graph instantiation, clocks, versions), the code branches on DMABENCH_GPU_HIP.
 //
 // Build: DMABENCH_GPU_HIP=1 in HIP builds (CMake sets it); otherwise the CUDA runtime is used.
-#include <stdexcept>
 #include <string>
+
+#include "gpu/call_error.hpp"
 
 #if defined(DMABENCH_GPU_HIP)
 #include <hip/hip_runtime.h>
@@ -39,8 +40,8 @@ inline constexpr const char* kBackendName = "cuda";
 #endif
 
 [[noreturn]] inline void throw_gpu(Error err, const char* call, const char* file, int line) {
-  throw std::runtime_error(std::string(call) + " at " + file + ":" + std::to_string(line) + ": " +
-                           GPU(GetErrorName)(err) + ": " + GPU(GetErrorString)(err));
+  throw_call_error(DMABENCH_GPU_RUNTIME, call, file, line, static_cast<long long>(err),
+                   std::string(GPU(GetErrorName)(err)) + ": " + GPU(GetErrorString)(err));
 }
 
 }  // namespace dmabench::gpu::detail
@@ -49,7 +50,7 @@ inline constexpr const char* kBackendName = "cuda";
 #define DMABENCH_GPU_STR2(x) #x
 #define DMABENCH_GPU_STR(x) DMABENCH_GPU_STR2(x)
 
-// Checks a runtime call (CUDA or HIP): throws std::runtime_error with the call text, file:line and
+// Checks a runtime call (CUDA or HIP): throws (gpu/call_error.hpp) with the call text, file:line and
 // the runtime's error name and string, after clearing a non-sticky error so later calls are clean.
 #define DMABENCH_GPU_CHECK(call)                                                           \
   do {                                                                                     \
