@@ -225,10 +225,12 @@ void print_features() {
     for (const auto& o : spec.options)
       fmt::print("        option {}: {} (accepted: {}; default {})\n", o.name, o.help, o.accepted(), o.default_value.dump());
   }
-  // AMD features and the ROCm / HSA version each needs (gpu/features.cpp): what this build has.
-  fmt::print("\nAMD features (hip backend), and what this build has:\n");
-  for (const auto& f : gpu::amd_features(gpu::this_build()))
-    fmt::print("  [{}] {}\n        needs {}{}\n", f.built ? "yes" : "no ", f.name, f.needs, f.note.empty() ? "" : "; " + f.note);
+  // Both vendors' features and the version each needs (gpu/features.cpp): what this build has.
+  for (const auto& table : gpu::feature_tables(gpu::this_build())) {
+    fmt::print("\n{} features ({} backend), and what this build has:\n", table.vendor, table.backend);
+    for (const auto& f : table.features)
+      fmt::print("  [{}] {}\n        needs {}{}\n", f.built ? "yes" : "no ", f.name, f.needs, f.note.empty() ? "" : "; " + f.note);
+  }
   std::vector<std::string> patterns;
   for (const Pattern* p : all_patterns()) patterns.push_back(fmt::format("{} ({})", p->name(), p->description()));
   fmt::print("\npatterns: {}\n", fmt::join(patterns, "; "));

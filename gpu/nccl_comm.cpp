@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gpu/call_error.hpp"
+#include "gpu/features.hpp"
 #include "gpu/vendor.hpp"
 #if defined(DMABENCH_HAVE_RCCL)
 #include <rccl/rccl.h>  // RCCL: NCCL's API on AMD
@@ -18,15 +19,15 @@
 #include <nccl.h>
 #endif
 
-// NCCL_CTA_POLICY_ZERO, ncclCommWindowRegister: NCCL >= 2.28 (RCCL has neither so far)
-#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0) && !defined(DMABENCH_HAVE_RCCL)
-#define DMABENCH_NCCL_HAS_CE_COLLECTIVES 1
-#endif
-
+// DMABENCH_NCCL_HAS_CE_COLLECTIVES (NCCL_CTA_POLICY_ZERO, ncclMemAlloc, ncclCommWindowRegister: NCCL >= 2.28;
+// RCCL has none of them so far) and DMABENCH_NCCL_ALLTOALL come from CMake, which decides them for the
+// feature table (gpu/features.cpp) too.
 #if defined(DMABENCH_HAVE_RCCL)
 constexpr const char* kLibraryName = "RCCL";
+[[maybe_unused]] constexpr const char* kAllToAllFeature = "nccl alltoall on AMD";
 #else
 constexpr const char* kLibraryName = "NCCL";
+[[maybe_unused]] constexpr const char* kAllToAllFeature = "nccl alltoall on NVIDIA";
 #endif
 
 #define DMABENCH_NCCL_CHECK(call)                                                                        \
@@ -89,9 +90,7 @@ bool nccl_ce_collectives_supported(std::string* why_not) {
   (void)why_not;
   return true;
 #else
-  if (why_not)
-    *why_not = fmt::format("cta_policy zero needs NCCL >= 2.28 (NCCL_CTA_POLICY_ZERO, symmetric windows); this build has {} {}",
-                           kLibraryName, NCCL_VERSION_CODE);
+  if (why_not) *why_not = missing(this_build(), "nccl cta_policy zero");
   return false;
 #endif
 }
@@ -101,10 +100,7 @@ bool nccl_all_to_all_supported(std::string* why_not) {
   (void)why_not;
   return true;
 #else
-  if (why_not)
-    *why_not = fmt::format("this build's {} header (version code {}) has no all-to-all call (ncclAlltoAll needs NCCL >= 2.28; "
-                           "RCCL spells it ncclAllToAll)",
-                           kLibraryName, NCCL_VERSION_CODE);
+  if (why_not) *why_not = missing(this_build(), kAllToAllFeature);
   return false;
 #endif
 }

@@ -227,16 +227,18 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
 }
 #elif defined(DMABENCH_GPU_HIP)
 bool copy_batch_supported(std::string* why_not) {
-  if (why_not) *why_not = gpu::missing(gpu::this_build(), "ce-batch");
+  if (why_not) *why_not = gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)");
   return false;
 }
 
 void copy_batch_async(const std::vector<CopyJob>&, int, const Stream&, bool) {
-  throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch"));
+  throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)"));
 }
 #else
+// cudaMemcpyBatchAsync: CUDA >= 12.8 headers (DMABENCH_CUDA_HAS_BATCH, decided in CMakeLists.txt where the
+// feature table reads it too), and a driver that supports them.
 bool copy_batch_supported(std::string* why_not) {
-#if CUDART_VERSION >= 12080
+#if defined(DMABENCH_CUDA_HAS_BATCH)
   int runtime = 0;
   DMABENCH_GPU_CHECK(cudaRuntimeGetVersion(&runtime));
   int driver = 0;
@@ -247,13 +249,13 @@ bool copy_batch_supported(std::string* why_not) {
   }
   return true;
 #else
-  if (why_not) *why_not = "cudaMemcpyBatchAsync needs CUDA 12.8; this build's runtime is older";
+  if (why_not) *why_not = gpu::missing(gpu::this_build(), "ce-batch (cudaMemcpyBatchAsync)");
   return false;
 #endif
 }
 
 void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute) {
-#if CUDART_VERSION >= 12080
+#if defined(DMABENCH_CUDA_HAS_BATCH)
   if (jobs.empty()) return;
   std::vector<void*> dsts(jobs.size());
   std::vector<const void*> srcs(jobs.size());
@@ -278,7 +280,7 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
   (void)device;
   (void)stream;
   (void)prefer_overlap_with_compute;
-  throw std::runtime_error("cudaMemcpyBatchAsync needs CUDA 12.8");
+  throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch (cudaMemcpyBatchAsync)"));
 #endif
 }
 #endif  // DMABENCH_GPU_HIP
