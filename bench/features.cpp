@@ -10,7 +10,7 @@
 #include "bench/patterns/pattern.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
-#include "engines/sdma.hpp"
+#include "gpu/features.hpp"
 #include "version.hpp"
 
 namespace dmabench {
@@ -79,10 +79,12 @@ void print_features() {
   fmt::print("dmabench {} (git {})\n", kVersion, kGitRevision);
   fmt::print("backends built: {}\n", fmt::join(built_backends(), ", "));
   print_engines(print_backends());
-  // AMD features and the ROCm / HSA version each needs (engines/sdma.cpp): what this build has.
-  fmt::print("\nAMD features (hip backend), and what this build has:\n");
-  for (const auto& f : sdma::amd_features(sdma::this_build()))
-    fmt::print("  [{}] {}\n        needs {}{}\n", f.built ? "yes" : "no ", f.name, f.needs, f.note.empty() ? "" : "; " + f.note);
+  // Both vendors' features and the version each needs (gpu/features.cpp): what this build has.
+  for (const auto& table : gpu::feature_tables(gpu::this_build())) {
+    fmt::print("\n{} features ({} backend), and what this build has:\n", table.vendor, table.backend);
+    for (const auto& f : table.features)
+      fmt::print("  [{}] {}\n        needs {}{}\n", f.built ? "yes" : "no ", f.name, f.needs, f.note.empty() ? "" : "; " + f.note);
+  }
   std::vector<std::string> patterns;
   for (const Pattern* p : all_patterns()) patterns.push_back(fmt::format("{} ({})", p->name(), p->description()));
   fmt::print("\npatterns: {}\n", fmt::join(patterns, "; "));

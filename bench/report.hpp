@@ -5,14 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_file.hpp"  // write_json_atomically
+
 namespace dmabench {
 
 inline constexpr const char* kSchemaVersion = "dmabench/1";
-
-// Writes `doc` to `path` through a temporary file in the same directory and rename(2), so readers
-// see the old or the new file, never a torn one. Creates missing parent directories.
-// Throws std::runtime_error naming the path on failure.
-void write_json_atomically(const std::string& path, const nlohmann::json& doc);
 
 class ResultsFile {
  public:

@@ -1,7 +1,7 @@
 # The HIP (AMD) backend: ROCm's HIP runtime for the shared GPU layer, the HSA runtime for the `hsa`
 # engine, RCCL for the `nccl` engine when it is installed. Everything through find_package.
 #
-# The kernels (engines/gpu/kernels.cu, the same source nvcc compiles) are compiled with hipcc:
+# The kernels (gpu/kernels.cu, the same source nvcc compiles) are compiled with hipcc:
 # CMake 3.25's HIP language looks for hip-lang only under <rocm>/lib/cmake, and Debian installs it
 # under /usr/lib/<multiarch>/cmake, so enable_language(HIP) fails there.
 #
@@ -25,6 +25,7 @@ set(DMABENCH_HAVE_HSA ${hsa-runtime64_FOUND})
 find_package(rccl CONFIG QUIET HINTS /opt/rocm)
 set(DMABENCH_HAVE_RCCL ${rccl_FOUND})
 if(DMABENCH_HAVE_RCCL)
+  set(DMABENCH_HAVE_NCCL ON)   # the nccl engine, on RCCL
   get_target_property(hip_inc hip::host INTERFACE_INCLUDE_DIRECTORIES)
   get_target_property(rccl_inc roc::rccl INTERFACE_INCLUDE_DIRECTORIES)
   set(rccl_incs)
@@ -107,9 +108,12 @@ if(NOT DMABENCH_HIP_ARCHITECTURES)
   endforeach()
 endif()
 
+# The HIP backend of the GPU layer (gpu/, the target dmabench_gpu): the kernels, the HIP runtime, HSA,
+# rocBLAS and RCCL where found. Vendor libraries and the definitions only gpu/ reads are PRIVATE; the
+# DMABENCH_HAVE_* switches code outside gpu/ tests with #if are PUBLIC (see CMakeLists.txt).
 function(dmabench_add_hip_backend target)
   # kernels.cu as HIP, for every target in DMABENCH_HIP_ARCHITECTURES, into one object file
-  set(src ${PROJECT_SOURCE_DIR}/engines/gpu/kernels.cu)
+  set(src ${PROJECT_SOURCE_DIR}/gpu/kernels.cu)
   set(obj ${CMAKE_CURRENT_BINARY_DIR}/dmabench_kernels_hip.o)
   set(flags -x hip -std=c++17 -O3 -fPIC -DDMABENCH_GPU_HIP=1 -I${PROJECT_SOURCE_DIR} -Wall -Wextra)
   foreach(arch ${DMABENCH_HIP_ARCHITECTURES})
@@ -121,36 +125,35 @@ function(dmabench_add_hip_backend target)
   add_custom_command(OUTPUT ${obj}
     COMMAND ${DMABENCH_HIPCC} ${flags} -MD -MF ${obj}.d -c ${src} -o ${obj}
     DEPENDS ${src} DEPFILE ${obj}.d
-    COMMENT "hipcc: engines/gpu/kernels.cu for ${DMABENCH_HIP_ARCHITECTURES}"
+    COMMENT "hipcc: gpu/kernels.cu for ${DMABENCH_HIP_ARCHITECTURES}"
     VERBATIM)
   target_sources(${target} PRIVATE ${obj})
 
-  target_compile_definitions(${target} PUBLIC DMABENCH_HAVE_HIP=1
+  target_compile_definitions(${target} PUBLIC DMABENCH_HAVE_HIP=1)
+  # the runtime choice (gpu/vendor.hpp), the header checks and the version stamps: gpu/ only
+  target_compile_definitions(${target} PRIVATE DMABENCH_GPU_HIP=1
     DMABENCH_HIP_VERSION_STRING="${hip_VERSION_MAJOR}.${hip_VERSION_MINOR}")
-  # the runtime choice is private to engines/gpu/ (vendor.hpp)
-  set_property(SOURCE ${DMABENCH_GPU_SOURCES} engines/gpu/nccl_comm.cpp engines/gpu/hsa.cpp
-               DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY COMPILE_DEFINITIONS DMABENCH_GPU_HIP=1)
   foreach(check DMABENCH_HIP_HAS_NOCU DMABENCH_HIP_HAS_BATCH DMABENCH_HIP_HAS_WALL_CLOCK_RATE
                 DMABENCH_HSA_HAS_COPY_ON_ENGINE DMABENCH_HSA_HAS_BATCH_COPY DMABENCH_HSA_HAS_SDMA_INFO)
     if(${check})
-      target_compile_definitions(${target} PUBLIC ${check}=1)
+      target_compile_definitions(${target} PRIVATE ${check}=1)
     endif()
   endforeach()
-  target_link_libraries(${target} PUBLIC hip::host)
+  target_link_libraries(${target} PRIVATE hip::host)
   if(DMABENCH_HAVE_HSA)
-    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/engines/gpu/hsa.cpp ${PROJECT_SOURCE_DIR}/engines/hsa.cpp)
-    target_compile_definitions(${target} PUBLIC DMABENCH_HAVE_HSA=1 DMABENCH_HSA_INTERFACE_STRING="${DMABENCH_HSA_INTERFACE}")
-    target_link_libraries(${target} PUBLIC hsa-runtime64::hsa-runtime64)
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/gpu/hsa.cpp)
+    target_compile_definitions(${target} PUBLIC DMABENCH_HAVE_HSA=1)
+    target_compile_definitions(${target} PRIVATE DMABENCH_HSA_INTERFACE_STRING="${DMABENCH_HSA_INTERFACE}")
+    target_link_libraries(${target} PRIVATE hsa-runtime64::hsa-runtime64)
   endif()
   if(DMABENCH_HAVE_ROCBLAS)
-    set_property(SOURCE ${PROJECT_SOURCE_DIR}/engines/gpu/compute.cpp DIRECTORY ${PROJECT_SOURCE_DIR}
-                 APPEND PROPERTY COMPILE_DEFINITIONS DMABENCH_HAVE_ROCBLAS=1)
-    target_link_libraries(${target} PUBLIC roc::rocblas)
+    target_compile_definitions(${target} PRIVATE DMABENCH_HAVE_ROCBLAS=1)
+    target_link_libraries(${target} PRIVATE roc::rocblas)
   endif()
   if(DMABENCH_HAVE_RCCL)
-    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/engines/gpu/nccl_comm.cpp ${PROJECT_SOURCE_DIR}/engines/nccl.cpp)
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/gpu/nccl_comm.cpp)
     target_compile_definitions(${target} PUBLIC DMABENCH_HAVE_NCCL=1 DMABENCH_HAVE_RCCL=1)
-    target_link_libraries(${target} PUBLIC roc::rccl)
+    target_link_libraries(${target} PRIVATE roc::rccl)
     dmabench_nccl_api_definitions(${target})
   endif()
 endfunction()

@@ -3,7 +3,7 @@
 #   DMABENCH_NCCL_ALLTOALL  the all-to-all call: ncclAlltoAll (NCCL >= 2.28), ncclAllToAll (RCCL), or
 #                           empty when the header has neither (the nccl engine then skips alltoall)
 # dmabench_nccl_api_checks(HEADER INCLUDE_DIRS DEFINITIONS) sets it in the caller's scope and
-# dmabench_nccl_api_definitions(TARGET) passes it to nccl_comm.cpp.
+# dmabench_nccl_api_definitions(TARGET) passes it to the GPU layer (gpu/nccl_comm.cpp).
 include(CheckCXXSourceCompiles)
 function(dmabench_nccl_api_checks header includes definitions)
   set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)   # compile only
@@ -23,9 +23,8 @@ int main() { ncclComm_t c{}; return static_cast<int>(${name}(nullptr, nullptr, 1
   set(DMABENCH_NCCL_ALLTOALL "${found}" PARENT_SCOPE)
 endfunction()
 
-function(dmabench_nccl_api_definitions target)
+function(dmabench_nccl_api_definitions target)   # PRIVATE: gpu/ reads them
   if(DMABENCH_NCCL_ALLTOALL)
-    set_property(SOURCE ${PROJECT_SOURCE_DIR}/engines/gpu/nccl_comm.cpp DIRECTORY ${PROJECT_SOURCE_DIR}
-                 APPEND PROPERTY COMPILE_DEFINITIONS DMABENCH_NCCL_ALLTOALL=${DMABENCH_NCCL_ALLTOALL})
+    target_compile_definitions(${target} PRIVATE DMABENCH_NCCL_ALLTOALL=${DMABENCH_NCCL_ALLTOALL})
   endif()
 endfunction()

@@ -4,8 +4,8 @@
 #include <optional>
 
 #include "compute/load.hpp"
-#include "engines/gpu/compute.hpp"
-#include "engines/gpu/gpu.hpp"
+#include "gpu/compute.hpp"
+#include "gpu/gpu.hpp"
 
 namespace dmabench::compute {
 namespace {

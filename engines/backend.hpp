@@ -9,22 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpu/copy_tracer.hpp"  // CopyInterval, CopyTracer
+
 namespace dmabench {
-
-// Engine-side start and end of the memory copies a device executed, on the host's
-// std::chrono::steady_clock (ns since its epoch), so they line up with the harness's host stamps.
-struct CopyInterval {
-  double start_ns = 0, end_ns = 0;
-  std::uint64_t bytes = 0;
-};
-
-class CopyTracer {
- public:
-  virtual ~CopyTracer() = default;
-  virtual void start() = 0;
-  // Stops tracing and returns every copy executed since start().
-  virtual std::vector<CopyInterval> stop() = 0;
-};
 
 class Backend {
  public:

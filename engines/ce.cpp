@@ -3,7 +3,7 @@
 // overlap_hint): their table, help and defaults are in engines/ce_options.cpp (results/SCHEMA.md,
 // README "DMA options").
 // ce issues one cudaMemcpyAsync / hipMemcpyAsync per copy (gpu::copy_kind()); ce-batch one
-// cudaMemcpyBatchAsync / hipMemcpyBatchAsync per lane. The same source runs on NVIDIA and AMD through engines/gpu/gpu.hpp.
+// cudaMemcpyBatchAsync / hipMemcpyBatchAsync per lane. The same source runs on NVIDIA and AMD through gpu/gpu.hpp.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -16,7 +16,7 @@
 #include "engines/ce_options.hpp"
 #include "engines/engine_factories.hpp"
 #include "engines/gpu_operation.hpp"
-#include "engines/sdma.hpp"
+#include "amd/environment.hpp"
 #include "engines/spin_workers.hpp"
 
 namespace dmabench {
@@ -227,11 +227,11 @@ class DmaOperation final : public GpuOperation {
     nlohmann::json d = {{"lanes_per_gpu", lanes}, {"copies_per_gpu", copies}};
     if (gpu::backend_name() == "hip") {  // AMD pitfalls: DMA switched off, more streams than hardware queues
       d["copy_kind"] = gpu::copy_kind();
-      const sdma::DmaEnvironment env = sdma::dma_environment();
+      const amd::DmaEnvironment env = amd::dma_environment();
       std::vector<std::string> warnings = env.warnings;
       std::size_t most = 0;
       for (const auto& w : work_) most = std::max(most, w->lanes.size());
-      if (auto w = sdma::hw_queue_warning(env, static_cast<int>(most)); !w.empty()) warnings.push_back(w);
+      if (auto w = amd::hw_queue_warning(env, static_cast<int>(most)); !w.empty()) warnings.push_back(w);
       if (!warnings.empty()) d["warnings"] = warnings;
     }
     return d;
@@ -394,13 +394,12 @@ class DmaEngine final : public Engine {
   std::optional<std::string> unsupported(const Plan& plan, const Options& options, int ops_per_sample) const override {
     const DmaOptions o = DmaOptions::from(options, batch_);
     // combinations that make no sense anywhere first, then what this machine lacks
-#if defined(DMABENCH_GPU_HIP)
     // HIP has a batch graph node (hipGraphAddExtMemcpyBatchNode) but no documented capture of the call;
     // RCCL falls back to one hipMemcpyAsync per copy while capturing.
-    if (batch_ && o.graph) return std::string("hipMemcpyBatchAsync is not captured into a graph (not documented to be capturable)");
-#else
-    if (batch_ && o.graph) return std::string("cudaMemcpyBatchAsync cannot be captured in a graph");
-#endif
+    if (batch_ && o.graph)
+      return std::string(gpu::backend_name() == "hip"
+                             ? "hipMemcpyBatchAsync is not captured into a graph (not documented to be capturable)"
+                             : "cudaMemcpyBatchAsync cannot be captured in a graph");
     if (batch_ && o.schedule == Schedule::pcpy)
       return std::string("ce-batch issues a lane's copies in one call with one completion: schedule pcpy does not apply (use b2b)");
     if (o.trigger == Trigger::gpu_flag && o.completion != Completion::gpu_poll)

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "engines/datagen.hpp"
+#include "core/datagen.hpp"
 
 namespace dmabench {
 

@@ -1,13 +1,13 @@
 #pragma once
 // What every GPU engine's operation shares: one source and one destination buffer per rank on the
 // rank's device, one stream per rank, and validation through the GPU layer's kernels.
-// Vendor-neutral: it sees only engines/gpu/gpu.hpp.
+// Vendor-neutral: it sees only gpu/gpu.hpp.
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engines/engine.hpp"
-#include "engines/gpu/gpu.hpp"
+#include "gpu/gpu.hpp"
 
 namespace dmabench {
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "engines/backend.hpp"
-#include "engines/datagen.hpp"
+#include "core/datagen.hpp"
 #include "engines/engine_factories.hpp"
 
 namespace dmabench {

@@ -7,11 +7,13 @@
 
 #include <fmt/format.h>
 
+#include "amd/engine_map.hpp"
+#include "amd/environment.hpp"
 #include "engines/engine_factories.hpp"
-#include "engines/gpu/hsa.hpp"
 #include "engines/gpu_operation.hpp"
 #include "engines/hsa_options.hpp"
-#include "engines/sdma.hpp"
+#include "gpu/features.hpp"
+#include "gpu/hsa.hpp"
 
 namespace dmabench {
 namespace {
@@ -24,15 +26,15 @@ struct PlannedCopy {
 };
 
 // The engine of every copy of the plan under the selection policy, or the reason it cannot be chosen.
-std::optional<std::string> choose_engines(const Plan& plan, const sdma::Selection& sel, std::vector<int>* engines) {
+std::optional<std::string> choose_engines(const Plan& plan, const amd::Selection& sel, std::vector<int>* engines) {
   engines->clear();
   std::vector<int> sources;
   for (const Transfer& t : plan.transfers) sources.push_back(plan.devices[t.issuer]);
   switch (sel.policy) {
-    case sdma::Policy::runtime:
+    case amd::Policy::runtime:
       engines->assign(plan.transfers.size(), -1);
       return std::nullopt;
-    case sdma::Policy::round_robin: {
+    case amd::Policy::round_robin: {
       std::vector<int> out(plan.transfers.size());
       for (int dev : plan.devices) {
         std::vector<std::size_t> idx;
@@ -41,17 +43,17 @@ std::optional<std::string> choose_engines(const Plan& plan, const sdma::Selectio
         if (idx.empty()) continue;
         const int count = gpu::hsa::sdma_engine_count(dev);
         if (count <= 0) return fmt::format("round-robin: the SDMA engine count of GPU {} is unknown", dev);
-        const auto rr = sdma::round_robin(std::vector<int>(idx.size(), dev), count);
+        const auto rr = amd::round_robin(std::vector<int>(idx.size(), dev), count);
         for (std::size_t k = 0; k < idx.size(); ++k) out[idx[k]] = rr[k];
       }
       *engines = out;
       return std::nullopt;
     }
-    case sdma::Policy::preferred: {
+    case amd::Policy::preferred: {
       std::map<std::pair<int, int>, int> seen;
       for (const Transfer& t : plan.transfers) {
         const int s = plan.devices[t.src_rank], d = plan.devices[t.dst_rank];
-        const int e = sdma::nth_engine(gpu::hsa::preferred_engines(s, d), seen[{s, d}]++);
+        const int e = amd::nth_engine(gpu::hsa::preferred_engines(s, d), seen[{s, d}]++);
         if (e < 0 && s == d) {  // a GPU's copy to itself: no recommendation, the runtime picks
           engines->push_back(-1);
           continue;
@@ -61,16 +63,16 @@ std::optional<std::string> choose_engines(const Plan& plan, const sdma::Selectio
       }
       return std::nullopt;
     }
-    case sdma::Policy::map: {
-      std::vector<sdma::MapEntry> map;
+    case amd::Policy::map: {
+      std::vector<amd::MapEntry> map;
       try {
-        map = sdma::load_engine_map(sel.map_file);
+        map = amd::load_engine_map(sel.map_file);
       } catch (const std::exception& e) {
         return std::string(e.what());
       }
       for (const Transfer& t : plan.transfers) {
         const int s = plan.devices[t.src_rank], d = plan.devices[t.dst_rank];
-        const auto e = sdma::map_engine(map, s, d);
+        const auto e = amd::map_engine(map, s, d);
         if (!e && s == d) {  // a GPU's copy to itself, not in the map: the runtime picks
           engines->push_back(-1);
           continue;
@@ -157,7 +159,7 @@ class HsaOperation final : public GpuOperation {
   nlohmann::json details() const override {
     nlohmann::json d = {{"sdma_engines", engines_used_},
                         {"completion_signals", signals_.size()},
-                        {"dma_environment", sdma::dma_environment().to_json()}};
+                        {"dma_environment", amd::dma_environment().to_json()}};
     return d;
   }
 
@@ -193,11 +195,11 @@ class HsaEngine final : public Engine {
     if (o.host_flag && ops_per_sample > kMaxPrePostedOps)
       return fmt::format("pre-launch pre-posts every operation of a sample behind a signal: at most {} (pipeline_depth)",
                          kMaxPrePostedOps);
-    const sdma::BuildFacts b = sdma::this_build();
-    if (o.packet != HsaPacket::linear) return sdma::missing(b, "hsa packet=broadcast|swap");
+    const gpu::BuildFacts b = gpu::this_build();
+    if (o.packet != HsaPacket::linear) return gpu::missing(b, "hsa packet=broadcast|swap");
     std::string why;
-    if (o.selection.policy != sdma::Policy::runtime && !gpu::hsa::copy_on_engine_supported(&why)) return why;
-    if (o.selection.policy != sdma::Policy::runtime) {
+    if (o.selection.policy != amd::Policy::runtime && !gpu::hsa::copy_on_engine_supported(&why)) return why;
+    if (o.selection.policy != amd::Policy::runtime) {
       std::vector<int> engines;
       if (auto bad = choose_engines(plan, o.selection, &engines)) return bad;
     }

@@ -13,10 +13,10 @@ constexpr Named<HsaPacket> kPackets[] = {
 
 // The problem with a map:FILE file, or "".
 std::string check_engine_map(const nlohmann::json& v) {
-  const auto sel = sdma::parse_selection(v.get<std::string>());
-  if (!sel || sel->policy != sdma::Policy::map) return "";
+  const auto sel = amd::parse_selection(v.get<std::string>());
+  if (!sel || sel->policy != amd::Policy::map) return "";
   try {
-    sdma::load_engine_map(sel->map_file);
+    amd::load_engine_map(sel->map_file);
   } catch (const std::exception& e) {
     return e.what();
   }
@@ -57,7 +57,7 @@ std::vector<OptionSpec> hsa_option_specs() {
 
 HsaOptions HsaOptions::from(const Options& o) {
   const nlohmann::json& engines = option_value(o, "hsa", "engines");
-  const auto selection = engines.is_string() ? sdma::parse_selection(engines.get<std::string>()) : std::nullopt;
+  const auto selection = engines.is_string() ? amd::parse_selection(engines.get<std::string>()) : std::nullopt;
   if (!selection) bad_option("hsa", "engines", fmt::format("is {}, not an engine selection", engines.dump()));
   return HsaOptions{.selection = *selection,
                     .pcpy = option_named(o, "hsa", "schedule", kSchedules),

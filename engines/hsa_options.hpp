@@ -5,14 +5,14 @@
 #include <vector>
 
 #include "engines/engine.hpp"
-#include "engines/sdma.hpp"
+#include "amd/engine_map.hpp"
 
 namespace dmabench {
 
 enum class HsaPacket { linear, broadcast, swap };
 
 struct HsaOptions {
-  sdma::Selection selection;  // engines
+  amd::Selection selection;  // engines
   bool pcpy;                  // schedule pcpy (false: b2b)
   bool host_flag;             // trigger host-flag (false: enqueue)
   HsaPacket packet;

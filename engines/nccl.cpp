@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "engines/engine_factories.hpp"
-#include "engines/gpu/nccl_comm.hpp"
+#include "gpu/nccl_comm.hpp"
 #include "engines/gpu_operation.hpp"
 #include "engines/nccl_options.hpp"
 

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/report.hpp"
+#include "core/json_file.hpp"
 
 namespace dmabench::power {
 

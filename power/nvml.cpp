@@ -1,6 +1,8 @@
 // NVIDIA GPUs through NVML: nvmlDeviceGetTotalEnergyConsumption (mJ) and nvmlDeviceGetPowerUsage
 // (mW). The library is loaded at run time (dlopen), so a build never depends on it; nvml.h is
 // needed at compile time only.
+// vendor-header exception: outside gpu/, this file includes nvml.h for the types of the functions it
+// loads with dlsym (decltype) and nothing else; nothing links NVML (tests/check_vendor_includes.cmake).
 #include <dlfcn.h>
 
 #include <memory>

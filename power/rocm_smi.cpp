@@ -2,6 +2,8 @@
 // for the power trace rsmi_dev_power_get (µW; current socket power on MI300-series GPUs, which have
 // no average, else the average; the kind is recorded in details()) where the header has it, else
 // rsmi_dev_power_ave_get. Loaded at run time (dlopen); rocm_smi.h is needed to compile only.
+// vendor-header exception: outside gpu/, this file includes rocm_smi.h for the types of the functions
+// it loads with dlsym (decltype) and nothing else; nothing links rocm-smi (tests/check_vendor_includes.cmake).
 #include <dlfcn.h>
 
 #include <cstdio>

@@ -87,12 +87,12 @@ TEST(EngineOptions, TypedValues) {
   EXPECT_TRUE(nccl.cta_zero);
   EXPECT_FALSE(nccl.graph);
   const HsaOptions hsa = HsaOptions::from(with_defaults("hsa", {{"engines", "map:a/b.map"}, {"schedule", "pcpy"}}));
-  EXPECT_EQ(hsa.selection.policy, sdma::Policy::map);
+  EXPECT_EQ(hsa.selection.policy, amd::Policy::map);
   EXPECT_EQ(hsa.selection.map_file, "a/b.map");
   EXPECT_TRUE(hsa.pcpy);
   EXPECT_FALSE(hsa.host_flag);
   EXPECT_EQ(hsa.packet, HsaPacket::linear);
-  EXPECT_EQ(HsaOptions::from(with_defaults("hsa", json::object())).selection.policy, sdma::Policy::runtime);
+  EXPECT_EQ(HsaOptions::from(with_defaults("hsa", json::object())).selection.policy, amd::Policy::runtime);
 }
 
 TEST(EngineOptions, SpecsAsData) {

@@ -16,10 +16,10 @@
 #include "compute/load.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "engines/backend.hpp"
-#include "engines/datagen.hpp"
+#include "core/datagen.hpp"
 #include "power/meter.hpp"
 #ifdef DMABENCH_HAVE_GPU
-#include "engines/gpu/gpu.hpp"
+#include "gpu/gpu.hpp"
 #endif
 
 using namespace dmabench;

@@ -2,6 +2,8 @@
 // which wait for the SMs (a kernel). A spin kernel fills every SM for ~40 ms; each method copies
 // 4 KiB and 64 MiB device-local on another stream; the host times each from issue to completion.
 // Build: nvcc -O2 -arch=sm_90 -o local_copy_probe tools/local_copy_probe.cu
+// vendor-header exception: a standalone probe built by hand with nvcc, outside the CMake build and the
+// GPU layer (tests/check_vendor_includes.cmake).
 #include <chrono>
 #include <cstdio>
 #include <cuda_runtime.h>

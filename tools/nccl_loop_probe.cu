@@ -14,6 +14,8 @@
 // of the per-operation time in µs over the samples.
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 -o nccl_loop_probe tools/nccl_loop_probe.cu -lnccl
 // Run:   NCCL_NVLS_ENABLE=0 ./nccl_loop_probe [samples=100] [iters=20] [max_bytes_per_rank=268435456]
+// vendor-header exception: a standalone probe built by hand with nvcc, outside the CMake build and the
+// GPU layer (tests/check_vendor_includes.cmake).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -1,13 +1,13 @@
 #pragma once
 // The HSA runtime (AMD): SDMA copies on explicit engines, dependency and completion signals, and the
-// copy timestamps of the latency breakdown. Vendor-neutral interface: only engines/gpu/hsa.cpp
+// copy timestamps of the latency breakdown. Vendor-neutral interface: only gpu/hsa.cpp
 // includes the HSA headers. Built only in HIP builds that found hsa-runtime64.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 
-#include "engines/backend.hpp"
+#include "gpu/copy_tracer.hpp"
 
 namespace dmabench::gpu::hsa {
 
@@ -57,7 +57,3 @@ void record_copy(const Signal& completion, std::uint64_t bytes);
 std::unique_ptr<CopyTracer> make_tracer(std::string* why_not);
 
 }  // namespace dmabench::gpu::hsa
-
-namespace dmabench::gpu {
-inline std::unique_ptr<CopyTracer> make_hsa_tracer(std::string* why_not) { return hsa::make_tracer(why_not); }
-}  // namespace dmabench::gpu

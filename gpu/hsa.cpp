@@ -1,19 +1,23 @@
 // HSA runtime calls of the `hsa` engine and the AMD copy tracer. Every call is checked: a failure
-// throws std::runtime_error with the call, file:line and hsa_status_string's text.
-#include "engines/gpu/hsa.hpp"
+// throws (gpu/call_error.hpp) with the call, file:line, the status and hsa_status_string's text.
+#include "gpu/hsa.hpp"
 
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
 
-#include "engines/gpu/gpu.hpp"
-#include "engines/sdma.hpp"
+#include "amd/engine_map.hpp"
+#include "amd/topology.hpp"
+#include "gpu/call_error.hpp"
+#include "gpu/features.hpp"
+#include "gpu/gpu.hpp"
 
 namespace dmabench::gpu::hsa {
 namespace {
@@ -21,7 +25,7 @@ namespace {
 [[noreturn]] void throw_hsa(hsa_status_t s, const char* call, const char* file, int line) {
   const char* text = nullptr;
   if (hsa_status_string(s, &text) != HSA_STATUS_SUCCESS || !text) text = "unknown HSA status";
-  throw std::runtime_error(fmt::format("{} at {}:{}: HSA status 0x{:x}: {}", call, file, line, static_cast<unsigned>(s), text));
+  throw_call_error("HSA", call, file, line, static_cast<long long>(s), text);
 }
 
 #define DMABENCH_HSA_CHECK(call)                                                          \
@@ -71,7 +75,7 @@ hsa_agent_t agent_of(int device) {
   auto without_function = [](const std::string& id) { return id.substr(0, id.rfind('.')); };
   const std::string bus = properties(device).bus_id;
   for (const auto& g : gpu_agents()) {
-    sdma::KfdNode n;
+    amd::KfdNode n;
     n.domain = g.domain;
     n.location_id = g.bdfid;
     if (without_function(n.bus_id()) == without_function(bus)) {
@@ -179,9 +183,9 @@ void async_copy(const Copy& c, const Signal* dependency, const Signal& completio
 #ifdef DMABENCH_HSA_HAS_COPY_ON_ENGINE
   DMABENCH_HSA_CHECK(hsa_amd_memory_async_copy_on_engine(c.dst, dst, c.src, src, c.bytes, ndep, dependency ? &dep : nullptr,
                                                          sig(completion),
-                                                         static_cast<hsa_amd_sdma_engine_id_t>(sdma::engine_bit(c.engine)), true));
+                                                         static_cast<hsa_amd_sdma_engine_id_t>(amd::engine_bit(c.engine)), true));
 #else
-  throw std::runtime_error(sdma::missing(sdma::this_build(), "hsa engines=preferred|round-robin|map:FILE"));
+  throw std::runtime_error(gpu::missing(gpu::this_build(), "hsa engines=preferred|round-robin|map:FILE"));
 #endif
 }
 
@@ -190,7 +194,7 @@ bool copy_on_engine_supported(std::string* why_not) {
   (void)why_not;
   return true;
 #else
-  if (why_not) *why_not = sdma::missing(sdma::this_build(), "hsa engines=preferred|round-robin|map:FILE");
+  if (why_not) *why_not = gpu::missing(gpu::this_build(), "hsa engines=preferred|round-robin|map:FILE");
   return false;
 #endif
 }
@@ -203,7 +207,7 @@ std::uint32_t preferred_engines(int src_device, int dst_device) {
 #else
   (void)src_device;
   (void)dst_device;
-  throw std::runtime_error(sdma::missing(sdma::this_build(), "hsa engines=preferred|round-robin|map:FILE"));
+  throw std::runtime_error(gpu::missing(gpu::this_build(), "hsa engines=preferred|round-robin|map:FILE"));
 #endif
 }
 

@@ -1,6 +1,6 @@
 // The compute-workload pieces of the GPU layer: device-timed stream marks (CUDA and HIP through
 // vendor.hpp) and the GEMM (cuBLAS on NVIDIA, rocBLAS on AMD where found).
-#include "engines/gpu/compute.hpp"
+#include "gpu/compute.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "engines/gpu/vendor.hpp"
+#include "gpu/call_error.hpp"
+#include "gpu/vendor.hpp"
 #if defined(DMABENCH_HAVE_CUBLAS)
 #include <cublas_v2.h>
 #elif defined(DMABENCH_HAVE_ROCBLAS)
@@ -103,9 +104,9 @@ void fill_operand(void* device_ptr, std::size_t count, std::uint32_t seed, bool 
   do {                                                                                                    \
     cublasStatus_t dmabench_st_ = (call);                                                                 \
     if (dmabench_st_ != CUBLAS_STATUS_SUCCESS)                                                            \
-      throw std::runtime_error(std::string(#call) + " at " + __FILE__ + ":" + std::to_string(__LINE__) + \
-                               ": " + cublasGetStatusName(dmabench_st_) + ": " +                          \
-                               cublasGetStatusString(dmabench_st_));                                      \
+      throw_call_error("cuBLAS", #call, __FILE__, __LINE__, dmabench_st_,                                 \
+                       std::string(cublasGetStatusName(dmabench_st_)) + ": " +                            \
+                           cublasGetStatusString(dmabench_st_));                                          \
   } while (0)
 using BlasHandle = cublasHandle_t;
 constexpr const char* kBlasName = "cuBLAS cublasGemmEx";
@@ -123,8 +124,8 @@ void blas_gemm(BlasHandle h, detail::NativeStream s, int m, int n, int k, bool b
   do {                                                                                                    \
     rocblas_status dmabench_st_ = (call);                                                                 \
     if (dmabench_st_ != rocblas_status_success)                                                           \
-      throw std::runtime_error(std::string(#call) + " at " + __FILE__ + ":" + std::to_string(__LINE__) + \
-                               ": " + rocblas_status_to_string(dmabench_st_));                            \
+      throw_call_error("rocBLAS", #call, __FILE__, __LINE__, dmabench_st_,                                \
+                       rocblas_status_to_string(dmabench_st_));                                           \
   } while (0)
 using BlasHandle = rocblas_handle;
 constexpr const char* kBlasName = "rocBLAS rocblas_gemm_ex";

@@ -5,13 +5,15 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include "engines/gpu/gpu.hpp"
-#include "engines/gpu/vendor.hpp"
-#include "engines/sdma.hpp"
+#include "gpu/gpu.hpp"
+#include "gpu/vendor.hpp"
+#include "gpu/call_error.hpp"
+#include "gpu/features.hpp"
 #if !defined(DMABENCH_GPU_HIP)
 #include <cuda.h>
 #endif
@@ -59,7 +61,7 @@ const DriverMemops& memops() {
 [[noreturn]] void throw_cu(CUresult r, const char* call, const char* file, int line) {
   const char* text = "unknown";
   if (memops().error_string) memops().error_string(r, &text);
-  throw std::runtime_error(fmt::format("{} at {}:{}: CUresult {}: {}", call, file, line, static_cast<int>(r), text));
+  throw_call_error("CUDA driver", call, file, line, static_cast<long long>(r), text);
 }
 
 #define DMABENCH_CU_CHECK(call)                                                     \
@@ -215,24 +217,28 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
                                              &fail_index, native_stream(stream));
   if (err != hipSuccess) {
     (void)hipGetLastError();
-    throw std::runtime_error(fmt::format("hipMemcpyBatchAsync of {} copies issued by GPU {} (overlap flag {}): {}: {}{}",
-                                         jobs.size(), device, prefer_overlap_with_compute, hipGetErrorName(err),
-                                         hipGetErrorString(err),
-                                         fail_index < jobs.size() ? fmt::format(" (copy {} of the batch)", fail_index) : ""));
+    throw_call_error("HIP",
+                     fmt::format("hipMemcpyBatchAsync of {} copies issued by GPU {} (overlap flag {}){}", jobs.size(), device,
+                                 prefer_overlap_with_compute,
+                                 fail_index < jobs.size() ? fmt::format(", copy {} of the batch failing", fail_index) : ""),
+                     __FILE__, __LINE__, static_cast<long long>(err),
+                     fmt::format("{}: {}", hipGetErrorName(err), hipGetErrorString(err)));
   }
 }
 #elif defined(DMABENCH_GPU_HIP)
 bool copy_batch_supported(std::string* why_not) {
-  if (why_not) *why_not = sdma::missing(sdma::this_build(), "ce-batch");
+  if (why_not) *why_not = gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)");
   return false;
 }
 
 void copy_batch_async(const std::vector<CopyJob>&, int, const Stream&, bool) {
-  throw std::runtime_error(sdma::missing(sdma::this_build(), "ce-batch"));
+  throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)"));
 }
 #else
+// cudaMemcpyBatchAsync: CUDA >= 12.8 headers (DMABENCH_CUDA_HAS_BATCH, decided in CMakeLists.txt where the
+// feature table reads it too), and a driver that supports them.
 bool copy_batch_supported(std::string* why_not) {
-#if CUDART_VERSION >= 12080
+#if defined(DMABENCH_CUDA_HAS_BATCH)
   int runtime = 0;
   DMABENCH_GPU_CHECK(cudaRuntimeGetVersion(&runtime));
   int driver = 0;
@@ -243,13 +249,13 @@ bool copy_batch_supported(std::string* why_not) {
   }
   return true;
 #else
-  if (why_not) *why_not = "cudaMemcpyBatchAsync needs CUDA 12.8; this build's runtime is older";
+  if (why_not) *why_not = gpu::missing(gpu::this_build(), "ce-batch (cudaMemcpyBatchAsync)");
   return false;
 #endif
 }
 
 void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute) {
-#if CUDART_VERSION >= 12080
+#if defined(DMABENCH_CUDA_HAS_BATCH)
   if (jobs.empty()) return;
   std::vector<void*> dsts(jobs.size());
   std::vector<const void*> srcs(jobs.size());
@@ -274,7 +280,7 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
   (void)device;
   (void)stream;
   (void)prefer_overlap_with_compute;
-  throw std::runtime_error("cudaMemcpyBatchAsync needs CUDA 12.8");
+  throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch (cudaMemcpyBatchAsync)"));
 #endif
 }
 #endif  // DMABENCH_GPU_HIP

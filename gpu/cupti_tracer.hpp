@@ -1,8 +1,9 @@
 #pragma once
+// Internal to gpu/: gpu::make_copy_tracer (gpu/copy_tracer.hpp) is what the rest of the program calls.
 #include <memory>
 #include <string>
 
-#include "engines/backend.hpp"
+#include "gpu/copy_tracer.hpp"
 
 namespace dmabench::gpu {
 // CUPTI-based copy tracer, or nullptr with the reason (CUPTI missing or refused).

@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <limits>
 
-#include "engines/datagen.hpp"
-#include "engines/gpu/gpu.hpp"
-#include "engines/gpu/vendor.hpp"
+#include "core/datagen.hpp"
+#include "gpu/gpu.hpp"
+#include "gpu/vendor.hpp"
 
 namespace dmabench::gpu {
 namespace {

@@ -1,4 +1,4 @@
-#include "engines/gpu/nccl_comm.hpp"
+#include "gpu/nccl_comm.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -10,24 +10,32 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "engines/gpu/vendor.hpp"
+#include "gpu/call_error.hpp"
+#include "gpu/features.hpp"
+#include "gpu/vendor.hpp"
 #if defined(DMABENCH_HAVE_RCCL)
 #include <rccl/rccl.h>  // RCCL: NCCL's API on AMD
 #else
 #include <nccl.h>
 #endif
 
-// NCCL_CTA_POLICY_ZERO, ncclCommWindowRegister: NCCL >= 2.28 (RCCL has neither so far)
-#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0) && !defined(DMABENCH_HAVE_RCCL)
-#define DMABENCH_NCCL_HAS_CE_COLLECTIVES 1
+// DMABENCH_NCCL_HAS_CE_COLLECTIVES (NCCL_CTA_POLICY_ZERO, ncclMemAlloc, ncclCommWindowRegister: NCCL >= 2.28;
+// RCCL has none of them so far) and DMABENCH_NCCL_ALLTOALL come from CMake, which decides them for the
+// feature table (gpu/features.cpp) too.
+#if defined(DMABENCH_HAVE_RCCL)
+constexpr const char* kLibraryName = "RCCL";
+[[maybe_unused]] constexpr const char* kAllToAllFeature = "nccl alltoall on AMD";
+#else
+constexpr const char* kLibraryName = "NCCL";
+[[maybe_unused]] constexpr const char* kAllToAllFeature = "nccl alltoall on NVIDIA";
 #endif
 
 #define DMABENCH_NCCL_CHECK(call)                                                                        \
   do {                                                                                                   \
     ncclResult_t dmabench_res_ = (call);                                                                 \
     if (dmabench_res_ != ncclSuccess && dmabench_res_ != ncclInProgress)                                 \
-      throw std::runtime_error(fmt::format("{} at {}:{}: {}", #call, __FILE__, __LINE__,                 \
-                                           ncclGetErrorString(dmabench_res_)));                           \
+      ::dmabench::gpu::throw_call_error(kLibraryName, #call, __FILE__, __LINE__, dmabench_res_,          \
+                                        ncclGetErrorString(dmabench_res_));                               \
   } while (0)
 
 namespace dmabench::gpu {
@@ -77,20 +85,12 @@ std::string nccl_version() {
   return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
 }
 
-#if defined(DMABENCH_HAVE_RCCL)
-[[maybe_unused]] constexpr const char* kLibraryName = "RCCL";
-#else
-[[maybe_unused]] constexpr const char* kLibraryName = "NCCL";
-#endif
-
 bool nccl_ce_collectives_supported(std::string* why_not) {
 #ifdef DMABENCH_NCCL_HAS_CE_COLLECTIVES
   (void)why_not;
   return true;
 #else
-  if (why_not)
-    *why_not = fmt::format("cta_policy zero needs NCCL >= 2.28 (NCCL_CTA_POLICY_ZERO, symmetric windows); this build has {} {}",
-                           kLibraryName, NCCL_VERSION_CODE);
+  if (why_not) *why_not = missing(this_build(), "nccl cta_policy zero");
   return false;
 #endif
 }
@@ -100,10 +100,7 @@ bool nccl_all_to_all_supported(std::string* why_not) {
   (void)why_not;
   return true;
 #else
-  if (why_not)
-    *why_not = fmt::format("this build's {} header (version code {}) has no all-to-all call (ncclAlltoAll needs NCCL >= 2.28; "
-                           "RCCL spells it ncclAllToAll)",
-                           kLibraryName, NCCL_VERSION_CODE);
+  if (why_not) *why_not = missing(this_build(), kAllToAllFeature);
   return false;
 #endif
 }
@@ -190,7 +187,8 @@ void NcclComms::check_async() const {
     ncclResult_t async = ncclSuccess;
     DMABENCH_NCCL_CHECK(ncclCommGetAsyncError(comm(c), &async));
     if (async != ncclSuccess && async != ncclInProgress)
-      throw std::runtime_error(fmt::format("NCCL asynchronous error: {}", ncclGetErrorString(async)));
+      throw_call_error(kLibraryName, "asynchronous error (ncclCommGetAsyncError)", __FILE__, __LINE__, async,
+                       ncclGetErrorString(async));
   }
 }
 

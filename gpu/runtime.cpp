@@ -3,13 +3,15 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include "engines/gpu/gpu.hpp"
-#include "engines/gpu/vendor.hpp"
-#include "engines/sdma.hpp"
+#include "gpu/gpu.hpp"
+#include "gpu/vendor.hpp"
+#include "amd/topology.hpp"
+#include "gpu/features.hpp"
 
 namespace dmabench::gpu {
 
@@ -39,7 +41,7 @@ DeviceProps properties(int device) {
 #if defined(DMABENCH_GPU_HIP)
   d.arch = p.gcnArchName;
   // SDMA engines from the kernel driver's topology (HIP's device properties have no engine count).
-  if (auto node = sdma::kfd_node_for_bus(sdma::read_kfd_nodes(), d.bus_id)) {
+  if (auto node = amd::kfd_node_for_bus(amd::read_kfd_nodes(), d.bus_id)) {
     d.sdma_engines = node->sdma_engines;
     d.sdma_xgmi_engines = node->sdma_xgmi_engines;
     if (node->sdma_engines >= 0) d.copy_engines = node->sdma_engines + std::max(0, node->sdma_xgmi_engines);
@@ -118,7 +120,7 @@ Versions versions() {
 bool gpu_clock_supported(int device, std::string* why_not) {
 #if defined(DMABENCH_GPU_HIP) && !defined(DMABENCH_HIP_HAS_WALL_CLOCK_RATE)
   (void)device;
-  if (why_not) *why_not = sdma::missing(sdma::this_build(), "trigger gpu-flag");
+  if (why_not) *why_not = gpu::missing(gpu::this_build(), "trigger gpu-flag");
   return false;
 #else
   (void)gpu_clock_ns_per_tick(device);
@@ -135,7 +137,7 @@ double gpu_clock_ns_per_tick(int device) {
   return 1e6 / khz;
 #elif defined(DMABENCH_GPU_HIP)
   (void)device;
-  throw std::runtime_error(sdma::missing(sdma::this_build(), "trigger gpu-flag"));
+  throw std::runtime_error(gpu::missing(gpu::this_build(), "trigger gpu-flag"));
 #else
   (void)device;
   return 1.0;  // %globaltimer counts nanoseconds

@@ -1,11 +1,11 @@
 #pragma once
 // The GPU layer's part of the compute workloads that run beside communication (compute/):
 // device-timed stream marks and a vendor BLAS GEMM. Vendor-neutral declarations; the
-// implementation (engines/gpu/compute.cpp) is the only code that includes the BLAS header.
+// implementation (gpu/compute.cpp) is the only code that includes the BLAS header.
 #include <memory>
 #include <string>
 
-#include "engines/gpu/gpu.hpp"
+#include "gpu/gpu.hpp"
 
 namespace dmabench::gpu {
 

@@ -1,14 +1,15 @@
 #pragma once
-// The one place that picks the vendor runtime for the shared GPU layer (engines/gpu/ only; nothing
-// outside engines/gpu/ may include this). The HIP runtime mirrors the CUDA runtime's names with a
+// The one place that picks the vendor runtime for the shared GPU layer (gpu/ only; nothing
+// outside gpu/ may include this). The HIP runtime mirrors the CUDA runtime's names with a
 // `hip` prefix, so shared code spells a runtime name once, through GPU(): GPU(Malloc) is cudaMalloc
 // on NVIDIA and hipMalloc on AMD, GPU(Stream_t) is cudaStream_t / hipStream_t, GPU(Success) is
 // cudaSuccess / hipSuccess. Where the two runtimes differ (host allocation, stream memory
 // operations, graph instantiation, clocks, versions), the code branches on DMABENCH_GPU_HIP.
 //
 // Build: DMABENCH_GPU_HIP=1 in HIP builds (CMake sets it); otherwise the CUDA runtime is used.
-#include <stdexcept>
 #include <string>
+
+#include "gpu/call_error.hpp"
 
 #if defined(DMABENCH_GPU_HIP)
 #include <hip/hip_runtime.h>
@@ -39,8 +40,8 @@ inline constexpr const char* kBackendName = "cuda";
 #endif
 
 [[noreturn]] inline void throw_gpu(Error err, const char* call, const char* file, int line) {
-  throw std::runtime_error(std::string(call) + " at " + file + ":" + std::to_string(line) + ": " +
-                           GPU(GetErrorName)(err) + ": " + GPU(GetErrorString)(err));
+  throw_call_error(DMABENCH_GPU_RUNTIME, call, file, line, static_cast<long long>(err),
+                   std::string(GPU(GetErrorName)(err)) + ": " + GPU(GetErrorString)(err));
 }
 
 }  // namespace dmabench::gpu::detail
@@ -49,7 +50,7 @@ inline constexpr const char* kBackendName = "cuda";
 #define DMABENCH_GPU_STR2(x) #x
 #define DMABENCH_GPU_STR(x) DMABENCH_GPU_STR2(x)
 
-// Checks a runtime call (CUDA or HIP): throws std::runtime_error with the call text, file:line and
+// Checks a runtime call (CUDA or HIP): throws (gpu/call_error.hpp) with the call text, file:line and
 // the runtime's error name and string, after clearing a non-sticky error so later calls are clean.
 #define DMABENCH_GPU_CHECK(call)                                                           \
   do {                                                                                     \

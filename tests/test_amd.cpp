@@ -1,6 +1,6 @@
-// AMD SDMA helpers (engines/sdma.cpp), which need no GPU: the engine map file, engine selection,
-// the kernel driver's topology, the DMA environment pitfalls, the version gate of every AMD feature,
-// and every shipped config (the AMD ones included) loading in this build.
+// AMD helpers (amd/), which need no GPU: the engine map file, engine selection, the kernel driver's
+// topology, the DMA environment pitfalls, the hsa engine's map-file option, and every shipped config
+// (the AMD ones included) loading in this build.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -8,19 +8,21 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "amd/engine_map.hpp"
+#include "amd/environment.hpp"
+#include "amd/topology.hpp"
 #include "bench/config.hpp"
 #include "bench/errors.hpp"
 #include "engines/engine.hpp"
-#include "engines/sdma.hpp"
 
 using namespace dmabench;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<sdma::MapEntry> parse(const std::string& text) {
+std::vector<amd::MapEntry> parse(const std::string& text) {
   std::istringstream in(text);
-  return sdma::parse_engine_map(in, "test.map");
+  return amd::parse_engine_map(in, "test.map");
 }
 
 std::string parse_error(const std::string& text) {
@@ -49,10 +51,10 @@ void write(const fs::path& p, const std::string& text) {
 TEST(EngineMap, ParsesLinesCommentsAndSpaces) {
   const auto m = parse("# header\n0,2,1\n\n 1 , 3 , 0  # trailing comment\r\n");
   ASSERT_EQ(m.size(), 2u);
-  EXPECT_EQ(m[0], (sdma::MapEntry{0, 2, 1}));
-  EXPECT_EQ(m[1], (sdma::MapEntry{1, 3, 0}));
-  EXPECT_EQ(sdma::map_engine(m, 1, 0), 3);
-  EXPECT_EQ(sdma::map_engine(m, 0, 3), std::nullopt);
+  EXPECT_EQ(m[0], (amd::MapEntry{0, 2, 1}));
+  EXPECT_EQ(m[1], (amd::MapEntry{1, 3, 0}));
+  EXPECT_EQ(amd::map_engine(m, 1, 0), 3);
+  EXPECT_EQ(amd::map_engine(m, 0, 3), std::nullopt);
 }
 
 TEST(EngineMap, BadLinesNameFileLineAndWhatIsAccepted) {
@@ -70,7 +72,7 @@ TEST(EngineMap, BadLinesNameFileLineAndWhatIsAccepted) {
 
 TEST(EngineMap, MissingFileNamesThePath) {
   try {
-    sdma::load_engine_map("/nonexistent/dir/x.map");
+    amd::load_engine_map("/nonexistent/dir/x.map");
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/dir/x.map: cannot read"), std::string::npos) << e.what();
@@ -78,25 +80,25 @@ TEST(EngineMap, MissingFileNamesThePath) {
 }
 
 TEST(EngineSelection, PoliciesParse) {
-  EXPECT_EQ(sdma::parse_selection("runtime")->policy, sdma::Policy::runtime);
-  EXPECT_EQ(sdma::parse_selection("preferred")->policy, sdma::Policy::preferred);
-  EXPECT_EQ(sdma::parse_selection("round-robin")->policy, sdma::Policy::round_robin);
-  EXPECT_EQ(sdma::parse_selection("map:a/b.map")->map_file, "a/b.map");
-  EXPECT_EQ(sdma::parse_selection("map:"), std::nullopt);
-  EXPECT_EQ(sdma::parse_selection("fastest"), std::nullopt);
+  EXPECT_EQ(amd::parse_selection("runtime")->policy, amd::Policy::runtime);
+  EXPECT_EQ(amd::parse_selection("preferred")->policy, amd::Policy::preferred);
+  EXPECT_EQ(amd::parse_selection("round-robin")->policy, amd::Policy::round_robin);
+  EXPECT_EQ(amd::parse_selection("map:a/b.map")->map_file, "a/b.map");
+  EXPECT_EQ(amd::parse_selection("map:"), std::nullopt);
+  EXPECT_EQ(amd::parse_selection("fastest"), std::nullopt);
 }
 
 TEST(EngineSelection, RoundRobinCountsPerSourceGpu) {
-  EXPECT_EQ(sdma::round_robin({0, 0, 1, 0, 1, 0}, 3), (std::vector<int>{0, 1, 0, 2, 1, 0}));
-  EXPECT_THROW(sdma::round_robin({0}, 0), std::invalid_argument);
+  EXPECT_EQ(amd::round_robin({0, 0, 1, 0, 1, 0}, 3), (std::vector<int>{0, 1, 0, 2, 1, 0}));
+  EXPECT_THROW(amd::round_robin({0}, 0), std::invalid_argument);
 }
 
 TEST(EngineSelection, PreferredMaskSpreadsOverItsEngines) {
-  EXPECT_EQ(sdma::nth_engine(0b10100, 0), 2);
-  EXPECT_EQ(sdma::nth_engine(0b10100, 1), 4);
-  EXPECT_EQ(sdma::nth_engine(0b10100, 2), 2);  // wraps around
-  EXPECT_EQ(sdma::nth_engine(0, 0), -1);
-  EXPECT_EQ(sdma::engine_bit(15), 0x8000u);
+  EXPECT_EQ(amd::nth_engine(0b10100, 0), 2);
+  EXPECT_EQ(amd::nth_engine(0b10100, 1), 4);
+  EXPECT_EQ(amd::nth_engine(0b10100, 2), 2);  // wraps around
+  EXPECT_EQ(amd::nth_engine(0, 0), -1);
+  EXPECT_EQ(amd::engine_bit(15), 0x8000u);
 }
 
 TEST(KfdTopology, ReadsSdmaCountsOfGpuNodes) {
@@ -105,7 +107,7 @@ TEST(KfdTopology, ReadsSdmaCountsOfGpuNodes) {
   write(root / "2" / "properties",
         "simd_count 1216\ndomain 0\nlocation_id 3072\ngfx_target_version 90402\nnum_sdma_engines 2\nnum_sdma_xgmi_engines 14\n");
   write(root / "1" / "properties", "simd_count 1216\ndomain 1\nlocation_id 2057\n");  // an older kernel: no SDMA counts
-  const auto nodes = sdma::read_kfd_nodes(root.string());
+  const auto nodes = amd::read_kfd_nodes(root.string());
   ASSERT_EQ(nodes.size(), 2u);
   EXPECT_EQ(nodes[0].node, 1);
   EXPECT_EQ(nodes[0].bus_id(), "0001:08:01.1");
@@ -113,15 +115,15 @@ TEST(KfdTopology, ReadsSdmaCountsOfGpuNodes) {
   EXPECT_EQ(nodes[1].bus_id(), "0000:0c:00.0");
   EXPECT_EQ(nodes[1].sdma_engines, 2);
   EXPECT_EQ(nodes[1].sdma_xgmi_engines, 14);
-  EXPECT_EQ(sdma::kfd_node_for_bus(nodes, "0000:0c:00.0")->gfx_target_version, 90402u);
-  EXPECT_EQ(sdma::kfd_node_for_bus(nodes, "0000:0d:00.0"), std::nullopt);
-  EXPECT_TRUE(sdma::read_kfd_nodes((root / "absent").string()).empty());
+  EXPECT_EQ(amd::kfd_node_for_bus(nodes, "0000:0c:00.0")->gfx_target_version, 90402u);
+  EXPECT_EQ(amd::kfd_node_for_bus(nodes, "0000:0d:00.0"), std::nullopt);
+  EXPECT_TRUE(amd::read_kfd_nodes((root / "absent").string()).empty());
   fs::remove_all(root);
 }
 
 TEST(DmaEnvironment, DetectsSdmaOffAndHardwareQueues) {
   auto env_of = [](std::map<std::string, std::string> vars) {
-    return sdma::dma_environment([vars](const char* k) -> const char* {
+    return amd::dma_environment([vars](const char* k) -> const char* {
       static thread_local std::string v;
       auto it = vars.find(k);
       if (it == vars.end()) return nullptr;
@@ -133,8 +135,8 @@ TEST(DmaEnvironment, DetectsSdmaOffAndHardwareQueues) {
   EXPECT_FALSE(plain.sdma_off);
   EXPECT_EQ(plain.max_hw_queues, 4);
   EXPECT_TRUE(plain.warnings.empty());
-  EXPECT_EQ(sdma::hw_queue_warning(plain, 4), "");
-  EXPECT_NE(sdma::hw_queue_warning(plain, 8).find("GPU_MAX_HW_QUEUES is 4 (default)"), std::string::npos);
+  EXPECT_EQ(amd::hw_queue_warning(plain, 4), "");
+  EXPECT_NE(amd::hw_queue_warning(plain, 8).find("GPU_MAX_HW_QUEUES is 4 (default)"), std::string::npos);
 
   const auto off = env_of({{"HSA_ENABLE_SDMA", "0"}, {"GPU_MAX_HW_QUEUES", "8"}});
   EXPECT_TRUE(off.sdma_off);
@@ -142,7 +144,7 @@ TEST(DmaEnvironment, DetectsSdmaOffAndHardwareQueues) {
   EXPECT_EQ(off.max_hw_queues, 8);
   ASSERT_EQ(off.warnings.size(), 1u);
   EXPECT_NE(off.warnings[0].find("HSA_ENABLE_SDMA=0"), std::string::npos);
-  EXPECT_EQ(sdma::hw_queue_warning(off, 8), "");
+  EXPECT_EQ(amd::hw_queue_warning(off, 8), "");
   const nlohmann::json j = off.to_json();
   EXPECT_EQ(j["HSA_ENABLE_SDMA"], "0");
   EXPECT_TRUE(j["HSA_ENABLE_PEER_SDMA"].is_null());
@@ -154,33 +156,7 @@ TEST(DmaEnvironment, DetectsSdmaOffAndHardwareQueues) {
   EXPECT_EQ(peer.warnings.size(), 2u);
 }
 
-TEST(AmdFeatures, EveryFeatureSaysWhatItNeeds) {
-  sdma::BuildFacts rocm52;  // Debian 12's ROCm 5.2.3
-  rocm52.hip = rocm52.hsa = true;
-  rocm52.hip_version = "5.2";
-  rocm52.hsa_interface = "1.0";
-  for (const auto& f : sdma::amd_features(rocm52)) {
-    EXPECT_FALSE(f.needs.empty()) << f.name;
-    EXPECT_FALSE(f.note.empty()) << f.name;
-  }
-  EXPECT_EQ(sdma::missing(rocm52, "hsa engine, engines=runtime"), "");
-  const std::string on_engine = sdma::missing(rocm52, "hsa engines=preferred");
-  EXPECT_NE(on_engine.find("needs ROCm >= 5.7"), std::string::npos) << on_engine;
-  EXPECT_NE(on_engine.find("HSA AMD interface 1.0"), std::string::npos) << on_engine;
-  EXPECT_NE(sdma::missing(rocm52, "ce-batch").find("HIP >= 7.1"), std::string::npos);
-  EXPECT_NE(sdma::missing(rocm52, "ce SDMA-only").find("hipMemcpyDefault"), std::string::npos);
-  EXPECT_NE(sdma::missing(rocm52, "nccl engine on AMD").find("RCCL"), std::string::npos);
-
-  sdma::BuildFacts rocm7 = rocm52;
-  rocm7.hsa_copy_on_engine = rocm7.hip_nocu = rocm7.hip_wall_clock_rate = rocm7.hip_batch = true;
-  EXPECT_EQ(sdma::missing(rocm7, "hsa engines=preferred"), "");
-  EXPECT_EQ(sdma::missing(rocm7, "ce-batch"), "");
-  EXPECT_EQ(sdma::missing(rocm7, "ce SDMA-only"), "");
-  EXPECT_EQ(sdma::missing(rocm7, "trigger gpu-flag"), "");
-  EXPECT_NE(sdma::missing(sdma::BuildFacts{}, "hip backend").find("no HIP"), std::string::npos);
-}
-
-TEST(AmdFeatures, HsaEngineOptionsCheckTheMapFile) {
+TEST(HsaOptions, EnginesOptionChecksTheMapFile) {
   const EngineSpec* hsa = find_engine_spec("hsa");
   ASSERT_NE(hsa, nullptr);
   EXPECT_EQ(hsa->backends, (std::vector<std::string>{"hip"}));

@@ -1,22 +1,20 @@
 // The GPU backend: `cuda` (NVIDIA GPUs through the CUDA runtime) or `hip` (AMD GPUs through HIP,
-// with HSA for the SDMA engines), whichever runtime this build's GPU layer was compiled for.
+// with HSA for the SDMA engines), whichever runtime this build's GPU layer (gpu/) was compiled for.
+// Vendor-neutral: it sees only gpu/'s neutral headers.
 #include <cstdio>
 #include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "amd/environment.hpp"
 #include "engines/backend.hpp"
-#include "engines/gpu/gpu.hpp"
-#include "engines/sdma.hpp"
-#ifdef DMABENCH_HAVE_CUPTI
-#include "engines/gpu/cupti_tracer.hpp"
-#endif
-#ifdef DMABENCH_HAVE_HSA
-#include "engines/gpu/hsa.hpp"
-#endif
+#include "engines/engine_factories.hpp"
+#include "gpu/copy_tracer.hpp"
+#include "gpu/features.hpp"
+#include "gpu/gpu.hpp"
 #ifdef DMABENCH_HAVE_NCCL
-#include "engines/gpu/nccl_comm.hpp"
+#include "gpu/nccl_comm.hpp"
 #endif
 
 namespace dmabench {
@@ -28,7 +26,7 @@ class GpuBackend final : public Backend {
  public:
   explicit GpuBackend(int count) : count_(count) {
     if (is_hip())
-      for (const auto& w : sdma::dma_environment().warnings) std::fprintf(stderr, "dmabench: warning: %s\n", w.c_str());
+      for (const auto& w : amd::dma_environment().warnings) std::fprintf(stderr, "dmabench: warning: %s\n", w.c_str());
   }
   std::string_view name() const override { return gpu::backend_name(); }
   int device_count() const override { return count_; }
@@ -66,7 +64,7 @@ class GpuBackend final : public Backend {
     nlohmann::json versions;
     auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); };
     if (is_hip()) {
-      const sdma::BuildFacts b = sdma::this_build();
+      const gpu::BuildFacts b = gpu::this_build();
       versions = {{"hip_runtime", v.runtime}, {"hip_driver", v.driver_api}, {"amdgpu_driver", or_null(v.kernel_driver)},
                   {"hip_headers", b.hip_version}, {"hsa_amd_interface_headers", or_null(b.hsa_interface)}};
     } else {
@@ -78,25 +76,14 @@ class GpuBackend final : public Backend {
     versions[is_hip() ? "rccl" : "nccl"] = nullptr;
 #endif
     nlohmann::json ctx = {{"devices", devices}, {"peer_links", links}, {"versions", versions}};
-    if (is_hip()) ctx["dma_environment"] = sdma::dma_environment().to_json();
+    if (is_hip()) ctx["dma_environment"] = amd::dma_environment().to_json();
     return ctx;
   }
   void prepare_devices(const std::vector<int>& devices) override {
     gpu::enable_peer_access(devices);
     for (int d : devices) gpu::preload_kernels(d);
   }
-  std::unique_ptr<CopyTracer> copy_tracer(std::string* why_not) override {
-#if defined(DMABENCH_HAVE_CUPTI)
-    return gpu::make_cupti_tracer(why_not);
-#elif defined(DMABENCH_HAVE_HSA)
-    return gpu::make_hsa_tracer(why_not);
-#else
-    if (why_not)
-      *why_not = is_hip() ? "this build has no HSA runtime (the AMD copy tracer reads HSA's copy timestamps)"
-                          : "this build has no CUPTI (not found at configure time)";
-    return nullptr;
-#endif
-  }
+  std::unique_ptr<CopyTracer> copy_tracer(std::string* why_not) override { return gpu::make_copy_tracer(why_not); }
 
  private:
   int count_;

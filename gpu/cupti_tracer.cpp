@@ -5,14 +5,13 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <cupti.h>
-#include <fmt/format.h>
 
-#include "engines/backend.hpp"
-#include "engines/gpu/cupti_tracer.hpp"
+#include "gpu/call_error.hpp"
+#include "gpu/cupti_tracer.hpp"
 
 namespace dmabench::gpu {
 namespace {
@@ -54,11 +53,11 @@ std::string cupti_error(CUptiResult r) {
   return s;
 }
 
-#define DMABENCH_CUPTI_CHECK(call)                                                                          \
-  do {                                                                                                      \
-    CUptiResult dmabench_cr_ = (call);                                                                      \
-    if (dmabench_cr_ != CUPTI_SUCCESS)                                                                      \
-      throw std::runtime_error(fmt::format("{} at {}:{}: {}", #call, __FILE__, __LINE__, cupti_error(dmabench_cr_))); \
+#define DMABENCH_CUPTI_CHECK(call)                                                                         \
+  do {                                                                                                     \
+    CUptiResult dmabench_cr_ = (call);                                                                     \
+    if (dmabench_cr_ != CUPTI_SUCCESS)                                                                     \
+      throw_call_error("CUPTI", #call, __FILE__, __LINE__, dmabench_cr_, cupti_error(dmabench_cr_));       \
   } while (0)
 
 // CUPTI converts GPU timestamps onto the host clock by interpolating between calibration points;

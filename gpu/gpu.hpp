@@ -1,6 +1,6 @@
 #pragma once
 // The GPU layer's vendor-neutral interface, implemented once for the CUDA and HIP runtimes
-// (engines/gpu/vendor.hpp). Only engines/gpu/*.cu|.cpp include a vendor runtime header; everything
+// (gpu/vendor.hpp). Only gpu/*.cu|.cpp include a vendor runtime header; everything
 // else (engines, harness) sees these types. Every runtime call is checked and
 // throws std::runtime_error with the call, file:line and the vendor's error string.
 #include <cstddef>
@@ -89,7 +89,7 @@ class Stream {
   Stream& operator=(const Stream&) = delete;
   int device() const { return device_; }
   void synchronize() const;
-  void* native() const { return handle_; }  // the vendor stream handle (for engines/gpu only)
+  void* native() const { return handle_; }  // the vendor stream handle (for gpu/ only)
 
  private:
   void* handle_ = nullptr;
@@ -188,7 +188,7 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
 // Whether this runtime has batched copies, and why not.
 bool copy_batch_supported(std::string* why_not);
 
-// ---- kernels (engines/gpu/kernels.cu) ----------------------------------------------------------
+// ---- kernels (gpu/kernels.cu) ----------------------------------------------------------
 // Fills bytes [0, bytes) of `dst` with datagen::byte_at(key, first_index + i).
 void fill(void* dst, std::size_t bytes, std::uint64_t key, std::uint64_t first_index, const Stream& stream);
 // Offset of the first byte of `buf` that differs from datagen::byte_at(key, first_index + i), or

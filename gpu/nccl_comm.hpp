@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engines/gpu/gpu.hpp"
+#include "gpu/gpu.hpp"
 
 namespace dmabench::gpu {
 

@@ -1,0 +1,32 @@
+#pragma once
+// Engine-side timestamps of memory copies, for the latency breakdown: the interface a backend's copy
+// tracer implements (engines/backend.hpp hands it to the harness) and the GPU layer's tracer.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dmabench {
+
+// Engine-side start and end of the memory copies a device executed, on the host's
+// std::chrono::steady_clock (ns since its epoch), so they line up with the harness's host stamps.
+struct CopyInterval {
+  double start_ns = 0, end_ns = 0;
+  std::uint64_t bytes = 0;
+};
+
+class CopyTracer {
+ public:
+  virtual ~CopyTracer() = default;
+  virtual void start() = 0;
+  // Stops tracing and returns every copy executed since start().
+  virtual std::vector<CopyInterval> stop() = 0;
+};
+
+namespace gpu {
+// This build's copy tracer: CUPTI's copy records (NVIDIA) or HSA's copy timestamps (AMD); nullptr
+// with the reason where the build has neither or the tracer refuses. GPU builds only.
+std::unique_ptr<CopyTracer> make_copy_tracer(std::string* why_not);
+}  // namespace gpu
+
+}  // namespace dmabench
