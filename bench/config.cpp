@@ -167,8 +167,8 @@ std::vector<EngineVariant> parse_engine(const json& item, const std::string& fie
         fail(fmt::format("{}.options.{}", field, key),
              fmt::format("{} is not accepted; accepted: {}", show(values[i]), it->accepted()));
       if (it->check)
-        if (const std::string problem = it->check(values[i]); !problem.empty())
-          fail(fmt::format("{}.options.{}", field, key), problem);
+        if (const WhyNot problem = it->check(values[i]))
+          fail(fmt::format("{}.options.{}", field, key), *problem);
       for (auto v : variants) {
         v.options[key] = values[i];
         next.push_back(std::move(v));

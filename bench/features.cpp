@@ -23,13 +23,13 @@ namespace {
 std::map<std::string, std::string> print_backends() {
   std::map<std::string, std::string> backend_state;
   for (const std::string name : {"cuda", "hip", "host"}) {
-    std::string why;
-    auto b = make_backend(name, &why);
-    if (!b) {
-      backend_state[name] = "unavailable: " + why;
-      fmt::print("\nbackend {}: unavailable: {}\n", name, why);
+    auto made = make_backend(name);
+    if (!made) {
+      backend_state[name] = "unavailable: " + made.why_not();
+      fmt::print("\nbackend {}: unavailable: {}\n", name, made.why_not());
       continue;
     }
+    const std::unique_ptr<Backend>& b = *made;
     backend_state[name] = "";
     const json ctx = b->context();
     if (name == "host") {
@@ -58,11 +58,10 @@ std::map<std::string, std::string> print_backends() {
 void print_engines(const std::map<std::string, std::string>& backend_state) {
   fmt::print("\nengines:\n");
   for (const auto& spec : engine_specs()) {
-    std::string why;
-    auto engine = make_engine(spec.name, &why);
+    const auto engine = make_engine(spec.name);
     std::string state;
     if (!engine)
-      state = "not built: " + why;
+      state = "not built: " + engine.why_not();
     else if (!backend_state.at(spec.backend).empty())
       state = "built; backend " + spec.backend + " " + backend_state.at(spec.backend);
     else

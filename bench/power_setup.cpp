@@ -24,14 +24,14 @@ RunPower setup_power(const CliOptions& options, const Config& config, const nloh
   power::Devices devs;
   if (machine.contains("devices"))
     for (const auto& d : machine["devices"]) devs.bus_ids.push_back(d["bus_id"].get<std::string>());
-  std::string why;
-  auto src = power::open(source, devs, &why);
-  if (!src && source != "auto") throw InputError(fmt::format("--power {}: not available: {}", source, why));
-  if (!src) {
-    p.context = {{"enabled", false}, {"error", why}};
-    fmt::print("dmabench: power not measured: {}\n", why);
+  auto opened = power::open(source, devs);
+  if (!opened && source != "auto") throw InputError(fmt::format("--power {}: not available: {}", source, opened.why_not()));
+  if (!opened) {
+    p.context = {{"enabled", false}, {"error", opened.why_not()}};
+    fmt::print("dmabench: power not measured: {}\n", opened.why_not());
     return p;
   }
+  std::unique_ptr<power::Source> src = std::move(opened).value();
   if (!options.power_trace.empty()) p.trace = std::make_unique<power::Trace>(options.power_trace);
   p.per_device = !devs.bus_ids.empty() && src->channels() == static_cast<int>(devs.bus_ids.size());
   auto meter = std::make_unique<power::Meter>(std::move(src), options.power_window_s.value_or(config.power_window_s),

@@ -15,7 +15,7 @@ CaseExecution::CaseExecution(Case spec, Engine* engine, std::string engine_missi
   measured_.spec = std::move(spec);
 }
 
-std::optional<std::string> CaseExecution::static_skip_reason() const {
+WhyNot CaseExecution::static_skip_reason() const {
   const Case& c = spec();
   if (!c.not_runnable.empty()) return c.not_runnable;
   const EngineSpec* es = find_engine_spec(c.engine.engine);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/record.hpp"
+#include "core/why_not.hpp"
 #include "bench/sweep.hpp"
 #include "compute/load.hpp"
 #include "engines/backend.hpp"
@@ -29,7 +30,7 @@ class CaseExecution {
 
   // Why the case is skipped whatever the machine does (too few devices, engine of another backend
   // or not in this build), or nullopt. Such cases need not be run at all.
-  std::optional<std::string> static_skip_reason() const;
+  WhyNot static_skip_reason() const;
   // Checks support, prepares and validates the data once. Never throws: afterwards status() is ok
   // (ready to time), skipped or failed, with reason().
   void setup();

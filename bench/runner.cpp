@@ -32,9 +32,9 @@ class Workloads {
     if (key != key_ || !load_) {
       load_.reset();  // free the previous workload's buffers first
       key_.clear();
-      std::string why;
-      load_ = compute::make_load(backend_, spec, devices, &why);
-      if (!load_) throw std::runtime_error("compute workload: " + why);
+      auto made = compute::make_load(backend_, spec, devices);
+      if (!made) throw std::runtime_error("compute workload: " + made.why_not());
+      load_ = std::move(made).value();
       key_ = key;
     }
     return *load_;
@@ -47,14 +47,13 @@ class Workloads {
 };
 
 std::unique_ptr<Backend> choose_backend(const std::string& wanted) {
-  std::string why;
   if (wanted != "auto") {
-    auto b = make_backend(wanted, &why);
-    if (!b) throw InputError(fmt::format("--backend {}: not available: {}", wanted, why));
-    return b;
+    auto b = make_backend(wanted);
+    if (!b) throw InputError(fmt::format("--backend {}: not available: {}", wanted, b.why_not()));
+    return std::move(b).value();
   }
   for (const auto& name : built_backends())
-    if (auto b = make_backend(name, &why)) return b;
+    if (auto b = make_backend(name)) return std::move(b).value();
   throw InputError("--backend auto: no backend is available");
 }
 
@@ -87,11 +86,10 @@ Engines make_engines(const std::vector<Case>& cases, const Backend& backend) {
       e.missing[name] = "";
       continue;
     }
-    std::string why;
-    if (auto engine = make_engine(name, &why))
-      e.made[name] = std::move(engine);
+    if (auto engine = make_engine(name))
+      e.made[name] = std::move(engine).value();
     else
-      e.missing[name] = why;
+      e.missing[name] = engine.why_not();
   }
   return e;
 }

@@ -72,9 +72,8 @@ class GpuLoad final : public Load {
 
 }  // namespace
 
-std::optional<std::string> gpu_unsupported(const Spec& spec) {
-  std::string why;
-  if (spec.kind == "gemm" && !gpu::gemm_supported(&why)) return why;
+WhyNot gpu_unsupported(const Spec& spec) {
+  if (spec.kind == "gemm") return gpu::gemm_unsupported();
   return std::nullopt;
 }
 

@@ -9,7 +9,7 @@ namespace dmabench::compute {
 
 std::unique_ptr<Load> make_host_load(const Spec& spec, const std::vector<int>& ranks);
 #ifdef DMABENCH_HAVE_GPU
-std::optional<std::string> gpu_unsupported(const Spec& spec);
+WhyNot gpu_unsupported(const Spec& spec);
 std::unique_ptr<Load> make_gpu_load(const Spec& spec, const std::vector<int>& devices);
 #endif
 
@@ -35,7 +35,7 @@ double Spec::rate(double launches, double ms) const {
   return kind == "gemm" ? per_s / 1e12 : per_s / 1e9;
 }
 
-std::optional<std::string> unsupported(const Backend& backend, const Spec& spec) {
+WhyNot unsupported(const Backend& backend, const Spec& spec) {
   if (backend.name() == "host") {
     if (spec.kind != "stream")
       return fmt::format("compute '{}' needs a GPU backend; the host backend has only 'stream'", spec.kind);
@@ -48,18 +48,12 @@ std::optional<std::string> unsupported(const Backend& backend, const Spec& spec)
 #endif
 }
 
-std::unique_ptr<Load> make_load(const Backend& backend, const Spec& spec, const std::vector<int>& devices,
-                                std::string* why_not) {
-  if (auto why = unsupported(backend, spec)) {
-    if (why_not) *why_not = *why;
-    return nullptr;
-  }
-  if (backend.name() == "host") return make_host_load(spec, devices);
+Maybe<std::unique_ptr<Load>> make_load(const Backend& backend, const Spec& spec, const std::vector<int>& devices) {
+  if (auto why = unsupported(backend, spec)) return Maybe<std::unique_ptr<Load>>::no(*why);
 #ifdef DMABENCH_HAVE_GPU
-  return make_gpu_load(spec, devices);
-#else
-  return nullptr;
+  if (backend.name() != "host") return make_gpu_load(spec, devices);
 #endif
+  return make_host_load(spec, devices);  // unsupported() refuses every other backend of this build
 }
 
 }  // namespace dmabench::compute

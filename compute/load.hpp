@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/why_not.hpp"
+
 namespace dmabench {
 class Backend;
 }
@@ -50,10 +52,9 @@ class Load {
 };
 
 // Why `backend` cannot run `spec` in this build, or nullopt (cheap: allocates nothing).
-std::optional<std::string> unsupported(const Backend& backend, const Spec& spec);
+WhyNot unsupported(const Backend& backend, const Spec& spec);
 
-// Creates a workload of `spec` on `devices` of `backend`, or nullptr with the reason.
-std::unique_ptr<Load> make_load(const Backend& backend, const Spec& spec, const std::vector<int>& devices,
-                                std::string* why_not);
+// Creates a workload of `spec` on `devices` of `backend`, or the reason it cannot.
+Maybe<std::unique_ptr<Load>> make_load(const Backend& backend, const Spec& spec, const std::vector<int>& devices);
 
 }  // namespace dmabench::compute

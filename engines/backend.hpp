@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/why_not.hpp"
 #include "gpu/copy_tracer.hpp"  // CopyInterval, CopyTracer
 
 namespace dmabench {
@@ -25,16 +26,15 @@ class Backend {
   virtual nlohmann::json context() const = 0;
   // One-time setup for a device set used by the sweep (e.g. peer access); throws on failure.
   virtual void prepare_devices(const std::vector<int>& devices) = 0;
-  // Engine timestamps of memory copies (latency breakdown), or nullptr with the reason.
-  virtual std::unique_ptr<CopyTracer> copy_tracer(std::string* why_not) {
-    if (why_not) *why_not = std::string("the ") + std::string(name()) + " backend has no copy tracer";
-    return nullptr;
+  // Engine timestamps of memory copies (latency breakdown), or the reason there are none.
+  virtual Maybe<std::unique_ptr<CopyTracer>> copy_tracer() {
+    return Maybe<std::unique_ptr<CopyTracer>>::no(std::string("the ") + std::string(name()) + " backend has no copy tracer");
   }
 };
 
 // The backends this build has, in order of preference for `--backend auto`.
 std::vector<std::string> built_backends();
-// Creates a backend, or returns nullptr with the reason (not built, no device, no driver).
-std::unique_ptr<Backend> make_backend(std::string_view name, std::string* why_not);
+// Creates a backend, or says why it cannot (not built, no device, no driver).
+Maybe<std::unique_ptr<Backend>> make_backend(std::string_view name);
 
 }  // namespace dmabench

@@ -391,7 +391,7 @@ class DmaOperation final : public GpuOperation {
 class DmaEngine final : public Engine {
  public:
   explicit DmaEngine(bool batch) : batch_(batch) {}
-  std::optional<std::string> unsupported(const Plan& plan, const Options& options, int ops_per_sample) const override {
+  WhyNot unsupported(const Plan& plan, const Options& options, int ops_per_sample) const override {
     const DmaOptions o = DmaOptions::from(options, batch_);
     // combinations that make no sense anywhere first, then what this machine lacks
     // HIP has a batch graph node (hipGraphAddExtMemcpyBatchNode) but no documented capture of the call;
@@ -417,14 +417,14 @@ class DmaEngine final : public Engine {
     if (o.trigger != Trigger::enqueue && ops_per_sample > kMaxPrePostedOps)
       return fmt::format("trigger {} pre-posts every operation of a sample behind its gate: at most {} (pipeline_depth)",
                          o.trigger == Trigger::host_flag ? "host-flag" : "gpu-flag", kMaxPrePostedOps);
-    std::string why;
-    if (batch_ && !gpu::copy_batch_supported(&why)) return why;
+    if (batch_)
+      if (auto why = gpu::copy_batch_unsupported()) return why;
     if (o.trigger == Trigger::gpu_flag)
       for (int r : plan.issuers())
-        if (!gpu::gpu_clock_supported(plan.devices[r], &why)) return why;
+        if (auto why = gpu::gpu_clock_unsupported(plan.devices[r])) return why;
     if (o.needs_memops())
       for (int r : plan.issuers())
-        if (!gpu::stream_memops_supported(plan.devices[r], &why)) return "stream memory operations unavailable: " + why;
+        if (auto why = gpu::stream_memops_unsupported(plan.devices[r])) return "stream memory operations unavailable: " + *why;
     return gpu_memory_shortfall(plan);
   }
   std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/why_not.hpp"
 #include "engines/plan.hpp"
 
 namespace dmabench {
@@ -63,7 +64,7 @@ class Engine {
   // Why this engine cannot run the plan with these options on this machine, or nullopt, for
   // samples of `ops_per_sample` operations (1: oneshot; pipeline_depth: pipelined).
   // Cheap and side-effect free: it allocates nothing.
-  virtual std::optional<std::string> unsupported(const Plan& plan, const Options& options, int ops_per_sample) const = 0;
+  virtual WhyNot unsupported(const Plan& plan, const Options& options, int ops_per_sample) const = 0;
   // Allocates buffers and whatever the mechanism needs; throws on runtime errors.
   virtual std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) = 0;
 };
@@ -80,8 +81,8 @@ struct OptionSpec {
   long long max_integer = 1 << 30;
   std::string prefix = {};              // non-empty: any string starting with it (and more) is accepted too
   std::string prefix_help = {};         // how accepted() shows such values, e.g. "map:FILE"
-  // Deeper check of an accepted value (e.g. that a file named by it parses): the problem, or "".
-  std::function<std::string(const nlohmann::json&)> check = {};
+  // Deeper check of an accepted value (e.g. that a file named by it parses): the problem, or nullopt.
+  std::function<WhyNot(const nlohmann::json&)> check = {};
   std::string accepted() const;         // human-readable list, for error messages
   bool accepts(const nlohmann::json& value) const;
 };
@@ -109,8 +110,8 @@ nlohmann::json engine_specs_json();
 // Throws std::invalid_argument for an unknown engine.
 Options with_defaults(std::string_view engine, Options given);
 
-// Creates an engine of this build, or returns nullptr and sets `why_not` (e.g. "this build has no
-// NCCL"). Engines are created once per run and live for the whole sweep.
-std::unique_ptr<Engine> make_engine(std::string_view name, std::string* why_not);
+// Creates an engine of this build, or says why it cannot (e.g. "this build has no NCCL"). Engines are
+// created once per run and live for the whole sweep.
+Maybe<std::unique_ptr<Engine>> make_engine(std::string_view name);
 
 }  // namespace dmabench

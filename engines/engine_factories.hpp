@@ -12,7 +12,7 @@ namespace dmabench {
 std::unique_ptr<Engine> make_host_engine();
 std::unique_ptr<Backend> make_host_backend();
 #ifdef DMABENCH_HAVE_GPU
-std::unique_ptr<Backend> make_gpu_backend(std::string* why_not);  // cuda or hip, as built
+Maybe<std::unique_ptr<Backend>> make_gpu_backend();  // cuda or hip, as built
 std::unique_ptr<Engine> make_ce_engine();
 std::unique_ptr<Engine> make_ce_batch_engine();
 std::unique_ptr<Engine> make_sm_engine();

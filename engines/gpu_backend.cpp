@@ -83,7 +83,7 @@ class GpuBackend final : public Backend {
     gpu::enable_peer_access(devices);
     for (int d : devices) gpu::preload_kernels(d);
   }
-  std::unique_ptr<CopyTracer> copy_tracer(std::string* why_not) override { return gpu::make_copy_tracer(why_not); }
+  Maybe<std::unique_ptr<CopyTracer>> copy_tracer() override { return gpu::make_copy_tracer(); }
 
  private:
   int count_;
@@ -91,10 +91,10 @@ class GpuBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_gpu_backend(std::string* why_not) {
-  const int n = gpu::device_count(why_not);
-  if (n == 0) return nullptr;
-  return std::make_unique<GpuBackend>(n);
+Maybe<std::unique_ptr<Backend>> make_gpu_backend() {
+  const Maybe<int> n = gpu::device_count();
+  if (!n) return Maybe<std::unique_ptr<Backend>>::no(n.why_not());
+  return std::make_unique<GpuBackend>(*n);
 }
 
 }  // namespace dmabench

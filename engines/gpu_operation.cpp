@@ -62,7 +62,7 @@ std::optional<Mismatch> GpuOperation::check_destinations(const Plan& expected, s
   return first;
 }
 
-std::optional<std::string> gpu_memory_shortfall(const Plan& plan) {
+WhyNot gpu_memory_shortfall(const Plan& plan) {
   constexpr std::size_t kHeadroom = std::size_t{512} << 20;  // runtime, NCCL and kernels need some too
   std::map<int, std::size_t> need;
   for (int r = 0; r < plan.ranks(); ++r) need[plan.devices[r]] += plan.src_allocation(r) + plan.dst_allocation(r);

@@ -38,6 +38,6 @@ class GpuOperation : public Operation {
 };
 
 // Why the plan's buffers would not fit in the devices' free memory (with headroom), or nullopt.
-std::optional<std::string> gpu_memory_shortfall(const Plan& plan);
+WhyNot gpu_memory_shortfall(const Plan& plan);
 
 }  // namespace dmabench

@@ -155,7 +155,7 @@ class HostOperation final : public Operation {
 
 class HostEngine final : public Engine {
  public:
-  std::optional<std::string> unsupported(const Plan& plan, const Options&, int) const override {
+  WhyNot unsupported(const Plan& plan, const Options&, int) const override {
     std::size_t bytes = 0;
     for (int r = 0; r < plan.ranks(); ++r) bytes += plan.src_allocation(r) + plan.dst_allocation(r);
     const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);

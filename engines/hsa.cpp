@@ -26,7 +26,7 @@ struct PlannedCopy {
 };
 
 // The engine of every copy of the plan under the selection policy, or the reason it cannot be chosen.
-std::optional<std::string> choose_engines(const Plan& plan, const amd::Selection& sel, std::vector<int>* engines) {
+WhyNot choose_engines(const Plan& plan, const amd::Selection& sel, std::vector<int>* engines) {
   engines->clear();
   std::vector<int> sources;
   for (const Transfer& t : plan.transfers) sources.push_back(plan.devices[t.issuer]);
@@ -190,16 +190,15 @@ class HsaOperation final : public GpuOperation {
 
 class HsaEngine final : public Engine {
  public:
-  std::optional<std::string> unsupported(const Plan& plan, const Options& options, int ops_per_sample) const override {
+  WhyNot unsupported(const Plan& plan, const Options& options, int ops_per_sample) const override {
     const HsaOptions o = HsaOptions::from(options);
     if (o.host_flag && ops_per_sample > kMaxPrePostedOps)
       return fmt::format("pre-launch pre-posts every operation of a sample behind a signal: at most {} (pipeline_depth)",
                          kMaxPrePostedOps);
     const gpu::BuildFacts b = gpu::this_build();
     if (o.packet != HsaPacket::linear) return gpu::missing(b, "hsa packet=broadcast|swap");
-    std::string why;
-    if (o.selection.policy != amd::Policy::runtime && !gpu::hsa::copy_on_engine_supported(&why)) return why;
     if (o.selection.policy != amd::Policy::runtime) {
+      if (auto why = gpu::hsa::copy_on_engine_unsupported()) return why;
       std::vector<int> engines;
       if (auto bad = choose_engines(plan, o.selection, &engines)) return bad;
     }

@@ -11,16 +11,16 @@ constexpr Named<bool> kTriggers[] = {{"enqueue", false}, {"host-flag", true}};  
 constexpr Named<HsaPacket> kPackets[] = {
     {"linear", HsaPacket::linear}, {"broadcast", HsaPacket::broadcast}, {"swap", HsaPacket::swap}};
 
-// The problem with a map:FILE file, or "".
-std::string check_engine_map(const nlohmann::json& v) {
+// The problem with a map:FILE file, or nullopt.
+WhyNot check_engine_map(const nlohmann::json& v) {
   const auto sel = amd::parse_selection(v.get<std::string>());
-  if (!sel || sel->policy != amd::Policy::map) return "";
+  if (!sel || sel->policy != amd::Policy::map) return std::nullopt;
   try {
     amd::load_engine_map(sel->map_file);
   } catch (const std::exception& e) {
     return e.what();
   }
-  return "";
+  return std::nullopt;
 }
 
 }  // namespace

@@ -147,10 +147,12 @@ class NcclOperation final : public GpuOperation {
 class NcclEngine final : public Engine {
  public:
   NcclEngine() { gpu::nccl_prepare_log(); }
-  std::optional<std::string> unsupported(const Plan& plan, const Options& options, int) const override {
+  WhyNot unsupported(const Plan& plan, const Options& options, int) const override {
     const NcclOptions o = NcclOptions::from(options);
-    if (std::string why; o.cta_zero && !gpu::nccl_ce_collectives_supported(&why)) return why;
-    if (std::string why; plan.collective == Collective::all_to_all && !gpu::nccl_all_to_all_supported(&why)) return why;
+    if (o.cta_zero)
+      if (auto why = gpu::nccl_ce_collectives_unsupported()) return why;
+    if (plan.collective == Collective::all_to_all)
+      if (auto why = gpu::nccl_all_to_all_unsupported()) return why;
     if (o.cta_zero && plan.collective == Collective::none)
       return std::string("cta_policy zero (NCCL's copy-engine collectives) covers allgather and alltoall; "
                          "this pattern runs as ncclSend/ncclRecv");

@@ -107,7 +107,7 @@ nlohmann::json engine_specs_json() {
   return engines;
 }
 
-std::unique_ptr<Engine> make_engine(std::string_view name, std::string* why_not) {
+Maybe<std::unique_ptr<Engine>> make_engine(std::string_view name) {
   if (name == "host") return make_host_engine();
 #ifdef DMABENCH_HAVE_GPU
   if (name == "ce") return make_ce_engine();
@@ -120,18 +120,15 @@ std::unique_ptr<Engine> make_engine(std::string_view name, std::string* why_not)
 #ifdef DMABENCH_HAVE_NCCL
   if (name == "nccl") return make_nccl_engine();
 #endif
-  if (why_not) {
-    if (name == "nccl")
-      *why_not = gpu_backend() == "hip" ? "this build has no RCCL (not found at configure time; Debian has no RCCL package)"
-                                        : "this build has no NCCL (NCCL was not found at configure time)";
-    else if (name == "hsa")
-      *why_not = "this build has no hsa engine (AMD only: configure with HIP and the HSA runtime, -DDMABENCH_HIP=ON)";
-    else
-      *why_not = fmt::format("this build has no {} engine (configure with a CUDA compiler for the cuda backend or with "
-                             "hipcc for the hip backend)",
-                             name);
-  }
-  return nullptr;
+  using Result = Maybe<std::unique_ptr<Engine>>;
+  if (name == "nccl")
+    return Result::no(gpu_backend() == "hip" ? "this build has no RCCL (not found at configure time; Debian has no RCCL package)"
+                                         : "this build has no NCCL (NCCL was not found at configure time)");
+  if (name == "hsa")
+    return Result::no("this build has no hsa engine (AMD only: configure with HIP and the HSA runtime, -DDMABENCH_HIP=ON)");
+  return Result::no(fmt::format("this build has no {} engine (configure with a CUDA compiler for the cuda backend or with "
+                            "hipcc for the hip backend)",
+                            name));
 }
 
 std::vector<std::string> built_backends() {
@@ -144,19 +141,17 @@ std::vector<std::string> built_backends() {
 #endif
 }
 
-std::unique_ptr<Backend> make_backend(std::string_view name, std::string* why_not) {
+Maybe<std::unique_ptr<Backend>> make_backend(std::string_view name) {
+  using Result = Maybe<std::unique_ptr<Backend>>;
   if (name == "host") return make_host_backend();
   if (name == "cuda" || name == "hip") {
 #ifdef DMABENCH_HAVE_GPU
-    if (name == gpu_backend()) return make_gpu_backend(why_not);
+    if (name == gpu_backend()) return make_gpu_backend();
 #endif
-    if (why_not)
-      *why_not = name == "cuda" ? "this build has no cuda backend (no CUDA compiler at configure time)"
-                                : "this build has no hip backend (no hipcc / HIP CMake package at configure time)";
-    return nullptr;
+    return Result::no(name == "cuda" ? "this build has no cuda backend (no CUDA compiler at configure time)"
+                                 : "this build has no hip backend (no hipcc / HIP CMake package at configure time)");
   }
-  if (why_not) *why_not = fmt::format("unknown backend '{}'", name);
-  return nullptr;
+  return Result::no(fmt::format("unknown backend '{}'", name));
 }
 
 }  // namespace dmabench

@@ -38,7 +38,7 @@ class SmOperation final : public GpuOperation {
 
 class SmEngine final : public Engine {
  public:
-  std::optional<std::string> unsupported(const Plan& plan, const Options&, int) const override {
+  WhyNot unsupported(const Plan& plan, const Options&, int) const override {
     for (const Transfer& t : plan.transfers) {
       const int from = plan.devices[t.issuer];
       for (int to : {plan.devices[t.src_rank], plan.devices[t.dst_rank]})

@@ -150,7 +150,7 @@ struct Gemm::Impl {
   Memory a, b, c;
 };
 
-bool gemm_supported(std::string*) { return true; }
+WhyNot gemm_unsupported() { return std::nullopt; }
 std::string gemm_implementation() { return std::string(kBlasName) + ", fp32 accumulate"; }
 
 Gemm::Gemm(int device, int m, int n, int k, const std::string& dtype) : impl_(std::make_unique<Impl>()) {
@@ -192,12 +192,10 @@ void Gemm::launch(const Stream& stream) const {
 
 struct Gemm::Impl {};
 
-bool gemm_supported(std::string* why_not) {
-  if (why_not)
-    *why_not = std::string("this build has no GEMM: ") +
-               (std::string(detail::kBackendName) == "hip" ? "rocBLAS was not found at configure time (find_package(rocblas))"
-                                                           : "cuBLAS was not found at configure time");
-  return false;
+WhyNot gemm_unsupported() {
+  return std::string("this build has no GEMM: ") +
+         (std::string(detail::kBackendName) == "hip" ? "rocBLAS was not found at configure time (find_package(rocblas))"
+                                                     : "cuBLAS was not found at configure time");
 }
 std::string gemm_implementation() { return "none"; }
 

@@ -29,8 +29,8 @@ class StreamTimer {
   int device_ = -1;
 };
 
-// Whether this build has a GEMM (a vendor BLAS), and why not; which BLAS call it is.
-bool gemm_supported(std::string* why_not);
+// Why this build has no GEMM (a vendor BLAS), or nullopt; which BLAS call it is.
+WhyNot gemm_unsupported();
 std::string gemm_implementation();
 
 // C[m x n] = A[m x k] * B[k x n] in bf16 or fp16 with fp32 accumulation, column-major, on one

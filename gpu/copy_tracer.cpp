@@ -10,16 +10,15 @@
 
 namespace dmabench::gpu {
 
-std::unique_ptr<CopyTracer> make_copy_tracer(std::string* why_not) {
+Maybe<std::unique_ptr<CopyTracer>> make_copy_tracer() {
 #if defined(DMABENCH_HAVE_CUPTI)
-  return make_cupti_tracer(why_not);
+  return make_cupti_tracer();
 #elif defined(DMABENCH_HAVE_HSA)
-  return hsa::make_tracer(why_not);
+  return hsa::make_tracer();
 #else
-  if (why_not)
-    *why_not = backend_name() == "hip" ? "this build has no HSA runtime (the AMD copy tracer reads HSA's copy timestamps)"
-                                       : "this build has no CUPTI (not found at configure time)";
-  return nullptr;
+  return Maybe<std::unique_ptr<CopyTracer>>::no(
+      backend_name() == "hip" ? "this build has no HSA runtime (the AMD copy tracer reads HSA's copy timestamps)"
+                              : "this build has no CUPTI (not found at configure time)");
 #endif
 }
 

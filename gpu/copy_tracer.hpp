@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/why_not.hpp"
+
 namespace dmabench {
 
 // Engine-side start and end of the memory copies a device executed, on the host's
@@ -24,9 +26,9 @@ class CopyTracer {
 };
 
 namespace gpu {
-// This build's copy tracer: CUPTI's copy records (NVIDIA) or HSA's copy timestamps (AMD); nullptr
-// with the reason where the build has neither or the tracer refuses. GPU builds only.
-std::unique_ptr<CopyTracer> make_copy_tracer(std::string* why_not);
+// This build's copy tracer: CUPTI's copy records (NVIDIA) or HSA's copy timestamps (AMD); the reason
+// where the build has neither or the tracer refuses. GPU builds only.
+Maybe<std::unique_ptr<CopyTracer>> make_copy_tracer();
 }  // namespace gpu
 
 }  // namespace dmabench

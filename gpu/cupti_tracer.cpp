@@ -92,6 +92,6 @@ class CuptiCopyTracer final : public CopyTracer {
 
 }  // namespace
 
-std::unique_ptr<CopyTracer> make_cupti_tracer(std::string*) { return std::make_unique<CuptiCopyTracer>(); }
+Maybe<std::unique_ptr<CopyTracer>> make_cupti_tracer() { return std::make_unique<CuptiCopyTracer>(); }
 
 }  // namespace dmabench::gpu

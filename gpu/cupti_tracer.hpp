@@ -6,6 +6,6 @@
 #include "gpu/copy_tracer.hpp"
 
 namespace dmabench::gpu {
-// CUPTI-based copy tracer, or nullptr with the reason (CUPTI missing or refused).
-std::unique_ptr<CopyTracer> make_cupti_tracer(std::string* why_not);
+// CUPTI-based copy tracer, or the reason there is none (CUPTI missing or refused).
+Maybe<std::unique_ptr<CopyTracer>> make_cupti_tracer();
 }  // namespace dmabench::gpu

@@ -11,15 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "core/why_not.hpp"
+
 namespace dmabench::gpu {
 
 // "cuda" (NVIDIA, CUDA runtime) or "hip" (AMD, HIP runtime): the backend this build's GPU layer drives.
 std::string_view backend_name();
 
 // ---- devices -------------------------------------------------------------------------------
-// Number of visible GPUs; 0 (never an exception) when there is no driver or device, with the
-// reason in *why_not.
-int device_count(std::string* why_not = nullptr);
+// Number of visible GPUs (at least 1), or the reason there is none: no driver or device (never an
+// exception).
+Maybe<int> device_count();
 
 struct DeviceProps {
   int ordinal = 0;
@@ -132,8 +134,8 @@ class Event {
 void stream_wait_event(const Stream& waiter, const Event& event);
 
 // ---- stream memory operations ------------------------------------------------------------------
-// Whether the device supports waiting on / writing 32-bit values from a stream, and why not.
-bool stream_memops_supported(int device, std::string* why_not);
+// Why the device cannot wait on / write 32-bit values from a stream, or nullopt.
+WhyNot stream_memops_unsupported(int device);
 // The stream waits until the 32-bit word at `addr` (device or host-mapped memory) reaches `value`
 // (wrap-safe: (int32)(*addr - value) >= 0). Work queued after it starts only then.
 void stream_wait_value(const Stream& stream, const void* addr, std::uint32_t value);
@@ -149,8 +151,8 @@ void launch_trigger(const Stream& stream, std::uint32_t* flag, std::uint32_t val
 // (wrap-safe), then writes %globaltimer to *stamp: GPU-side observation of completion.
 void launch_poll(const Stream& stream, const std::uint32_t* slots, int count, std::uint32_t target, std::uint64_t* stamp);
 // The trigger and poll kernels stamp the GPU clock: %globaltimer (ns) on NVIDIA, s_memrealtime
-// ticks on AMD. Whether this build/device can convert them to time, and the nanoseconds per tick.
-bool gpu_clock_supported(int device, std::string* why_not);
+// ticks on AMD. Why this build/device cannot convert them to time (or nullopt), and the nanoseconds per tick.
+WhyNot gpu_clock_unsupported(int device);
 double gpu_clock_ns_per_tick(int device);
 // Loads every kernel of the GPU layer on every device now (a spinning kernel must never wait for
 // a lazily loaded one).
@@ -185,8 +187,8 @@ struct CopyJob;
 // without the prefer-overlap-with-compute hint). `device` is the device of the sources (the issuing GPU).
 void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream,
                       bool prefer_overlap_with_compute = true);
-// Whether this runtime has batched copies, and why not.
-bool copy_batch_supported(std::string* why_not);
+// Why this runtime has no batched copies, or nullopt.
+WhyNot copy_batch_unsupported();
 
 // ---- kernels (gpu/kernels.cu) ----------------------------------------------------------
 // Fills bytes [0, bytes) of `dst` with datagen::byte_at(key, first_index + i).

@@ -189,13 +189,11 @@ void async_copy(const Copy& c, const Signal* dependency, const Signal& completio
 #endif
 }
 
-bool copy_on_engine_supported(std::string* why_not) {
+WhyNot copy_on_engine_unsupported() {
 #ifdef DMABENCH_HSA_HAS_COPY_ON_ENGINE
-  (void)why_not;
-  return true;
+  return std::nullopt;
 #else
-  if (why_not) *why_not = gpu::missing(gpu::this_build(), "hsa engines=preferred|round-robin|map:FILE");
-  return false;
+  return gpu::missing(gpu::this_build(), "hsa engines=preferred|round-robin|map:FILE");
 #endif
 }
 
@@ -240,12 +238,11 @@ void record_copy(const Signal& completion, std::uint64_t bytes) {
   g_records.push_back(c);
 }
 
-std::unique_ptr<CopyTracer> make_tracer(std::string* why_not) {
+Maybe<std::unique_ptr<CopyTracer>> make_tracer() {
   try {
     gpu_agents();
   } catch (const std::exception& e) {
-    if (why_not) *why_not = e.what();
-    return nullptr;
+    return Maybe<std::unique_ptr<CopyTracer>>::no(e.what());
   }
   return std::make_unique<HsaTracer>();
 }

@@ -42,8 +42,8 @@ struct Copy {
 // Posts one copy that starts once `dependency` (if any) is 0 and decrements `completion` when done.
 void async_copy(const Copy& c, const Signal* dependency, const Signal& completion);
 
-// Whether explicit engines (hsa_amd_memory_async_copy_on_engine) are in this build, and why not.
-bool copy_on_engine_supported(std::string* why_not);
+// Why explicit engines (hsa_amd_memory_async_copy_on_engine) are not in this build, or nullopt.
+WhyNot copy_on_engine_unsupported();
 // hsa_amd_memory_get_preferred_copy_engine's engine mask for copies from src to dst.
 std::uint32_t preferred_engines(int src_device, int dst_device);
 // SDMA engines a GPU's copies can use: the runtime's count where the headers have it, else the
@@ -54,6 +54,6 @@ int sdma_engine_count(int device);
 // whose completion signals the engine reports while a tracer is running.
 bool tracing();
 void record_copy(const Signal& completion, std::uint64_t bytes);
-std::unique_ptr<CopyTracer> make_tracer(std::string* why_not);
+Maybe<std::unique_ptr<CopyTracer>> make_tracer();
 
 }  // namespace dmabench::gpu::hsa

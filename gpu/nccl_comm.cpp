@@ -85,23 +85,19 @@ std::string nccl_version() {
   return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
 }
 
-bool nccl_ce_collectives_supported(std::string* why_not) {
+WhyNot nccl_ce_collectives_unsupported() {
 #ifdef DMABENCH_NCCL_HAS_CE_COLLECTIVES
-  (void)why_not;
-  return true;
+  return std::nullopt;
 #else
-  if (why_not) *why_not = missing(this_build(), "nccl cta_policy zero");
-  return false;
+  return missing(this_build(), "nccl cta_policy zero");
 #endif
 }
 
-bool nccl_all_to_all_supported(std::string* why_not) {
+WhyNot nccl_all_to_all_unsupported() {
 #ifdef DMABENCH_NCCL_ALLTOALL
-  (void)why_not;
-  return true;
+  return std::nullopt;
 #else
-  if (why_not) *why_not = missing(this_build(), kAllToAllFeature);
-  return false;
+  return missing(this_build(), kAllToAllFeature);
 #endif
 }
 
@@ -112,7 +108,7 @@ Memory nccl_allocate(int device, std::size_t bytes) {
 #ifdef DMABENCH_NCCL_HAS_CE_COLLECTIVES
   DMABENCH_NCCL_CHECK(ncclMemAlloc(&p, bytes));
 #else
-  throw std::runtime_error("ncclMemAlloc: " + [] { std::string w; nccl_ce_collectives_supported(&w); return w; }());
+  throw std::runtime_error("ncclMemAlloc: " + nccl_ce_collectives_unsupported().value());
 #endif
   return Memory(p, [device](void* q) {
     (void)GPU(SetDevice)(device);
@@ -131,9 +127,7 @@ NcclComms::NcclComms(const std::vector<int>& devices, bool cta_policy_zero) {
     DMABENCH_NCCL_CHECK(ncclCommInitAll(c.data(), static_cast<int>(devices.size()), devices.data()));
   } else {
 #ifndef DMABENCH_NCCL_HAS_CE_COLLECTIVES
-    std::string why;
-    nccl_ce_collectives_supported(&why);
-    throw std::runtime_error(why);
+    throw std::runtime_error(nccl_ce_collectives_unsupported().value());
 #else
     ncclUniqueId id;
     DMABENCH_NCCL_CHECK(ncclGetUniqueId(&id));
@@ -168,9 +162,7 @@ void NcclComms::all_to_all(int rank, const void* send, void* recv, std::size_t b
   DMABENCH_NCCL_CHECK(DMABENCH_NCCL_ALLTOALL(send, recv, bytes, ncclInt8, comm(comms_[rank]), native(s)));
 #else
   (void)rank, (void)send, (void)recv, (void)bytes, (void)s;
-  std::string why;
-  nccl_all_to_all_supported(&why);
-  throw std::runtime_error(why);
+  throw std::runtime_error(nccl_all_to_all_unsupported().value());
 #endif
 }
 
@@ -212,9 +204,7 @@ void NcclComms::deregister_windows(const std::vector<void*>& windows) const noex
 
 #else
 std::vector<void*> NcclComms::register_windows(const std::vector<void*>&, std::size_t) const {
-  std::string why;
-  nccl_ce_collectives_supported(&why);
-  throw std::runtime_error(why);
+  throw std::runtime_error(nccl_ce_collectives_unsupported().value());
 }
 void NcclComms::deregister_windows(const std::vector<void*>&) const noexcept {}
 #endif

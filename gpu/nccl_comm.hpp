@@ -19,10 +19,10 @@ void nccl_prepare_log();
 std::vector<std::string> nccl_log_lines(const std::string& needle);
 std::string nccl_log_path();
 
-// Whether this library has NCCL's copy-engine collectives (NCCL_CTA_POLICY_ZERO, symmetric windows).
-bool nccl_ce_collectives_supported(std::string* why_not);
-// Whether the header had an all-to-all call (cmake/nccl_api.cmake), and why not.
-bool nccl_all_to_all_supported(std::string* why_not);
+// Why this library lacks NCCL's copy-engine collectives (NCCL_CTA_POLICY_ZERO, symmetric windows), or nullopt.
+WhyNot nccl_ce_collectives_unsupported();
+// Why the header had no all-to-all call (cmake/nccl_api.cmake), or nullopt.
+WhyNot nccl_all_to_all_unsupported();
 // ncclMemAlloc'd memory (what NCCL's symmetric windows need).
 Memory nccl_allocate(int device, std::size_t bytes);
 

@@ -15,15 +15,15 @@
 
 namespace dmabench::gpu {
 
-int device_count(std::string* why_not) {
+Maybe<int> device_count() {
   int n = 0;
   GPU(Error_t) err = GPU(GetDeviceCount)(&n);
   if (err != GPU(Success)) {
     (void)GPU(GetLastError)();
-    if (why_not) *why_not = fmt::format("{}GetDeviceCount: {}: {}", detail::kBackendName, GPU(GetErrorName)(err), GPU(GetErrorString)(err));
-    return 0;
+    return Maybe<int>::no(
+        fmt::format("{}GetDeviceCount: {}: {}", detail::kBackendName, GPU(GetErrorName)(err), GPU(GetErrorString)(err)));
   }
-  if (n == 0 && why_not) *why_not = fmt::format("{}GetDeviceCount found no {} device", detail::kBackendName, DMABENCH_GPU_RUNTIME);
+  if (n == 0) return Maybe<int>::no(fmt::format("{}GetDeviceCount found no {} device", detail::kBackendName, DMABENCH_GPU_RUNTIME));
   return n;
 }
 
@@ -117,15 +117,13 @@ Versions versions() {
   return v;
 }
 
-bool gpu_clock_supported(int device, std::string* why_not) {
+WhyNot gpu_clock_unsupported(int device) {
 #if defined(DMABENCH_GPU_HIP) && !defined(DMABENCH_HIP_HAS_WALL_CLOCK_RATE)
   (void)device;
-  if (why_not) *why_not = gpu::missing(gpu::this_build(), "trigger gpu-flag");
-  return false;
+  return gpu::missing(gpu::this_build(), "trigger gpu-flag");
 #else
   (void)gpu_clock_ns_per_tick(device);
-  if (why_not) why_not->clear();
-  return true;
+  return std::nullopt;
 #endif
 }
 

@@ -115,11 +115,11 @@ void stream_wait_event(const Stream& waiter, const Event& event) {
 
 // ---- stream memory operations ------------------------------------------------------------------
 #if defined(DMABENCH_GPU_HIP)
-bool stream_memops_supported(int device, std::string* why_not) {
+WhyNot stream_memops_unsupported(int device) {
   int v = 0;
   DMABENCH_GPU_CHECK(hipDeviceGetAttribute(&v, hipDeviceAttributeCanUseStreamWaitValue, device));
-  if (v == 0 && why_not) *why_not = fmt::format("hipDeviceAttributeCanUseStreamWaitValue is 0 on GPU {}", device);
-  return v != 0;
+  if (v == 0) return fmt::format("hipDeviceAttributeCanUseStreamWaitValue is 0 on GPU {}", device);
+  return std::nullopt;
 }
 
 // hipStreamWaitValueGte compares plainly (not wrap-safe): generations start at 1 and would need
@@ -132,13 +132,10 @@ void stream_write_value(const Stream& stream, void* addr, std::uint32_t value) {
   DMABENCH_GPU_CHECK(hipStreamWriteValue32(native_stream(stream), addr, value, 0));
 }
 #else
-bool stream_memops_supported(int device, std::string* why_not) {
-  if (!memops().why_not.empty()) {
-    if (why_not) *why_not = memops().why_not;
-    return false;
-  }
+WhyNot stream_memops_unsupported(int device) {
+  if (!memops().why_not.empty()) return memops().why_not;
   (void)device;  // 32-bit GEQ waits and writes are core stream memory operations on every device since CUDA 12
-  return true;
+  return std::nullopt;
 }
 
 void stream_wait_value(const Stream& stream, const void* addr, std::uint32_t value) {
@@ -191,10 +188,7 @@ void Graph::launch(const Stream& stream) const {
 #if defined(DMABENCH_GPU_HIP) && defined(DMABENCH_HIP_HAS_BATCH)
 // hipMemcpyBatchAsync (HIP >= 7.1; cmake/hip.cmake checks the call with these attributes). The
 // library that declares it is the runtime, so a build that has it runs it.
-bool copy_batch_supported(std::string* why_not) {
-  (void)why_not;
-  return true;
-}
+WhyNot copy_batch_unsupported() { return std::nullopt; }
 
 void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute) {
   if (jobs.empty()) return;
@@ -226,10 +220,7 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
   }
 }
 #elif defined(DMABENCH_GPU_HIP)
-bool copy_batch_supported(std::string* why_not) {
-  if (why_not) *why_not = gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)");
-  return false;
-}
+WhyNot copy_batch_unsupported() { return gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)"); }
 
 void copy_batch_async(const std::vector<CopyJob>&, int, const Stream&, bool) {
   throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)"));
@@ -237,20 +228,16 @@ void copy_batch_async(const std::vector<CopyJob>&, int, const Stream&, bool) {
 #else
 // cudaMemcpyBatchAsync: CUDA >= 12.8 headers (DMABENCH_CUDA_HAS_BATCH, decided in CMakeLists.txt where the
 // feature table reads it too), and a driver that supports them.
-bool copy_batch_supported(std::string* why_not) {
+WhyNot copy_batch_unsupported() {
 #if defined(DMABENCH_CUDA_HAS_BATCH)
   int runtime = 0;
   DMABENCH_GPU_CHECK(cudaRuntimeGetVersion(&runtime));
   int driver = 0;
   DMABENCH_GPU_CHECK(cudaDriverGetVersion(&driver));
-  if (driver < 12080) {
-    if (why_not) *why_not = fmt::format("cudaMemcpyBatchAsync needs a CUDA 12.8 driver; this one supports {}", driver);
-    return false;
-  }
-  return true;
+  if (driver < 12080) return fmt::format("cudaMemcpyBatchAsync needs a CUDA 12.8 driver; this one supports {}", driver);
+  return std::nullopt;
 #else
-  if (why_not) *why_not = gpu::missing(gpu::this_build(), "ce-batch (cudaMemcpyBatchAsync)");
-  return false;
+  return gpu::missing(gpu::this_build(), "ce-batch (cudaMemcpyBatchAsync)");
 #endif
 }
 

@@ -83,29 +83,25 @@ class NvmlSource final : public Source {
 
 }  // namespace
 
-std::unique_ptr<Source> open_nvml(const Devices& devices, std::string* why_not) {
+Opened open_nvml(const Devices& devices) {
   const Nvml& n = Nvml::get();
   if (!n.why_not.empty()) {
-    if (why_not) *why_not = n.why_not;
-    return nullptr;
+    return Opened::no(n.why_not);
   }
   if (devices.bus_ids.empty()) {
-    if (why_not) *why_not = "no GPU to measure";
-    return nullptr;
+    return Opened::no("no GPU to measure");
   }
   std::vector<std::pair<std::string, nvmlDevice_t>> found;
   for (const auto& bus : devices.bus_ids) {
     nvmlDevice_t d{};
     const nvmlReturn_t r = n.by_bus_id(bus.c_str(), &d);
     if (r != NVML_SUCCESS) {
-      if (why_not) *why_not = fmt::format("nvmlDeviceGetHandleByPciBusId({}): {}", bus, n.error(r));
-      return nullptr;
+      return Opened::no(fmt::format("nvmlDeviceGetHandleByPciBusId({}): {}", bus, n.error(r)));
     }
     unsigned long long mj = 0;
     const nvmlReturn_t e = n.energy(d, &mj);
     if (e != NVML_SUCCESS) {
-      if (why_not) *why_not = fmt::format("GPU {} has no readable energy counter: {}", bus, n.error(e));
-      return nullptr;
+      return Opened::no(fmt::format("GPU {} has no readable energy counter: {}", bus, n.error(e)));
     }
     found.emplace_back(bus, d);
   }
@@ -117,9 +113,8 @@ std::unique_ptr<Source> open_nvml(const Devices& devices, std::string* why_not) 
 #else
 
 namespace dmabench::power {
-std::unique_ptr<Source> open_nvml(const Devices&, std::string* why_not) {
-  if (why_not) *why_not = "this build has no NVML support (nvml.h was not found at configure time)";
-  return nullptr;
+Opened open_nvml(const Devices&) {
+  return Opened::no("this build has no NVML support (nvml.h was not found at configure time)");
 }
 }  // namespace dmabench::power
 

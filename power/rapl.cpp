@@ -37,7 +37,7 @@ class RaplSource final : public Source {
 
 }  // namespace
 
-std::unique_ptr<Source> open_rapl(std::string* why_not, const std::string& root) {
+Opened open_rapl(const std::string& root) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::vector<fs::path> zones;
@@ -45,8 +45,7 @@ std::unique_ptr<Source> open_rapl(std::string* why_not, const std::string& root)
     for (const auto& e : fs::directory_iterator(root, ec))
       if (std::regex_match(e.path().filename().string(), std::regex(R"((intel|amd)-rapl:\d+)"))) zones.push_back(e.path());
   if (zones.empty()) {
-    if (why_not) *why_not = fmt::format("no RAPL package zones under {}", root);
-    return nullptr;
+    return Opened::no(fmt::format("no RAPL package zones under {}", root));
   }
   std::sort(zones.begin(), zones.end());
   try {
@@ -54,8 +53,7 @@ std::unique_ptr<Source> open_rapl(std::string* why_not, const std::string& root)
     for (const auto& z : zones) read_number(z / "energy_uj");
     return std::make_unique<RaplSource>(std::move(zones), wrap);
   } catch (const std::exception& e) {
-    if (why_not) *why_not = fmt::format("RAPL not readable: {}", e.what());
-    return nullptr;
+    return Opened::no(fmt::format("RAPL not readable: {}", e.what()));
   }
 }
 

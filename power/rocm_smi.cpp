@@ -125,16 +125,14 @@ class RsmiSource final : public Source {
 
 }  // namespace
 
-std::unique_ptr<Source> open_rocm_smi(const Devices& devices, std::string* why_not) {
+Opened open_rocm_smi(const Devices& devices) {
   const Rsmi& r = Rsmi::get();
   if (!r.why_not.empty()) {
-    if (why_not) *why_not = r.why_not;
-    return nullptr;
+    return Opened::no(r.why_not);
   }
   uint32_t n = 0;
   if (const rsmi_status_t s = r.count(&n); s != RSMI_STATUS_SUCCESS) {
-    if (why_not) *why_not = "rsmi_num_monitor_devices: " + r.text(s);
-    return nullptr;
+    return Opened::no("rsmi_num_monitor_devices: " + r.text(s));
   }
   std::vector<std::pair<std::string, uint32_t>> found;
   for (const auto& bus : devices.bus_ids) {
@@ -144,15 +142,13 @@ std::unique_ptr<Source> open_rocm_smi(const Devices& devices, std::string* why_n
     }
   }
   if (found.empty() || found.size() != devices.bus_ids.size()) {
-    if (why_not) *why_not = fmt::format("rocm-smi sees {} AMD GPU(s), not the run's devices", n);
-    return nullptr;
+    return Opened::no(fmt::format("rocm-smi sees {} AMD GPU(s), not the run's devices", n));
   }
   auto src = std::make_unique<RsmiSource>(std::move(found));
   try {
     src->energy_J(0);
   } catch (const std::exception& e) {
-    if (why_not) *why_not = e.what();
-    return nullptr;
+    return Opened::no(e.what());
   }
   try {
     src->power_W(0);  // the kind of power this GPU reports, for details()
@@ -168,9 +164,8 @@ std::unique_ptr<Source> open_rocm_smi(const Devices& devices, std::string* why_n
 #else
 
 namespace dmabench::power {
-std::unique_ptr<Source> open_rocm_smi(const Devices&, std::string* why_not) {
-  if (why_not) *why_not = "this build has no rocm-smi support (rocm_smi/rocm_smi.h was not found at configure time)";
-  return nullptr;
+Opened open_rocm_smi(const Devices&) {
+  return Opened::no("this build has no rocm-smi support (rocm_smi/rocm_smi.h was not found at configure time)");
 }
 }  // namespace dmabench::power
 

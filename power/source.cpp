@@ -7,26 +7,21 @@ namespace dmabench::power {
 
 std::vector<std::string> source_names() { return {"auto", "nvml", "rocm-smi", "rapl", "none"}; }
 
-std::unique_ptr<Source> open(const std::string& name, const Devices& devices, std::string* why_not) {
-  if (name == "nvml") return open_nvml(devices, why_not);
-  if (name == "rocm-smi") return open_rocm_smi(devices, why_not);
-  if (name == "rapl") return open_rapl(why_not);
-  if (name == "none") {
-    if (why_not) *why_not = "power source none: nothing is measured";
-    return nullptr;
-  }
+Opened open(const std::string& name, const Devices& devices) {
+  if (name == "nvml") return open_nvml(devices);
+  if (name == "rocm-smi") return open_rocm_smi(devices);
+  if (name == "rapl") return open_rapl();
+  if (name == "none") return Opened::no("power source none: nothing is measured");
   if (name == "auto") {
     std::vector<std::string> reasons;
     for (const std::string n : {"nvml", "rocm-smi", "rapl"}) {
-      std::string why;
-      if (auto s = open(n, devices, &why)) return s;
-      reasons.push_back(n + ": " + why);
+      auto s = open(n, devices);
+      if (s) return s;
+      reasons.push_back(n + ": " + s.why_not());
     }
-    if (why_not) *why_not = fmt::format("no power source available ({})", fmt::join(reasons, "; "));
-    return nullptr;
+    return Opened::no(fmt::format("no power source available ({})", fmt::join(reasons, "; ")));
   }
-  if (why_not) *why_not = fmt::format("unknown power source '{}'", name);
-  return nullptr;
+  return Opened::no(fmt::format("unknown power source '{}'", name));
 }
 
 }  // namespace dmabench::power

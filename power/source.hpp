@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/why_not.hpp"
+
 namespace dmabench::power {
 
 class Source {
@@ -37,13 +39,14 @@ struct Devices {
 };
 
 // Source names: "nvml", "rocm-smi", "rapl", "none"; "auto" takes the first available of
-// nvml, rocm-smi, rapl. Returns nullptr with the reason when the source cannot serve `devices`.
-std::unique_ptr<Source> open(const std::string& name, const Devices& devices, std::string* why_not);
+// nvml, rocm-smi, rapl. Returns the reason when the source cannot serve `devices`.
+using Opened = Maybe<std::unique_ptr<Source>>;
+Opened open(const std::string& name, const Devices& devices);
 std::vector<std::string> source_names();
 
 // Implementations (each file compiled only where its headers exist; otherwise they say why).
-std::unique_ptr<Source> open_nvml(const Devices& devices, std::string* why_not);
-std::unique_ptr<Source> open_rocm_smi(const Devices& devices, std::string* why_not);
-std::unique_ptr<Source> open_rapl(std::string* why_not, const std::string& root = "/sys/class/powercap");
+Opened open_nvml(const Devices& devices);
+Opened open_rocm_smi(const Devices& devices);
+Opened open_rapl(const std::string& root = "/sys/class/powercap");
 
 }  // namespace dmabench::power

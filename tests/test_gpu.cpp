@@ -27,48 +27,44 @@ using json = nlohmann::json;
 
 namespace {
 
-Backend* cuda_backend(std::string* why) {
-  static std::string reason;
-  // the build's GPU backend (cuda or hip); a host-only build asks for cuda and gets the reason
+// The build's GPU backend (cuda or hip), or why there is none; a host-only build asks for cuda and gets the reason.
+const Maybe<std::unique_ptr<Backend>>& cuda_backend() {
   static const std::string name = built_backends().front() == "host" ? "cuda" : built_backends().front();
-  static std::unique_ptr<Backend> backend = make_backend(name, &reason);
-  *why = reason;
-  return backend.get();
+  static const Maybe<std::unique_ptr<Backend>> backend = make_backend(name);
+  return backend;
 }
 
 Engine* engine(const std::string& name) {
   static std::map<std::string, std::unique_ptr<Engine>> engines;  // NCCL communicators are set up once
   auto& e = engines[name];
-  if (!e) {
-    std::string why;
-    e = make_engine(name, &why);
-  }
+  if (!e)
+    if (auto made = make_engine(name)) e = std::move(made).value();
   return e.get();
 }
 
-#define REQUIRE_GPU(backend_var)                                  \
-  std::string why_no_gpu;                                         \
-  Backend* backend_var = cuda_backend(&why_no_gpu);               \
-  if (!backend_var) GTEST_SKIP() << "no GPU: " << why_no_gpu
+#define REQUIRE_GPU(backend_var)                                                       \
+  if (!cuda_backend()) GTEST_SKIP() << "no GPU: " << cuda_backend().why_not();         \
+  Backend* backend_var = cuda_backend()->get()
 
 #ifdef DMABENCH_HAVE_CUDA
-// A calibrated meter on NVML, one channel per device of the machine; nullptr with the reason.
-std::unique_ptr<power::Meter> nvml_meter(Backend& backend, double window_s, std::string* why) {
+// A calibrated meter on NVML, one channel per device of the machine; or the reason there is none.
+Maybe<std::unique_ptr<power::Meter>> nvml_meter(Backend& backend, double window_s) {
   power::Devices devs;
   const json machine = backend.context();  // keep it alive while iterating
   for (const auto& d : machine["devices"]) devs.bus_ids.push_back(d["bus_id"].get<std::string>());
-  auto src = power::open("nvml", devs, why);
-  if (!src) return nullptr;
-  auto meter = std::make_unique<power::Meter>(std::move(src), window_s);
+  auto src = power::open("nvml", devs);
+  if (!src) return Maybe<std::unique_ptr<power::Meter>>::no(src.why_not());
+  auto meter = std::make_unique<power::Meter>(std::move(src).value(), window_s);
   meter->calibrate();
   return meter;
 }
 
 #define REQUIRE_NVML_METER(meter_var, backend, window_s)                                                  \
-  std::string why_no_nvml;                                                                                \
-  auto meter_var = nvml_meter(backend, window_s, &why_no_nvml);                                           \
-  if (!meter_var && why_no_nvml.find("this build has no NVML") != std::string::npos) GTEST_SKIP() << why_no_nvml; \
-  ASSERT_NE(meter_var, nullptr) << why_no_nvml
+  auto made_##meter_var = nvml_meter(backend, window_s);                                                  \
+  const std::string why_no_nvml = made_##meter_var.why_not();                                             \
+  if (!made_##meter_var && why_no_nvml.find("this build has no NVML") != std::string::npos) GTEST_SKIP() << why_no_nvml; \
+  ASSERT_TRUE(made_##meter_var) << why_no_nvml;                                                           \
+  std::unique_ptr<power::Meter> meter_var = std::move(made_##meter_var).value()
 
 // Runs a case with its power measured by `meter` on `gpus`: the case's result.
 json with_power(const Case& c, Backend& backend, power::Meter& meter, const std::vector<int>& gpus) {
@@ -436,10 +432,10 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
   oc.compute = compute::Spec{.kind = "gemm", .m = 8192, .n = 8192, .k = 8192, .dtype = "bf16"};
   oc.duration_ms = 50;
   oc.rounds = 2;
-  std::string why;
   if (auto no = compute::unsupported(*backend, oc.compute)) GTEST_SKIP() << *no;
-  auto load = compute::make_load(*backend, oc.compute, devs, &why);
-  ASSERT_NE(load, nullptr) << why;
+  auto made = compute::make_load(*backend, oc.compute, devs);
+  ASSERT_TRUE(made) << made.why_not();
+  std::unique_ptr<compute::Load> load = std::move(made).value();
   auto reference_rate = [&]() {
     std::vector<double> rates;
     for (int i = 0; i < 4; ++i) {

@@ -39,7 +39,7 @@ class TamperingEngine final : public Engine {
  public:
   TamperingEngine(std::unique_ptr<Engine> inner, std::function<void(Plan&)> tamper)
       : inner_(std::move(inner)), tamper_(std::move(tamper)) {}
-  std::optional<std::string> unsupported(const Plan& p, const Options& o, int k) const override {
+  WhyNot unsupported(const Plan& p, const Options& o, int k) const override {
     return inner_->unsupported(p, o, k);
   }
   std::unique_ptr<Operation> prepare(const Plan& plan, const Options& o) override {
@@ -60,9 +60,8 @@ class HostEveryPattern : public ::testing::TestWithParam<std::tuple<std::string,
 TEST_P(HostEveryPattern, ValidatesAndTimes) {
   const auto& [pattern, ranks, bytes, timing] = GetParam();
   auto backend = host_backend();
-  std::string why;
-  auto engine = make_engine("host", &why);
-  ASSERT_NE(engine, nullptr) << why;
+  auto engine = make_engine("host").value();
+  ASSERT_NE(engine, nullptr);
   const Case c = make_case(pattern, ranks, bytes, timing);
   const json r = to_json(run_case(testing_support::planned(c), engine.get(), *backend));
   if (!c.not_runnable.empty()) {
@@ -95,8 +94,7 @@ INSTANTIATE_TEST_SUITE_P(Host, HostEveryPattern,
 
 TEST(HostEngine, ValidationCatchesAMissingTransfer) {
   auto backend = host_backend();
-  std::string why;
-  TamperingEngine engine(make_engine("host", &why), [](Plan& p) { p.transfers.pop_back(); });
+  TamperingEngine engine(make_engine("host").value(), [](Plan& p) { p.transfers.pop_back(); });
   const json r = to_json(run_case(testing_support::planned(make_case("allgather", 3, 4096, Timing::oneshot)), &engine, *backend));
   EXPECT_EQ(r["status"], "failed");
   EXPECT_EQ(r["validated"], false);
@@ -108,9 +106,8 @@ TEST(HostEngine, ValidationCatchesAMissingTransfer) {
 
 TEST(HostEngine, ValidationCatchesAnInPlaceBlockLeftOut) {
   auto backend = host_backend();
-  std::string why;
   // an operation that does not put rank 1's own block in place before running
-  TamperingEngine engine(make_engine("host", &why), [](Plan& p) { p.preset.erase(p.preset.begin() + 1); });
+  TamperingEngine engine(make_engine("host").value(), [](Plan& p) { p.preset.erase(p.preset.begin() + 1); });
   const json r = to_json(run_case(testing_support::planned(make_case("allgather-inplace", 3, 4096, Timing::oneshot)), &engine, *backend));
   EXPECT_EQ(r["status"], "failed");
   const std::string reason = r["reason"];
@@ -119,9 +116,8 @@ TEST(HostEngine, ValidationCatchesAnInPlaceBlockLeftOut) {
 
 TEST(HostEngine, ValidationCatchesWrongBytesAndNamesTheOffset) {
   auto backend = host_backend();
-  std::string why;
   // rank 0 sends block 1 twice instead of block 0 to itself: the bytes are real data, just wrong.
-  TamperingEngine engine(make_engine("host", &why), [](Plan& p) {
+  TamperingEngine engine(make_engine("host").value(), [](Plan& p) {
     for (auto& t : p.transfers)
       if (t.src_rank == 0 && t.dst_rank == 0) t.src_offset = 1000;
   });
@@ -133,9 +129,8 @@ TEST(HostEngine, ValidationCatchesWrongBytesAndNamesTheOffset) {
 
 TEST(HostEngine, ValidationCatchesASingleWrongByte) {
   auto backend = host_backend();
-  std::string why;
   // One byte short of a 4 KiB copy: only the last byte stays poisoned.
-  TamperingEngine engine(make_engine("host", &why), [](Plan& p) { p.transfers[0].bytes -= 1; });
+  TamperingEngine engine(make_engine("host").value(), [](Plan& p) { p.transfers[0].bytes -= 1; });
   const json r = to_json(run_case(testing_support::planned(make_case("copy", 2, 4096, Timing::oneshot)), &engine, *backend));
   ASSERT_EQ(r["status"], "failed");
   // the poison byte can collide with the expected one (1 in 256); the seed of this case does not
@@ -152,8 +147,7 @@ TEST(HostEngine, SkipsCasesOfOtherBackendsAndMissingEngines) {
       << r["reason"];
   r = to_json(run_case(testing_support::planned(make_case("copy", 1, 64, Timing::oneshot)), nullptr, *backend));
   EXPECT_EQ(r["status"], "skipped");
-  std::string why;
-  auto engine = make_engine("host", &why);
+  auto engine = make_engine("host").value();
   r = to_json(run_case(testing_support::planned(make_case("copy", 2, 64, Timing::oneshot)), nullptr, *backend, {}, "not in this build"));
   EXPECT_EQ(r["status"], "skipped");
   EXPECT_EQ(r["reason"], "not in this build");
@@ -161,8 +155,7 @@ TEST(HostEngine, SkipsCasesOfOtherBackendsAndMissingEngines) {
 
 TEST(HostEngine, HugeCasesAreSkippedNotCrashed) {
   auto backend = host_backend();
-  std::string why;
-  auto engine = make_engine("host", &why);
+  auto engine = make_engine("host").value();
   const json r = to_json(run_case(testing_support::planned(make_case("allgather", 8, std::size_t{1} << 40, Timing::oneshot)), engine.get(), *backend));
   EXPECT_EQ(r["status"], "skipped");
   EXPECT_NE(r["reason"].get<std::string>().find("host memory"), std::string::npos) << r["reason"];
@@ -170,8 +163,7 @@ TEST(HostEngine, HugeCasesAreSkippedNotCrashed) {
 
 TEST(HostEngine, PipelinedSampleIsPerOperation) {
   auto backend = host_backend();
-  std::string why;
-  auto engine = make_engine("host", &why);
+  auto engine = make_engine("host").value();
   Case c = make_case("copy", 2, 8 << 20, Timing::pipelined);
   c.pipeline_depth = 8;
   CaseExecution ex(testing_support::planned(c), engine.get(), "", *backend);
@@ -187,9 +179,8 @@ TEST(HostEngine, PipelinedSampleIsPerOperation) {
 // Buffer rotation: with 3 sets, validation checks every set (one launch leaves sets 1 and 2
 // poisoned and says where), and launches move set 0, 1, 2, 0, ... in turn.
 TEST(HostEngine, RotationWritesEverySetInTurnAndValidationChecksThemAll) {
-  std::string why;
-  auto engine = make_engine("host", &why);
-  ASSERT_NE(engine, nullptr) << why;
+  auto engine = make_engine("host").value();
+  ASSERT_NE(engine, nullptr);
   Plan plan = find_pattern("allgather")->plan({0, 1, 2}, 1000);
   plan.sets = 3;
   EXPECT_EQ(plan.dst_stride(0), 3072u);  // 3000 bytes rounded up to 256
@@ -218,8 +209,7 @@ TEST(HostEngine, RotationWritesEverySetInTurnAndValidationChecksThemAll) {
 // Through the harness: every pattern rotating over 5 sets validates and times.
 TEST(HostEngine, RotatedCasesValidate) {
   auto backend = host_backend();
-  std::string why;
-  auto engine = make_engine("host", &why);
+  auto engine = make_engine("host").value();
   for (const std::string pattern : {"copy", "bidir", "allgather", "allgather-inplace", "alltoall"})
     for (Timing timing : {Timing::oneshot, Timing::pipelined}) {
       Case c = make_case(pattern, 4, 1001, timing);

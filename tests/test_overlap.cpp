@@ -111,9 +111,8 @@ class ScriptedLoad final : public compute::Load {
 
 TEST(Overlap, ScriptedWorkloadGivesExactFigures) {
   auto backend = host_backend();
-  std::string why;
-  auto engine = make_engine("host", &why);
-  ASSERT_NE(engine, nullptr) << why;
+  auto engine = make_engine("host").value();
+  ASSERT_NE(engine, nullptr);
   CaseExecution ex(testing_support::planned(overlap_case("stream")), engine.get(), "", *backend);
   ScriptedLoad load(10.0, 12.5, 5);
   const json r = run_overlap(ex, [&]() -> compute::Load& { return load; });
@@ -145,15 +144,15 @@ TEST(Overlap, ScriptedWorkloadGivesExactFigures) {
 
 TEST(Overlap, HostStreamWorkloadRunsBesideEveryTiming) {
   auto backend = host_backend();
-  std::string why;
-  auto engine = make_engine("host", &why);
-  ASSERT_NE(engine, nullptr) << why;
+  auto engine = make_engine("host").value();
+  ASSERT_NE(engine, nullptr);
   for (Timing t : {Timing::oneshot, Timing::pipelined}) {
     Case c = overlap_case("stream", t);
     c.overlap->duration_ms = 30;  // long enough for samples on a busy 2-core CI machine
     CaseExecution ex(testing_support::planned(c), engine.get(), "", *backend);
-    auto load = compute::make_load(*backend, c.overlap->compute, c.devices, &why);
-    ASSERT_NE(load, nullptr) << why;
+    auto made = compute::make_load(*backend, c.overlap->compute, c.devices);
+    ASSERT_TRUE(made) << made.why_not();
+    std::unique_ptr<compute::Load> load = std::move(made).value();
     const json r = run_overlap(ex, [&]() -> compute::Load& { return *load; });
     ASSERT_EQ(r["status"], "ok") << r["reason"];
     const json& o = r["overlap"];
@@ -173,13 +172,13 @@ TEST(Overlap, HostStreamWorkloadRunsBesideEveryTiming) {
 
 TEST(Overlap, WorkloadTheBackendLacksSkipsTheCase) {
   auto backend = host_backend();
-  std::string why;
-  auto engine = make_engine("host", &why);
+  auto engine = make_engine("host").value();
   CaseExecution ex(testing_support::planned(overlap_case("gemm")), engine.get(), "", *backend);
   ASSERT_TRUE(ex.static_skip_reason().has_value());
   EXPECT_NE(ex.static_skip_reason()->find("needs a GPU backend"), std::string::npos) << *ex.static_skip_reason();
-  EXPECT_EQ(compute::make_load(*backend, overlap_case("gemm").overlap->compute, {0, 1}, &why), nullptr);
-  EXPECT_NE(why.find("gemm"), std::string::npos);
+  const auto load = compute::make_load(*backend, overlap_case("gemm").overlap->compute, {0, 1});
+  EXPECT_FALSE(load);
+  EXPECT_NE(load.why_not().find("gemm"), std::string::npos) << load.why_not();
 }
 
 namespace {
@@ -189,7 +188,7 @@ namespace {
 class BreaksLaterEngine final : public Engine {
  public:
   explicit BreaksLaterEngine(std::unique_ptr<Engine> inner) : inner_(std::move(inner)) {}
-  std::optional<std::string> unsupported(const Plan& p, const Options& o, int k) const override {
+  WhyNot unsupported(const Plan& p, const Options& o, int k) const override {
     return inner_->unsupported(p, o, k);
   }
   std::unique_ptr<Operation> prepare(const Plan& plan, const Options& o) override {
@@ -221,8 +220,7 @@ class BreaksLaterEngine final : public Engine {
 
 TEST(Overlap, WrongDataBesideTheWorkloadFailsTheCase) {
   auto backend = host_backend();
-  std::string why;
-  BreaksLaterEngine engine(make_engine("host", &why));
+  BreaksLaterEngine engine(make_engine("host").value());
   Case c = overlap_case("stream");
   CaseExecution ex(testing_support::planned(c), &engine, "", *backend);
   ScriptedLoad load(10.0, 11.0, 3);
@@ -235,8 +233,7 @@ TEST(Overlap, WrongDataBesideTheWorkloadFailsTheCase) {
 
 TEST(Overlap, WorkloadErrorsAreRecordedNotThrown) {
   auto backend = host_backend();
-  std::string why;
-  auto engine = make_engine("host", &why);
+  auto engine = make_engine("host").value();
   CaseExecution ex(testing_support::planned(overlap_case("stream")), engine.get(), "", *backend);
   const json r = run_overlap(ex, []() -> compute::Load& { throw std::runtime_error("out of device memory"); });
   EXPECT_EQ(r["status"], "ok");  // the alone figures stand

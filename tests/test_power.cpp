@@ -215,9 +215,8 @@ TEST(PowerMeter, ShortWindowIsFlagged) {
 }
 
 TEST(PowerMeter, FailingSourceKeepsTheCaseLatency) {
-  std::string why;
-  auto backend = make_backend("host", &why);
-  auto engine = make_engine("host", &why);
+  auto backend = make_backend("host").value();
+  auto engine = make_engine("host").value();
   Case c{.pattern = "copy",
          .engine = EngineVariant{"host", json::object()},
          .devices = {0, 1},
@@ -246,27 +245,31 @@ TEST(PowerSources, RaplReadsSysfsAndNamesWhatIsMissing) {
   fs::create_directories(root / "intel-rapl:0:0");  // a sub-zone: not a package
   std::ofstream(root / "intel-rapl:0" / "energy_uj") << "123456789\n";
   std::ofstream(root / "intel-rapl:0" / "max_energy_range_uj") << "262143328850\n";
-  std::string why;
-  auto src = power::open_rapl(&why, root.string());
-  ASSERT_NE(src, nullptr) << why;
+  auto opened = power::open_rapl(root.string());
+  ASSERT_TRUE(opened) << opened.why_not();
+  const std::unique_ptr<power::Source>& src = *opened;
   EXPECT_EQ(src->channels(), 1);
   EXPECT_NEAR(src->energy_J(0), 123.456789, 1e-9);
   EXPECT_NEAR(*src->wrap_J(), 262143.32885, 1e-6);
-  EXPECT_EQ(power::open_rapl(&why, (root / "nothing").string()), nullptr);
-  EXPECT_NE(why.find("no RAPL package zones"), std::string::npos) << why;
+  const auto nothing = power::open_rapl((root / "nothing").string());
+  EXPECT_FALSE(nothing);
+  EXPECT_NE(nothing.why_not().find("no RAPL package zones"), std::string::npos) << nothing.why_not();
   fs::remove(root / "intel-rapl:0" / "max_energy_range_uj");
-  EXPECT_EQ(power::open_rapl(&why, root.string()), nullptr);
-  EXPECT_NE(why.find("not readable"), std::string::npos) << why;
+  const auto unreadable = power::open_rapl(root.string());
+  EXPECT_FALSE(unreadable);
+  EXPECT_NE(unreadable.why_not().find("not readable"), std::string::npos) << unreadable.why_not();
 }
 
 TEST(PowerSources, UnavailableSourcesSayWhy) {
-  std::string why;
-  EXPECT_EQ(power::open("none", {}, &why), nullptr);
-  EXPECT_NE(why.find("none"), std::string::npos);
-  EXPECT_EQ(power::open("nvml", {}, &why), nullptr);  // no GPU to measure, or no NVML in this build
-  EXPECT_FALSE(why.empty());
-  EXPECT_EQ(power::open("bogus", {}, &why), nullptr);
-  EXPECT_NE(why.find("unknown power source"), std::string::npos);
+  const auto none = power::open("none", {});
+  EXPECT_FALSE(none);
+  EXPECT_NE(none.why_not().find("none"), std::string::npos);
+  const auto nvml = power::open("nvml", {});  // no GPU to measure, or no NVML in this build
+  EXPECT_FALSE(nvml);
+  EXPECT_FALSE(nvml.why_not().empty());
+  const auto bogus = power::open("bogus", {});
+  EXPECT_FALSE(bogus);
+  EXPECT_NE(bogus.why_not().find("unknown power source"), std::string::npos);
 }
 
 TEST(PowerConfig, ConfigAndFlags) {

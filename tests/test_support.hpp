@@ -12,10 +12,9 @@
 namespace dmabench::testing_support {
 
 inline std::unique_ptr<Backend> host_backend() {
-  std::string why;
-  auto b = make_backend("host", &why);
-  EXPECT_NE(b, nullptr) << why;
-  return b;
+  auto b = make_backend("host");
+  EXPECT_TRUE(b) << b.why_not();
+  return b ? std::move(b).value() : nullptr;
 }
 
 // Test parameters name in-place forms "<pattern>-inplace" (the case-name spelling).

@@ -71,9 +71,9 @@ Breakdown phases(const std::vector<Stamps>& plain, const std::vector<Stamps>& tr
 
 Breakdown measure_breakdown(const Subject& s, int passes) {
   try {
-    std::string why;
-    auto tracer = s.backend.copy_tracer(&why);
-    if (!tracer) return Breakdown{.error = "no copy tracer: " + why};
+    auto made = s.backend.copy_tracer();
+    if (!made) return Breakdown{.error = "no copy tracer: " + made.why_not()};
+    const std::unique_ptr<CopyTracer> tracer = std::move(made).value();
     const std::vector<Stamps> plain = run_passes(s.op, passes);  // host phases: tracing slows the submit calls
     tracer->start();
     const std::vector<Stamps> traced = run_passes(s.op, passes);
