@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/errors.hpp"
+#include "core/errors.hpp"
 
 namespace dmabench {
 

@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "bench/errors.hpp"
+#include "core/errors.hpp"
 #include "bench/patterns/pattern.hpp"
-#include "bench/units.hpp"
+#include "core/units.hpp"
 
 namespace dmabench {
 namespace {

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "bench/errors.hpp"
+#include "core/errors.hpp"
 
 namespace dmabench::gbench {
 namespace {

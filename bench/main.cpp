@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "bench/cli.hpp"
-#include "bench/errors.hpp"
+#include "core/errors.hpp"
 #include "bench/runner.hpp"
 #include "version.hpp"
 

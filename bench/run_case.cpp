@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/errors.hpp"
+#include "core/errors.hpp"
 #include "bench/measure/validation.hpp"
 
 namespace dmabench {

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "bench/errors.hpp"
+#include "core/errors.hpp"
 #include "bench/features.hpp"
 #include "bench/gbench.hpp"
 #include "bench/power_setup.hpp"

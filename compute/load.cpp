@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/units.hpp"
+#include "core/units.hpp"
 #include "engines/backend.hpp"
 
 namespace dmabench::compute {

@@ -184,7 +184,7 @@ std::vector<FeatureTable> feature_tables(const BuildFacts& b) {
   return {{"NVIDIA", "cuda", nvidia_features(b)}, {"AMD", "hip", amd_features(b)}};
 }
 
-std::string missing(const BuildFacts& b, const std::string& feature) {
+WhyNot missing(const BuildFacts& b, const std::string& feature) {
   const Feature* match = nullptr;
   int matches = 0;
   const auto tables = feature_tables(b);
@@ -196,7 +196,8 @@ std::string missing(const BuildFacts& b, const std::string& feature) {
       }
   if (matches == 0) return fmt::format("{}: unknown feature", feature);
   if (matches > 1) return fmt::format("{}: ambiguous feature name ({} features start with it)", feature, matches);
-  return match->built ? "" : fmt::format("{} needs {}; {}", feature, match->needs, match->note);
+  if (match->built) return std::nullopt;
+  return fmt::format("{} needs {}; {}", feature, match->needs, match->note);
 }
 
 }  // namespace dmabench::gpu

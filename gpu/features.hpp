@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/why_not.hpp"
+
 namespace dmabench::gpu {
 
 struct Feature {
@@ -45,8 +47,9 @@ std::vector<Feature> nvidia_features(const BuildFacts& b);
 std::vector<Feature> amd_features(const BuildFacts& b);
 // Both tables, NVIDIA's then AMD's.
 std::vector<FeatureTable> feature_tables(const BuildFacts& b);
-// "<feature> needs X; <why not>" for a feature this build lacks, or "" when it has it. `feature` is
-// the start of one feature's name (of either table); an unknown or ambiguous start says so.
-std::string missing(const BuildFacts& b, const std::string& feature);
+// "<feature> needs X; <why not>" for a feature this build lacks, or nullopt when it has it.
+// `feature` is the start of one feature's name (of either table); an unknown or ambiguous start
+// says so.
+WhyNot missing(const BuildFacts& b, const std::string& feature);
 
 }  // namespace dmabench::gpu

@@ -185,7 +185,7 @@ void async_copy(const Copy& c, const Signal* dependency, const Signal& completio
                                                          sig(completion),
                                                          static_cast<hsa_amd_sdma_engine_id_t>(amd::engine_bit(c.engine)), true));
 #else
-  throw std::runtime_error(gpu::missing(gpu::this_build(), "hsa engines=preferred|round-robin|map:FILE"));
+  throw std::runtime_error(gpu::missing(gpu::this_build(), "hsa engines=preferred|round-robin|map:FILE").value());
 #endif
 }
 
@@ -205,7 +205,7 @@ std::uint32_t preferred_engines(int src_device, int dst_device) {
 #else
   (void)src_device;
   (void)dst_device;
-  throw std::runtime_error(gpu::missing(gpu::this_build(), "hsa engines=preferred|round-robin|map:FILE"));
+  throw std::runtime_error(gpu::missing(gpu::this_build(), "hsa engines=preferred|round-robin|map:FILE").value());
 #endif
 }
 

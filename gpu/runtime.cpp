@@ -135,7 +135,7 @@ double gpu_clock_ns_per_tick(int device) {
   return 1e6 / khz;
 #elif defined(DMABENCH_GPU_HIP)
   (void)device;
-  throw std::runtime_error(gpu::missing(gpu::this_build(), "trigger gpu-flag"));
+  throw std::runtime_error(gpu::missing(gpu::this_build(), "trigger gpu-flag").value());
 #else
   (void)device;
   return 1.0;  // %globaltimer counts nanoseconds

@@ -223,7 +223,7 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
 WhyNot copy_batch_unsupported() { return gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)"); }
 
 void copy_batch_async(const std::vector<CopyJob>&, int, const Stream&, bool) {
-  throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)"));
+  throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)").value());
 }
 #else
 // cudaMemcpyBatchAsync: CUDA >= 12.8 headers (DMABENCH_CUDA_HAS_BATCH, decided in CMakeLists.txt where the
@@ -267,7 +267,7 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
   (void)device;
   (void)stream;
   (void)prefer_overlap_with_compute;
-  throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch (cudaMemcpyBatchAsync)"));
+  throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch (cudaMemcpyBatchAsync)").value());
 #endif
 }
 #endif  // DMABENCH_GPU_HIP

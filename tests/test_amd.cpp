@@ -12,7 +12,7 @@
 #include "amd/environment.hpp"
 #include "amd/topology.hpp"
 #include "bench/config.hpp"
-#include "bench/errors.hpp"
+#include "core/errors.hpp"
 #include "engines/engine.hpp"
 
 using namespace dmabench;

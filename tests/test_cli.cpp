@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/cli.hpp"
-#include "bench/errors.hpp"
+#include "core/errors.hpp"
 
 using namespace dmabench;
 

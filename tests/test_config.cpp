@@ -7,7 +7,7 @@
 
 #include "bench/config.hpp"
 #include "bench/sweep.hpp"
-#include "bench/errors.hpp"
+#include "core/errors.hpp"
 #include "bench/patterns/pattern.hpp"
 
 using namespace dmabench;

@@ -12,6 +12,7 @@ using namespace dmabench;
 namespace {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const WhyNot& why, const std::string& part) { return why && has(*why, part); }
 
 }  // namespace
 
@@ -33,7 +34,7 @@ TEST(Features, BothVendorsEveryNameUniqueAsAPrefix) {
   for (const auto& a : names)  // missing() finds a feature by the start of its name
     for (const auto& b : names)
       if (&a != &b) EXPECT_NE(b.rfind(a, 0), 0u) << "'" << a << "' starts '" << b << "'";
-  EXPECT_TRUE(has(gpu::missing(gpu::BuildFacts{}, "ce-batch"), "ambiguous")) << gpu::missing(gpu::BuildFacts{}, "ce-batch");
+  EXPECT_TRUE(has(gpu::missing(gpu::BuildFacts{}, "ce-batch"), "ambiguous")) << gpu::missing(gpu::BuildFacts{}, "ce-batch").value_or("");
   EXPECT_TRUE(has(gpu::missing(gpu::BuildFacts{}, "warp drive"), "unknown feature"));
 }
 
@@ -42,13 +43,13 @@ TEST(Features, ThisBuildAgreesWithItsDefinitions) {
 #ifdef DMABENCH_HAVE_CUDA
   EXPECT_TRUE(b.cuda);
   EXPECT_FALSE(b.cuda_version.empty());
-  EXPECT_EQ(gpu::missing(b, "cuda backend"), "");
+  EXPECT_EQ(gpu::missing(b, "cuda backend"), std::nullopt);
 #else
   EXPECT_FALSE(b.cuda);
 #endif
 #ifdef DMABENCH_HAVE_HIP
   EXPECT_TRUE(b.hip);
-  EXPECT_EQ(gpu::missing(b, "hip backend"), "");
+  EXPECT_EQ(gpu::missing(b, "hip backend"), std::nullopt);
 #else
   EXPECT_FALSE(b.hip);
 #endif
@@ -79,17 +80,17 @@ TEST(NvidiaFeatures, EveryFeatureSaysWhatItNeeds) {
     EXPECT_TRUE(f.built) << f.name;
     EXPECT_FALSE(f.needs.empty()) << f.name;
   }
-  EXPECT_EQ(gpu::missing(cuda13, "ce-batch (cudaMemcpyBatchAsync)"), "");
-  EXPECT_EQ(gpu::missing(cuda13, "nccl cta_policy zero"), "");
+  EXPECT_EQ(gpu::missing(cuda13, "ce-batch (cudaMemcpyBatchAsync)"), std::nullopt);
+  EXPECT_EQ(gpu::missing(cuda13, "nccl cta_policy zero"), std::nullopt);
 
   gpu::BuildFacts cuda126;  // CUDA 12.6 with NCCL 2.21, without CUPTI
   cuda126.cuda = cuda126.nccl = cuda126.cublas = true;
   cuda126.cuda_version = "12.6";
   cuda126.nccl_version = "2.21.5";
-  const std::string batch = gpu::missing(cuda126, "ce-batch (cuda");
+  const std::string batch = gpu::missing(cuda126, "ce-batch (cuda").value_or("");
   EXPECT_TRUE(has(batch, "needs CUDA >= 12.8")) << batch;
   EXPECT_TRUE(has(batch, "CUDA 12.6 has no cudaMemcpyBatchAsync")) << batch;
-  const std::string a2a = gpu::missing(cuda126, "nccl alltoall on NVIDIA");
+  const std::string a2a = gpu::missing(cuda126, "nccl alltoall on NVIDIA").value_or("");
   EXPECT_TRUE(has(a2a, "NCCL >= 2.28")) << a2a;
   EXPECT_TRUE(has(a2a, "NCCL 2.21.5 has no all-to-all call")) << a2a;
   EXPECT_TRUE(has(gpu::missing(cuda126, "nccl cta_policy zero"), "cta_policy zero needs NCCL >= 2.28"));
@@ -107,25 +108,25 @@ TEST(AmdFeatures, EveryFeatureSaysWhatItNeeds) {
     EXPECT_FALSE(f.needs.empty()) << f.name;
     EXPECT_FALSE(f.note.empty()) << f.name;
   }
-  EXPECT_EQ(gpu::missing(rocm52, "hsa engine, engines=runtime"), "");
-  const std::string on_engine = gpu::missing(rocm52, "hsa engines=preferred");
+  EXPECT_EQ(gpu::missing(rocm52, "hsa engine, engines=runtime"), std::nullopt);
+  const std::string on_engine = gpu::missing(rocm52, "hsa engines=preferred").value_or("");
   EXPECT_NE(on_engine.find("needs ROCm >= 5.7"), std::string::npos) << on_engine;
   EXPECT_NE(on_engine.find("HSA AMD interface 1.0"), std::string::npos) << on_engine;
-  EXPECT_NE(gpu::missing(rocm52, "ce-batch (hip").find("HIP >= 7.1"), std::string::npos);
-  EXPECT_NE(gpu::missing(rocm52, "ce SDMA-only").find("hipMemcpyDefault"), std::string::npos);
-  EXPECT_NE(gpu::missing(rocm52, "nccl engine on AMD").find("RCCL"), std::string::npos);
-  EXPECT_NE(gpu::missing(rocm52, "gemm workload on AMD").find("rocBLAS was not found"), std::string::npos);
+  EXPECT_NE(gpu::missing(rocm52, "ce-batch (hip").value_or("").find("HIP >= 7.1"), std::string::npos);
+  EXPECT_NE(gpu::missing(rocm52, "ce SDMA-only").value_or("").find("hipMemcpyDefault"), std::string::npos);
+  EXPECT_NE(gpu::missing(rocm52, "nccl engine on AMD").value_or("").find("RCCL"), std::string::npos);
+  EXPECT_NE(gpu::missing(rocm52, "gemm workload on AMD").value_or("").find("rocBLAS was not found"), std::string::npos);
 
   gpu::BuildFacts rocm7 = rocm52;  // ROCm 7.2 with RCCL
   rocm7.hsa_copy_on_engine = rocm7.hip_nocu = rocm7.hip_wall_clock_rate = rocm7.hip_batch = rocm7.rccl = true;
   rocm7.nccl_alltoall = "ncclAllToAll";
-  EXPECT_EQ(gpu::missing(rocm7, "hsa engines=preferred"), "");
-  EXPECT_EQ(gpu::missing(rocm7, "ce-batch (hipMemcpyBatchAsync)"), "");
-  EXPECT_EQ(gpu::missing(rocm7, "ce SDMA-only"), "");
-  EXPECT_EQ(gpu::missing(rocm7, "trigger gpu-flag"), "");
-  EXPECT_EQ(gpu::missing(rocm7, "nccl alltoall on AMD"), "");
+  EXPECT_EQ(gpu::missing(rocm7, "hsa engines=preferred"), std::nullopt);
+  EXPECT_EQ(gpu::missing(rocm7, "ce-batch (hipMemcpyBatchAsync)"), std::nullopt);
+  EXPECT_EQ(gpu::missing(rocm7, "ce SDMA-only"), std::nullopt);
+  EXPECT_EQ(gpu::missing(rocm7, "trigger gpu-flag"), std::nullopt);
+  EXPECT_EQ(gpu::missing(rocm7, "nccl alltoall on AMD"), std::nullopt);
   // RCCL has no copy-engine collectives; the reason names it
-  const std::string zero = gpu::missing(rocm7, "nccl cta_policy zero");
+  const std::string zero = gpu::missing(rocm7, "nccl cta_policy zero").value_or("");
   EXPECT_TRUE(has(zero, "cta_policy zero needs NCCL >= 2.28") && has(zero, "RCCL")) << zero;
-  EXPECT_NE(gpu::missing(gpu::BuildFacts{}, "hip backend").find("no HIP"), std::string::npos);
+  EXPECT_NE(gpu::missing(gpu::BuildFacts{}, "hip backend").value_or("").find("no HIP"), std::string::npos);
 }

@@ -13,7 +13,7 @@
 
 #include "bench/cli.hpp"
 #include "bench/config.hpp"
-#include "bench/errors.hpp"
+#include "core/errors.hpp"
 #include "bench/run_case.hpp"
 #include "power/meter.hpp"
 #include "tests/test_support.hpp"

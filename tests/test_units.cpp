@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "bench/errors.hpp"
-#include "bench/units.hpp"
+#include "core/errors.hpp"
+#include "core/units.hpp"
 
 using namespace dmabench;
 

@@ -1,4 +1,4 @@
-#include "bench/units.hpp"
+#include "core/units.hpp"
 
 #include <cctype>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/errors.hpp"
+#include "core/errors.hpp"
 
 namespace dmabench {
 namespace {
