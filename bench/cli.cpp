@@ -1,5 +1,7 @@
 #include "bench/cli.hpp"
 
+#include <cctype>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -82,7 +84,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       } catch (...) {
         used = 0;
       }
-      if (used == 0 || used != v.size() || s < 0.2 || s > 600)
+      if (used == 0 || used != v.size() || !std::isdigit(static_cast<unsigned char>(v[0])) || !(s >= 0.2 && s <= 600))
         throw InputError(fmt::format("--power-window: '{}' is not a number of seconds from 0.2 to 600", v));
       o.power_window_s = s;
     } else if (arg == "--power-trace") {

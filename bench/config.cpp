@@ -1,6 +1,7 @@
 #include "bench/config.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -57,7 +58,7 @@ int parse_int(const json& v, const std::string& field, int min, int max) {
 
 std::uint64_t parse_size(const json& v, const std::string& field) {
   if (v.is_string()) return parse_bytes(v.get<std::string>(), field);
-  if (v.is_number_integer() && v.get<long long>() >= 1) return v.get<std::uint64_t>();
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() >= 1) return v.get<std::uint64_t>();
   fail(field, fmt::format("expected a byte count (an integer >= 1 or a string such as \"64KiB\"), got {}", show(v)));
 }
 
@@ -68,6 +69,7 @@ std::vector<std::uint64_t> parse_sizes(const json& v) {
     out.push_back(parse_size(v, field));
   } else if (v.is_array()) {
     if (v.empty()) fail(field, "the list is empty; give at least one size");
+    if (v.size() > kMaxSizes) fail(field, fmt::format("{} sizes; at most {} are accepted", v.size(), kMaxSizes));
     for (std::size_t i = 0; i < v.size(); ++i) out.push_back(parse_size(v[i], fmt::format("sizes[{}]", i)));
   } else if (v.is_object()) {
     for (const auto& [k, _] : v.items())
@@ -86,15 +88,18 @@ std::vector<std::uint64_t> parse_sizes(const json& v) {
       for (std::uint64_t s = from; s <= to;) {
         out.push_back(s);
         if (out.size() > kMaxSizes) fail(field, fmt::format("the range has more than {} sizes", kMaxSizes));
-        const auto next = static_cast<std::uint64_t>(std::llround(static_cast<double>(s) * factor));
+        const double grown = std::round(static_cast<double>(s) * factor);
+        if (grown > static_cast<double>(to)) break;  // also keeps the next size inside 64 bits
+        const auto next = static_cast<std::uint64_t>(grown);
         if (next <= s) fail("sizes.factor", fmt::format("{} does not grow {} bytes by a whole byte", factor, s));
         s = next;
       }
     } else {
       const std::uint64_t step = parse_size(v["step"], "sizes.step");
-      for (std::uint64_t s = from; s <= to; s += step) {
+      for (std::uint64_t s = from;; s += step) {
         out.push_back(s);
         if (out.size() > kMaxSizes) fail(field, fmt::format("the range has more than {} sizes", kMaxSizes));
+        if (to - s < step) break;  // the next size would pass `to` (or wrap past 2^64)
       }
     }
   } else {
@@ -439,18 +444,51 @@ Config parse_config(const json& doc) {
   return c;
 }
 
-Config load_config(const std::string& path) {
-  std::ifstream f(path);
+namespace {
+
+// Limits on a config file, checked while it is read and parsed (never after the fact).
+constexpr std::size_t kMaxConfigBytes = 1 << 20;  // 1 MiB: shipped configs are below 10 KiB
+constexpr int kMaxDepth = 32;                     // nesting: the deepest valid config is 6 levels
+
+std::string read_config_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(fmt::format("--config: cannot read '{}'", path));
-  std::stringstream text;
-  text << f.rdbuf();
-  json doc;
+  std::string text(kMaxConfigBytes + 1, '\0');
+  f.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (f.bad()) throw InputError(fmt::format("--config: cannot read '{}'", path));
+  text.resize(static_cast<std::size_t>(f.gcount()));
+  if (text.size() > kMaxConfigBytes)
+    throw InputError(fmt::format("config '{}': larger than {} KiB; a config is a small JSON file", path, kMaxConfigBytes >> 10));
+  if (const auto nul = text.find('\0'); nul != std::string::npos)
+    throw InputError(fmt::format("config '{}': a NUL byte at offset {}; a config is JSON text", path, nul));
+  return text;
+}
+
+// Parses with the limits: nesting depth, and no key twice in one object (JSON allows it; a
+// config that says one thing twice is a mistake, and the last one would silently win).
+json parse_config_text(const std::string& text, const std::string& path) {
+  std::vector<std::set<std::string>> keys;  // per open object
+  const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > kMaxDepth)
+      throw InputError(fmt::format("config '{}': nested more than {} levels deep", path, kMaxDepth));
+    if (event == json::parse_event_t::object_start) keys.emplace_back();
+    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    if (event == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
+      throw InputError(fmt::format("config '{}': key '{}' appears twice in one object", path,
+                                   show(parsed)));
+    return true;
+  };
   try {
-    doc = json::parse(text.str());
+    return json::parse(text, check);
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("config '{}': not valid JSON: {}", path, e.what()));
   }
-  return parse_config(doc);
+}
+
+}  // namespace
+
+Config load_config(const std::string& path) {
+  return parse_config(parse_config_text(read_config_text(path), path));
 }
 
 json to_json(const Config& c) {
@@ -480,22 +518,20 @@ json to_json(const Config& c) {
 
 DeviceSet parse_device_list(const std::string& text, const std::string& field) {
   if (text == "all") return DeviceSet{true, {}};
+  const std::string accepted = "accepted: \"all\" or ids such as 0,1,3 (digits and commas only)";
+  if (text.empty()) throw InputError(fmt::format("{}: empty; {}", field, accepted));
   json list = json::array();
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    std::size_t used = 0;
-    int id = -1;
-    try {
-      id = std::stoi(item, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || id < 0)
-      throw InputError(fmt::format("{}: '{}' is not a device id; accepted: \"all\" or ids such as 0,1,3", field, item));
-    list.push_back(id);
+  std::size_t start = 0;
+  while (true) {  // every item between commas, the empty ones too ("0,1," has an empty last item)
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const bool digits = !item.empty() && item.size() <= 7 &&
+                        std::all_of(item.begin(), item.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
+    if (!digits) throw InputError(fmt::format("{}: '{}' is not a device id in '{}'; {}", field, item, text, accepted));
+    list.push_back(std::stoi(item));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
   }
-  if (list.empty()) throw InputError(fmt::format("{}: empty; accepted: \"all\" or ids such as 0,1,3", field));
   try {
     return parse_device_set(list, field);
   } catch (const InputError& e) {

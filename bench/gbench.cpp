@@ -1,5 +1,7 @@
 #include "bench/gbench.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <regex>
@@ -90,6 +92,14 @@ void check_flags(const std::vector<std::string>& args) {
   const std::string format = flag_value(args, "--benchmark_format");
   if (!format.empty() && format != "console" && format != "json")
     throw InputError(fmt::format("--benchmark_format: '{}' is not supported; accepted: console, json", format));
+  if (has_flag(args, "--benchmark_repetitions")) {
+    const std::string n = flag_value(args, "--benchmark_repetitions");
+    const bool digits = !n.empty() && n.size() <= 6 &&
+                        std::all_of(n.begin(), n.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
+    if (!digits || std::stoi(n) < 1)
+      throw InputError(fmt::format("--benchmark_repetitions: '{}' is not accepted; accepted: an integer from 1 to 999999", n));
+  }
+  matches_filter("", flag_value(args, "--benchmark_filter"));  // a bad regex is refused before anything runs
 }
 
 std::string benchmark_name(const Case& c, bool fixed_iterations) {

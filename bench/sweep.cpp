@@ -31,6 +31,17 @@ int case_iterations(const Config& config, const Case& c) {
   return static_cast<int>(std::clamp(fit, static_cast<double>(fewest), static_cast<double>(config.iterations)));
 }
 
+// A case's largest byte count (a rank's buffers over every rotated set) must fit in 64 bits with
+// room to spare, or the plans' offsets and "needs N GiB" figures would wrap.
+void check_byte_range(std::uint64_t bytes, int ranks, int rotate) {
+  constexpr std::uint64_t kLimit = std::uint64_t{1} << 62;
+  const std::uint64_t factor = static_cast<std::uint64_t>(std::max(ranks, 2)) * static_cast<std::uint64_t>(rotate);
+  if (bytes > kLimit / factor)
+    throw InputError(fmt::format("sizes: {} bytes per rank on {} ranks with rotate {} does not fit in 64-bit byte counts "
+                                 "(at most 2^62 bytes per rank's buffers)",
+                                 bytes, ranks, rotate));
+}
+
 // The ids of a device set, checked against the machine.
 std::vector<int> device_ids(const DeviceSet& set, int device_count, const std::vector<int>& all_devices,
                             const std::string& device_word) {
@@ -57,6 +68,7 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
     for (Timing timing : config.timings)
       for (int rotate : config.rotate)
         for (std::uint64_t bytes : config.sizes) {
+          check_byte_range(bytes, static_cast<int>(devs.size()), rotate);
           Case c{.pattern = pattern_name,
                  .engine = engine,
                  .devices = devs,

@@ -152,6 +152,28 @@ def bad_input(exe, configs, tmp):
     bad(base, ["unknown argument '--fast'"], "--fast")
     bad(base, ["--devices", "'a'"], "--devices", "a")
     bad(base, ["--backend", "accepted"], "--backend", "tpu")
+    # hostile files: deep nesting crashed the JSON library; an endless file was read until killed
+    deep = 60000
+    bad('{"sizes":[' + "[" * deep + "]" * deep + "]}", ["nested more than 32 levels"])
+    bad('{"sizes": 1, "sizes": 2}', ["appears twice"])
+    bad('{"sizes": 1}\u0000\u0000', ["NUL byte"])
+    p = run(exe, "--config", "/dev/zero", "--backend", "host", check_rc=2)
+    expect("larger than" in p.stderr, p.stderr)
+    bad(base, ["--devices", "''"], "--devices", "0,")
+    bad(base, ["--power-window", "'nan'"], "--power-window", "nan")
+    # Google Benchmark's flags are checked before anything is created: an existing --out survives
+    keep = os.path.join(tmp, "keep.json")
+    for flag in ("--benchmark_format=csv", "--benchmark_filter=copy(", "--benchmark_repetitions=-3",
+                 "--benchmark_repetitions=0"):
+        with open(keep, "w") as f:
+            f.write('{"kept": true}')
+        path = os.path.join(tmp, "ok.json")
+        with open(path, "w") as f:
+            json.dump(base, f)
+        p = run(exe, "--config", path, "--backend", "host", "--out", keep, flag, check_rc=2)
+        expect(flag.split("=")[0] in p.stderr, f"{flag}: {p.stderr}")
+        with open(keep) as f:
+            expect(f.read() == '{"kept": true}', f"{flag}: the existing --out was replaced")
     p = run(exe, "--out", os.path.join(tmp, "x.json"), check_rc=2)
     expect("--config" in p.stderr, "missing --config")
     p = run(exe, "--config", "/nonexistent.json", check_rc=2)

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/cli.hpp"
+#include "bench/gbench.hpp"
 #include "core/errors.hpp"
 
 using namespace dmabench;
@@ -38,4 +39,31 @@ TEST(Cli, BadFlagsAreInputErrors) {
   expect({"--config"}, "missing value");
   expect({"--frobnicate"}, "unknown argument '--frobnicate'");
   expect({"--list=yes"}, "takes no value");
+  // strict device lists: no empty item, sign or space
+  expect({"--devices", "0,1,"}, "'' is not a device id");
+  expect({"--devices", "+0"}, "'+0' is not a device id");
+  expect({"--devices", "0, 1"}, "' 1' is not a device id");
+  expect({"--devices", ",0"}, "'' is not a device id");
+  EXPECT_EQ(parse_cli({"--devices", "3,1"}).devices->ids, (std::vector<int>{3, 1}));
+  // numbers that are not numbers of seconds
+  expect({"--power-window", "nan"}, "--power-window: 'nan'");
+  expect({"--power-window", "inf"}, "--power-window: 'inf'");
+  expect({"--power-window", " 2"}, "--power-window: ' 2'");
+}
+
+TEST(Cli, GoogleBenchmarkFlagsCheckedFirst) {
+  auto expect = [](std::vector<std::string> args, const char* fragment) {
+    try {
+      gbench::check_flags(args);
+      FAIL() << "accepted " << args[0];
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect({"--benchmark_repetitions=-3"}, "--benchmark_repetitions: '-3'");
+  expect({"--benchmark_repetitions=0"}, "--benchmark_repetitions: '0'");
+  expect({"--benchmark_repetitions=x"}, "--benchmark_repetitions: 'x'");
+  expect({"--benchmark_filter=copy("}, "--benchmark_filter: 'copy(' is not a valid regular expression");
+  expect({"--benchmark_format=csv"}, "--benchmark_format: 'csv'");
+  EXPECT_NO_THROW(gbench::check_flags({"--benchmark_repetitions=3", "--benchmark_filter=copy/.*", "--benchmark_format=json"}));
 }

@@ -1,3 +1,5 @@
+#include <cstdint>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -27,7 +29,68 @@ void expect_error(const char* text, std::initializer_list<const char*> fragments
   }
 }
 
+// Writes `text` to a temporary file and loads it as a config.
+Config load_text(const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/dmabench-config-limits.json";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << text;
+  }
+  return load_config(path);
+}
+
+void expect_load_error(const std::string& text, std::initializer_list<const char*> fragments) {
+  try {
+    load_text(text);
+    FAIL() << "accepted: " << text.substr(0, 80);
+  } catch (const InputError& e) {
+    for (const char* f : fragments) EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what();
+    EXPECT_LT(std::string(e.what()).size(), 400u) << "an error quotes at most a short excerpt";
+  }
+}
+
 }  // namespace
+
+TEST(ConfigLimits, DepthSizeDuplicatesAndStrayBytes) {
+  const int deep = 100000;  // crashed the JSON library (recursion) before the depth limit
+  expect_load_error("{\"sizes\":[" + std::string(deep, '[') + std::string(deep, ']') + "]}", {"nested more than 32"});
+  expect_load_error("{\"sizes\": 1, \"description\": \"" + std::string(2 << 20, 'x') + "\"}", {"larger than 1024 KiB"});
+  expect_load_error(R"({"sizes": 1, "sizes": 2})", {"'\"sizes\"' appears twice"});
+  expect_load_error(R"({"sizes": 1, "engines": [{"name": "ce", "name": "sm"}]})", {"appears twice"});
+  expect_load_error(std::string(R"({"sizes": 1})") + std::string(3, '\0'), {"NUL byte at offset 12"});
+  expect_load_error("{\"sizes\": 1", {"not valid JSON"});
+  // the same key in two different objects is fine
+  EXPECT_EQ(load_text(R"({"sizes": 1, "overlap": {"compute": "stream", "bytes": 4096}})").sizes.size(), 1u);
+}
+
+TEST(ConfigLimits, EndlessFileIsRefusedAfterTheLimit) {
+  try {
+    load_config("/dev/zero");
+    FAIL() << "/dev/zero accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ConfigLimits, SizeRangesNeverWrapAndListsAreCapped) {
+  // a step range up to near 2^64: no size may wrap below `from`
+  const Config c = parse(R"({"sizes": {"from": 18446744073709551000, "to": 18446744073709551615, "step": 256}})");
+  ASSERT_EQ(c.sizes.size(), 3u);
+  for (auto s : c.sizes) EXPECT_GE(s, 18446744073709551000ull);
+  const Config f = parse(R"({"sizes": {"from": "1048576TiB", "to": 18446744073709551615, "factor": 3}})");
+  EXPECT_EQ(f.sizes, (std::vector<std::uint64_t>{1ull << 60, 3ull << 60, 9ull << 60}));
+  std::string list = "[";
+  for (int i = 0; i < 5000; ++i) list += (i ? ",1" : "1");
+  expect_error((R"({"sizes": )" + list + "]}").c_str(), {"5000 sizes", "at most 4096"});
+  // byte counts that would wrap in the plans are bad input, named
+  const Config big = parse(R"({"sizes": 4611686018427387904, "patterns": ["allgather"], "engines": ["host"], "timing": ["oneshot"]})");
+  try {
+    expand(big, 8, {0, 1, 2, 3, 4, 5, 6, 7}, "host rank");
+    FAIL() << "2^62 bytes per rank on 8 ranks accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit in 64-bit byte counts"), std::string::npos) << e.what();
+  }
+}
 
 TEST(Config, DefaultsWhenOnlySizesGiven) {
   Config c = parse(R"({"sizes": "4KiB"})");
