@@ -21,6 +21,7 @@ using json = nlohmann::json;
 
 constexpr std::size_t kMaxSizes = 4096;
 constexpr int kMaxRotate = 4096;
+constexpr std::size_t kMaxVariants = 4096;  // variants of one engine entry (the product of its option lists)
 
 const std::vector<std::string>& config_keys() {
   static const std::vector<std::string> keys = {"name",    "description", "sizes",      "patterns",      "engines",
@@ -180,6 +181,9 @@ std::vector<EngineVariant> parse_engine(const json& item, const std::string& fie
       }
     }
     variants = std::move(next);
+    if (variants.size() > kMaxVariants)
+      fail(fmt::format("{}.options", field), fmt::format("the option lists make more than {} variants of engine '{}'",
+                                                         kMaxVariants, name));
   }
   for (auto& v : variants)
     for (const auto& o : spec->options)

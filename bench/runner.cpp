@@ -11,6 +11,7 @@
 #include "core/errors.hpp"
 #include "bench/features.hpp"
 #include "bench/gbench.hpp"
+#include "bench/out_file.hpp"
 #include "bench/power_setup.hpp"
 #include "bench/report.hpp"
 #include "bench/run_case.hpp"
@@ -191,15 +192,18 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
       fmt::print("{}{}\n", c.name(), c.not_runnable.empty() ? "" : "    (skipped: " + c.not_runnable + ")");
     return 0;
   }
+  const OutPath out = check_out_path(options.out, options.config);
+  const OutLock lock(out.path);
+  if (!out.note.empty()) fmt::print("dmabench: {}\n", out.note);
   json context = run_context(options, command_line, config, *backend);
   RunPower power = setup_power(options, config, context["machine"]);
   context["power"] = power.context;
-  ResultsFile results(options.out, context);
-  results.write();
+  ResultsFile results(out.path, context);  // written with the first record (an existing file is kept until then)
   fmt::print("dmabench {} (git {}): backend {}, {} cases from {}, results -> {}\n", kVersion, kGitRevision,
-             backend->name(), cases.size(), options.config, options.out);
+             backend->name(), cases.size(), options.config, out.path);
   Recorder recorder(results);
   run_sweep(options, cases, *backend, power, recorder);
+  if (results.document()["results"].empty()) results.write();  // a run with no case still leaves its file
   fmt::print("\ndmabench: {} ok, {} skipped, {} failed in {:.1f} s; results in {}\n", recorder.count(Status::ok),
              recorder.count(Status::skipped), recorder.count(Status::failed),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), options.out);

@@ -15,6 +15,8 @@
 namespace dmabench {
 namespace {
 
+constexpr std::size_t kMaxCases = 200000;  // a 16k-case sweep is large; this one would not fit in memory
+
 const Pattern* pattern_of(const std::string& name, bool in_place) {
   const Pattern* p = find_pattern(name);
   if (!p) throw std::invalid_argument(fmt::format("unknown pattern '{}'", name));
@@ -68,6 +70,8 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
     for (Timing timing : config.timings)
       for (int rotate : config.rotate)
         for (std::uint64_t bytes : config.sizes) {
+          if (out.size() >= kMaxCases)
+            throw InputError(fmt::format("the config expands to more than {} cases; split it into several runs", kMaxCases));
           check_byte_range(bytes, static_cast<int>(devs.size()), rotate);
           Case c{.pattern = pattern_name,
                  .engine = engine,

@@ -174,6 +174,31 @@ def bad_input(exe, configs, tmp):
         expect(flag.split("=")[0] in p.stderr, f"{flag}: {p.stderr}")
         with open(keep) as f:
             expect(f.read() == '{"kept": true}', f"{flag}: the existing --out was replaced")
+    # the results file: never the config, a directory, a FIFO or a device; a symlink is resolved
+    cfg = os.path.join(tmp, "ok.json")
+    for target, why in ((cfg, "the --config file itself"), (tmp, "a directory"), ("/dev/null", "a device")):
+        p = run(exe, "--config", cfg, "--backend", "host", "--out", target, check_rc=2)
+        expect(why in p.stderr and len(p.stderr.strip().splitlines()) == 1, f"--out {target}: {p.stderr}")
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    p = run(exe, "--config", cfg, "--backend", "host", "--out", fifo, check_rc=2)
+    expect("a FIFO" in p.stderr, p.stderr)
+    real, link = os.path.join(tmp, "real.json"), os.path.join(tmp, "link.json")
+    os.symlink(real, link)
+    p = run(exe, "--config", cfg, "--backend", "host", "--out", link, check_rc=0)
+    expect("is a symlink: writing its target" in p.stdout, p.stdout[-2000:])
+    expect(os.path.islink(link) and os.path.isfile(real), "the symlink was replaced instead of written through")
+    with open(real) as f:
+        expect(json.load(f)["results"], "the symlink's target holds no results")
+    expect(not os.path.exists(real + ".lock"), "the lock file was left behind")
+    # a second run on the same --out refuses while the first holds its lock
+    import fcntl
+    held = os.path.join(tmp, "busy.json")
+    with open(held + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        p = run(exe, "--config", cfg, "--backend", "host", "--out", held, check_rc=2)
+        expect("another dmabench run is writing it" in p.stderr, p.stderr)
+        expect(not os.path.exists(held), "a results file was written while another run held the lock")
     p = run(exe, "--out", os.path.join(tmp, "x.json"), check_rc=2)
     expect("--config" in p.stderr, "missing --config")
     p = run(exe, "--config", "/nonexistent.json", check_rc=2)

@@ -82,6 +82,21 @@ TEST(ConfigLimits, SizeRangesNeverWrapAndListsAreCapped) {
   std::string list = "[";
   for (int i = 0; i < 5000; ++i) list += (i ? ",1" : "1");
   expect_error((R"({"sizes": )" + list + "]}").c_str(), {"5000 sizes", "at most 4096"});
+  // option lists whose product explodes are refused while parsing, not expanded
+  expect_error(R"({"sizes": 1, "engines": [{"name": "ce", "options": {"streams": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16],
+               "schedule": ["pcpy", "b2b"], "trigger": ["enqueue", "host-flag", "gpu-flag"], "completion": ["event",
+               "flag-spin", "gpu-poll"], "gate": ["wait-value", "spin-kernel"], "issue": ["caller", "thread-per-gpu"],
+               "graph": [false, true], "local": ["runtime", "peer-bounce"]}}]})",
+               {"engines[0].options", "more than 4096 variants"});
+  // a sweep too large to hold is refused with the count, before it is run
+  const Config many = parse(R"({"sizes": {"from": 1, "to": 4096, "step": 1}, "patterns": ["copy"], "engines": ["host"],
+                               "rotate": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25]})");
+  try {
+    expand(many, 2, {0, 1}, "host rank");
+    FAIL() << "204800 cases accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 200000 cases"), std::string::npos) << e.what();
+  }
   // byte counts that would wrap in the plans are bad input, named
   const Config big = parse(R"({"sizes": 4611686018427387904, "patterns": ["allgather"], "engines": ["host"], "timing": ["oneshot"]})");
   try {
