@@ -14,7 +14,8 @@ The noise of a case is the larger of the two runs' spreads, spread = (p95 - p50)
 smaller than how far a run's own samples scatter above its median is not a change.
 Prints a markdown table (only slower/faster/failed cases unless --all) and the cases found in one
 file only; --json prints the same as JSON. Exit codes: 0 no regression, 1 a case regressed,
-2 bad input (unreadable file, wrong schema version, no case in common).
+2 bad input: an unreadable or malformed file (one line `compare.py: error: ...` on stderr, never a traceback;
+scripts/dmabench_results.py, check_document, says what is checked), a bad argument, no case in common.
 """
 import argparse
 import json
@@ -22,7 +23,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import beside, case_key, fmt_size, load, pattern_label, variant  # noqa: E402
+from dmabench_results import ResultsError, beside, case_key, fail, fmt_size, load, pattern_label, variant  # noqa: E402
 
 TOOL = "compare.py"
 
@@ -87,7 +88,15 @@ def markdown(rows, only_base, only_new, threshold, show_all):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    try:
+        return run(argv)
+    except ResultsError as e:
+        return fail(TOOL, e)
+
+
+def run(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__[__doc__.index("Exit codes"):],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("base")
     ap.add_argument("new")
     ap.add_argument("--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)")
@@ -95,20 +104,12 @@ def main(argv=None):
     ap.add_argument("--all", action="store_true", help="list unchanged cases too")
     a = ap.parse_args(argv)
     if not 0 <= a.threshold < 10:
-        print(f"{TOOL}: --threshold {a.threshold} is not a fraction such as 0.05", file=sys.stderr)
-        return 2
-    try:
-        docs = []
-        for path in (a.base, a.new):
-            docs.append(load(path, TOOL))
-    except SystemExit as e:
-        print(e, file=sys.stderr)
-        return 2
+        raise ResultsError(f"--threshold {a.threshold} is not a fraction such as 0.05")
+    docs = [load(path) for path in (a.base, a.new)]
     rows, only_base, only_new = compare(docs[0], docs[1], a.threshold)
     if not rows:
-        print(f"{TOOL}: {a.base} and {a.new} have no case in common (different patterns, engines, options, devices, "
-              "sizes or timing)", file=sys.stderr)
-        return 2
+        raise ResultsError(f"{a.base} and {a.new} have no case in common (different patterns, engines, options, "
+                           "devices, sizes or timing)")
     regressed = [r for r in rows if r["verdict"] in ("slower", "failed")]
     if a.json:
         print(json.dumps({"threshold": a.threshold, "cases": rows, "only_in_base": only_base, "only_in_new": only_new,

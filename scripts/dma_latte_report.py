@@ -7,25 +7,37 @@ Prints markdown: (1) speedup of every copy-engine variant over plain `ce` pcpy/e
 allgather and alltoall per size (DMA-Latte's table layout), (2) the best DMA variant against the
 best NCCL mode per size, in latency and busbw, (3) the four-phase breakdown of one copy per size
 (when a breakdown file is given). Only ok (validated) results are used.
+
+Exit codes: 0 done; 2 bad input: an unreadable or malformed results file or a bad argument, with one line
+`dma_latte_report.py: error: ...` on stderr (never a traceback; scripts/dmabench_results.py, check_document, says what
+is checked).
 """
 import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import fmt_size, load, pattern_label, placement, placement_order, table, variant  # noqa: E402
+from dmabench_results import ResultsError, fail, fmt_size, load, pattern_label, placement, placement_order, table, variant  # noqa: E402
 
 TOOL = "dma_latte_report.py"
 DMA = ("ce", "ce-batch")
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    try:
+        return run(argv)
+    except ResultsError as e:
+        return fail(TOOL, e)
+
+
+def run(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__[__doc__.index("Exit codes"):],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
     ap.add_argument("--breakdown")
     ap.add_argument("--timing", default="oneshot", choices=["oneshot", "pipelined"])
     a = ap.parse_args(argv)
-    res = [r for r in load(a.results, TOOL)["results"] if r["status"] == "ok"]
+    res = [r for r in load(a.results)["results"] if r["status"] == "ok"]
     sizes = sorted({r["bytes_per_rank"] for r in res})
     p50 = {(placement(r), variant(r), r["timing"], r["bytes_per_rank"]): r["latency_us"]["p50"] for r in res}
     bus = {(placement(r), variant(r), r["timing"], r["bytes_per_rank"]): r["busbw_GBps"] for r in res}
@@ -67,7 +79,7 @@ def main(argv=None):
         out.append(table(["pattern", "size/rank", "best DMA", "p50", "best NCCL", "p50", "DMA/NCCL",
                           "NCCL CE / DMA", "DMA busbw", "NCCL busbw", "NCCL CE busbw"], rows))
     if a.breakdown:
-        bres = [r for r in load(a.breakdown, TOOL)["results"] if r["status"] == "ok" and isinstance(r.get("breakdown_us"), dict)]
+        bres = [r for r in load(a.breakdown)["results"] if r["status"] == "ok" and isinstance(r.get("breakdown_us"), dict)]
         out.append("\n**Latency breakdown of one copy, GPU 0 → GPU 1, oneshot** (µs, medians; shares of the untraced total)\n")
         rows = []
         for r in sorted(bres, key=lambda r: (variant(r), r["bytes_per_rank"])):
@@ -78,7 +90,7 @@ def main(argv=None):
             t = b["total"]
             rows.append([variant(r), fmt_size(r["bytes_per_rank"]), f"{t:.1f}", f"{b['control']:.2f}", f"{b['schedule']:.2f}",
                          f"{b['copy']:.2f}", f"{b['sync']:.2f}", f"{100 * (t - b['copy']) / t:.0f}%",
-                         f"{100 * b['control'] / t:.0f}% / {100 * b['copy'] / t:.0f}%", f"{b['aligned_fraction']:.2f}"])
+                         f"{100 * b['control'] / t:.0f}% / {100 * b['copy'] / t:.0f}%", f"{b['aligned_fraction']:.2f}" if b.get("aligned_fraction") is not None else "–"])
         out.append(table(["variant", "size", "total", "control", "schedule", "copy", "sync", "not copy",
                           "control / copy share", "aligned"], rows))
     print("\n".join(out).lstrip("\n"))

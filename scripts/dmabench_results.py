@@ -1,25 +1,169 @@
 """Shared helpers for the scripts that read dmabench results files (standard library only)."""
 import json
+import math
 import re
+import sys
 
 SCHEMA_PREFIX = "dmabench/"
+SCHEMA_MAJOR = "dmabench/1"  # the major version every script reads
 PATTERN_ORDER = ["copy", "bidir", "allgather", "alltoall"]
 UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
          "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
 
 
-def load(path, tool):
-    """The results document at `path`, of the schema major version these scripts read; exits with a
-    one-line message naming `tool` when it is not one."""
+class ResultsError(Exception):
+    """A results file (or an argument) the scripts cannot use; the message is one line naming the file and its
+    first problem. Every script prints `<script>: error: <message>` for it and exits 2."""
+
+    def __init__(self, message):
+        super().__init__(" ".join(str(message).split()))
+
+
+def fail(tool, error):
+    """The scripts' one way out on bad input: one line on stderr, exit status 2."""
+    print(f"{tool}: error: {error}", file=sys.stderr)
+    return 2
+
+
+def load(path, tool=None):
+    """The results document at `path`, checked by `check_document`; raises ResultsError (one line: the file and the
+    first problem) when the file cannot be read, is not JSON (or nests too deeply to parse), or is not a
+    `dmabench/1` document the scripts can use. `tool` is unused (kept for callers that pass it)."""
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"{tool}: cannot read {path}: {e}")
-    if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith(SCHEMA_PREFIX):
-        raise SystemExit(f"{tool}: {path} is not a dmabench results file (no 'schema': 'dmabench/...')")
-    check_schema(doc, path, tool)  # every script reads one major version
+    except (OSError, ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+        kind = "nests too deeply to parse" if isinstance(e, RecursionError) else str(e)
+        raise ResultsError(f"cannot read {path}: {kind}") from None
+    try:
+        check_document(doc)
+    except ResultsError as e:
+        raise ResultsError(f"{path}: {e}") from None
     return doc
+
+
+def _number(value, where, positive=False, nullable=False):
+    if value is None and nullable:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or \
+            (positive and value <= 0) or (not positive and value < 0 and where.rsplit(".", 1)[-1] not in SIGNED):
+        want = "a positive number" if positive else "a finite number" if where.rsplit(".", 1)[-1] in SIGNED \
+            else "a number >= 0"
+        raise ResultsError(f"{where}: expected {want}{' or null' if nullable else ''}, got {_show(value)}")
+
+
+def _of(value, kind, where, nullable=False):
+    names = {dict: "an object", list: "a list", str: "a string", bool: "true or false", int: "an integer"}
+    if value is None and nullable:
+        return
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ResultsError(f"{where}: expected {names[kind]}{' or null' if nullable else ''}, got {_show(value)}")
+
+
+def _show(value):
+    text = json.dumps(value) if not isinstance(value, float) or math.isfinite(value) else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+SIGNED = {"compute_slowdown_pct", "comm_slowdown_pct", "control", "schedule", "copy", "sync"}  # may be < 0
+STATUSES = ("ok", "skipped", "failed")
+LATENCY = ("min", "p50", "mean", "p95", "p99", "max", "stddev")
+POWER_NUMBERS = {"active_W": False, "window_s": False, "energy_per_GB_J": True, "uncertainty": True,
+                 "busy_fraction": True}  # field: may be null or absent
+OVERLAP_NUMBERS = ("compute_slowdown_pct", "comm_with_us", "comm_with_p99_us", "busbw_with_GBps", "overlap_efficiency")
+BREAKDOWN_NUMBERS = ("control", "schedule", "copy", "sync", "total", "aligned_fraction")
+
+
+def check_document(doc):
+    """Raises ResultsError naming the first problem (`results[3].latency_us.p50: expected a positive number, got 0`)
+    unless `doc` is a results document the scripts can use. What is checked (SCHEMA.md has the meanings):
+
+    - top level: an object with `schema` exactly "dmabench/1", `context` an object, `results` a list of objects;
+    - `context`: `date`, `host` strings and `dmabench`, `machine`, `machine.versions` objects, `machine.devices` a list
+      of objects, each where present;
+    - every record: `name`, `pattern`, `engine`, `timing` non-empty strings, `name` of the form
+      `pattern/engine[,option=value...]/timing/dev=...`; `status` one of ok, skipped, failed; `bytes_per_rank` a
+      positive integer; `options` an object; `devices` a list of integers; `bytes` an integer or null; `reason` a
+      string; `in_place` true or false; `rotate` a positive integer (these four where present);
+    - an `ok` record: `latency_us` an object whose min, p50, mean, p95, p99, max, stddev are finite numbers >= 0,
+      p50 > 0; `algbw_GBps` and `busbw_GBps` finite numbers >= 0;
+    - `power`, `overlap`, `breakdown_us` where present: null or an object; unless it has `error`, its numbers the
+      scripts read are finite (power: active_W, window_s, and energy_per_GB_J, uncertainty, busy_fraction or null;
+      overlap: compute_slowdown_pct, comm_with_us, comm_with_p99_us, busbw_with_GBps, overlap_efficiency;
+      breakdown_us: control, schedule, copy, sync, total > 0, and aligned_fraction or null). Slowdowns and breakdown phases may
+      be negative; every other number must be >= 0.
+    Records the scripts cannot use are an error, never dropped."""
+    if not isinstance(doc, dict):
+        raise ResultsError(f"not a dmabench results file: the top level is {type(doc).__name__}, not an object")
+    if "schema" not in doc or not isinstance(doc["schema"], str) or not doc["schema"].startswith(SCHEMA_PREFIX):
+        raise ResultsError(f"not a dmabench results file (no 'schema': '{SCHEMA_MAJOR}'; got {_show(doc.get('schema'))})")
+    if doc["schema"] != SCHEMA_MAJOR:
+        raise ResultsError(f"has schema {doc['schema']!r}; these scripts read {SCHEMA_MAJOR!r}")
+    for field, kind in (("context", dict), ("results", list)):
+        if field not in doc:
+            raise ResultsError(f"{field}: missing")
+        _of(doc[field], kind, field)
+    ctx = doc["context"]
+    for field, kind in (("date", str), ("host", str), ("dmabench", dict), ("machine", dict)):
+        if field in ctx:
+            _of(ctx[field], kind, f"context.{field}")
+    machine = ctx.get("machine", {})
+    if "versions" in machine:
+        _of(machine["versions"], dict, "context.machine.versions")
+    if "devices" in machine:
+        _of(machine["devices"], list, "context.machine.devices")
+        for i, d in enumerate(machine["devices"]):
+            _of(d, dict, f"context.machine.devices[{i}]")
+    for i, r in enumerate(doc["results"]):
+        check_record(r, f"results[{i}]")
+
+
+def check_record(r, where):
+    """One record of `results` (check_document says what is checked)."""
+    _of(r, dict, where)
+    for field in ("name", "pattern", "engine", "timing", "status", "bytes_per_rank", "options", "devices"):
+        if field not in r:
+            raise ResultsError(f"{where}.{field}: missing")
+    for field in ("name", "pattern", "engine", "timing", "status"):
+        _of(r[field], str, f"{where}.{field}")
+        if not r[field]:
+            raise ResultsError(f"{where}.{field}: expected a non-empty string, got \"\"")
+    if r["status"] not in STATUSES:
+        raise ResultsError(f"{where}.status: expected one of {', '.join(STATUSES)}, got {_show(r['status'])}")
+    _of(r["bytes_per_rank"], int, f"{where}.bytes_per_rank")
+    if r["bytes_per_rank"] <= 0:
+        raise ResultsError(f"{where}.bytes_per_rank: expected a positive integer, got {r['bytes_per_rank']}")
+    _of(r["options"], dict, f"{where}.options")
+    _of(r["devices"], list, f"{where}.devices")
+    for j, d in enumerate(r["devices"]):
+        _of(d, int, f"{where}.devices[{j}]")
+    for field, kind, nullable in (("bytes", int, True), ("reason", str, False), ("in_place", bool, False),
+                                  ("rotate", int, False)):
+        if field in r:
+            _of(r[field], kind, f"{where}.{field}", nullable)
+    if r.get("rotate", 1) < 1:
+        raise ResultsError(f"{where}.rotate: expected a positive integer, got {r['rotate']}")
+    try:
+        engine_options_in_name(r)
+    except ValueError as e:
+        raise ResultsError(f"{where}.name: {e}") from None
+    if r["status"] == "ok":
+        lat = r.get("latency_us")
+        _of(lat, dict, f"{where}.latency_us")
+        for k in LATENCY:
+            _number(lat.get(k), f"{where}.latency_us.{k}", positive=(k == "p50"))
+        for k in ("algbw_GBps", "busbw_GBps"):
+            _number(r.get(k), f"{where}.{k}")
+    for part, fields in (("power", POWER_NUMBERS), ("overlap", dict.fromkeys(OVERLAP_NUMBERS, False)),
+                         ("breakdown_us", {**dict.fromkeys(BREAKDOWN_NUMBERS, False), "aligned_fraction": True})):
+        if part not in r or r[part] is None:
+            continue
+        _of(r[part], dict, f"{where}.{part}")
+        if "error" in r[part]:
+            _of(r[part]["error"], str, f"{where}.{part}.error")
+            continue
+        for k, nullable in fields.items():
+            _number(r[part].get(k), f"{where}.{part}.{k}", positive=(k == "total"), nullable=nullable)
 
 
 def engine_options_in_name(result):
@@ -74,10 +218,11 @@ def fmt_size(n, compact=False):
     return f"{n}" if compact else f"{n} B"
 
 
-def parse_size(text, tool):
+def parse_size(text, tool=None):
+    """Bytes of '64KiB', '1M', '4096'; ResultsError (a bad argument: exit 2 too) for anything else."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
     if not m or m.group(2).lower() not in UNITS:
-        raise SystemExit(f"{tool}: '{text}' is not a size such as 64KiB")
+        raise ResultsError(f"'{text}' is not a size such as 64KiB")
     return int(float(m.group(1)) * UNITS[m.group(2).lower()])
 
 
@@ -85,15 +230,6 @@ def table(header, rows):
     out = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out)
-
-
-SCHEMA_MAJOR = "dmabench/1"
-
-
-def check_schema(doc, path, tool):
-    """Exits with a clear message when the file's schema major version is not the one these scripts read."""
-    if doc.get("schema") != SCHEMA_MAJOR:
-        raise SystemExit(f"{tool}: {path} has schema {doc.get('schema')!r}; this script reads {SCHEMA_MAJOR!r}")
 
 
 def beside(result):

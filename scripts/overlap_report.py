@@ -8,14 +8,18 @@ size, timing and compute workload: per engine variant the compute slowdown, the 
 and beside the workload, p50/p99 latency idle and under load, and the overlap efficiency. With
 --targets it adds the checks of the overlap issue's targets (2-GPU H200): GEMM slowdown <= 2% with
 >= 95% of the bandwidth kept at 64 and 256 MiB, <= 1/4 of NCCL's slowdown, and small-transfer p99
-under load <= 0.5x NCCL's. Only ok (validated) results with an overlap record are used.
+under load <= 0.5x NCCL's. Only ok (validated) results with an overlap record are used; a file without any is
+bad input.
+Exit codes: 0 done; 2 bad input: an unreadable or malformed results file or a bad argument, with one line
+`overlap_report.py: error: ...` on stderr (never a traceback; scripts/dmabench_results.py, check_document, says what
+is checked).
 """
 import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import beside, fmt_size, load, pattern_label, placement, table, variant, versions_caption  # noqa: E402
+from dmabench_results import ResultsError, beside, fail, fmt_size, load, pattern_label, placement, table, variant, versions_caption  # noqa: E402
 
 TOOL = "overlap_report.py"
 DMA = ("ce", "ce-batch", "hsa")
@@ -103,14 +107,22 @@ def targets(results):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    try:
+        return run(argv)
+    except ResultsError as e:
+        return fail(TOOL, e)
+
+
+def run(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__[__doc__.index("Exit codes"):],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
     ap.add_argument("--targets", action="store_true", help="add the target checks of the overlap issue")
     a = ap.parse_args(argv)
-    doc = load(a.results, TOOL)
+    doc = load(a.results)
     res = measured(doc)
     if not res:
-        raise SystemExit(f"{TOOL}: {a.results} has no measured overlap case")
+        raise ResultsError(f"{a.results} has no measured overlap case")
     out = [f"_{versions_caption(doc)}_"]
     for (group, size, timing, workload), rows in groups(res).items():
         out.append(f"\n**{pattern_label(*group)} {fmt_size(size)} per rank, {timing}, beside {workload}**\n")

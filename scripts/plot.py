@@ -11,7 +11,15 @@ in-place cases (`in_place`) get figures of their own, <pattern> then reading e.g
 When the results have them: breakdown.png (stacked control/schedule/copy/sync per size) and
 energy_<pattern>.png (energy per GB with its uncertainty). Several files overlay: line style per
 file, one colour per engine variant in every figure. The functions are importable (the notebook
-uses them).
+uses them). A case measured more than once in one file (an overlap run measures each case alone again
+for every workload it runs beside; runs over several device sets) is drawn at the median of its
+measurements.
+
+Exit codes: 0 figures written; 2 bad input: an unreadable or malformed results file, a bad argument, or
+no ok result to plot (an empty `results` list, none left after --patterns/--engines, or none of the
+--timing asked for), with one line
+`plot.py: error: ...` on stderr (never a traceback; scripts/dmabench_results.py, check_document, says what
+is checked).
 """
 import argparse
 import os
@@ -20,6 +28,7 @@ import sys
 import zlib
 
 import matplotlib
+import pandas as pd
 
 if "ipykernel" not in sys.modules:  # files only; a notebook keeps its inline backend
     matplotlib.use("Agg")
@@ -27,7 +36,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import fmt_size, load, pattern_label, placement_order, to_frame, versions_caption  # noqa: E402
+from dmabench_results import ResultsError, fail, fmt_size, load, pattern_label, placement_order, to_frame, versions_caption  # noqa: E402
 
 TOOL = "plot.py"
 STYLES = ["-", "--", ":", "-."]
@@ -105,6 +114,23 @@ def pick_variants(df, baseline, max_variants):
             break
         keep.append(v)
     return keep
+
+
+KEYS = ["file", "pattern", "in_place", "timing", "variant", "bytes_per_rank"]  # one point of a figure's line
+
+
+def collapse_repeats(df):
+    """One row per point of a line (file, pattern, placement, timing, variant, size) among the ok results: the median
+    of each metric where a file measured that case more than once. An overlap run measures every case alone again
+    for each compute workload it runs beside (results/h200x2/overlap.json: up to 13 workloads per size); unmerged,
+    the sizes repeat, a line zigzags between them and the speedup's baseline / variant division misaligns."""
+    ok = df[df.status == "ok"]
+    if not ok.duplicated(KEYS).any():
+        return df
+    numeric = [c for c in ok.columns if c not in KEYS and ok[c].dtype.kind in "fiu"]
+    agg = {c: ("median" if c in numeric else "first") for c in ok.columns if c not in KEYS}
+    merged = ok.groupby(KEYS, as_index=False, sort=False, dropna=False).agg(agg)
+    return pd.concat([merged[df.columns], df[df.status != "ok"]], ignore_index=True)
 
 
 def _caption(fig, captions):
@@ -231,7 +257,15 @@ def figure_energy(df, pattern, variants, palette, captions, in_place=False):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    try:
+        return run(argv)
+    except ResultsError as e:
+        return fail(TOOL, e)
+
+
+def run(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__[__doc__.index("Exit codes"):],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", nargs="+")
     ap.add_argument("--out", required=True)
     ap.add_argument("--timing", default="oneshot", choices=["oneshot", "pipelined", "both"])
@@ -240,19 +274,26 @@ def main(argv=None):
     ap.add_argument("--engines", default="")
     ap.add_argument("--max-variants", type=int, default=10)
     a = ap.parse_args(argv)
-    df = to_frame(a.results, TOOL)
+    df = to_frame(a.results)
+    if df.empty:  # no columns either: an empty `results` list in every file
+        raise ResultsError(f"nothing to plot: no results in {', '.join(a.results)}")
     if a.patterns:
         df = df[df.pattern.isin(a.patterns.split(","))]
     if a.engines:
         df = df[df.engine.isin(a.engines.split(","))]
+    df = collapse_repeats(df)
     if df[df.status == "ok"].empty:
-        raise SystemExit(f"{TOOL}: no ok results to plot in {', '.join(a.results)} (after the filters)")
+        raise ResultsError(f"nothing to plot: no ok results in {', '.join(a.results)} (after the filters)")
+    timings = ["oneshot", "pipelined"] if a.timing == "both" else [a.timing]
+    if df[(df.status == "ok") & df.timing.isin(timings)].empty and not df.bd_total.notna().any():
+        have = ", ".join(sorted(set(df[df.status == "ok"].timing)))
+        raise ResultsError(f"nothing to plot: no ok {a.timing} results in {', '.join(a.results)} (they have {have}: "
+                           "use --timing)")
     os.makedirs(a.out, exist_ok=True)
-    captions = [versions_caption(load(f, TOOL)) + f"  [{os.path.basename(f)}, line style {STYLES[i % 4]!r}]"
+    captions = [versions_caption(load(f)) + f"  [{os.path.basename(f)}, line style {STYLES[i % 4]!r}]"
                 for i, f in enumerate(a.results)]
     variants = pick_variants(df, a.baseline, a.max_variants)
     palette = colours(set(df.variant.unique()))
-    timings = ["oneshot", "pipelined"] if a.timing == "both" else [a.timing]
     written = []
 
     def save(fig, name):

@@ -8,28 +8,43 @@ Prints, per pattern (in-place cases apart, as "allgather (in place)"), p50 laten
 each engine (rows, with its options) and size (columns) as "oneshot / pipelined", then the peak busbw
 of each engine per pattern with the size and timing mode where it was reached. Only `ok` (validated)
 results are used; a cell with no ok result shows its status instead.
+
+Exit codes: 0 done; 2 bad input: an unreadable or malformed results file or a bad argument, with one line
+`summarize.py: error: ...` on stderr (never a traceback; scripts/dmabench_results.py, check_document, says what
+is checked).
 """
 import argparse
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import fmt_size, load, parse_size, pattern_label, placement, placement_order, variant  # noqa: E402
+from dmabench_results import ResultsError, fail, fmt_size, load, parse_size, pattern_label, placement, placement_order, variant  # noqa: E402
 
 TOOL = "summarize.py"
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    try:
+        return run(argv)
+    except ResultsError as e:
+        return fail(TOOL, e)
+
+
+def run(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__[__doc__.index("Exit codes"):],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
     ap.add_argument("--patterns", default="")
     ap.add_argument("--engines", default="")
     ap.add_argument("--sizes", default="")
     ap.add_argument("--devices", default="")
     a = ap.parse_args(argv)
-    doc = load(a.results, TOOL)
+    doc = load(a.results)
     res = doc["results"]
     if a.devices:
+        if not re.fullmatch(r"\d+(,\d+)*", a.devices):
+            raise ResultsError(f"--devices {a.devices!r} is not a list of device ids such as 0,1")
         want = [int(x) for x in a.devices.split(",")]
         res = [r for r in res if r["devices"] == want[: len(r["devices"])]]
     want_pats = [p for p in a.patterns.split(",") if p]
@@ -37,7 +52,7 @@ def main(argv=None):
     pats = sorted({placement(r) for r in res if not want_pats or r["pattern"] in want_pats} | {(p, False) for p in want_pats},
                   key=lambda k: (want_pats.index(k[0]), k[1]) if want_pats else placement_order(k))
     engs = [e for e in a.engines.split(",") if e]
-    sizes = [parse_size(s, TOOL) for s in a.sizes.split(",") if s] or sorted({r["bytes_per_rank"] for r in res})
+    sizes = [parse_size(s) for s in a.sizes.split(",") if s] or sorted({r["bytes_per_rank"] for r in res})
     cell = {}
     for r in res:
         cell[(placement(r), variant(r), r["timing"], r["bytes_per_rank"])] = r
