@@ -17,13 +17,12 @@ file only; --json prints the same as JSON. Exit codes: 0 no regression, 1 a case
 2 bad input: an unreadable or malformed file (one line `compare.py: error: ...` on stderr, never a traceback;
 scripts/dmabench_results.py, check_document, says what is checked), a bad argument, no case in common.
 """
-import argparse
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, beside, case_key, fail, fmt_size, load, pattern_label, variant  # noqa: E402
+from dmabench_results import ResultsError, beside, case_key, fmt_size, load, pattern_label, variant, arg_parser, run_tool  # noqa: E402
 
 TOOL = "compare.py"
 
@@ -88,15 +87,11 @@ def markdown(rows, only_base, only_new, threshold, show_all):
 
 
 def main(argv=None):
-    try:
-        return run(argv)
-    except ResultsError as e:
-        return fail(TOOL, e)
+    return run_tool(TOOL, run, argv)
 
 
 def run(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__[__doc__.index("Exit codes"):],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("base")
     ap.add_argument("new")
     ap.add_argument("--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)")

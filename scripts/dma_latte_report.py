@@ -12,27 +12,22 @@ Exit codes: 0 done; 2 bad input: an unreadable or malformed results file or a ba
 `dma_latte_report.py: error: ...` on stderr (never a traceback; scripts/dmabench_results.py, check_document, says what
 is checked).
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, fail, fmt_size, load, pattern_label, placement, placement_order, table, variant  # noqa: E402
+from dmabench_results import fmt_size, load, pattern_label, placement, placement_order, table, variant, arg_parser, run_tool  # noqa: E402
 
 TOOL = "dma_latte_report.py"
 DMA = ("ce", "ce-batch")
 
 
 def main(argv=None):
-    try:
-        return run(argv)
-    except ResultsError as e:
-        return fail(TOOL, e)
+    return run_tool(TOOL, run, argv)
 
 
 def run(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__[__doc__.index("Exit codes"):],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("results")
     ap.add_argument("--breakdown")
     ap.add_argument("--timing", default="oneshot", choices=["oneshot", "pipelined"])

@@ -25,6 +25,21 @@ def fail(tool, error):
     return 2
 
 
+def run_tool(tool, run, argv=None):
+    """A script's entry point: `run(argv)`'s exit code, or a malformed results file as one line and exit 2."""
+    try:
+        return run(argv)
+    except ResultsError as e:
+        return fail(tool, e)
+
+
+def arg_parser(doc):
+    """The command-line parser of a script whose docstring ends with its "Exit codes" section."""
+    import argparse
+    return argparse.ArgumentParser(description=doc.splitlines()[0], epilog=doc[doc.index("Exit codes"):],
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def load(path, tool=None):
     """The results document at `path`, checked by `check_document`; raises ResultsError (one line: the file and the
     first problem) when the file cannot be read, is not JSON (or nests too deeply to parse), or is not a

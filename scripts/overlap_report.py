@@ -14,12 +14,11 @@ Exit codes: 0 done; 2 bad input: an unreadable or malformed results file or a ba
 `overlap_report.py: error: ...` on stderr (never a traceback; scripts/dmabench_results.py, check_document, says what
 is checked).
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, beside, fail, fmt_size, load, pattern_label, placement, table, variant, versions_caption  # noqa: E402
+from dmabench_results import ResultsError, beside, fmt_size, load, pattern_label, placement, table, variant, versions_caption, arg_parser, run_tool  # noqa: E402
 
 TOOL = "overlap_report.py"
 DMA = ("ce", "ce-batch", "hsa")
@@ -107,15 +106,11 @@ def targets(results):
 
 
 def main(argv=None):
-    try:
-        return run(argv)
-    except ResultsError as e:
-        return fail(TOOL, e)
+    return run_tool(TOOL, run, argv)
 
 
 def run(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__[__doc__.index("Exit codes"):],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("results")
     ap.add_argument("--targets", action="store_true", help="add the target checks of the overlap issue")
     a = ap.parse_args(argv)

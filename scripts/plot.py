@@ -21,7 +21,6 @@ no ok result to plot (an empty `results` list, none left after --patterns/--engi
 `plot.py: error: ...` on stderr (never a traceback; scripts/dmabench_results.py, check_document, says what
 is checked).
 """
-import argparse
 import os
 import re
 import sys
@@ -36,7 +35,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, fail, fmt_size, load, pattern_label, placement_order, to_frame, versions_caption  # noqa: E402
+from dmabench_results import ResultsError, fmt_size, load, pattern_label, placement_order, to_frame, versions_caption, arg_parser, run_tool  # noqa: E402
 
 TOOL = "plot.py"
 STYLES = ["-", "--", ":", "-."]
@@ -257,15 +256,11 @@ def figure_energy(df, pattern, variants, palette, captions, in_place=False):
 
 
 def main(argv=None):
-    try:
-        return run(argv)
-    except ResultsError as e:
-        return fail(TOOL, e)
+    return run_tool(TOOL, run, argv)
 
 
 def run(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__[__doc__.index("Exit codes"):],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("results", nargs="+")
     ap.add_argument("--out", required=True)
     ap.add_argument("--timing", default="oneshot", choices=["oneshot", "pipelined", "both"])

@@ -13,27 +13,22 @@ Exit codes: 0 done; 2 bad input: an unreadable or malformed results file or a ba
 `summarize.py: error: ...` on stderr (never a traceback; scripts/dmabench_results.py, check_document, says what
 is checked).
 """
-import argparse
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, fail, fmt_size, load, parse_size, pattern_label, placement, placement_order, variant  # noqa: E402
+from dmabench_results import ResultsError, fmt_size, load, parse_size, pattern_label, placement, placement_order, variant, arg_parser, run_tool  # noqa: E402
 
 TOOL = "summarize.py"
 
 
 def main(argv=None):
-    try:
-        return run(argv)
-    except ResultsError as e:
-        return fail(TOOL, e)
+    return run_tool(TOOL, run, argv)
 
 
 def run(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__[__doc__.index("Exit codes"):],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("results")
     ap.add_argument("--patterns", default="")
     ap.add_argument("--engines", default="")
