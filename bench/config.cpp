@@ -185,9 +185,7 @@ std::vector<EngineVariant> parse_engine(const json& item, const std::string& fie
       fail(fmt::format("{}.options", field), fmt::format("the option lists make more than {} variants of engine '{}'",
                                                          kMaxVariants, name));
   }
-  for (auto& v : variants)
-    for (const auto& o : spec->options)
-      if (!v.options.contains(o.name)) v.options[o.name] = o.default_value;
+  for (auto& v : variants) v.options = with_defaults(name, std::move(v.options));
   return variants;
 }
 

@@ -91,12 +91,13 @@ void CaseExecution::release() { op_.reset(); }
 void CaseExecution::measure(const CaseHooks& hooks) {
   if (status() != Status::ok || last_invocation().empty()) return;
   const Case& c = spec();
+  const LatencyStats alone = summarize(last_invocation());  // the samples just taken: what power and overlap size from
   if (c.breakdown && !measured_.breakdown && !measured_.gpu_clock)
     measured_.breakdown = measure::measure_breakdown(subject(), std::max(20, c.iterations));
   if (hooks.meter && !measured_.power)
-    measured_.power = measure::measure_power(subject(), *hooks.meter, hooks.power_channels, summarize(last_invocation()).p50);
+    measured_.power = measure::measure_power(subject(), *hooks.meter, hooks.power_channels, alone.p50);
   if (c.overlap && hooks.workload && !measured_.overlap) {
-    measured_.overlap = measure::measure_overlap(subject(), *c.overlap, hooks.workload, summarize(last_invocation()));
+    measured_.overlap = measure::measure_overlap(subject(), *c.overlap, hooks.workload, alone);
     if (measured_.overlap->validated == false) fail(measured_.overlap->validation_error);
   }
 }
