@@ -5,8 +5,10 @@
 # CMake 3.25's HIP language looks for hip-lang only under <rocm>/lib/cmake, and Debian installs it
 # under /usr/lib/<multiarch>/cmake, so enable_language(HIP) fails there.
 #
+# libhsakmt (the thunk), where found, gives the sdma engine its KFD queues (gpu/kfd.cpp).
+#
 # Sets DMABENCH_HAVE_HIP, DMABENCH_HAVE_HSA, DMABENCH_HAVE_RCCL (and DMABENCH_HAVE_NCCL with RCCL),
-# and defines dmabench_add_hip_backend(target).
+# DMABENCH_HAVE_KFD, and defines dmabench_add_hip_backend(target).
 
 find_program(DMABENCH_HIPCC hipcc HINTS /opt/rocm/bin)
 find_package(hip CONFIG QUIET HINTS /opt/rocm)
@@ -38,6 +40,73 @@ if(DMABENCH_HAVE_RCCL)
 endif()
 find_package(rocblas CONFIG QUIET HINTS /opt/rocm)   # the GEMM of overlap cases
 set(DMABENCH_HAVE_ROCBLAS ${rocblas_FOUND})
+
+# ---- libhsakmt (the thunk): the sdma engine on KFD queues (gpu/kfd.cpp) ----------------------------------
+# Its CMake package (Debian's libhsakmt-dev, ROCm's hsakmt: target hsakmt::hsakmt), else the header and the
+# library by name. Layouts: Debian 12 (5.2.3) has a flat /usr/include/hsakmt.h, trixie (6.2.4) and ROCm's
+# own packages <prefix>/include/hsakmt/hsakmt.h. ROCm >= 6.3 builds libhsakmt static; its package's
+# BUILD_SHARED_LIBS option (6.x declares option(BUILD_SHARED_LIBS ON)) picks between linking libdrm shared
+# and a static-libdrm flavour, whose private render fd KFD refuses next to the HSA runtime's (ACQUIRE_VM):
+# a normal variable, set only around find_package, keeps the shared one and keeps the option out of the cache.
+set(DMABENCH_HAVE_KFD OFF)
+if(NOT DEFINED BUILD_SHARED_LIBS)
+  set(BUILD_SHARED_LIBS ON)
+  find_package(hsakmt CONFIG QUIET HINTS /opt/rocm)
+  unset(BUILD_SHARED_LIBS)
+else()
+  find_package(hsakmt CONFIG QUIET HINTS /opt/rocm)
+endif()
+set(hsakmt_hints /opt/rocm/include)
+if(TARGET hsakmt::hsakmt)
+  get_target_property(hsakmt_inc hsakmt::hsakmt INTERFACE_INCLUDE_DIRECTORIES)
+  if(hsakmt_inc)
+    list(PREPEND hsakmt_hints ${hsakmt_inc})
+  endif()
+  set(DMABENCH_HSAKMT_LINK hsakmt::hsakmt)
+else()
+  find_library(DMABENCH_HSAKMT_LIBRARY hsakmt HINTS /opt/rocm/lib)
+  set(DMABENCH_HSAKMT_LINK ${DMABENCH_HSAKMT_LIBRARY})
+  if(DMABENCH_HSAKMT_LIBRARY MATCHES "\\.a$")   # a static thunk brings its dependencies by name
+    foreach(dep drm_amdgpu drm numa)
+      find_library(DMABENCH_HSAKMT_DEP_${dep} ${dep})
+      if(DMABENCH_HSAKMT_DEP_${dep})
+        list(APPEND DMABENCH_HSAKMT_LINK ${DMABENCH_HSAKMT_DEP_${dep}})
+      endif()
+    endforeach()
+  endif()
+endif()
+find_path(DMABENCH_HSAKMT_INCLUDE hsakmt/hsakmt.h HINTS ${hsakmt_hints})
+set(DMABENCH_KFD_FLAT_HEADER OFF)
+if(DMABENCH_HSAKMT_INCLUDE)
+  set(DMABENCH_KFD_INCLUDE_DIR ${DMABENCH_HSAKMT_INCLUDE})
+  set(kfd_header hsakmt/hsakmt.h)
+else()
+  find_path(DMABENCH_HSAKMT_FLAT_INCLUDE hsakmt.h HINTS ${hsakmt_hints})
+  set(DMABENCH_KFD_INCLUDE_DIR ${DMABENCH_HSAKMT_FLAT_INCLUDE})
+  set(DMABENCH_KFD_FLAT_HEADER ON)
+  set(kfd_header hsakmt.h)
+endif()
+if(DMABENCH_KFD_INCLUDE_DIR AND DMABENCH_HSAKMT_LINK)
+  set(DMABENCH_HAVE_KFD ON)
+  # queues on a named engine: libhsakmt of ROCm >= 6.3 (ROCR-Runtime 2f588a2; SDMA-FACTS.md §2.3)
+  function(dmabench_kfd_check var code)
+    set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+    if(NOT DMABENCH_KFD_INCLUDE_DIR STREQUAL "/usr/include")  # never the system directory: #include_next
+      set(CMAKE_REQUIRED_INCLUDES ${DMABENCH_KFD_INCLUDE_DIR})
+    endif()
+    set(CMAKE_REQUIRED_QUIET ON)
+    check_cxx_source_compiles("${code}" ${var})
+    set(${var} ${${var}} PARENT_SCOPE)
+  endfunction()
+  include(CheckCXXSourceCompiles)
+  dmabench_kfd_check(DMABENCH_KFD_HAS_BY_ENG_ID "#include <${kfd_header}>
+int main() {
+  HsaQueueResource r{};
+  return static_cast<int>(hsaKmtCreateQueueExt(0, HSA_QUEUE_SDMA_BY_ENG_ID, 100, HSA_QUEUE_PRIORITY_NORMAL, 2, nullptr, 4096, nullptr, &r));
+}")
+endif()
+message(STATUS "dmabench: libhsakmt ${DMABENCH_HAVE_KFD} (${kfd_header} in ${DMABENCH_KFD_INCLUDE_DIR}, library "
+               "${DMABENCH_HSAKMT_LINK}): HSA_QUEUE_SDMA_BY_ENG_ID ${DMABENCH_KFD_HAS_BY_ENG_ID}")
 
 # ---- what these headers have (every feature is gated on it; --features prints the result) ----------
 include(CheckCXXSourceCompiles)
@@ -149,6 +218,19 @@ function(dmabench_add_hip_backend target)
   if(DMABENCH_HAVE_ROCBLAS)
     target_compile_definitions(${target} PRIVATE DMABENCH_HAVE_ROCBLAS=1)
     target_link_libraries(${target} PRIVATE roc::rocblas)
+  endif()
+  if(DMABENCH_HAVE_KFD)   # the sdma engine on KFD queues; which header and what it has: gpu/ only
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/gpu/kfd.cpp)
+    target_compile_definitions(${target} PUBLIC DMABENCH_HAVE_KFD=1)
+    foreach(check DMABENCH_KFD_HAS_BY_ENG_ID DMABENCH_KFD_FLAT_HEADER)
+      if(${check})
+        target_compile_definitions(${target} PRIVATE ${check}=1)
+      endif()
+    endforeach()
+    if(NOT DMABENCH_KFD_INCLUDE_DIR STREQUAL "/usr/include")
+      target_include_directories(${target} PRIVATE ${DMABENCH_KFD_INCLUDE_DIR})
+    endif()
+    target_link_libraries(${target} PRIVATE ${DMABENCH_HSAKMT_LINK})
   endif()
   if(DMABENCH_HAVE_RCCL)
     target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/gpu/nccl_comm.cpp)

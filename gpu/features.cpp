@@ -84,6 +84,12 @@ BuildFacts this_build() {
 #ifdef DMABENCH_RSMI_HAS_POWER_GET
   b.rsmi_power_get = true;
 #endif
+#ifdef DMABENCH_HAVE_KFD
+  b.kfd = true;
+#endif
+#ifdef DMABENCH_KFD_HAS_BY_ENG_ID
+  b.kfd_by_eng_id = true;
+#endif
 #ifdef DMABENCH_HIP_VERSION_STRING
   b.hip_version = DMABENCH_HIP_VERSION_STRING;
 #endif
@@ -166,6 +172,28 @@ std::vector<Feature> amd_features(const BuildFacts& b) {
       row("SDMA engine counts from the runtime (HSA_AMD_AGENT_INFO_NUM_SDMA_ENG / _XGMI_ENG)", "ROCm >= 5.7",
           b.hip && b.hsa && b.hsa_sdma_info, "from the HSA agent",
           "read from /sys/class/kfd/kfd/topology/nodes/*/properties (num_sdma_engines, num_sdma_xgmi_engines) instead"),
+      row("sdma engine on KFD queues (libhsakmt: SDMA / SDMA_XGMI queues, raw packets written by the host, hardware "
+          "TIMESTAMP and hsaKmtGetClockCounters)",
+          "libhsakmt's headers and library at configure time (find_package(hsakmt), or hsakmt.h and libhsakmt; Debian "
+          "libhsakmt-dev, ROCm's hsakmt)",
+          b.hip && b.kfd,
+          b.kfd_by_eng_id ? "queues on the chosen engine (HSA_QUEUE_SDMA_BY_ENG_ID where KFD >= 1.17)"
+                          : "SDMA / SDMA_XGMI queues; the engine is assumed from KFD's allocation order",
+          b.hip ? "libhsakmt was not found at configure time: the sdma engine runs only on the host backend (the software "
+                  "SDMA engine)"
+                : "this build has no HIP"),
+      row("sdma engines=recommended|round-robin|map:FILE on the engine chosen (hsaKmtCreateQueueExt, "
+          "HSA_QUEUE_SDMA_BY_ENG_ID)",
+          "ROCm >= 6.3's libhsakmt (hsaKmtCreateQueueExt, HSA_QUEUE_SDMA_BY_ENG_ID), KFD ioctl >= 1.17 at run time",
+          b.hip && b.kfd && b.kfd_by_eng_id, "KFD places each queue on the engine asked for",
+          b.kfd ? "this libhsakmt has no HSA_QUEUE_SDMA_BY_ENG_ID: queues are SDMA / SDMA_XGMI queues and their engine is "
+                  "assumed from KFD's allocation order (the k-th queue of a kind lands on its k-th engine only while no "
+                  "other queue of that kind exists on the GPU)"
+                : "this build has no KFD queues (libhsakmt was not found at configure time)"),
+      row("sdma submit=gpu / trigger=gpu-flag on KFD queues",
+          "GPU-side SDMA submission (not written)", false, "",
+          "GPU-initiated submission and gpu-flag on KFD queues are not implemented: a kernel must write the ring, the "
+          "wptr cell and the doorbell (what mori does; README)"),
       row("gemm workload on AMD (rocBLAS rocblas_gemm_ex)", "rocBLAS (find_package(rocblas))", b.hip && b.rocblas,
           "bf16 / fp16 with fp32 accumulation",
           b.hip ? "rocBLAS was not found at configure time: overlap cases with a gemm workload are skipped"

@@ -39,6 +39,8 @@ struct BuildFacts {  // what configure found (compile-time definitions), so the 
   bool hip_nocu = false, hip_batch = false, hip_wall_clock_rate = false;
   bool hsa_copy_on_engine = false, hsa_batch_copy = false, hsa_sdma_info = false;
   bool rocm_smi_h = false, rsmi_power_get = false;  // rocm_smi.h (and rsmi_dev_power_get) for the rocm-smi power source
+  bool kfd = false;            // libhsakmt's headers: the sdma engine on KFD queues (gpu/kfd.cpp)
+  bool kfd_by_eng_id = false;  // hsaKmtCreateQueueExt and HSA_QUEUE_SDMA_BY_ENG_ID (libhsakmt of ROCm >= 6.3)
   std::string hip_version, hsa_interface;  // "5.2", "1.0"
 };
 BuildFacts this_build();

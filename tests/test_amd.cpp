@@ -121,6 +121,35 @@ TEST(KfdTopology, ReadsSdmaCountsOfGpuNodes) {
   fs::remove_all(root);
 }
 
+TEST(KfdTopology, ReadsRecommendedSdmaEnginesOfLinks) {
+  const fs::path root = temp_dir("kfd-links");
+  const std::string link = "type 11\nversion_major 0\nversion_minor 0\nweight 15\nmin_latency 0\nmax_latency 0\n";
+  write(root / "0" / "properties", "cpu_cores_count 64\nsimd_count 0\n");
+  write(root / "0" / "io_links" / "0" / "properties", "type 2\nnode_from 0\nnode_to 1\nrecommended_sdma_engine_id_mask 0\n");
+  write(root / "1" / "io_links" / "1" / "properties",
+        link + "node_from 1\nnode_to 2\nrecommended_transfer_size 0\nrecommended_sdma_engine_id_mask 16384\nflags 3\n");
+  write(root / "1" / "io_links" / "0" / "properties", "type 2\nnode_from 1\nnode_to 0\nrecommended_sdma_engine_id_mask 0\n");
+  write(root / "2" / "io_links" / "0" / "properties", link + "node_from 2\nnode_to 1\nrecommended_sdma_engine_id_mask 65532\n");
+  write(root / "2" / "p2p_links" / "0" / "properties", link + "node_from 2\nnode_to 3\nrecommended_sdma_engine_id_mask 4\n");
+  write(root / "3" / "io_links" / "0" / "properties", link + "node_from 3\nnode_to 2\n");  // an older kernel: no mask
+  const auto links = amd::read_recommended_engines(root.string());
+  ASSERT_EQ(links.size(), 3u);
+  EXPECT_EQ(links[0].src_node, 1);
+  EXPECT_EQ(links[0].dst_node, 2);
+  EXPECT_EQ(links[0].mask, 16384u);
+  EXPECT_EQ(amd::single_engine(links[0].mask), 14);
+  EXPECT_EQ(links[1].src_node, 2);
+  EXPECT_EQ(links[1].dst_node, 1);
+  EXPECT_EQ(amd::single_engine(links[1].mask), -1);  // every xGMI engine: no single recommendation
+  EXPECT_EQ(links[2].dst_node, 3);
+  EXPECT_EQ(amd::single_engine(links[2].mask), 2);
+  EXPECT_EQ(amd::single_engine(0), -1);
+  EXPECT_EQ(amd::single_engine(1), 0);
+  EXPECT_EQ(amd::single_engine(0x80000000u), 31);
+  EXPECT_TRUE(amd::read_recommended_engines((root / "absent").string()).empty());
+  fs::remove_all(root);
+}
+
 TEST(DmaEnvironment, DetectsSdmaOffAndHardwareQueues) {
   auto env_of = [](std::map<std::string, std::string> vars) {
     return amd::dma_environment([vars](const char* k) -> const char* {

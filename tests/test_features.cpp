@@ -58,6 +58,12 @@ TEST(Features, ThisBuildAgreesWithItsDefinitions) {
 #else
   EXPECT_FALSE(b.hsa);
 #endif
+#ifdef DMABENCH_HAVE_KFD
+  EXPECT_TRUE(b.kfd);
+  EXPECT_EQ(gpu::missing(b, "sdma engine on KFD queues"), std::nullopt);
+#else
+  EXPECT_FALSE(b.kfd);
+#endif
 #ifdef DMABENCH_HAVE_RCCL
   EXPECT_TRUE(b.rccl);
   EXPECT_FALSE(b.nccl);
@@ -129,4 +135,26 @@ TEST(AmdFeatures, EveryFeatureSaysWhatItNeeds) {
   const std::string zero = gpu::missing(rocm7, "nccl cta_policy zero").value_or("");
   EXPECT_TRUE(has(zero, "cta_policy zero needs NCCL >= 2.28") && has(zero, "RCCL")) << zero;
   EXPECT_NE(gpu::missing(gpu::BuildFacts{}, "hip backend").value_or("").find("no HIP"), std::string::npos);
+}
+
+TEST(AmdFeatures, SdmaOnKfdQueuesNeedsTheThunk) {
+  gpu::BuildFacts rocm52;  // Debian 12: libhsakmt 5.2.3, no HSA_QUEUE_SDMA_BY_ENG_ID
+  rocm52.hip = rocm52.hsa = rocm52.kfd = true;
+  rocm52.hip_version = "5.2";
+  EXPECT_EQ(gpu::missing(rocm52, "sdma engine on KFD queues"), std::nullopt);
+  const std::string by_id = gpu::missing(rocm52, "sdma engines=").value_or("");
+  EXPECT_TRUE(has(by_id, "ROCm >= 6.3") && has(by_id, "allocation order")) << by_id;
+  const std::string gpu_side = gpu::missing(rocm52, "sdma submit=gpu").value_or("");
+  EXPECT_TRUE(has(gpu_side, "not implemented") && has(gpu_side, "doorbell")) << gpu_side;
+
+  gpu::BuildFacts rocm63 = rocm52;  // ROCm >= 6.3's libhsakmt
+  rocm63.kfd_by_eng_id = true;
+  EXPECT_EQ(gpu::missing(rocm63, "sdma engines="), std::nullopt);
+  EXPECT_TRUE(has(gpu::missing(rocm63, "sdma submit=gpu"), "not implemented"));  // never built
+
+  gpu::BuildFacts no_thunk = rocm52;
+  no_thunk.kfd = false;
+  EXPECT_TRUE(has(gpu::missing(no_thunk, "sdma engine on KFD"), "libhsakmt was not found"));
+  EXPECT_TRUE(has(gpu::missing(no_thunk, "sdma engines="), "no KFD queues"));
+  EXPECT_TRUE(has(gpu::missing(gpu::BuildFacts{}, "sdma engine on KFD"), "no HIP"));
 }

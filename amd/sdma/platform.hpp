@@ -1,0 +1,88 @@
+#pragma once
+// What the sdma engine needs from the machine that runs its packets, behind one interface with two
+// implementations: KFD user-mode SDMA queues through libhsakmt (gpu/kfd.cpp, AMD GPUs) and the
+// software SDMA engine (amd/sdma/soft_engine.cpp: CPU threads that execute the same packets; CI and
+// the host backend). No vendor header.
+//
+// Addresses in packets are plain 64-bit virtual addresses: KFD gives an allocation one address for
+// the CPU and every GPU it is mapped to, and the software engine runs in the process's address space.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/why_not.hpp"
+
+namespace dmabench::amd::sdma {
+
+// A queue's ring and its pointer cells, as KFD's HsaQueueResource gives them (SDMA-FACTS.md §2.4):
+// rptr and wptr are 64-bit byte counts that only increase; ring offset = value mod ring_bytes.
+struct QueueCells {
+  std::uint32_t* ring = nullptr;
+  std::uint64_t ring_bytes = 0;            // a power of two
+  volatile std::uint64_t* rptr = nullptr;  // written by the engine
+  volatile std::uint64_t* wptr = nullptr;  // written by the producer
+};
+
+class Queue {
+ public:
+  virtual ~Queue() = default;
+  virtual const QueueCells& cells() const = 0;
+  // Publishes `wptr` (release order after the ring writes) in the wptr cell, then rings the doorbell
+  // with the same value: the one submission path (host producers; the software engine's GPU stand-in).
+  virtual void submit(std::uint64_t wptr) = 0;
+  virtual int device() const = 0;
+  virtual int engine() const = 0;          // SDMA engine id (0-based over PCIe then xGMI engines)
+  virtual std::string describe() const = 0;  // e.g. "KFD SDMA_BY_ENG_ID queue 3 on engine 14"
+  // Why the queue stopped executing (the software engine's "unknown opcode ... at ring offset ..."),
+  // or nullopt. KFD queues report nothing here: a hardware fault surfaces as a timeout.
+  virtual WhyNot fault() const { return std::nullopt; }
+};
+
+// A clock-counter reading (hsaKmtGetClockCounters): the GPU counter that TIMESTAMP packets read, and
+// the host's steady clock (ns) taken at the same moment.
+struct ClockPair {
+  std::uint64_t gpu_ticks = 0;
+  double host_ns = 0;
+};
+
+// Memory the platform allocates: freed when the last owner lets go.
+using Allocation = std::shared_ptr<void>;
+
+class Platform {
+ public:
+  virtual ~Platform() = default;
+  virtual std::string name() const = 0;        // "software SDMA engine", "KFD (libhsakmt ...)"
+  // False for the software engine: its times are CPU-thread times, never hardware times.
+  virtual bool hardware_times() const = 0;
+  virtual int device_count() const = 0;
+  virtual int engine_count(int device) const = 0;      // SDMA engines of the device (PCIe + xGMI)
+  virtual int first_xgmi_engine(int device) const = 0;  // engines below it face the host (PCIe)
+  // The driver's recommended engine for copies src -> dst (KFD's per-link recommended_sdma_engine_id
+  // mask with a single bit), or -1 where there is none.
+  virtual int recommended_engine(int src, int dst) const = 0;
+  // Device memory of `device` (VRAM) that every device in `peers` can address; zero-initialized
+  // is not promised.
+  virtual Allocation alloc_device(int device, std::size_t bytes, const std::vector<int>& peers) = 0;
+  // Host memory every device in `devices` can address (signals, trigger words).
+  virtual Allocation alloc_host(std::size_t bytes, const std::vector<int>& devices) = 0;
+  // Copies between host memory and memory from alloc_device (validation, never timed).
+  virtual void write(void* device_dst, const void* host_src, std::size_t bytes) = 0;
+  virtual void read(void* host_dst, const void* device_src, std::size_t bytes) = 0;
+  // A queue on engine `engine` of `device`, with a ring of `ring_bytes` (a power of two), or why not.
+  virtual Maybe<std::unique_ptr<Queue>> create_queue(int device, int engine, std::size_t ring_bytes) = 0;
+  virtual ClockPair clock_counters(int device) = 0;
+  // Why GPU-initiated submission (a GPU kernel writes packets and rings the doorbell) or a
+  // GPU-released trigger cannot run here, or nullopt. `run` then performs `work` as the GPU would:
+  // asynchronously, after run() returns.
+  virtual WhyNot gpu_initiated_unsupported() const = 0;
+  virtual void run_on_gpu(int device, std::function<void()> work) = 0;
+  // What the results' details record about the platform (versions, queue types, clock rate).
+  virtual nlohmann::json describe() const = 0;
+};
+
+}  // namespace dmabench::amd::sdma

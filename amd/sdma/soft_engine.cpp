@@ -1,0 +1,285 @@
+#include "amd/sdma/soft_engine.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <thread>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "amd/sdma/packets.hpp"
+
+namespace dmabench::amd::sdma {
+namespace {
+
+double steady_ns() {
+  return static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+Allocation aligned_bytes(std::size_t bytes) {
+  const std::size_t n = (bytes + 4095) / 4096 * 4096;
+  void* p = std::aligned_alloc(4096, n ? n : 4096);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, n ? n : 4096);
+  return Allocation(p, std::free);
+}
+
+template <class T>
+T load_acquire(std::uint64_t addr) {
+  return __atomic_load_n(reinterpret_cast<T*>(addr), __ATOMIC_ACQUIRE);
+}
+template <class T>
+void store_release(std::uint64_t addr, T v) {
+  __atomic_store_n(reinterpret_cast<T*>(addr), v, __ATOMIC_RELEASE);
+}
+
+// One queue: a ring, its pointer cells, and the thread that executes it.
+class SoftQueue final : public Queue {
+ public:
+  SoftQueue(int device, int engine, std::size_t ring_bytes, double hz, std::atomic<long>& traps)
+      : device_(device), engine_(engine), hz_(hz), traps_(traps), ring_mem_(aligned_bytes(ring_bytes)) {
+    cells_.ring = static_cast<std::uint32_t*>(ring_mem_.get());
+    cells_.ring_bytes = ring_bytes;
+    cells_.rptr = &rptr_;
+    cells_.wptr = &wptr_;
+    thread_ = std::thread([this] { run(); });
+  }
+  ~SoftQueue() override {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  const QueueCells& cells() const override { return cells_; }
+  void submit(std::uint64_t wptr) override {
+    __atomic_store_n(const_cast<std::uint64_t*>(&wptr_), wptr, __ATOMIC_RELEASE);
+    {
+      std::lock_guard lock(mu_);
+      doorbell_ = wptr;  // the doorbell write
+    }
+    cv_.notify_all();
+  }
+  int device() const override { return device_; }
+  int engine() const override { return engine_; }
+  std::string describe() const override {
+    return fmt::format("software SDMA queue of device {} engine {}", device_, engine_);
+  }
+  WhyNot fault() const override {
+    std::lock_guard lock(mu_);
+    return fault_;
+  }
+
+ private:
+  void run() {
+    std::uint64_t rptr = 0;
+    for (;;) {
+      std::uint64_t target;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || doorbell_ > rptr; });
+        if (stop_) return;
+        target = doorbell_;
+      }
+      while (rptr < target) {
+        try {
+          rptr += execute(rptr, target) * 4;
+        } catch (const std::exception& e) {
+          std::lock_guard lock(mu_);
+          fault_ = fmt::format("{} at ring offset 0x{:x} (read pointer {} bytes) of the {}", e.what(),
+                               rptr & (cells_.ring_bytes - 1), rptr, describe());
+          return;  // the queue stops, as hardware's illegal-instruction interrupt stops it
+        }
+        __atomic_store_n(const_cast<std::uint64_t*>(&rptr_), rptr, __ATOMIC_RELEASE);
+      }
+    }
+  }
+
+  bool stopping() {
+    std::lock_guard lock(mu_);
+    return stop_;
+  }
+
+  // Executes the packet at byte position `at`; returns its size in dwords.
+  std::size_t execute(std::uint64_t at, std::uint64_t end) {
+    const std::uint64_t offset = at & (cells_.ring_bytes - 1);
+    const std::size_t to_end = (cells_.ring_bytes - offset) / 4, pending = (end - at) / 4;
+    const std::uint32_t* p = cells_.ring + offset / 4;
+    const Decoded d = decode(p, std::min(to_end, pending));
+    std::visit([&](const auto& packet) { run_packet(packet); }, d.packet);
+    return d.dwords;
+  }
+
+  void run_packet(const CopyLinear& c) {
+    std::memmove(reinterpret_cast<void*>(c.dst), reinterpret_cast<const void*>(c.src), c.bytes);
+  }
+  void run_packet(const CopyBroadcast& c) {
+    std::memmove(reinterpret_cast<void*>(c.dst1), reinterpret_cast<const void*>(c.src), c.bytes);
+    std::memmove(reinterpret_cast<void*>(c.dst2), reinterpret_cast<const void*>(c.src), c.bytes);
+  }
+  void run_packet(const Swap& s) {
+    auto* a = reinterpret_cast<unsigned char*>(s.a);
+    auto* b = reinterpret_cast<unsigned char*>(s.b);
+    unsigned char tmp[4096];
+    for (std::uint64_t i = 0; i < s.bytes; i += sizeof tmp) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof tmp, s.bytes - i));
+      std::memcpy(tmp, a + i, n);
+      std::memcpy(a + i, b + i, n);
+      std::memcpy(b + i, tmp, n);
+    }
+  }
+  void run_packet(const PollRegMem& p) {
+    if (!p.memory) return;  // register polls (HDP flush): nothing to wait for here
+    for (std::uint32_t tries = 0;; ++tries) {
+      if (poll_satisfied(p.func, load_acquire<std::uint32_t>(p.addr), p.mask, p.reference)) return;
+      if (p.retry_count != 0xFFF && tries >= p.retry_count) return;  // gives up and goes on (gem5 does the same)
+      if (tries > 64) {
+        if (stopping()) throw std::runtime_error("stopped while polling");
+        std::this_thread::sleep_for(std::chrono::microseconds(p.interval ? p.interval : 1));
+      }
+    }
+  }
+  void run_packet(const AtomicAdd64& a) {
+    __atomic_fetch_add(reinterpret_cast<std::uint64_t*>(a.addr), a.value, __ATOMIC_ACQ_REL);
+  }
+  void run_packet(const Fence& f) { store_release<std::uint32_t>(f.addr, f.data); }
+  void run_packet(const Trap&) { traps_.fetch_add(1); }
+  void run_packet(const TimestampGlobal& t) {
+    store_release<std::uint64_t>(t.addr, static_cast<std::uint64_t>(steady_ns() * hz_ / 1e9));
+  }
+  void run_packet(const ConstFill& f) {
+    auto* d = reinterpret_cast<unsigned char*>(f.dst);
+    if (!f.dwords) {
+      std::memset(d, static_cast<int>(f.data & 0xFF), f.bytes);
+      return;
+    }
+    for (std::uint64_t i = 0; i < f.bytes; i += 4) std::memcpy(d + i, &f.data, 4);
+  }
+  void run_packet(const Nop&) {}
+
+  int device_, engine_;
+  double hz_;
+  std::atomic<long>& traps_;
+  Allocation ring_mem_;
+  QueueCells cells_;
+  volatile std::uint64_t rptr_ = 0, wptr_ = 0;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::uint64_t doorbell_ = 0;
+  bool stop_ = false;
+  WhyNot fault_;
+  std::thread thread_;
+};
+
+// The GPU stand-in: one thread per device that runs what a GPU kernel would, in order.
+class StandIn {
+ public:
+  StandIn() : thread_([this] { run(); }) {}
+  ~StandIn() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void post(std::function<void()> work) {
+    {
+      std::lock_guard lock(mu_);
+      work_.push_back(std::move(work));
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::function<void()> w;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !work_.empty(); });
+        if (stop_ && work_.empty()) return;
+        w = std::move(work_.front());
+        work_.pop_front();
+      }
+      w();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> work_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+class SoftPlatform final : public Platform {
+ public:
+  explicit SoftPlatform(const SoftSettings& s) : s_(s) {}
+  std::string name() const override { return "software SDMA engine"; }
+  bool hardware_times() const override { return false; }
+  int device_count() const override { return s_.devices; }
+  int engine_count(int) const override { return s_.engines; }
+  int first_xgmi_engine(int) const override { return s_.first_xgmi_engine; }
+  int recommended_engine(int src, int dst) const override { return soft_recommended_engine(src, dst); }
+  Allocation alloc_device(int, std::size_t bytes, const std::vector<int>&) override { return aligned_bytes(bytes); }
+  Allocation alloc_host(std::size_t bytes, const std::vector<int>&) override { return aligned_bytes(bytes); }
+  void write(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void read(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  Maybe<std::unique_ptr<Queue>> create_queue(int device, int engine, std::size_t ring_bytes) override {
+    using Result = Maybe<std::unique_ptr<Queue>>;
+    if (device < 0 || device >= s_.devices) return Result::no(fmt::format("no software device {}", device));
+    if (engine < 0 || engine >= s_.engines)
+      return Result::no(fmt::format("engine {} does not exist (the software engine has engines 0..{})", engine, s_.engines - 1));
+    if (ring_bytes < 64 || (ring_bytes & (ring_bytes - 1)) != 0)
+      return Result::no(fmt::format("ring of {} bytes: not a power of two of 64 bytes or more", ring_bytes));
+    return std::unique_ptr<Queue>(std::make_unique<SoftQueue>(device, engine, ring_bytes, s_.timestamp_hz, traps_));
+  }
+  ClockPair clock_counters(int) override {
+    const double ns = steady_ns();
+    return ClockPair{static_cast<std::uint64_t>(ns * s_.timestamp_hz / 1e9), ns};
+  }
+  WhyNot gpu_initiated_unsupported() const override { return std::nullopt; }
+  void run_on_gpu(int device, std::function<void()> work) override {
+    std::lock_guard lock(mu_);
+    auto& s = stand_ins_[device];
+    if (!s) s = std::make_unique<StandIn>();
+    s->post(std::move(work));
+  }
+  nlohmann::json describe() const override {
+    return {{"platform", name()},
+            {"hardware_times", false},
+            {"engines_per_device", s_.engines},
+            {"timestamp_hz", s_.timestamp_hz},
+            {"gpu_stand_in", "one CPU thread per device runs what a GPU kernel would (gpu-flag trigger, submit=gpu)"}};
+  }
+
+ private:
+  SoftSettings s_;
+  std::atomic<long> traps_{0};
+  std::mutex mu_;
+  std::map<int, std::unique_ptr<StandIn>> stand_ins_;
+};
+
+}  // namespace
+
+int soft_recommended_engine(int src, int dst) {
+  if (src == dst) return -1;
+  const int k = ((dst - src) % 7 + 7) % 7;  // 0..6
+  return 2 + 2 * k;  // even engines 2..14
+}
+
+std::unique_ptr<Platform> make_soft_platform(const SoftSettings& settings) { return std::make_unique<SoftPlatform>(settings); }
+
+}  // namespace dmabench::amd::sdma
