@@ -94,4 +94,14 @@ int nth_engine(std::uint32_t mask, int n) {
   return -1;
 }
 
+std::optional<std::string> map_option_problem(const std::string& value) {
+  if (value.rfind("map:", 0) != 0 || value.size() == 4) return std::nullopt;
+  try {
+    load_engine_map(value.substr(4));
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
 }  // namespace dmabench::amd

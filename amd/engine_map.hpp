@@ -22,6 +22,9 @@ inline constexpr int kMaxEngines = 32;  // HSA's engine id is a 32-bit mask
 std::vector<MapEntry> parse_engine_map(std::istream& in, const std::string& name);
 // Reads and parses a file; throws std::invalid_argument (unreadable file or a bad line).
 std::vector<MapEntry> load_engine_map(const std::string& path);
+// For an engine option's value: when it is "map:FILE", why FILE does not load (the parse error), else
+// nullopt (other values, or a map that loads). The option tables of hsa and sdma check with it.
+std::optional<std::string> map_option_problem(const std::string& value);
 // The engine the map gives for src -> dst, or nullopt.
 std::optional<int> map_engine(const std::vector<MapEntry>& map, int src, int dst);
 

@@ -23,6 +23,7 @@ validates every case's data, times it, and writes one JSON record per case.
   --power[=SOURCE]     measure power and energy per case (auto, nvml, rocm-smi, rapl, none)
   --power-window S     seconds of each power window (default 2)
   --power-trace FILE   also write the power readings of every window, with case boundaries
+  --packets DIR        write the ring contents of one operation per queue for every sdma case (DIR/<case>.json)
   --list               print the expanded cases and exit without running anything
   --features           print what this build and machine support, and why not where not
   --version            print the version and exit
@@ -89,6 +90,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       o.power_window_s = s;
     } else if (arg == "--power-trace") {
       o.power_trace = take("--power-trace");
+    } else if (arg == "--packets") {
+      o.packets_dir = take("--packets");
     } else if (arg == "--list") {
       no_value("--list");
       o.list = true;
@@ -103,7 +106,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     } else {
       throw InputError(fmt::format(
           "unknown argument '{}'; accepted: --config, --out, --backend, --devices, --power, --power-window, "
-          "--power-trace, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
+          "--power-trace, --packets, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
           args[i]));
     }
   }

@@ -58,15 +58,25 @@ std::map<std::string, std::string> print_backends() {
 void print_engines(const std::map<std::string, std::string>& backend_state) {
   fmt::print("\nengines:\n");
   for (const auto& spec : engine_specs()) {
-    const auto engine = make_engine(spec.name);
-    std::string state;
-    if (!engine)
-      state = "not built: " + engine.why_not();
-    else if (!backend_state.at(spec.backend).empty())
-      state = "built; backend " + spec.backend + " " + backend_state.at(spec.backend);
-    else
-      state = "available";
-    fmt::print("  {:<5} [{}] {}\n        {}\n", spec.name, spec.backend, state, spec.description);
+    std::vector<std::string> runs, states;
+    for (const auto& b : built_backends()) {
+      if (!spec.runs_on(b)) continue;
+      runs.push_back(b);
+      const auto engine = make_engine(spec.name, b);
+      const bool not_built = !engine && engine.why_not().rfind("this build has no", 0) == 0;
+      if (not_built)
+        states.push_back(fmt::format("{}: not built: {}", b, engine.why_not()));
+      else if (!backend_state.at(b).empty())
+        states.push_back(fmt::format("{}: built; backend {}", b, backend_state.at(b)));
+      else
+        states.push_back(engine ? b + ": available" : fmt::format("{}: unavailable: {}", b, engine.why_not()));
+    }
+    if (runs.empty()) {  // no backend of this build runs it: why make_engine says so
+      const auto engine = make_engine(spec.name);
+      states.push_back(engine ? "not available in this build" : "not built: " + engine.why_not());
+      runs.push_back(spec.backend);
+    }
+    fmt::print("  {:<5} [{}] {}\n        {}\n", spec.name, fmt::join(runs, ", "), fmt::join(states, "; "), spec.description);
     for (const auto& o : spec.options)
       fmt::print("        option {}: {} (accepted: {}; default {})\n", o.name, o.help, o.accepted(), o.default_value.dump());
   }

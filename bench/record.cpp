@@ -21,10 +21,11 @@ json breakdown_json(const measure::Breakdown& b) {
           {"operations", b.operations},
           {"copies_per_operation", b.copies_per_operation},
           {"aligned_fraction", b.aligned_fraction},
+          {"tracer", b.tracer},
           {"method", "medians over operations. control (host time inside launch) and total from an untraced pass; "
-                     "copy = engine end - engine start of the operation's CUPTI copy records (GPU clock); "
+                     "copy = engine end - engine start of the operation's copies as the tracer records them; "
                      "schedule = engine start - launch returned and sync = completion observed - engine end "
-                     "from a CUPTI-traced pass with GPU times converted by CUPTI onto the host steady clock; "
+                     "from a traced pass with engine times converted onto the host steady clock (see tracer); "
                      "aligned_fraction = operations whose converted copy lies inside [launch, completion] "
                      "(below 1: the conversion is off and schedule/sync are not reliable; "
                      "not_copy_not_control = total - control - copy needs no conversion)"}};

@@ -19,7 +19,7 @@ WhyNot CaseExecution::static_skip_reason() const {
   const Case& c = spec();
   if (!c.not_runnable.empty()) return c.not_runnable;
   const EngineSpec* es = find_engine_spec(c.engine.engine);
-  if (es && es->backend != backend_.name())
+  if (es && !es->runs_on(backend_.name()))
     return fmt::format("engine {} runs on the {} backend; this run uses the {} backend", es->name, es->backend,
                        backend_.name());
   if (!engine_) return engine_missing_;
@@ -44,10 +44,15 @@ void CaseExecution::setup() {
     if (!spec().plan) throw std::logic_error("internal error: a runnable case without a plan (see plan_case)");
     if (auto bad = spec().plan->check()) throw std::logic_error("internal error, inconsistent plan: " + *bad);
     const int ops_per_sample = spec().timing == Timing::pipelined ? spec().pipeline_depth : 1;
+    if (spec().plan->exchange && !engine_->exchanges(spec().engine.options))
+      return skip("the in-place alltoall exchanges blocks between ranks: only an engine that swaps them runs it "
+                  "(sdma packet=swap)");
     if (auto why = engine_->unsupported(*spec().plan, spec().engine.options, ops_per_sample)) return skip(*why);
     backend_.prepare_devices(spec().devices);
     op_ = engine_->prepare(*spec().plan, spec().engine.options);
-    if (auto bad = measure::validate_once(subject())) {
+    auto bad = measure::validate_once(subject());
+    packet_dump_ = op_->packet_dump();
+    if (bad) {
       op_.reset();
       return fail("validation: " + *bad);
     }
@@ -58,6 +63,7 @@ void CaseExecution::setup() {
     op_.reset();
     skip(e.what());
   } catch (const std::exception& e) {
+    if (op_) packet_dump_ = op_->packet_dump();  // what was written before the failure
     op_.reset();
     fail(e.what());
   }

@@ -56,6 +56,9 @@ class CaseExecution {
   void measure(const CaseHooks& hooks);
 
   const Case& spec() const { return measured_.spec; }
+  // What the engine wrote into its queues during the validated operation (Operation::packet_dump);
+  // null for engines that write no packets or when setup did not get that far.
+  const nlohmann::json& packet_dump() const { return packet_dump_; }
   Status status() const { return measured_.status; }
   const std::string& reason() const { return measured_.reason; }
 
@@ -64,6 +67,7 @@ class CaseExecution {
   std::string engine_missing_;
   Backend& backend_;
   std::unique_ptr<Operation> op_;
+  nlohmann::json packet_dump_;
   bool set_up_ = false;
   measure::Subject subject();
   std::vector<std::vector<double>> invocations_;

@@ -1,5 +1,6 @@
 #include "bench/runner.hpp"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -9,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "core/errors.hpp"
+#include "core/json_file.hpp"
 #include "bench/features.hpp"
 #include "bench/gbench.hpp"
 #include "bench/out_file.hpp"
@@ -83,11 +85,11 @@ Engines make_engines(const std::vector<Case>& cases, const Backend& backend) {
   for (const auto& c : cases) {
     const std::string& name = c.engine.engine;
     if (e.made.count(name) || e.missing.count(name)) continue;
-    if (find_engine_spec(name)->backend != backend.name()) {
+    if (!find_engine_spec(name)->runs_on(backend.name())) {
       e.missing[name] = "";
       continue;
     }
-    if (auto engine = make_engine(name))
+    if (auto engine = make_engine(name, backend.name()))
       e.made[name] = std::move(engine).value();
     else
       e.missing[name] = engine.why_not();
@@ -126,6 +128,19 @@ class Recorder {
   std::map<Status, int> counts_;
   std::string first_failure_;
 };
+
+// --packets DIR: the case's packet dump as DIR/<case name, '/' and other odd characters as '_'>.json
+// (results/SCHEMA.md, "Packet dumps"); nothing for cases without one.
+void write_packet_dump(const std::string& dir, const CaseExecution& e) {
+  if (dir.empty() || e.packet_dump().is_null()) return;
+  std::string file = e.spec().name();
+  for (char& ch : file)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.' && ch != '=' && ch != ',') ch = '_';
+  json doc = {{"schema", "dmabench-packets/1"}, {"case", e.spec().name()}, {"engine", e.spec().engine.engine},
+              {"options", e.spec().engine.options}};
+  doc.update(e.packet_dump());
+  write_json_atomically(dir + "/" + file + ".json", doc);
+}
 
 // The sweep: cases that cannot run whatever happens are recorded as skipped at once, without being
 // run; the rest become one Google Benchmark benchmark each, recorded as their runs are reported.
@@ -169,6 +184,7 @@ void run_sweep(const CliOptions& options, const std::vector<Case>& cases, Backen
     auto it = by_name.find(name);
     if (it == by_name.end()) return;
     recorder.add(it->second->record(reported));
+    write_packet_dump(options.packets_dir, *it->second);
     it->second->release();
   });
 }

@@ -14,6 +14,7 @@
 
 #include "core/why_not.hpp"
 #include "engines/plan.hpp"
+#include "gpu/copy_tracer.hpp"  // CopyInterval, CopyTracer
 
 namespace dmabench {
 
@@ -45,6 +46,15 @@ class Operation {
   virtual std::optional<double> device_seconds() { return std::nullopt; }
   // What the engine wants recorded with the result (e.g. evidence of the path a library took).
   virtual nlohmann::json details() const { return nlohmann::json::object(); }
+  // For engines that write device commands themselves (sdma): what the first operation wrote into
+  // each queue (results/SCHEMA.md, "Packet dumps"); null for the others.
+  virtual nlohmann::json packet_dump() const { return nullptr; }
+  // Engine-side timestamps of this operation's copies (for the latency breakdown), for engines that
+  // take their own (sdma: TIMESTAMP packets around every command's data packets); otherwise the reason
+  // there are none, and the harness asks the backend's tracer.
+  virtual Maybe<std::unique_ptr<CopyTracer>> copy_tracer() {
+    return Maybe<std::unique_ptr<CopyTracer>>::no("the engine takes no timestamps of its own");
+  }
 
   // Validation support: sources get datagen bytes for (seed, rank), destinations get poison.
   virtual void fill_sources(std::uint64_t seed) = 0;
@@ -67,6 +77,12 @@ class Engine {
   virtual WhyNot unsupported(const Plan& plan, const Options& options, int ops_per_sample) const = 0;
   // Allocates buffers and whatever the mechanism needs; throws on runtime errors.
   virtual std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) = 0;
+  // Whether, with these options, the engine exchanges blocks in place (Plan::exchange: the in-place
+  // alltoall); the harness skips exchange plans for every engine that does not.
+  virtual bool exchanges(const Options& options) const {
+    (void)options;
+    return false;
+  }
 };
 
 // ---- the engine registry: what exists (independent of what this build has) -------------------
@@ -95,6 +111,9 @@ struct EngineSpec {
   std::string description;
   std::vector<OptionSpec> options;
   std::vector<std::string> backends;
+  // Whether a run on `backend` can use this engine in this build: its GPU backend, or the host backend
+  // for engines that also exist there (host; sdma on the software SDMA engine).
+  bool runs_on(std::string_view run_backend) const;
 };
 
 // Every engine (of every backend, built or not), its options in table order. Each engine's option
@@ -110,8 +129,8 @@ nlohmann::json engine_specs_json();
 // Throws std::invalid_argument for an unknown engine.
 Options with_defaults(std::string_view engine, Options given);
 
-// Creates an engine of this build, or says why it cannot (e.g. "this build has no NCCL"). Engines are
-// created once per run and live for the whole sweep.
-Maybe<std::unique_ptr<Engine>> make_engine(std::string_view name);
+// Creates an engine of this build for a run on `backend` (default: the engine's own), or says why it
+// cannot (e.g. "this build has no NCCL"). Engines are created once per run and live for the whole sweep.
+Maybe<std::unique_ptr<Engine>> make_engine(std::string_view name, std::string_view backend = {});
 
 }  // namespace dmabench

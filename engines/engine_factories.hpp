@@ -1,16 +1,22 @@
 #pragma once
 // Factories of the backends and engines this build compiles; engines/registry.cpp is their only caller.
 #include <memory>
+#include <string_view>
 
 #include <string>
 
 #include "engines/backend.hpp"
+#include "amd/sdma/platform.hpp"
 #include "engines/engine.hpp"
 
 namespace dmabench {
 
 std::unique_ptr<Engine> make_host_engine();
 std::unique_ptr<Backend> make_host_backend();
+// sdma on `backend`: the software SDMA engine on "host", KFD queues on "hip" (builds with libhsakmt).
+Maybe<std::unique_ptr<Engine>> make_sdma_engine(std::string_view backend);
+// sdma on a given platform (tests: a platform that plants a bad packet).
+std::unique_ptr<Engine> make_sdma_engine_on(std::unique_ptr<amd::sdma::Platform> platform);
 #ifdef DMABENCH_HAVE_GPU
 Maybe<std::unique_ptr<Backend>> make_gpu_backend();  // cuda or hip, as built
 std::unique_ptr<Engine> make_ce_engine();

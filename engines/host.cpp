@@ -18,6 +18,7 @@
 #include "engines/backend.hpp"
 #include "core/datagen.hpp"
 #include "engines/engine_factories.hpp"
+#include "engines/host_validation.hpp"
 
 namespace dmabench {
 namespace {
@@ -39,9 +40,7 @@ struct HostBytes {
   std::size_t size = 0;
 };
 
-void fill_bytes(char* p, std::size_t n, std::uint64_t key) {
-  for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<char>(datagen::byte_at(key, i));
-}
+void fill_bytes(char* p, std::size_t n, std::uint64_t key) { fill_stream(reinterpret_cast<unsigned char*>(p), n, key); }
 
 // One persistent worker thread per issuing rank. launch() posts one more operation; each worker
 // runs its rank's transfers once per posted operation, in order; wait() returns when every worker
@@ -92,19 +91,7 @@ class HostOperation final : public Operation {
   }
   std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override {
     if (expected.sets != plan_.sets) throw std::logic_error("check_destinations: the plan's buffer sets differ from the operation's");
-    for (int r = 0; r < expected.ranks(); ++r)  // ranks, sets and offsets in order: the first mismatch
-      for (int set = 0; set < expected.sets; ++set)
-        for (const Transfer& t : sorted_into(expected.writes(), r)) {
-          const std::uint64_t key = datagen::stream_key(seed, t.src_rank);
-          const std::size_t src_at = set * expected.src_stride(t.src_rank) + t.src_offset;
-          const std::size_t dst_at = set * expected.dst_stride(r) + t.dst_offset;
-          const auto* got = reinterpret_cast<const unsigned char*>(dst_[r]->data + dst_at);
-          for (std::size_t i = 0; i < t.bytes; ++i) {
-            const unsigned want = datagen::byte_at(key, src_at + i);
-            if (got[i] != want) return Mismatch{.rank = r, .offset = dst_at + i, .expected = want, .got = got[i]};
-          }
-        }
-    return std::nullopt;
+    return first_host_mismatch(expected, seed, [&](int r) { return reinterpret_cast<const unsigned char*>(dst_[r]->data); });
   }
 
  private:
@@ -117,14 +104,6 @@ class HostOperation final : public Operation {
 
   char* src(int rank, int set) const { return src_[rank]->data + set * plan_.src_stride(rank); }
   char* dst(int rank, int set) const { return dst_[rank]->data + set * plan_.dst_stride(rank); }
-
-  static std::vector<Transfer> sorted_into(const std::vector<Transfer>& transfers, int rank) {
-    std::vector<Transfer> out;
-    for (const Transfer& t : transfers)
-      if (t.dst_rank == rank) out.push_back(t);
-    std::sort(out.begin(), out.end(), [](const Transfer& a, const Transfer& b) { return a.dst_offset < b.dst_offset; });
-    return out;
-  }
 
   void run(Worker& w) {
     for (;;) {

@@ -12,16 +12,7 @@ constexpr Named<HsaPacket> kPackets[] = {
     {"linear", HsaPacket::linear}, {"broadcast", HsaPacket::broadcast}, {"swap", HsaPacket::swap}};
 
 // The problem with a map:FILE file, or nullopt.
-WhyNot check_engine_map(const nlohmann::json& v) {
-  const auto sel = amd::parse_selection(v.get<std::string>());
-  if (!sel || sel->policy != amd::Policy::map) return std::nullopt;
-  try {
-    amd::load_engine_map(sel->map_file);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return std::nullopt;
-}
+WhyNot check_engine_map(const nlohmann::json& v) { return v.is_string() ? amd::map_option_problem(v.get<std::string>()) : std::nullopt; }
 
 }  // namespace
 

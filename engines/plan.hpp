@@ -36,6 +36,11 @@ struct Plan {
   // rank's own block of an in-place all-gather). Operations put them there when they poison the
   // destinations (outside timing) and never issue them; validation checks them like transfers.
   std::vector<Transfer> preset;
+  // The in-place alltoall: each rank's destination buffer IS its source buffer (src_bytes ==
+  // dst_bytes), so a block and its mirror must be exchanged, not copied one after the other; only an
+  // engine that swaps (Engine::exchanges) runs such a plan. Validation is unchanged: after one
+  // operation the destination holds what the transfers say, read from the buffer as it was before.
+  bool exchange = false;
   // Buffer rotation: the operation keeps `sets` copies of every buffer, one after another
   // (src_stride / dst_stride apart), and its k-th launch (counted from 0, validation included)
   // moves set k mod sets, so successive operations do not reuse the same bytes (nccl-tests moves

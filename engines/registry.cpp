@@ -9,6 +9,7 @@
 #include "engines/engine_factories.hpp"
 #include "engines/hsa_options.hpp"
 #include "engines/nccl_options.hpp"
+#include "engines/sdma_options.hpp"
 #include "engines/sm_options.hpp"
 
 namespace dmabench {
@@ -47,7 +48,21 @@ std::string gpu_backend() {
 #endif
 }
 
+// Where sdma runs in this build: on KFD queues in a hip build with libhsakmt, else on the software engine.
+std::string sdma_backend() {
+#if defined(DMABENCH_HAVE_KFD)
+  return "hip";
+#else
+  return "host";
+#endif
+}
+
 }  // namespace
+
+bool EngineSpec::runs_on(std::string_view run_backend) const {
+  return run_backend == backend ||
+         (run_backend == "host" && std::find(backends.begin(), backends.end(), "host") != backends.end());
+}
 
 const std::vector<EngineSpec>& engine_specs() {
   static const std::vector<EngineSpec> specs = {
@@ -68,6 +83,10 @@ const std::vector<EngineSpec>& engine_specs() {
        "AMD only: HSA async copies on the SDMA engines (hsa_amd_memory_async_copy[_on_engine]), completion by spinning "
        "on the HSA completion signal",
        hsa_option_specs(), {"hip"}},
+      {"sdma", sdma_backend(),
+       "AMD SDMA queues driven with raw packets, as DMA-Latte does (KFD user-mode queues through libhsakmt on the hip "
+       "backend; on the host backend a software SDMA engine runs the same packets, its times not hardware times)",
+       sdma_option_specs(), {"hip", "host"}},
   };
   return specs;
 }
@@ -107,8 +126,12 @@ nlohmann::json engine_specs_json() {
   return engines;
 }
 
-Maybe<std::unique_ptr<Engine>> make_engine(std::string_view name) {
+Maybe<std::unique_ptr<Engine>> make_engine(std::string_view name, std::string_view backend) {
   if (name == "host") return make_host_engine();
+  if (name == "sdma") {
+    const EngineSpec* spec = find_engine_spec(name);
+    return make_sdma_engine(backend.empty() ? std::string_view(spec->backend) : backend);
+  }
 #ifdef DMABENCH_HAVE_GPU
   if (name == "ce") return make_ce_engine();
   if (name == "ce-batch") return make_ce_batch_engine();

@@ -23,6 +23,8 @@ class CopyTracer {
   virtual void start() = 0;
   // Stops tracing and returns every copy executed since start().
   virtual std::vector<CopyInterval> stop() = 0;
+  // Where the times come from and how they reach the host clock (the breakdown's `tracer` field).
+  virtual std::string source() const = 0;
 };
 
 namespace gpu {

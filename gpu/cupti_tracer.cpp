@@ -70,6 +70,9 @@ void attach() {
 
 class CuptiCopyTracer final : public CopyTracer {
  public:
+  std::string source() const override {
+    return "CUPTI copy records (GPU clock), converted onto the host steady clock by CUPTI";
+  }
   void start() override {
     {
       std::lock_guard lock(g_mu);

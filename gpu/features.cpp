@@ -190,10 +190,11 @@ std::vector<Feature> amd_features(const BuildFacts& b) {
                   "assumed from KFD's allocation order (the k-th queue of a kind lands on its k-th engine only while no "
                   "other queue of that kind exists on the GPU)"
                 : "this build has no KFD queues (libhsakmt was not found at configure time)"),
-      row("sdma submit=gpu / trigger=gpu-flag on KFD queues",
-          "GPU-side SDMA submission (not written)", false, "",
-          "GPU-initiated submission and gpu-flag on KFD queues are not implemented: a kernel must write the ring, the "
-          "wptr cell and the doorbell (what mori does; README)"),
+      row("sdma submit=gpu / trigger=gpu-flag on KFD queues (a one-block kernel writes the ring, the wptr cell and the "
+          "doorbell, or the trigger word, as ROCm's mori does)",
+          "KFD queues (libhsakmt) and a discrete GPU whose doorbell page libhsakmt maps into the GPU's address space", b.hip && b.kfd,
+          "never run on AMD hardware; on an APU or a kernel without doorbell-in-GPUVM the kernel's doorbell store faults",
+          b.hip ? "this build has no KFD queues (libhsakmt was not found at configure time)" : "this build has no HIP"),
       row("gemm workload on AMD (rocBLAS rocblas_gemm_ex)", "rocBLAS (find_package(rocblas))", b.hip && b.rocblas,
           "bf16 / fp16 with fp32 accumulation",
           b.hip ? "rocBLAS was not found at configure time: overlap cases with a gemm workload are skipped"

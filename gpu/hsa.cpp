@@ -122,6 +122,9 @@ void calibrate() {
 
 class HsaTracer final : public CopyTracer {
  public:
+  std::string source() const override {
+    return "HSA copy timestamps (hsa_amd_profiling_get_async_copy_time), converted by the HSA runtime onto the system clock";
+  }
   void start() override {
     gpu_agents();
     calibrate();

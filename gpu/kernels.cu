@@ -107,6 +107,23 @@ __global__ void poll_kernel(const std::uint32_t* slots, int count, std::uint32_t
   __threadfence_system();
 }
 
+__global__ void store_u64_kernel(std::uint64_t* word, std::uint64_t value) {
+  __threadfence_system();
+  *reinterpret_cast<volatile std::uint64_t*>(word) = value;
+  __threadfence_system();
+}
+
+__global__ void ring_submit_kernel(std::uint32_t* ring_at, const std::uint32_t* src, std::size_t n, std::uint64_t* wptr,
+                                   std::uint64_t* doorbell, std::uint64_t value) {
+  for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) reinterpret_cast<volatile std::uint32_t*>(ring_at)[i] = src[i];
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  __threadfence_system();  // the packets before the write pointer, the write pointer before the doorbell
+  *reinterpret_cast<volatile std::uint64_t*>(wptr) = value;
+  __threadfence_system();
+  *reinterpret_cast<volatile std::uint64_t*>(doorbell) = value;
+}
+
 bool fast_path(const void* p, std::uint64_t first) {
   return reinterpret_cast<std::uintptr_t>(p) % 8 == 0 && first % 8 == 0;
 }
@@ -141,6 +158,19 @@ std::optional<std::size_t> first_mismatch(const void* buf, std::size_t bytes, st
 
 void launch_trigger(const Stream& stream, std::uint32_t* flag, std::uint32_t value, std::uint64_t* stamp) {
   trigger_kernel<<<1, 1, 0, native(stream)>>>(flag, value, stamp);
+  DMABENCH_GPU_CHECK(GPU(GetLastError)());
+}
+
+void launch_store_u64(const Stream& stream, std::uint64_t* word, std::uint64_t value) {
+  DMABENCH_GPU_CHECK(GPU(SetDevice)(stream.device()));
+  store_u64_kernel<<<1, 1, 0, native(stream)>>>(word, value);
+  DMABENCH_GPU_CHECK(GPU(GetLastError)());
+}
+
+void launch_ring_submit(const Stream& stream, std::uint32_t* ring_at, const std::uint32_t* src, std::size_t n,
+                        std::uint64_t* wptr, std::uint64_t* doorbell, std::uint64_t value) {
+  DMABENCH_GPU_CHECK(GPU(SetDevice)(stream.device()));
+  ring_submit_kernel<<<1, 256, 0, native(stream)>>>(ring_at, src, n, wptr, doorbell, value);
   DMABENCH_GPU_CHECK(GPU(GetLastError)());
 }
 

@@ -263,6 +263,7 @@ class KfdQueue final : public sdma::Queue {
   }
   int device() const override { return device_; }
   int engine() const override { return engine_; }
+  std::uint64_t* doorbell() const { return reinterpret_cast<std::uint64_t*>(doorbell_); }
   std::string describe() const override {
     const Device& d = st_->devices[device_];
     if (kind_ == QueueKind::by_engine_id)
@@ -334,16 +335,37 @@ class KfdPlatform final : public sdma::Platform {
     const auto after = std::chrono::steady_clock::now();
     return sdma::ClockPair{c.GPUClockCounter, (ns_of(before) + ns_of(after)) / 2};
   }
-  WhyNot gpu_initiated_unsupported() const override {
-    return "GPU-initiated submission and gpu-flag on KFD queues are not implemented: a kernel must write the ring, the "
-           "wptr cell and the doorbell (what mori does; README)";
+  // A GPU kernel writes the ring, the wptr cell and the 64-bit doorbell (research note Q2/Q3: libhsakmt
+  // maps the doorbell page into the GPU's address space at its CPU address on discrete GPUs, and keeps
+  // the wptr cell in GPU-mapped uncached host memory). On APUs and kernels without doorbell-in-GPUVM the
+  // doorbell is CPU-only; a kernel's store then faults, and the case fails with the runtime's error.
+  WhyNot gpu_initiated_unsupported() const override { return std::nullopt; }
+  void gpu_store(int device, std::uint64_t* word, std::uint64_t value) override {
+    launch_store_u64(gpu_side(device).stream, word, value);
   }
-  void run_on_gpu(int, std::function<void()>) override {
-    throw std::logic_error("KFD platform: run_on_gpu is not implemented (gpu_initiated_unsupported() says why)");
-  }
+  void gpu_submit(int device, sdma::Queue& queue, const sdma::StagedPackets& staged) override;
   nlohmann::json describe() const override;
 
  private:
+  // What GPU-initiated submission needs per device: a stream for its kernels and GPU-readable host memory
+  // for the packets a kernel copies into a ring (a bump area, reused once the stream has drained).
+  struct GpuSide {
+    explicit GpuSide(int device) : stream(device) {}
+    Stream stream;
+    Allocation area;
+    std::size_t used = 0;
+  };
+  GpuSide& gpu_side(int device) {
+    std::lock_guard lock(gpu_side_mu_);
+    auto& g = gpu_side_[device];
+    if (!g) {
+      g = std::make_unique<GpuSide>(dev(device).ordinal);
+      g->area = alloc_host(kStagingAreaBytes, {device});
+    }
+    return *g;
+  }
+  static constexpr std::size_t kStagingAreaBytes = std::size_t{4} << 20;
+
   // Validation copies of one device: a staging buffer, a queue on its engine 0 and a fence word.
   struct Mover {
     std::mutex mu;
@@ -376,7 +398,29 @@ class KfdPlatform final : public sdma::Platform {
   std::mutex movers_mu_, placeholders_mu_;
   std::vector<std::unique_ptr<sdma::Queue>> placeholders_;  // hold KFD slots below the queues asked for
   std::map<int, std::unique_ptr<Mover>> movers_;
+  std::mutex gpu_side_mu_;
+  std::map<int, std::unique_ptr<GpuSide>> gpu_side_;
 };
+
+void KfdPlatform::gpu_submit(int device, sdma::Queue& queue, const sdma::StagedPackets& staged) {
+  auto* q = dynamic_cast<KfdQueue*>(&queue);
+  if (!q) throw std::logic_error("KFD platform: gpu_submit on a queue it did not create");
+  GpuSide& g = gpu_side(device);
+  const std::size_t bytes = staged.dwords.size() * 4;
+  if (bytes > kStagingAreaBytes)
+    throw std::runtime_error(fmt::format("submit=gpu: {} bytes of packets for one queue, more than the {}-byte staging area", bytes,
+                                         kStagingAreaBytes));
+  if (g.used + bytes > kStagingAreaBytes) {  // earlier kernels may still read the area: let them finish
+    g.stream.synchronize();
+    g.used = 0;
+  }
+  auto* src = reinterpret_cast<std::uint32_t*>(static_cast<char*>(g.area.get()) + g.used);
+  std::memcpy(src, staged.dwords.data(), bytes);
+  g.used += (bytes + 255) / 256 * 256;
+  const sdma::QueueCells& c = q->cells();
+  launch_ring_submit(g.stream, c.ring + (staged.from & (c.ring_bytes - 1)) / 4, src, staged.dwords.size(),
+                     const_cast<std::uint64_t*>(c.wptr), q->doorbell(), staged.from + bytes);
+}
 
 void KfdPlatform::read_recommendations() {
   const std::size_t n = st_->devices.size();

@@ -6,6 +6,7 @@ usage: cli_test.py DMABENCH CONFIG_DIR MODE
   bad-input     every kind of bad input exits 2 with a message naming the field, runs nothing
   host-8-ranks  all patterns (and the all-gather in place) on 8 host ranks, validated
   overlap-host  a config with sweeps, cases beside the host's stream workload: every overlap field checked
+  sdma-host     configs/sdma-host.json: every sdma variant on the software SDMA engine, 2/4/8 ranks, packet dumps
   gpu           every GPU engine on every pattern on the build's GPU backend (cuda or hip) (exit 77 = skip without GPU)
 """
 import json
@@ -210,7 +211,10 @@ def host_8_ranks(exe, configs, tmp):
            "iterations": 5, "warmup": 1, "pipeline_depth": 4, "in_place": [False, True]}
     doc = run_config(exe, tmp, "eight", cfg, "host")
     check_results(doc, "host")
-    res = doc["results"]
+    exchange = [r for r in doc["results"] if r["name"].startswith("alltoall-inplace/")]
+    expect(len(exchange) == 6 and all(r["status"] == "skipped" and "only an engine that swaps" in r["reason"] for r in exchange),
+           "the in-place alltoall is skipped by the host engine, with the reason")
+    res = [r for r in doc["results"] if r not in exchange]
     # 4 patterns out of place + the all-gather in place, 2 timings, 3 sizes
     expect(len(res) == 5 * 2 * 3 and all(r["status"] == "ok" for r in res), "all 8-rank cases ok")
     in_place = [r for r in res if r["in_place"]]
@@ -264,6 +268,77 @@ def overlap_host(exe, configs, tmp):
             check_overlap(r)
 
 
+# Opcode (DW0 bits 7:0) of each packet name a dump lists; BROADCAST and SWAP are COPY (1) packets.
+OPCODES = {"COPY_LINEAR": 1, "BROADCAST": 1, "SWAP": 1, "POLL_REGMEM": 8, "ATOMIC_ADD64": 10, "FENCE": 5, "NOP": 0,
+           "TIMESTAMP_GLOBAL": 13, "CONST_FILL": 11, "TRAP": 6}
+SIZES = {"COPY_LINEAR": 7, "BROADCAST": 9, "SWAP": 7, "POLL_REGMEM": 6, "ATOMIC_ADD64": 8, "FENCE": 4,
+         "TIMESTAMP_GLOBAL": 3, "CONST_FILL": 5, "TRAP": 2}
+ALLOWED_SKIPS = ("packet=swap with swap_alignment=64", "packet=broadcast pairs two copies of one source")
+
+
+def check_dump(r, dump):
+    """A case's packet dump against its options: what the variant must emit, headers that match the names."""
+    o = r["options"]
+    expect(dump["case"] == r["name"] and dump["hardware_times"] is False, f"{r['name']}: dump header")
+    names = []
+    for q in dump["queues"]:
+        dw = [int(x, 16) for x in q["dwords"]]
+        at = 0
+        for name in q["packets"]:  # walk the dwords by the packet sizes: every header has its packet's opcode
+            expect(dw[at] & 0xFF == OPCODES[name], f"{r['name']}: {name} header 0x{dw[at]:08x} at dword {at}")
+            at += SIZES[name] if name != "NOP" else ((dw[at] >> 16) & 0x3FFF) + 1
+        expect(at == len(dw), f"{r['name']}: the packets cover {at} of {len(dw)} dwords")
+        if o["trigger"] != "enqueue":
+            expect(q["packets"][0] == "POLL_REGMEM", f"{r['name']}: pre-launch queue starts with {q['packets'][0]}")
+        names += q["packets"]
+    want = {"linear": "COPY_LINEAR", "broadcast": "BROADCAST", "swap": "SWAP"}[o["packet"]]
+    expect(want in names, f"{r['name']}: no {want} packet")
+    expect(("ATOMIC_ADD64" if o["sync"] == "atomic" else "FENCE") in names, f"{r['name']}: no sync packet")
+    expect(names.count("POLL_REGMEM") == (0 if o["trigger"] == "enqueue" else r["engine_details"]["commands_per_operation"]),
+           f"{r['name']}: one poll per command with pre-launch")
+
+
+def sdma_host(exe, configs, tmp):
+    out, dumps = os.path.join(tmp, "sdma.json"), os.path.join(tmp, "packets")
+    p = subprocess.run([exe, "--config", os.path.join(configs, "sdma-host.json"), "--backend", "host", "--out", out,
+                        "--packets", dumps], capture_output=True, text=True, timeout=900, cwd=os.path.dirname(configs))
+    expect(p.returncode == 0, f"sdma-host exited {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    with open(out) as f:
+        doc = json.load(f)
+    check_results(doc, "host")
+    res = doc["results"]
+    variants = {}
+    for r in res:
+        expect(r["engine"] == "sdma", r["name"])
+        if r["status"] == "skipped":
+            expect(r["reason"].startswith(ALLOWED_SKIPS), f"{r['name']}: skipped: {r['reason']}")
+            continue
+        expect(r["status"] == "ok", f"{r['name']}: {r['status']} {r['reason']}")
+        expect(r["engine_details"]["hardware_times"] is False, f"{r['name']}: software times not marked")
+        expect(r["engine_details"]["platform"]["platform"] == "software SDMA engine", r["name"])
+        o = r["options"]
+        key = (r["pattern"] + ("-inplace" if r["in_place"] else ""), o["packet"], o["schedule"], o["trigger"], o["sync"], o["submit"])
+        variants.setdefault(key, set()).add((r["ranks"], r["bytes_per_rank"]))
+        name = "".join(ch if ch.isalnum() or ch in "-.=," else "_" for ch in r["name"])
+        with open(os.path.join(dumps, name + ".json")) as f:
+            check_dump(r, json.load(f))
+    for key, seen in variants.items():
+        ranks = {n for n, _ in seen}
+        if key[0] == "copy":  # the 64 MiB part: 2 ranks, one size
+            continue
+        need = {4, 8} if key[0:2] == ("allgather-inplace", "broadcast") else {2, 4, 8}  # 2 ranks in place: no pair
+        expect(need <= ranks, f"{key}: ranks {sorted(ranks)}")
+        expect(any(b % 2 == 1 for _, b in seen), f"{key}: no odd size")
+    for want in ("linear", "broadcast", "swap"):
+        expect(any(k[1] == want for k in variants), f"no {want} variant ran")
+    for want in ("enqueue", "prelaunch", "gpu-flag"):
+        expect(any(k[3] == want for k in variants), f"no trigger={want} variant ran")
+    expect(any(k[5] == "gpu" for k in variants) and any(k[4] == "fence" for k in variants), "submit=gpu and sync=fence ran")
+    expect(any(r["status"] == "ok" and r["bytes"] >= 64 << 20 for r in res), "a 64 MiB operation ran")
+    odd_swaps = [r for r in res if r["options"]["packet"] == "swap" and r["bytes_per_rank"] % 64 and r["status"] == "ok"]
+    expect(odd_swaps and all(r["options"]["swap_alignment"] == "none" for r in odd_swaps), "odd swaps only unchecked")
+
+
 def gpu(exe, configs, tmp):
     feats = run(exe, "--features").stdout
     backend = next((b for b in ("cuda", "hip") if f"backend {b}: available" in feats), None)
@@ -276,7 +351,7 @@ def gpu(exe, configs, tmp):
     check_results(doc, backend)
     res = doc["results"]
     ngpu = len(doc["context"]["machine"]["devices"])
-    built = {e for e in ("ce", "sm", "nccl") if f"  {e:<5} [{backend}] not built" not in feats}
+    built = {e for e in ("ce", "sm", "nccl") if f"  {e:<5} [{backend}] {backend}: not built" not in feats}
     for r in res:
         if r["engine"] not in built:  # e.g. nccl in a HIP build without RCCL
             expect(r["status"] == "skipped", r["name"])
@@ -301,7 +376,7 @@ def main():
     exe, configs, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory() as tmp:
         {"quick-host": quick_host, "bad-input": bad_input, "host-8-ranks": host_8_ranks, "overlap-host": overlap_host,
-         "gpu": gpu}[mode](exe, configs, tmp)
+         "sdma-host": sdma_host, "gpu": gpu}[mode](exe, configs, tmp)
     print(f"PASS {mode}")
 
 

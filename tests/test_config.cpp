@@ -111,7 +111,7 @@ TEST(Config, DefaultsWhenOnlySizesGiven) {
   Config c = parse(R"({"sizes": "4KiB"})");
   EXPECT_EQ(c.sizes, std::vector<std::uint64_t>{4096});
   EXPECT_EQ(c.patterns, (std::vector<std::string>{"copy", "bidir", "allgather", "alltoall"}));
-  EXPECT_EQ(c.engines.size(), 6u);  // host, ce, ce-batch, sm, nccl, hsa
+  EXPECT_EQ(c.engines.size(), 7u);  // host, ce, ce-batch, sm, nccl, hsa, sdma
   ASSERT_EQ(c.devices.size(), 1u);
   EXPECT_TRUE(c.devices[0].all);
   EXPECT_EQ(c.timings.size(), 2u);
@@ -386,10 +386,11 @@ TEST(Config, InPlaceAxisMakesInPlaceCasesWherePatternsHaveThem) {
   const auto cases = expand(c, 2, {0, 1}, "GPU");
   std::vector<std::string> names;
   for (const auto& k : cases) names.push_back(k.name());
-  // alltoall has no in-place form: no in-place alltoall case
+  // both have an in-place form (alltoall's is the exchange that sdma packet=swap runs)
   EXPECT_EQ(names, (std::vector<std::string>{"allgather/host/oneshot/dev=0,1/4KiB",
                                              "allgather-inplace/host/oneshot/dev=0,1/4KiB",
-                                             "alltoall/host/oneshot/dev=0,1/4KiB"}));
+                                             "alltoall/host/oneshot/dev=0,1/4KiB",
+                                             "alltoall-inplace/host/oneshot/dev=0,1/4KiB"}));
   EXPECT_TRUE(cases[1].in_place);
   EXPECT_EQ(cases[1].pattern, "allgather");
   ASSERT_TRUE(cases[1].plan.has_value());  // expand() plans every runnable case: the in-place form's plan
@@ -403,8 +404,8 @@ TEST(Config, InPlaceAxisMakesInPlaceCasesWherePatternsHaveThem) {
   EXPECT_EQ(one[0].not_runnable, "allgather in place cannot run on 1 GPU(s)");
   expect_error(R"({"sizes": "4KiB", "in_place": "yes"})", {"in_place", "expected true, false"});
   expect_error(R"({"sizes": "4KiB", "in_place": [true, true]})", {"in_place", "listed twice"});
-  expect_error(R"({"sizes": "4KiB", "patterns": ["alltoall"], "in_place": true})",
-               {"in_place", "in-place form (allgather)", "alltoall"});
+  expect_error(R"({"sizes": "4KiB", "patterns": ["copy", "bidir"], "in_place": true})",
+               {"in_place", "in-place form (allgather, alltoall)", "copy"});
 }
 
 // max_timed_bytes caps what one case's timed samples move: S x operations per sample x iterations.

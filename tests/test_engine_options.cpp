@@ -10,6 +10,7 @@
 #include "engines/ce_options.hpp"
 #include "engines/engine.hpp"
 #include "engines/hsa_options.hpp"
+#include "engines/sdma_options.hpp"
 #include "engines/nccl_options.hpp"
 #include "engines/sm_options.hpp"
 
@@ -35,6 +36,7 @@ void parse(const std::string& engine, const Options& options) {
   if (engine == "sm") SmOptions::from(options);
   if (engine == "nccl") NcclOptions::from(options);
   if (engine == "hsa") HsaOptions::from(options);
+  if (engine == "sdma") SdmaOptions::from(options);
 }
 
 }  // namespace
@@ -119,7 +121,7 @@ TEST(EngineOptions, SpecsAsData) {
   EXPECT_EQ(ce["options"][1]["name"], "streams");
   EXPECT_EQ(ce["options"][1]["integers"], (json{{"min", 1}, {"max", 16}}));
   EXPECT_TRUE(ce["options"][0]["integers"].is_null() && ce["options"][0]["prefix"].is_null());
-  const json hsa = all.back();
+  const json hsa = all[all.size() - 2];
   ASSERT_EQ(hsa["name"], "hsa");
   EXPECT_EQ(hsa["options"][0]["prefix"], (json{{"value", "map:"}, {"form", "map:FILE"}}));
   EXPECT_EQ(hsa["backends"], json::array({"hip"}));

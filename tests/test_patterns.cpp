@@ -40,7 +40,7 @@ TEST_P(AllPatterns, PlanIsConsistent) {
   if (name == "copy" || name == "bidir") {
     EXPECT_EQ(used, n >= 2 ? 2 : 0);
     if (used == 0) return;
-  } else if (name == "allgather-inplace") {
+  } else if (name == "allgather-inplace" || name == "alltoall-inplace") {
     EXPECT_EQ(used, n >= 2 ? n : 0);
     if (used == 0) return;
   } else {
@@ -109,7 +109,7 @@ TEST_P(AllPatterns, PlanIsConsistent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Patterns, AllPatterns,
-                         ::testing::Combine(::testing::Values("copy", "bidir", "allgather", "allgather-inplace", "alltoall"),
+                         ::testing::Combine(::testing::Values("copy", "bidir", "allgather", "allgather-inplace", "alltoall", "alltoall-inplace"),
                                             ::testing::Range(1, 9),
                                             ::testing::Values(std::size_t{1}, std::size_t{3}, std::size_t{1000},
                                                               std::size_t{4096}, std::size_t{1} << 30)));
@@ -117,7 +117,10 @@ INSTANTIATE_TEST_SUITE_P(Patterns, AllPatterns,
 TEST(Patterns, RegistryKnowsEveryPattern) {
   EXPECT_EQ(all_patterns().size(), 4u);
   EXPECT_NE(allgather_pattern().in_place(), nullptr);
-  for (const char* none : {"copy", "bidir", "alltoall"}) EXPECT_EQ(find_pattern(none)->in_place(), nullptr) << none;
+  EXPECT_NE(alltoall_pattern().in_place(), nullptr);
+  EXPECT_TRUE(alltoall_pattern().in_place()->plan({0, 1}, 64).exchange);
+  EXPECT_FALSE(alltoall_pattern().plan({0, 1}, 64).exchange);
+  for (const char* none : {"copy", "bidir"}) EXPECT_EQ(find_pattern(none)->in_place(), nullptr) << none;
   EXPECT_EQ(find_pattern("reduce"), nullptr);
   for (const Pattern* p : all_patterns()) EXPECT_EQ(find_pattern(p->name()), p);
 }

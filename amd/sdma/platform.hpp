@@ -43,6 +43,13 @@ class Queue {
   virtual WhyNot fault() const { return std::nullopt; }
 };
 
+// Packets a GPU writes into a ring (submit=gpu): the dwords the host encoded, to be placed from byte
+// position `from` on (NOP padding included: they never cross the ring's end), then published.
+struct StagedPackets {
+  std::uint64_t from = 0;
+  std::vector<std::uint32_t> dwords;
+};
+
 // A clock-counter reading (hsaKmtGetClockCounters): the GPU counter that TIMESTAMP packets read, and
 // the host's steady clock (ns) taken at the same moment.
 struct ClockPair {
@@ -76,11 +83,14 @@ class Platform {
   // A queue on engine `engine` of `device`, with a ring of `ring_bytes` (a power of two), or why not.
   virtual Maybe<std::unique_ptr<Queue>> create_queue(int device, int engine, std::size_t ring_bytes) = 0;
   virtual ClockPair clock_counters(int device) = 0;
-  // Why GPU-initiated submission (a GPU kernel writes packets and rings the doorbell) or a
-  // GPU-released trigger cannot run here, or nullopt. `run` then performs `work` as the GPU would:
-  // asynchronously, after run() returns.
+  // GPU-initiated work: issued asynchronously on `device` (a one-block GPU kernel on KFD queues; a stand-in
+  // thread per device on the software engine), in issue order per device. Why it cannot run here, or nullopt.
   virtual WhyNot gpu_initiated_unsupported() const = 0;
-  virtual void run_on_gpu(int device, std::function<void()> work) = 0;
+  // trigger=gpu-flag: the GPU stores `value` to the 64-bit word (system scope, after a fence).
+  virtual void gpu_store(int device, std::uint64_t* word, std::uint64_t value) = 0;
+  // submit=gpu: the GPU copies `staged.dwords` into the queue's ring at byte position `staged.from`, then
+  // publishes the write pointer from + 4 * n and rings the doorbell with it (Queue::submit's order).
+  virtual void gpu_submit(int device, Queue& queue, const StagedPackets& staged) = 0;
   // What the results' details record about the platform (versions, queue types, clock rate).
   virtual nlohmann::json describe() const = 0;
 };

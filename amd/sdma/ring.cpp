@@ -45,7 +45,10 @@ void RingWriter::wait_for_space(std::uint64_t bytes) {
 
 void RingWriter::write_dwords(const std::uint32_t* dw, std::size_t n) {
   const std::uint64_t mask = cells_.ring_bytes - 1;
-  std::memcpy(reinterpret_cast<char*>(cells_.ring) + (wptr_ & mask), dw, n * 4);  // never crosses the end
+  if (staging_)
+    staged_.dwords.insert(staged_.dwords.end(), dw, dw + n);
+  else
+    std::memcpy(reinterpret_cast<char*>(cells_.ring) + (wptr_ & mask), dw, n * 4);  // never crosses the end
   if (capturing_) capture_.dwords.insert(capture_.dwords.end(), dw, dw + n);
   wptr_ += n * 4;
 }
@@ -69,10 +72,22 @@ void RingWriter::put(const Packet& packet) {
 }
 
 void RingWriter::submit() {
-  if (wptr_ == published_) return;
+  if (wptr_ == published_ || staging_) return;
   std::atomic_thread_fence(std::memory_order_release);  // ring contents before the write pointer
   queue_.submit(wptr_);
   published_ = wptr_;
+}
+
+void RingWriter::begin_staging() {
+  submit();  // what was put before goes out the ordinary way
+  staged_ = StagedPackets{.from = wptr_, .dwords = {}};
+  staging_ = true;
+}
+
+StagedPackets RingWriter::end_staging() {
+  staging_ = false;
+  published_ = wptr_;  // the stager publishes these
+  return std::move(staged_);
 }
 
 void RingWriter::start_capture() {

@@ -33,6 +33,11 @@ class RingWriter {
   std::uint64_t submitted() const { return published_; }
   Queue& queue() const { return queue_; }
 
+  // Staging (submit=gpu): between begin_staging() and end_staging() put() checks space and pads as
+  // always but collects the dwords instead of writing the ring; whoever writes them (a GPU) publishes.
+  void begin_staging();
+  StagedPackets end_staging();
+
   // Capture: every dword put (NOP padding included) from start_capture() until stop_capture(), with
   // the ring byte offset of the first one and each packet's name.
   struct Capture {
@@ -51,7 +56,8 @@ class RingWriter {
   const QueueCells& cells_;
   std::chrono::milliseconds timeout_;
   std::uint64_t wptr_ = 0, published_ = 0;
-  bool capturing_ = false;
+  bool capturing_ = false, staging_ = false;
+  StagedPackets staged_;
   Capture capture_;
   Dwords scratch_;
 };

@@ -251,11 +251,17 @@ class SoftPlatform final : public Platform {
     return ClockPair{static_cast<std::uint64_t>(ns * s_.timestamp_hz / 1e9), ns};
   }
   WhyNot gpu_initiated_unsupported() const override { return std::nullopt; }
-  void run_on_gpu(int device, std::function<void()> work) override {
-    std::lock_guard lock(mu_);
-    auto& s = stand_ins_[device];
-    if (!s) s = std::make_unique<StandIn>();
-    s->post(std::move(work));
+  void gpu_store(int device, std::uint64_t* word, std::uint64_t value) override {
+    stand_in(device).post([word, value] { __atomic_store_n(word, value, __ATOMIC_RELEASE); });
+  }
+  void gpu_submit(int device, Queue& queue, const StagedPackets& staged) override {
+    stand_in(device).post([&queue, staged] {
+      const QueueCells& c = queue.cells();
+      std::memcpy(reinterpret_cast<char*>(c.ring) + (staged.from & (c.ring_bytes - 1)), staged.dwords.data(),
+                  staged.dwords.size() * 4);
+      std::atomic_thread_fence(std::memory_order_release);
+      queue.submit(staged.from + staged.dwords.size() * 4);
+    });
   }
   nlohmann::json describe() const override {
     return {{"platform", name()},
@@ -266,6 +272,13 @@ class SoftPlatform final : public Platform {
   }
 
  private:
+  StandIn& stand_in(int device) {
+    std::lock_guard lock(mu_);
+    auto& s = stand_ins_[device];
+    if (!s) s = std::make_unique<StandIn>();
+    return *s;
+  }
+
   SoftSettings s_;
   std::atomic<long> traps_{0};
   std::mutex mu_;

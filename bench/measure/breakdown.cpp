@@ -71,8 +71,9 @@ Breakdown phases(const std::vector<Stamps>& plain, const std::vector<Stamps>& tr
 
 Breakdown measure_breakdown(const Subject& s, int passes) {
   try {
-    auto made = s.backend.copy_tracer();
-    if (!made) return Breakdown{.error = "no copy tracer: " + made.why_not()};
+    auto made = s.op.copy_tracer();  // an engine that stamps its own copies (sdma) comes first
+    if (!made) made = s.backend.copy_tracer();
+    if (!made) return Breakdown{.error = "no copy tracer: " + made.why_not(), .tracer = {}};
     const std::unique_ptr<CopyTracer> tracer = std::move(made).value();
     const std::vector<Stamps> plain = run_passes(s.op, passes);  // host phases: tracing slows the submit calls
     tracer->start();
@@ -84,10 +85,13 @@ Breakdown measure_breakdown(const Subject& s, int passes) {
                            "{} copy records for {} traced operations: this backend's tracer does not see the engine's "
                            "copies (CUPTI misses cudaMemcpyBatchAsync; the HSA tracer sees only the hsa engine), or the "
                            "engine uses no copy engine",
-                           copies.size(), traced.size())};
-    return phases(plain, traced, copies);
+                           copies.size(), traced.size()),
+                       .tracer = tracer->source()};
+    Breakdown b = phases(plain, traced, copies);
+    b.tracer = tracer->source();
+    return b;
   } catch (const std::exception& e) {
-    return Breakdown{.error = e.what()};
+    return Breakdown{.error = e.what(), .tracer = {}};
   }
 }
 

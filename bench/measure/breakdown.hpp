@@ -14,6 +14,7 @@ struct Breakdown {
   int operations = 0;
   std::size_t copies_per_operation = 0;
   double aligned_fraction = 0;
+  std::string tracer;  // CopyTracer::source()
 };
 
 // `passes` oneshot operations untraced, then `passes` traced by the backend's copy tracer. Never

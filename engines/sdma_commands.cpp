@@ -1,0 +1,193 @@
+#include "engines/sdma_commands.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "amd/engine_map.hpp"
+
+namespace dmabench::sdma_commands {
+namespace {
+
+using amd::sdma::Packet;
+
+// Picks the engine of each unit under the options' policy.
+class Chooser {
+ public:
+  Chooser(const Plan& plan, const SdmaOptions& o, const EngineChoice& c) : plan_(plan), o_(o), c_(c) {
+    if (o.engines == SdmaEngines::map) map_ = amd::load_engine_map(o.map_file);  // checked when the config was read
+  }
+  // The engine for the k-th unit `rank` issues, moving bytes to rank `to`; throws Refused.
+  int operator()(int rank, int to) {
+    const int s = plan_.devices[rank], d = plan_.devices[to];
+    const int k = issued_[rank]++;
+    int e = -1;
+    switch (o_.engines) {
+      case SdmaEngines::recommended: e = c_.recommended(s, d); break;
+      case SdmaEngines::round_robin: {
+        const int xgmi = c_.engine_count(s) - c_.first_xgmi(s);
+        if (xgmi <= 0) throw Refused{fmt::format("round-robin: GPU {} has no xGMI SDMA engine", s)};
+        e = c_.first_xgmi(s) + k % xgmi;
+        break;
+      }
+      case SdmaEngines::map:
+        if (auto m = amd::map_engine(map_, s, d)) e = *m;
+        break;
+    }
+    if (e < 0 && s == d) e = c_.first_xgmi(s);  // a GPU's copy to itself: its first xGMI engine
+    if (e < 0)
+      throw Refused{o_.engines == SdmaEngines::map
+                        ? fmt::format("engine map {} has no line for GPU {} -> GPU {} ('{},ENGINE,{}')", o_.map_file, s, d, s, d)
+                        : fmt::format("the driver recommends no SDMA engine for GPU {} -> GPU {} (use engines=round-robin "
+                                      "or map:FILE)",
+                                      s, d)};
+    if (e >= c_.engine_count(s))
+      throw Refused{fmt::format("engine {} for GPU {} -> GPU {} does not exist: GPU {} has {} SDMA engines", e, s, d, s,
+                                c_.engine_count(s))};
+    return e;
+  }
+  struct Refused {
+    std::string why;
+  };
+
+ private:
+  const Plan& plan_;
+  const SdmaOptions& o_;
+  const EngineChoice& c_;
+  std::vector<amd::MapEntry> map_;
+  std::map<int, int> issued_;
+};
+
+std::vector<Unit> copy_units(const Plan& plan, Chooser& choose) {
+  std::vector<Unit> units;
+  for (const Transfer& t : plan.transfers)
+    units.push_back(Unit{Unit::copy, t.issuer, choose(t.issuer, t.dst_rank), {t}});
+  return units;
+}
+
+// Copies of one source range by one rank, paired into 2-destination broadcasts (destinations with
+// equal address residues mod 32, ROCr's rule); an odd one stays a copy. The pair's engine is the
+// one for its second destination, as in the artifact.
+std::vector<Unit> broadcast_units(const Plan& plan, Chooser& choose) {
+  std::vector<Unit> units;
+  std::map<std::tuple<int, int, std::size_t, std::size_t, std::size_t>, std::size_t> open;  // waiting for a partner
+  for (const Transfer& t : plan.transfers) {
+    const auto key = std::make_tuple(t.issuer, t.src_rank, t.src_offset, t.bytes, t.dst_offset % amd::sdma::kBroadcastResidue);
+    auto it = open.find(key);
+    if (it == open.end()) {
+      open[key] = units.size();
+      units.push_back(Unit{Unit::copy, t.issuer, -1, {t}});
+      continue;
+    }
+    Unit& u = units[it->second];
+    u.kind = Unit::broadcast;
+    u.transfers.push_back(t);
+    open.erase(it);
+  }
+  for (Unit& u : units) u.engine = choose(u.rank, u.transfers.back().dst_rank);
+  return units;
+}
+
+bool aligned(std::uint64_t v, std::uint64_t a) { return v % a == 0; }
+
+// Each transfer and its mirror (the block that comes back) as one swap, issued by whichever of the
+// two ranks has issued fewer swaps so far (the artifact's greedy assignment).
+Maybe<std::vector<Unit>> swap_units(const Plan& plan, const SdmaOptions& o, Chooser& choose) {
+  using Result = Maybe<std::vector<Unit>>;
+  std::vector<Unit> units;
+  std::map<int, int> issued;
+  for (const Transfer& t : plan.transfers) {
+    if (t.src_rank == t.dst_rank) return Result::no("packet=swap: a block moves within one rank");
+    if (t.src_rank > t.dst_rank) continue;  // found as the mirror of its partner
+    auto m = std::find_if(plan.transfers.begin(), plan.transfers.end(), [&](const Transfer& x) {
+      return x.src_rank == t.dst_rank && x.dst_rank == t.src_rank && x.src_offset == t.dst_offset &&
+             x.dst_offset == t.src_offset && x.bytes == t.bytes;
+    });
+    if (m == plan.transfers.end())
+      return Result::no(fmt::format("packet=swap: the block rank {} sends rank {} has no mirror to exchange with", t.src_rank, t.dst_rank));
+    if (!aligned(t.bytes, o.swap_alignment) || !aligned(t.src_offset, o.swap_alignment) || !aligned(t.dst_offset, o.swap_alignment))
+      return Result::no(fmt::format("packet=swap with swap_alignment=64: blocks of {} bytes at offsets {} and {} are not 64-byte "
+                                    "aligned (ROCr's rule on gfx94x/95x; swap_alignment=none runs them unchecked, as the artifact does)",
+                                    t.bytes, t.src_offset, t.dst_offset));
+    const int issuer = issued[t.dst_rank] < issued[t.src_rank] ? t.dst_rank : t.src_rank;
+    ++issued[issuer];
+    units.push_back(Unit{Unit::swap, issuer, choose(issuer, issuer == t.src_rank ? t.dst_rank : t.src_rank), {t, *m}});
+  }
+  return units;
+}
+
+}  // namespace
+
+Maybe<std::vector<Unit>> plan_units(const Plan& plan, const SdmaOptions& o, const EngineChoice& choice) {
+  using Result = Maybe<std::vector<Unit>>;
+  if (o.packet == SdmaPacketKind::swap && !plan.exchange)
+    return Result::no("packet=swap exchanges blocks in place: it runs the in-place alltoall only");
+  if (o.packet != SdmaPacketKind::swap && plan.exchange)
+    return Result::no("the in-place alltoall exchanges blocks between ranks: it needs packet=swap");
+  try {
+    Chooser choose(plan, o, choice);
+    switch (o.packet) {
+      case SdmaPacketKind::linear: return copy_units(plan, choose);
+      case SdmaPacketKind::broadcast: {
+        auto units = broadcast_units(plan, choose);
+        if (std::none_of(units.begin(), units.end(), [](const Unit& u) { return u.kind == Unit::broadcast; }))
+          return Result::no(fmt::format("packet=broadcast pairs two copies of one source; no rank of this {} plan ({} ranks{}) "
+                                        "copies one source twice",
+                                        plan.pattern, plan.ranks(), plan.preset.empty() ? "" : ", in place"));
+        return units;
+      }
+      case SdmaPacketKind::swap: return swap_units(plan, o, choose);
+    }
+  } catch (const Chooser::Refused& r) {
+    return Result::no(r.why);
+  }
+  return Result::no("unknown packet kind");
+}
+
+std::vector<Command> schedule(const std::vector<Unit>& units, const SdmaOptions& o) {
+  std::vector<Command> out;
+  if (o.schedule == SdmaSchedule::pcpy) {
+    for (const Unit& u : units) out.push_back(Command{u.rank, u.engine, {u}});
+    return out;
+  }
+  std::map<int, std::size_t> open;  // rank -> its command being filled
+  for (const Unit& u : units) {
+    auto it = open.find(u.rank);
+    if (it == open.end() || out[it->second].units.size() >= static_cast<std::size_t>(o.ways)) {
+      open[u.rank] = out.size();
+      out.push_back(Command{u.rank, u.engine, {}});
+      it = open.find(u.rank);
+    }
+    out[it->second].units.push_back(u);
+  }
+  return out;
+}
+
+std::vector<Packet> data_packets(const Command& command, const SdmaOptions& o, const Where& where) {
+  std::vector<Packet> out;
+  for (const Unit& u : command.units) {
+    const Transfer& t = u.transfers[0];
+    if (u.kind == Unit::swap) {
+      const Transfer& m = u.transfers[1];
+      std::uint64_t max = std::min(o.max_packet_bytes, amd::sdma::kMaxSwapBytes);
+      max = std::max(max / o.swap_alignment * o.swap_alignment, o.swap_alignment);
+      for (const auto& c : amd::sdma::copy_chunks(t.bytes, max))
+        out.push_back(amd::sdma::Swap{where.src(t.src_rank, t.src_offset + c.offset), where.src(m.src_rank, m.src_offset + c.offset), c.bytes});
+      continue;
+    }
+    for (const auto& c : amd::sdma::copy_chunks(t.bytes, o.max_packet_bytes)) {
+      const std::uint64_t src = where.src(t.src_rank, t.src_offset + c.offset), dst = where.dst(t.dst_rank, t.dst_offset + c.offset);
+      if (u.kind == Unit::copy) {
+        out.push_back(amd::sdma::CopyLinear{src, dst, c.bytes});
+      } else {
+        const Transfer& t2 = u.transfers[1];
+        out.push_back(amd::sdma::CopyBroadcast{src, dst, where.dst(t2.dst_rank, t2.dst_offset + c.offset), c.bytes});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace dmabench::sdma_commands
