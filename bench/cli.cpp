@@ -17,12 +17,15 @@ Sweeps copies and collectives over DMA/copy engines, GPU-core copy kernels, NCCL
 validates every case's data, times it, and writes one JSON record per case.
 
   --config FILE        sweep definition (JSON; see configs/ and README.md)
-  --out FILE           results JSON, rewritten after every case (default: dmabench-results.json)
+  --out FILE           results JSON (default: dmabench-results.json); every finished case goes at once
+                       into FILE.journal, FILE is rewritten at most every 2 s and whole at the end
   --backend NAME       auto (default: the build's GPU backend when a GPU is visible, else host), host, cuda, hip
   --devices LIST       devices to use, e.g. 0,1 or all (overrides the config's "devices")
   --power[=SOURCE]     measure power and energy per case (auto, nvml, rocm-smi, rapl, none)
   --power-window S     seconds of each power window (default 2)
   --power-trace FILE   also write the power readings of every window, with case boundaries
+  --case-timeout S     a case still running after S seconds fails with "timeout" and the run stops, its
+                       results file complete (exit 4); 0: no limit (default 600)
   --packets DIR        write the ring contents of one operation per queue for every sdma case (DIR/<case>.json)
   --list               print the expanded cases and exit without running anything
   --features           print what this build and machine support, and why not where not
@@ -33,9 +36,29 @@ Google Benchmark's flags work too, e.g. --benchmark_filter=REGEX (on the case na
 prints), --benchmark_repetitions=N, --benchmark_min_time=... (then the number of timed samples is
 chosen by Google Benchmark instead of the config's "iterations"), --benchmark_out=FILE.
 
-Exit codes: 0 every case ok or skipped, 1 some case failed, 2 bad input (nothing was run).
+Exit codes: 0 every case ok or skipped, 1 some case failed, 2 bad input (nothing was run), 3 internal
+or I/O error, 4 a case exceeded --case-timeout (the run stopped), 130 / 143 interrupted by SIGINT /
+SIGTERM (the case in flight finished and was recorded).
 )";
 }
+
+namespace {
+
+// A decimal number of seconds from lo to hi (digits first: no sign, no "nan", no "inf").
+double seconds(const std::string& v, const char* flag, double lo, double hi) {
+  std::size_t used = 0;
+  double s = 0;
+  try {
+    s = std::stod(v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != v.size() || !std::isdigit(static_cast<unsigned char>(v[0])) || !(s >= lo && s <= hi))
+    throw InputError(fmt::format("{}: '{}' is not a number of seconds from {} to {}", flag, v, lo, hi));
+  return s;
+}
+
+}  // namespace
 
 CliOptions parse_cli(const std::vector<std::string>& args) {
   CliOptions o;
@@ -77,17 +100,10 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       if (std::find(names.begin(), names.end(), *o.power) == names.end())
         throw InputError(fmt::format("--power: unknown source '{}'; accepted: auto, nvml, rocm-smi, rapl, none", *o.power));
     } else if (arg == "--power-window") {
-      const std::string v = take("--power-window");
-      std::size_t used = 0;
-      double s = 0;
-      try {
-        s = std::stod(v, &used);
-      } catch (...) {
-        used = 0;
-      }
-      if (used == 0 || used != v.size() || !std::isdigit(static_cast<unsigned char>(v[0])) || !(s >= 0.2 && s <= 600))
-        throw InputError(fmt::format("--power-window: '{}' is not a number of seconds from 0.2 to 600", v));
-      o.power_window_s = s;
+      o.power_window_s = seconds(take("--power-window"), "--power-window", 0.2, 600);
+    } else if (arg == "--case-timeout") {
+      const std::string v = take("--case-timeout");
+      o.case_timeout_s = v == "0" ? 0 : seconds(v, "--case-timeout", 0.01, 86400);
     } else if (arg == "--power-trace") {
       o.power_trace = take("--power-trace");
     } else if (arg == "--packets") {
@@ -106,7 +122,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     } else {
       throw InputError(fmt::format(
           "unknown argument '{}'; accepted: --config, --out, --backend, --devices, --power, --power-window, "
-          "--power-trace, --packets, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
+          "--power-trace, --packets, --case-timeout, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
           args[i]));
     }
   }

@@ -17,6 +17,7 @@ struct CliOptions {
   std::optional<std::string> power;          // --power[=SOURCE]: measure power (overrides the config)
   std::optional<double> power_window_s;      // --power-window SECONDS
   std::string power_trace;                   // --power-trace FILE
+  double case_timeout_s = 600;               // --case-timeout SECONDS (0: none)
   std::string packets_dir;                   // --packets DIR: per-case packet dumps (engines that write packets)
   std::vector<std::string> benchmark_args;   // --benchmark_* flags, for Google Benchmark
 };

@@ -10,10 +10,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "bench/interrupt.hpp"
 #include "core/errors.hpp"
 
 namespace dmabench::gbench {
-namespace {
 
 // Forwards to Google Benchmark's own display reporter and, when a case's runs are reported (all
 // its repetitions done), hands the case to `on_case` with the number of reported runs.
@@ -22,7 +22,12 @@ class CaseReporter final : public benchmark::BenchmarkReporter {
   CaseReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner,
                std::function<void(const std::string&, std::size_t)> on_case)
       : inner_(std::move(inner)), on_case_(std::move(on_case)) {}
-  bool ReportContext(const Context& context) override { return inner_->ReportContext(context); }
+  // A sweep may run in batches: the context once, the final lines once (finish()).
+  bool ReportContext(const Context& context) override {
+    if (context_reported_) return true;
+    context_reported_ = true;
+    return inner_->ReportContext(context);
+  }
   void ReportRuns(const std::vector<Run>& runs) override {
     std::map<std::string, std::size_t> reported;
     for (const auto& r : runs)
@@ -30,12 +35,16 @@ class CaseReporter final : public benchmark::BenchmarkReporter {
     for (const auto& [name, n] : reported) on_case_(name, n);
     inner_->ReportRuns(runs);
   }
-  void Finalize() override { inner_->Finalize(); }
+  void Finalize() override {}
+  void finish() { inner_->Finalize(); }
 
  private:
   std::unique_ptr<benchmark::BenchmarkReporter> inner_;
   std::function<void(const std::string&, std::size_t)> on_case_;
+  bool context_reported_ = false;
 };
+
+namespace {
 
 std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::vector<std::string>& args) {
   const std::string format = flag_value(args, "--benchmark_format");
@@ -120,6 +129,10 @@ bool matches_filter(const std::string& benchmark_name, const std::string& filter
 
 void register_case(CaseExecution& ex, std::function<CaseHooks()> hooks, bool fixed_iterations) {
   auto body = [&ex, hooks = std::move(hooks)](benchmark::State& st) {
+    if (interrupt::requested()) {  // the sweep is stopping: not run, not recorded
+      st.SkipWithError("interrupted");
+      return;
+    }
     CaseHooks h = hooks();
     h.sampler = [&st](CaseExecution& e) {
       std::vector<double> samples_us;
@@ -140,9 +153,14 @@ void register_case(CaseExecution& ex, std::function<CaseHooks()> hooks, bool fix
   if (fixed_iterations) b->Iterations(ex.spec().iterations);
 }
 
-void run_registered(const std::vector<std::string>& args, const std::function<void(const std::string&, std::size_t)>& on_case) {
-  CaseReporter reporter(display_reporter(args), on_case);
-  benchmark::RunSpecifiedBenchmarks(&reporter);
+Session::Session(const std::vector<std::string>& args, std::function<void(const std::string&, std::size_t)> on_case)
+    : reporter_(std::make_unique<CaseReporter>(display_reporter(args), std::move(on_case))),
+      batches_(!has_flag(args, "--benchmark_out") && flag_value(args, "--benchmark_format") != "json") {}
+
+Session::~Session() { reporter_->finish(); }
+
+void Session::run_registered() {
+  benchmark::RunSpecifiedBenchmarks(reporter_.get());
   benchmark::ClearRegisteredBenchmarks();
 }
 

@@ -3,6 +3,7 @@
 // the case's sampler, its counters read from the case's record, and a reporter that hands each
 // case back when its runs are reported (all repetitions done).
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,26 @@ bool matches_filter(const std::string& benchmark_name, const std::string& filter
 // returns and Google Benchmark's manual-time loop as the sampler.
 void register_case(CaseExecution& ex, std::function<CaseHooks()> hooks, bool fixed_iterations);
 
-// Runs every registered benchmark with the display reporter --benchmark_format asks for;
-// `on_case(name, reported_runs)` is called as each case's runs are reported. Then unregisters them.
-void run_registered(const std::vector<std::string>& args, const std::function<void(const std::string&, std::size_t)>& on_case);
+class CaseReporter;
+
+// The Google Benchmark side of one sweep: one display reporter (the one --benchmark_format asks for)
+// for all of it; `on_case(name, reported_runs)` is called as each case's runs are reported.
+class Session {
+ public:
+  Session(const std::vector<std::string>& args, std::function<void(const std::string&, std::size_t)> on_case);
+  ~Session();  // the reporter's final lines
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  // Whether the sweep may register and run its cases in batches (Google Benchmark's run over all
+  // registered benchmarks grows faster than their number); not with --benchmark_out or
+  // --benchmark_format=json, whose reporters expect one run.
+  bool batches() const { return batches_; }
+  // Runs every benchmark registered since the last call, then unregisters them.
+  void run_registered();
+
+ private:
+  std::unique_ptr<CaseReporter> reporter_;
+  bool batches_;
+};
 
 }  // namespace dmabench::gbench

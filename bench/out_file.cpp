@@ -78,10 +78,13 @@ OutLock::OutLock(const std::string& path) : lock_path_(path + ".lock") {
   }
 }
 
-OutLock::~OutLock() {
+OutLock::~OutLock() { release(); }
+
+void OutLock::release() const {
   if (fd_ < 0) return;
   ::unlink(lock_path_.c_str());
   ::close(fd_);
+  fd_ = -1;
 }
 
 }  // namespace dmabench

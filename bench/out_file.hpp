@@ -20,12 +20,14 @@ class OutLock {
  public:
   explicit OutLock(const std::string& path);
   ~OutLock();
+  // Removes the lock file now (before a process ends without unwinding); the destructor then does nothing.
+  void release() const;
   OutLock(const OutLock&) = delete;
   OutLock& operator=(const OutLock&) = delete;
 
  private:
   std::string lock_path_;
-  int fd_ = -1;
+  mutable int fd_ = -1;
 };
 
 }  // namespace dmabench

@@ -16,17 +16,60 @@
 
 namespace dmabench {
 
-ResultsFile::ResultsFile(std::string path, nlohmann::json context) : path_(std::move(path)) {
-  doc_ = {{"schema", kSchemaVersion}, {"context", std::move(context)}, {"results", nlohmann::json::array()}};
+ResultsFile::ResultsFile(std::string path, nlohmann::json context) : path_(std::move(path)), context_(std::move(context)) {}
+
+ResultsFile::~ResultsFile() {
+  if (journal_) std::fclose(journal_);
+}
+
+void ResultsFile::append_line(const std::string& line) {
+  if (std::fwrite(line.data(), 1, line.size(), journal_) != line.size() || std::fputc('\n', journal_) == EOF ||
+      std::fflush(journal_) != 0)  // through to the kernel: a killed process loses no finished case
+    throw std::runtime_error(fmt::format("cannot append to '{}': {}", journal_path(), std::strerror(errno)));
 }
 
 void ResultsFile::add(nlohmann::json result) {
-  doc_["results"].push_back(std::move(result));
-  write();
+  std::lock_guard lock(mu_);
+  if (!path_.empty()) {
+    if (!journal_) {  // the first record: a new journal with the context, and <out> replaced
+      std::error_code ec;
+      if (const auto dir = std::filesystem::path(path_).parent_path(); !dir.empty()) std::filesystem::create_directories(dir, ec);
+      journal_ = std::fopen(journal_path().c_str(), "w");
+      if (!journal_) throw std::runtime_error(fmt::format("cannot write '{}': {}", journal_path(), std::strerror(errno)));
+      append_line(nlohmann::json{{"schema", kJournalSchema}, {"results_schema", kSchemaVersion}, {"context", context_}}.dump());
+    }
+  }
+  records_.push_back(result.dump());
+  if (journal_) append_line(records_.back());
+  const bool first = records_.size() == 1;
+  if (first || std::chrono::steady_clock::now() - written_at_ >= std::chrono::duration<double>(kRewriteSeconds)) write();
 }
 
-void ResultsFile::write() const {
-  if (!path_.empty()) write_json_atomically(path_, doc_);
+void ResultsFile::finish() {
+  std::lock_guard lock(mu_);
+  write();
+  if (path_.empty()) return;
+  if (journal_) {
+    std::fclose(journal_);
+    journal_ = nullptr;
+  }
+  ::unlink(journal_path().c_str());  // also a stale one of an earlier run that did not end (never a directory)
+}
+
+// {"schema": ..., "context": ..., "results": [one record per line]}
+void ResultsFile::write() {
+  written_at_ = std::chrono::steady_clock::now();
+  if (path_.empty()) return;
+  std::size_t size = 64;
+  for (const auto& r : records_) size += r.size() + 2;
+  std::string text = fmt::format("{{\"schema\": \"{}\",\n \"context\": {},\n \"results\": [", kSchemaVersion, context_.dump(1));
+  text.reserve(text.size() + size);
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    text += i ? ",\n  " : "\n  ";
+    text += records_[i];
+  }
+  text += records_.empty() ? "]}\n" : "\n ]}\n";
+  write_text_atomically(path_, text);
 }
 
 std::string cpu_affinity() {

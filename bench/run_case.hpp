@@ -56,6 +56,7 @@ class CaseExecution {
   void measure(const CaseHooks& hooks);
 
   const Case& spec() const { return measured_.spec; }
+  bool set_up() const { return set_up_; }  // setup() ran (the case started)
   // What the engine wrote into its queues during the validated operation (Operation::packet_dump);
   // null for engines that write no packets or when setup did not get that far.
   const nlohmann::json& packet_dump() const { return packet_dump_; }

@@ -1,6 +1,8 @@
 #include "bench/runner.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -13,11 +15,13 @@
 #include "core/json_file.hpp"
 #include "bench/features.hpp"
 #include "bench/gbench.hpp"
+#include "bench/interrupt.hpp"
 #include "bench/out_file.hpp"
 #include "bench/power_setup.hpp"
 #include "bench/report.hpp"
 #include "bench/run_case.hpp"
 #include "bench/sweep.hpp"
+#include "bench/watchdog.hpp"
 #include "version.hpp"
 
 namespace dmabench {
@@ -121,6 +125,7 @@ class Recorder {
     results_.add(to_json(r));
   }
   int count(Status s) const { return counts_.count(s) ? counts_.at(s) : 0; }
+  int total() const { return count(Status::ok) + count(Status::skipped) + count(Status::failed); }
   const std::string& first_failure() const { return first_failure_; }
 
  private:
@@ -142,51 +147,133 @@ void write_packet_dump(const std::string& dir, const CaseExecution& e) {
   write_json_atomically(dir + "/" + file + ".json", doc);
 }
 
+// Cases registered with Google Benchmark per batch: its run over the registered benchmarks costs more
+// than linear time in their number (16k cases waited 15 s or more before the first ran).
+constexpr std::size_t kBatchCases = 64;
+
 // The sweep: cases that cannot run whatever happens are recorded as skipped at once, without being
-// run; the rest become one Google Benchmark benchmark each, recorded as their runs are reported.
-void run_sweep(const CliOptions& options, const std::vector<Case>& cases, Backend& backend, RunPower& power,
-               Recorder& recorder) {
-  Engines engines = make_engines(cases, backend);
-  Workloads workloads(backend);
-  std::vector<std::unique_ptr<CaseExecution>> executions;
-  std::map<std::string, CaseExecution*> by_name;
-  std::map<std::string, int> skipped_now;
-  const std::string filter = gbench::flag_value(options.benchmark_args, "--benchmark_filter");
-  const bool fixed_iterations = !gbench::has_flag(options.benchmark_args, "--benchmark_min_time");
-  for (const auto& c : cases) {
-    auto it = engines.made.find(c.engine.engine);
-    auto ex = std::make_unique<CaseExecution>(c, it == engines.made.end() ? nullptr : it->second.get(),
-                                              engines.missing[c.engine.engine], backend);
+// run; the rest become one Google Benchmark benchmark each, registered and run in batches, and are
+// recorded as their runs are reported. A SIGINT or SIGTERM stops it between cases.
+class Sweep {
+ public:
+  Sweep(const CliOptions& options, const std::vector<Case>& cases, Backend& backend, RunPower& power, Recorder& recorder,
+        Watchdog& watchdog)
+      : options_(options), cases_(cases), backend_(backend), power_(power), recorder_(recorder), watchdog_(watchdog),
+        engines_(make_engines(cases, backend)), workloads_(backend),
+        filter_(gbench::flag_value(options.benchmark_args, "--benchmark_filter")),
+        fixed_iterations_(!gbench::has_flag(options.benchmark_args, "--benchmark_min_time")),
+        session_(options.benchmark_args, [this](const std::string& name, std::size_t n) { reported(name, n); }) {}
+
+  void run() {
+    std::size_t registered = 0;
+    for (const auto& c : cases_) {
+      if (interrupt::requested()) return;
+      if (!gbench::matches_filter(gbench::benchmark_name(c, fixed_iterations_), filter_)) continue;
+      registered += add(c);
+      if (session_.batches() && registered >= kBatchCases) {
+        run_batch();
+        registered = 0;
+      }
+    }
+    if (registered > 0) run_batch();
+  }
+
+ private:
+  // Records a case skipped whatever happens, or registers it; returns whether it was registered.
+  bool add(const Case& c) {
+    auto it = engines_.made.find(c.engine.engine);
+    auto ex = std::make_unique<CaseExecution>(c, it == engines_.made.end() ? nullptr : it->second.get(),
+                                              engines_.missing[c.engine.engine], backend_);
     if (auto why = ex->static_skip_reason()) {
-      if (!gbench::matches_filter(gbench::benchmark_name(c, fixed_iterations), filter)) continue;
       ex->setup();
-      recorder.add(ex->record(0));
-      ++skipped_now[*why];
-      continue;
+      recorder_.add(ex->record(0));
+      ++skipped_now_[*why];
+      return false;
     }
     CaseExecution& e = *ex;
-    gbench::register_case(e, [&e, &power, &workloads] {
-      CaseHooks hooks;
-      if (power.meter) {
-        hooks.meter = power.meter.get();
-        hooks.power_channels = power.channels(e.spec().devices);
-      }
-      if (const auto& ov = e.spec().overlap)
-        hooks.workload = [&e, &workloads, spec = ov->compute]() -> compute::Load& { return workloads.get(spec, e.spec().devices); };
-      return hooks;
-    }, fixed_iterations);
-    by_name[c.name()] = ex.get();
-    executions.push_back(std::move(ex));
+    gbench::register_case(e, [this, &e] { return hooks(e); }, fixed_iterations_);
+    by_name_[c.name()] = std::move(ex);
+    return true;
   }
-  for (const auto& [why, n] : skipped_now) fmt::print("dmabench: skipped {} case(s), not run: {}\n", n, why);
-  std::fflush(stdout);
-  gbench::run_registered(options.benchmark_args, [&](const std::string& name, std::size_t reported) {
-    auto it = by_name.find(name);
-    if (it == by_name.end()) return;
-    recorder.add(it->second->record(reported));
-    write_packet_dump(options.packets_dir, *it->second);
+
+  CaseHooks hooks(CaseExecution& e) {
+    watchdog_.started(e.spec());
+    CaseHooks h;
+    if (power_.meter) {
+      h.meter = power_.meter.get();
+      h.power_channels = power_.channels(e.spec().devices);
+    }
+    if (const auto& ov = e.spec().overlap)
+      h.workload = [&e, this, spec = ov->compute]() -> compute::Load& { return workloads_.get(spec, e.spec().devices); };
+    return h;
+  }
+
+  void run_batch() {
+    for (const auto& [why, n] : skipped_now_) fmt::print("dmabench: skipped {} case(s), not run: {}\n", n, why);
+    skipped_now_.clear();
+    std::fflush(stdout);
+    session_.run_registered();
+    by_name_.clear();  // cases stopped by an interrupt were never set up: not recorded
+  }
+
+  void reported(const std::string& name, std::size_t runs) {
+    auto it = by_name_.find(name);
+    if (it == by_name_.end() || !it->second->set_up()) return;
+    recorder_.add(it->second->record(runs));
+    watchdog_.finished();
+    write_packet_dump(options_.packets_dir, *it->second);
     it->second->release();
-  });
+  }
+
+  const CliOptions& options_;
+  const std::vector<Case>& cases_;
+  Backend& backend_;
+  RunPower& power_;
+  Recorder& recorder_;
+  Watchdog& watchdog_;
+  Engines engines_;
+  Workloads workloads_;
+  const std::string filter_;
+  const bool fixed_iterations_;
+  std::map<std::string, std::unique_ptr<CaseExecution>> by_name_;
+  std::map<std::string, int> skipped_now_;
+  gbench::Session session_;
+};
+
+}  // namespace
+
+namespace {
+
+std::size_t cases_to_run(const CliOptions& options, const std::vector<Case>& cases) {
+  const std::string filter = gbench::flag_value(options.benchmark_args, "--benchmark_filter");
+  const bool fixed = !gbench::has_flag(options.benchmark_args, "--benchmark_min_time");
+  return static_cast<std::size_t>(std::count_if(cases.begin(), cases.end(), [&](const Case& c) {
+    return gbench::matches_filter(gbench::benchmark_name(c, fixed), filter);
+  }));
+}
+
+// --case-timeout: the case is recorded as failed, the file written whole, and the process ends (exit 4):
+// the case's thread is blocked in an operation that cannot be cancelled.
+[[noreturn]] void stop_on_timeout(const Case& c, double seconds, ResultsFile& results, const OutLock& lock) {
+  CaseRecord r;
+  r.spec = c;
+  r.status = Status::failed;
+  r.reason = fmt::format("timeout: still running after {} s (--case-timeout); the run stopped here, since an operation "
+                         "that never completes cannot be cancelled",
+                         seconds);
+  try {
+    results.add(to_json(r));
+    results.finish();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "dmabench: could not record the timeout: {}\n", e.what());
+  }
+  fmt::print(stderr,
+             "dmabench: {} still running after {} s (--case-timeout): the run stops (exit 4); the device may need "
+             "attention; results in {}\n",
+             c.name(), seconds, results.path());
+  std::fflush(nullptr);
+  lock.release();
+  std::_Exit(4);
 }
 
 }  // namespace
@@ -218,8 +305,22 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   fmt::print("dmabench {} (git {}): backend {}, {} cases from {}, results -> {}\n", kVersion, kGitRevision,
              backend->name(), cases.size(), options.config, out.path);
   Recorder recorder(results);
-  run_sweep(options, cases, *backend, power, recorder);
-  if (results.document()["results"].empty()) results.write();  // a run with no case still leaves its file
+  const interrupt::Guard signals;
+  {
+    Watchdog watchdog(options.case_timeout_s, [&](const Case& c, double s) { stop_on_timeout(c, s, results, lock); });
+    try {
+      Sweep(options, cases, *backend, power, recorder, watchdog).run();
+    } catch (...) {
+      results.finish();  // every finished case in the file, whatever stopped the sweep
+      throw;
+    }
+  }
+  results.finish();  // the whole file (also for a run with no case), and the journal removed
+  if (interrupt::requested()) {
+    fmt::print("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(),
+               cases_to_run(options, cases), out.path);
+    return interrupt::exit_code();
+  }
   fmt::print("\ndmabench: {} ok, {} skipped, {} failed in {:.1f} s; results in {}\n", recorder.count(Status::ok),
              recorder.count(Status::skipped), recorder.count(Status::failed),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), options.out);

@@ -12,13 +12,14 @@
 
 namespace dmabench {
 
-void write_json_atomically(const std::string& path, const nlohmann::json& doc) {
+void write_json_atomically(const std::string& path, const nlohmann::json& doc) { write_text_atomically(path, doc.dump(1) + "\n"); }
+
+void write_text_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   std::error_code ec;
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
   const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  const std::string text = doc.dump(1) + "\n";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
   std::size_t written = 0;

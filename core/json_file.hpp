@@ -11,5 +11,7 @@ namespace dmabench {
 // see the old or the new file, never a torn one. Creates missing parent directories.
 // Throws std::runtime_error naming the path on failure.
 void write_json_atomically(const std::string& path, const nlohmann::json& doc);
+// The same for text that is already a JSON document.
+void write_text_atomically(const std::string& path, const std::string& text);
 
 }  // namespace dmabench

@@ -13,7 +13,11 @@ and a verdict:
 The noise of a case is the larger of the two runs' spreads, spread = (p95 - p50) / p50: a change
 smaller than how far a run's own samples scatter above its median is not a change.
 Prints a markdown table (only slower/faster/failed cases unless --all) and the cases found in one
-file only; --json prints the same as JSON. Exit codes: 0 no regression, 1 a case regressed,
+file only; --json prints the same as JSON.
+A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
+it (its run has not finished) is read from the journal when that holds more cases, with a note on stderr
+(scripts/dmabench_results.py, load).
+Exit codes: 0 no regression, 1 a case regressed,
 2 bad input: an unreadable or malformed file (one line `compare.py: error: ...` on stderr, never a traceback;
 scripts/dmabench_results.py, check_document, says what is checked), a bad argument, no case in common.
 """

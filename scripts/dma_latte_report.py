@@ -7,6 +7,9 @@ Prints markdown: (1) speedup of every copy-engine variant over plain `ce` pcpy/e
 allgather and alltoall per size (DMA-Latte's table layout), (2) the best DMA variant against the
 best NCCL mode per size, in latency and busbw, (3) the four-phase breakdown of one copy per size
 (when a breakdown file is given). Only ok (validated) results are used.
+A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
+it (its run has not finished) is read from the journal when that holds more cases, with a note on stderr
+(scripts/dmabench_results.py, load).
 
 Exit codes: 0 done; 2 bad input: an unreadable or malformed results file or a bad argument, with one line
 `dma_latte_report.py: error: ...` on stderr (never a traceback; scripts/dmabench_results.py, check_document, says what

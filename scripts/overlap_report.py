@@ -10,6 +10,9 @@ and beside the workload, p50/p99 latency idle and under load, and the overlap ef
 >= 95% of the bandwidth kept at 64 and 256 MiB, <= 1/4 of NCCL's slowdown, and small-transfer p99
 under load <= 0.5x NCCL's. Only ok (validated) results with an overlap record are used; a file without any is
 bad input.
+A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
+it (its run has not finished) is read from the journal when that holds more cases, with a note on stderr
+(scripts/dmabench_results.py, load).
 Exit codes: 0 done; 2 bad input: an unreadable or malformed results file or a bad argument, with one line
 `overlap_report.py: error: ...` on stderr (never a traceback; scripts/dmabench_results.py, check_document, says what
 is checked).

@@ -14,6 +14,9 @@ file, one colour per engine variant in every figure. The functions are importabl
 uses them). A case measured more than once in one file (an overlap run measures each case alone again
 for every workload it runs beside; runs over several device sets) is drawn at the median of its
 measurements.
+A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
+it (its run has not finished) is read from the journal when that holds more cases, with a note on stderr
+(scripts/dmabench_results.py, load).
 
 Exit codes: 0 figures written; 2 bad input: an unreadable or malformed results file, a bad argument, or
 no ok result to plot (an empty `results` list, none left after --patterns/--engines, or none of the

@@ -8,6 +8,9 @@ Prints, per pattern (in-place cases apart, as "allgather (in place)"), p50 laten
 each engine (rows, with its options) and size (columns) as "oneshot / pipelined", then the peak busbw
 of each engine per pattern with the size and timing mode where it was reached. Only `ok` (validated)
 results are used; a cell with no ok result shows its status instead.
+A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
+it (its run has not finished) is read from the journal when that holds more cases, with a note on stderr
+(scripts/dmabench_results.py, load).
 
 Exit codes: 0 done; 2 bad input: an unreadable or malformed results file or a bad argument, with one line
 `summarize.py: error: ...` on stderr (never a traceback; scripts/dmabench_results.py, check_document, says what

@@ -6,6 +6,7 @@ usage: cli_test.py DMABENCH CONFIG_DIR MODE
   bad-input     every kind of bad input exits 2 with a message naming the field, runs nothing
   host-8-ranks  all patterns (and the all-gather in place) on 8 host ranks, validated
   overlap-host  a config with sweeps, cases beside the host's stream workload: every overlap field checked
+  exit-codes    every exit code (0, 1, 2, 3, 4, 130, 143), kill -9 and the journal, cost per case, first-case delay
   sdma-host     configs/sdma-host.json: every sdma variant on the software SDMA engine, 2/4/8 ranks, packet dumps
   gpu           every GPU engine on every pattern on the build's GPU backend (cuda or hip) (exit 77 = skip without GPU)
 """
@@ -339,6 +340,123 @@ def sdma_host(exe, configs, tmp):
     expect(odd_swaps and all(r["options"]["swap_alignment"] == "none" for r in odd_swaps), "odd swaps only unchecked")
 
 
+def leftovers(out):
+    """Files a run must not leave next to its results file."""
+    d = os.path.dirname(out) or "."
+    base = os.path.basename(out)
+    return [f for f in os.listdir(d) if f.startswith(base + ".")]
+
+
+def host_sweep(tmp, name, **cfg):
+    base = {"patterns": ["copy"], "engines": ["host"], "devices": [[0, 1]], "timing": "oneshot", "warmup": 0}
+    base.update(cfg)
+    path = os.path.join(tmp, name + ".json")
+    with open(path, "w") as f:
+        json.dump(base, f)
+    return path, os.path.join(tmp, name + "-out.json")
+
+
+def interrupted_run(exe, tmp, sig, name):
+    """Starts a long sweep, signals it once its journal holds records, checks what it leaves."""
+    import signal as signal_mod
+    import time
+    cfg, out = host_sweep(tmp, name, sizes=list(range(1 << 20, (1 << 20) + 3000)), iterations=3)
+    p = subprocess.Popen([exe, "--backend", "host", "--config", cfg, "--out", out], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if os.path.exists(out + ".journal") and sum(1 for _ in open(out + ".journal")) > 3:
+            break
+        time.sleep(0.02)
+    p.send_signal(getattr(signal_mod, sig))
+    stdout, stderr = p.communicate(timeout=120)
+    want = {"SIGINT": 130, "SIGTERM": 143}[sig]
+    expect(p.returncode == want, f"{sig}: exit {p.returncode}, expected {want}\n{stdout[-2000:]}\n{stderr[-2000:]}")
+    line = [l for l in stdout.splitlines() if "interrupted after" in l]
+    expect(line and f"of 3000 cases; results in {out}" in line[0], f"{sig}: summary line {line}")
+    n = int(line[0].split("interrupted after ")[1].split()[0])
+    with open(out) as f:
+        doc = json.load(f)
+    expect(len(doc["results"]) == n and 0 < n < 3000, f"{sig}: {len(doc['results'])} records, summary says {n}")
+    expect(all(r["status"] == "ok" for r in doc["results"]), f"{sig}: every recorded case finished")
+    expect(leftovers(out) == [], f"{sig}: left {leftovers(out)}")
+
+
+def timed_run(exe, cfg, out):
+    """CPU seconds (user + system) of one run: the cost of its cases, less exposed than wall time to
+    other work on the machine."""
+    import resource
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run(exe, "--backend", "host", "--config", cfg, "--out", out, check_rc=0)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def exit_codes(exe, configs, tmp):
+    import signal as signal_mod
+    import time
+    cfg, out = host_sweep(tmp, "two", patterns=["allgather"], engines=["sdma", "host"], sizes=[4096], iterations=3)
+    run(exe, "--backend", "host", "--config", cfg, "--out", out, check_rc=0)                       # 0
+    env = dict(os.environ, DMABENCH_SOFT_SDMA_FAULT="unknown-opcode")
+    p = subprocess.run([exe, "--backend", "host", "--config", cfg, "--out", out], capture_output=True, text=True,
+                       env=env, timeout=120)
+    expect(p.returncode == 1, f"a failed case: exit {p.returncode}")                                 # 1
+    with open(out) as f:
+        st = {r["engine"]: r for r in json.load(f)["results"]}
+    expect(st["sdma"]["status"] == "failed" and "unknown opcode 0x03" in st["sdma"]["reason"] and
+           st["host"]["status"] == "ok", f"failed and ok cases recorded: {st}")
+    p = run(exe, "--backend", "host", "--config", cfg, "--devices", "0,,1", "--out", out, check_rc=2)  # 2
+    expect("--devices" in p.stderr, p.stderr)
+    os.makedirs(out + ".journal")                                                                   # 3
+    p = run(exe, "--backend", "host", "--config", cfg, "--out", out, check_rc=3)
+    expect("fatal: cannot write" in p.stderr and ".journal" in p.stderr, p.stderr)
+    os.rmdir(out + ".journal")
+    slow, slow_out = host_sweep(tmp, "slow", sizes=["256MiB", "1KiB"], iterations=20)                # 4
+    p = run(exe, "--backend", "host", "--config", slow, "--out", slow_out, "--case-timeout", "0.05", check_rc=4)
+    expect("still running after 0.05 s" in p.stderr, p.stderr)
+    with open(slow_out) as f:
+        res = json.load(f)["results"]
+    expect(len(res) == 1 and res[0]["status"] == "failed" and res[0]["reason"].startswith("timeout:"), f"timeout record {res}")
+    expect(leftovers(slow_out) == [], f"timeout left {leftovers(slow_out)}")
+    interrupted_run(exe, tmp, "SIGINT", "int")                                                      # 130
+    interrupted_run(exe, tmp, "SIGTERM", "term")                                                    # 143
+    # kill -9: no finished case lost: every one is in the journal, which the Python reader reads
+    cfg9, out9 = host_sweep(tmp, "kill", sizes=list(range(1 << 20, (1 << 20) + 3000)), iterations=3)
+    p = subprocess.Popen([exe, "--backend", "host", "--config", cfg9, "--out", out9], stdout=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and not (os.path.exists(out9 + ".journal") and sum(1 for _ in open(out9 + ".journal")) > 20):
+        time.sleep(0.02)
+    p.send_signal(signal_mod.SIGKILL)
+    p.wait()
+    lines = open(out9 + ".journal").read().splitlines()
+    expect(json.loads(lines[0])["schema"] == "dmabench-journal/1", "journal header")
+    with open(out9) as f:
+        in_file = len(json.load(f)["results"])
+    expect(0 < in_file <= len(lines) - 1, f"results file {in_file} records, journal {len(lines) - 1}")
+    # cost per case independent of the cases done; the first case soon after a 16k-case expansion
+    # the same 500 cases (125 sizes, 2 patterns, 2 timings) on 1 and on 8 rank pairs
+    tiny = dict(patterns=["copy", "allgather"], timing=["oneshot", "pipelined"], pipeline_depth=2, sizes=list(range(1, 126)),
+                iterations=1)
+    c500, o500 = host_sweep(tmp, "c500", devices=[[0, 1]], **tiny)
+    c4k, o4k = host_sweep(tmp, "c4k", devices=[[0, 1], [1, 0], [0, 2], [2, 0], [1, 2], [2, 1], [0, 3], [3, 0]], **tiny)
+    t500 = min(timed_run(exe, c500, o500) for _ in range(3))
+    t4k = min(timed_run(exe, c4k, o4k) for _ in range(3))
+    print(f"500 cases {t500:.3f} CPU s, 4000 cases {t4k:.3f} CPU s: {t4k / t500:.2f}x")
+    expect(t4k <= 8 * t500, f"4000 cases took {t4k:.2f} s, more than 8 x {t500:.2f} s")
+    c16k, o16k = host_sweep(tmp, "c16k", patterns=["copy", "allgather"], timing=["oneshot", "pipelined"],
+                            pipeline_depth=2, sizes=list(range(1, 4001)), iterations=1)
+    t0 = time.time()
+    p = subprocess.Popen([exe, "--backend", "host", "--config", c16k, "--out", o16k], stdout=subprocess.DEVNULL)
+    while not (os.path.exists(o16k + ".journal") and sum(1 for _ in open(o16k + ".journal")) >= 2):
+        expect(time.time() - t0 < 30, "no case recorded within 30 s")
+        time.sleep(0.005)
+    first = time.time() - t0
+    p.send_signal(signal_mod.SIGINT)
+    p.wait(timeout=120)
+    print(f"16000 cases: the first recorded {first:.2f} s after start")
+    expect(first < 1.0, f"the first of 16000 cases was recorded {first:.2f} s after start")
+
+
 def gpu(exe, configs, tmp):
     feats = run(exe, "--features").stdout
     backend = next((b for b in ("cuda", "hip") if f"backend {b}: available" in feats), None)
@@ -376,7 +494,7 @@ def main():
     exe, configs, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory() as tmp:
         {"quick-host": quick_host, "bad-input": bad_input, "host-8-ranks": host_8_ranks, "overlap-host": overlap_host,
-         "sdma-host": sdma_host, "gpu": gpu}[mode](exe, configs, tmp)
+         "sdma-host": sdma_host, "exit-codes": exit_codes, "gpu": gpu}[mode](exe, configs, tmp)
     print(f"PASS {mode}")
 
 

@@ -60,21 +60,46 @@ TEST(Report, WriteFailureNamesThePathAndKeepsTheOldFile) {
   EXPECT_EQ(read(path), json({{"v", 1}}));
 }
 
-TEST(Report, ResultsFileRewritesAfterEveryCase) {
+// Every record reaches the journal at once; <out> is written with the first record, then at most every
+// kRewriteSeconds, and whole by finish(), which removes the journal.
+TEST(Report, ResultsFileJournalsEveryCaseAndWritesTheFileAtTheEnd) {
   const fs::path dir = fresh_dir("dmabench_report_c");
   const std::string path = (dir / "run.json").string();
-  ResultsFile file(path, json{{"backend", "host"}});
-  file.write();
-  json doc = read(path);
-  EXPECT_EQ(doc["schema"], kSchemaVersion);
-  EXPECT_EQ(doc["context"]["backend"], "host");
-  EXPECT_TRUE(doc["results"].empty());
-  file.add(json{{"name", "a"}});
-  EXPECT_EQ(read(path)["results"].size(), 1u);
-  file.add(json{{"name", "b"}});
-  doc = read(path);
-  ASSERT_EQ(doc["results"].size(), 2u);
-  EXPECT_EQ(doc["results"][1]["name"], "b");
+  auto journal_lines = [&] {
+    std::ifstream in(path + ".journal");
+    std::vector<json> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+    return lines;
+  };
+  {
+    ResultsFile file(path, json{{"backend", "host"}});
+    EXPECT_FALSE(fs::exists(path));  // nothing replaced before the first record
+    file.add(json{{"name", "a"}});
+    EXPECT_EQ(read(path)["results"].size(), 1u);  // the first record replaces <out> at once
+    for (int i = 0; i < 50; ++i) file.add(json{{"name", "b" + std::to_string(i)}});
+    const auto lines = journal_lines();
+    ASSERT_EQ(lines.size(), 52u);  // the header and every record, at once
+    EXPECT_EQ(lines[0]["schema"], kJournalSchema);
+    EXPECT_EQ(lines[0]["results_schema"], kSchemaVersion);
+    EXPECT_EQ(lines[0]["context"]["backend"], "host");
+    EXPECT_EQ(lines[51]["name"], "b49");
+    EXPECT_LT(read(path)["results"].size(), 51u);  // not rewritten for every case
+    file.finish();
+    const json doc = read(path);
+    EXPECT_EQ(doc["schema"], kSchemaVersion);
+    ASSERT_EQ(doc["results"].size(), 51u);
+    EXPECT_EQ(doc["results"][50]["name"], "b49");
+    EXPECT_FALSE(fs::exists(path + ".journal"));
+  }
+  {
+    ResultsFile unfinished(path, json{{"backend", "host"}});  // a run that does not end: its journal stays
+    unfinished.add(json{{"name", "x"}});
+  }
+  EXPECT_EQ(journal_lines().size(), 2u);
+  ResultsFile empty(path, json{{"backend", "host"}});
+  empty.finish();  // a run without a case still writes its file
+  EXPECT_TRUE(read(path)["results"].empty());
+  EXPECT_FALSE(fs::exists(path + ".journal"));
 }
 
 TEST(Report, HostContextHasDateHostAndOs) {

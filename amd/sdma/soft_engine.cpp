@@ -47,8 +47,8 @@ void store_release(std::uint64_t addr, T v) {
 // One queue: a ring, its pointer cells, and the thread that executes it.
 class SoftQueue final : public Queue {
  public:
-  SoftQueue(int device, int engine, std::size_t ring_bytes, double hz, std::atomic<long>& traps)
-      : device_(device), engine_(engine), hz_(hz), traps_(traps), ring_mem_(aligned_bytes(ring_bytes)) {
+  SoftQueue(int device, int engine, std::size_t ring_bytes, double hz, std::atomic<long>& traps, bool plant)
+      : device_(device), engine_(engine), hz_(hz), traps_(traps), plant_(plant), ring_mem_(aligned_bytes(ring_bytes)) {
     cells_.ring = static_cast<std::uint32_t*>(ring_mem_.get());
     cells_.ring_bytes = ring_bytes;
     cells_.rptr = &rptr_;
@@ -65,6 +65,10 @@ class SoftQueue final : public Queue {
   }
   const QueueCells& cells() const override { return cells_; }
   void submit(std::uint64_t wptr) override {
+    if (plant_) {  // fault injection (SoftSettings): the first packet becomes an unknown opcode
+      cells_.ring[(__atomic_load_n(const_cast<std::uint64_t*>(&wptr_), __ATOMIC_ACQUIRE) & (cells_.ring_bytes - 1)) / 4] = 0x0000FF03;
+      plant_ = false;
+    }
     __atomic_store_n(const_cast<std::uint64_t*>(&wptr_), wptr, __ATOMIC_RELEASE);
     {
       std::lock_guard lock(mu_);
@@ -172,6 +176,7 @@ class SoftQueue final : public Queue {
   int device_, engine_;
   double hz_;
   std::atomic<long>& traps_;
+  bool plant_;
   Allocation ring_mem_;
   QueueCells cells_;
   volatile std::uint64_t rptr_ = 0, wptr_ = 0;
@@ -244,7 +249,7 @@ class SoftPlatform final : public Platform {
       return Result::no(fmt::format("engine {} does not exist (the software engine has engines 0..{})", engine, s_.engines - 1));
     if (ring_bytes < 64 || (ring_bytes & (ring_bytes - 1)) != 0)
       return Result::no(fmt::format("ring of {} bytes: not a power of two of 64 bytes or more", ring_bytes));
-    return std::unique_ptr<Queue>(std::make_unique<SoftQueue>(device, engine, ring_bytes, s_.timestamp_hz, traps_));
+    return std::unique_ptr<Queue>(std::make_unique<SoftQueue>(device, engine, ring_bytes, s_.timestamp_hz, traps_, s_.plant_unknown_opcode));
   }
   ClockPair clock_counters(int) override {
     const double ns = steady_ns();
@@ -293,6 +298,10 @@ int soft_recommended_engine(int src, int dst) {
   return 2 + 2 * k;  // even engines 2..14
 }
 
-std::unique_ptr<Platform> make_soft_platform(const SoftSettings& settings) { return std::make_unique<SoftPlatform>(settings); }
+std::unique_ptr<Platform> make_soft_platform(SoftSettings settings) {
+  if (const char* fault = std::getenv("DMABENCH_SOFT_SDMA_FAULT"); fault && std::string(fault) == "unknown-opcode")
+    settings.plant_unknown_opcode = true;
+  return std::make_unique<SoftPlatform>(settings);
+}
 
 }  // namespace dmabench::amd::sdma

@@ -20,9 +20,13 @@ struct SoftSettings {
   int engines = 16;                  // per device, as MI300X in SPX mode: 2 PCIe + 14 xGMI
   int first_xgmi_engine = 2;
   double timestamp_hz = 100e6;       // the software GPU clock's rate (TIMESTAMP, clock_counters)
+  // Fault injection for tests of the whole program: every queue's first submission gets an unknown
+  // opcode (0x03, sub-op 0xff) in place of its first dword, so the case fails as it would on a bad
+  // packet. make_soft_platform() sets it from the environment: DMABENCH_SOFT_SDMA_FAULT=unknown-opcode.
+  bool plant_unknown_opcode = false;
 };
 
-std::unique_ptr<Platform> make_soft_platform(const SoftSettings& settings = {});
+std::unique_ptr<Platform> make_soft_platform(SoftSettings settings = {});
 
 // The software engine's made-up recommended engine for src -> dst (a fixed spread over the even xGMI
 // engines 2..14, like KFD's table for 8 MI300X GPUs, which it does not claim to reproduce).

@@ -1,0 +1,34 @@
+#include "bench/interrupt.hpp"
+
+#include <atomic>
+#include <csignal>
+
+namespace dmabench::interrupt {
+namespace {
+
+std::atomic<int> g_signal{0};
+struct sigaction g_old_int {}, g_old_term {};
+
+extern "C" void on_signal(int sig) { g_signal.store(sig); }  // lock-free: async-signal-safe
+
+}  // namespace
+
+Guard::Guard() {
+  g_signal.store(0);
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;  // the second signal takes the default action
+  sigaction(SIGINT, &sa, &g_old_int);
+  sigaction(SIGTERM, &sa, &g_old_term);
+}
+
+Guard::~Guard() {
+  sigaction(SIGINT, &g_old_int, nullptr);
+  sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+int requested() { return g_signal.load(); }
+int exit_code() { return 128 + g_signal.load(); }
+
+}  // namespace dmabench::interrupt
