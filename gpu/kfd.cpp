@@ -1,4 +1,4 @@
-// Sharing the process with HIP (../notes/sdma-hip-research.md Q1, Q2): HIP and the HSA runtime under it
+// Sharing the process with HIP (amd/sdma/hip-coexistence.md, Q1 and Q2): HIP and the HSA runtime under it
 // start first (make_kfd_platform asks HIP for its devices before it opens KFD, and the runner creates
 // the backend before any engine); then this file opens KFD through libhsakmt, as ROCm/mori, rocm-xio
 // and TransferBench PR #343 do (hsa_init, then hsaKmtOpenKFD). ROCm <= 6.2 as Debian builds it: the
@@ -335,7 +335,7 @@ class KfdPlatform final : public sdma::Platform {
     const auto after = std::chrono::steady_clock::now();
     return sdma::ClockPair{c.GPUClockCounter, (ns_of(before) + ns_of(after)) / 2};
   }
-  // A GPU kernel writes the ring, the wptr cell and the 64-bit doorbell (research note Q2/Q3: libhsakmt
+  // A GPU kernel writes the ring, the wptr cell and the 64-bit doorbell (amd/sdma/hip-coexistence.md Q2/Q3: libhsakmt
   // maps the doorbell page into the GPU's address space at its CPU address on discrete GPUs, and keeps
   // the wptr cell in GPU-mapped uncached host memory). On APUs and kernels without doorbell-in-GPUVM the
   // doorbell is CPU-only; a kernel's store then faults, and the case fails with the runtime's error.
