@@ -316,9 +316,10 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     }
   }
   results.finish();  // the whole file (also for a run with no case), and the journal removed
-  if (interrupt::requested()) {
-    fmt::print("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(),
-               cases_to_run(options, cases), out.path);
+  // a signal that came after the last case stopped nothing: the run ends as usual
+  if (const std::size_t total = cases_to_run(options, cases);
+      interrupt::requested() && static_cast<std::size_t>(recorder.total()) < total) {
+    fmt::print("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(), total, out.path);
     return interrupt::exit_code();
   }
   fmt::print("\ndmabench: {} ok, {} skipped, {} failed in {:.1f} s; results in {}\n", recorder.count(Status::ok),

@@ -317,14 +317,22 @@ def engine_options_in_name(result):
     return [tuple(p.split("=", 1)) for p in pairs]
 
 
+def software_times(result):
+    """Whether the case's times are not hardware times (engine_details.hardware_times false: the sdma engine on the
+    host backend's software SDMA engine, whose latencies are CPU-thread times)."""
+    details = result.get("engine_details")
+    return isinstance(details, dict) and details.get("hardware_times") is False
+
+
 def variant(result):
     """Engine and its non-default options, as the case's name lists them (sorted): 'ce graph=true,schedule=pcpy';
-    rotation over buffer sets is part of what was measured, so it is added ('ce rotate=3')."""
+    rotation over buffer sets is part of what was measured, so it is added ('ce rotate=3'); times that are not
+    hardware times say so ('sdma packet=swap [software engine]'), in every table and figure."""
     opts = [f"{k}={v}" for k, v in sorted(engine_options_in_name(result))]
     rotate = result.get("rotate", 1)
     if rotate and rotate > 1:
         opts.append(f"rotate={rotate}")
-    return result["engine"] + (" " + ",".join(opts) if opts else "")
+    return result["engine"] + (" " + ",".join(opts) if opts else "") + (" [software engine]" if software_times(result) else "")
 
 
 def pattern_label(pattern, in_place=False):
@@ -404,6 +412,7 @@ def to_frame(paths, tool="dmabench_results"):
     """A tidy pandas DataFrame: one row per result of every file, with flat metric columns.
 
     Columns: file, machine, name, pattern, in_place, rotate, engine, variant, options (JSON text), devices (text), ranks,
+    hardware_times (False for the software SDMA engine's CPU-thread times),
     bytes, bytes_per_rank, timing, status, reason, validated, clock, iterations, min/p50/mean/p95/p99/
     max/stddev (µs), algbw, busbw (GB/s), energy_per_GB_J, active_W, power_uncertainty, and
     bd_control / bd_schedule / bd_copy / bd_sync / bd_total (µs) where a breakdown exists, and for
@@ -429,7 +438,7 @@ def to_frame(paths, tool="dmabench_results"):
                    "clock": r.get("clock", "host"), "iterations": r.get("iterations"),
                    "algbw": r.get("algbw_GBps"), "busbw": r.get("busbw_GBps"),
                    "energy_per_GB_J": power.get("energy_per_GB_J"), "active_W": power.get("active_W"),
-                   "power_uncertainty": power.get("uncertainty")}
+                   "power_uncertainty": power.get("uncertainty"), "hardware_times": not software_times(r)}
             for k in ("min", "p50", "mean", "p95", "p99", "max", "stddev"):
                 row[k] = lat.get(k)
             for k in ("control", "schedule", "copy", "sync", "total"):
