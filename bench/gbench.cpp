@@ -108,23 +108,26 @@ void check_flags(const std::vector<std::string>& args) {
     if (!digits || std::stoi(n) < 1)
       throw InputError(fmt::format("--benchmark_repetitions: '{}' is not accepted; accepted: an integer from 1 to 999999", n));
   }
-  matches_filter("", flag_value(args, "--benchmark_filter"));  // a bad regex is refused before anything runs
+  Filter{args};  // a bad regex is refused before anything runs
 }
 
 std::string benchmark_name(const Case& c, bool fixed_iterations) {
   return c.name() + (fixed_iterations ? fmt::format("/iterations:{}", c.iterations) : "") + "/manual_time";
 }
 
-bool matches_filter(const std::string& benchmark_name, const std::string& filter) {
-  if (filter.empty() || filter == "all" || filter == ".") return true;
-  const bool negate = filter[0] == '-';
+Filter::Filter(const std::vector<std::string>& args) : fixed_iterations_(!has_flag(args, "--benchmark_min_time")) {
+  const std::string filter = flag_value(args, "--benchmark_filter");
+  if (filter.empty() || filter == "all" || filter == ".") return;
+  negate_ = filter[0] == '-';
   try {
-    const bool found =
-        std::regex_search(benchmark_name, std::regex(negate ? filter.substr(1) : filter, std::regex::extended));
-    return found != negate;
+    re_.emplace(negate_ ? filter.substr(1) : filter, std::regex::extended);
   } catch (const std::regex_error& e) {
     throw InputError(fmt::format("--benchmark_filter: '{}' is not a valid regular expression: {}", filter, e.what()));
   }
+}
+
+bool Filter::selects(const Case& c) const {
+  return !re_ || std::regex_search(benchmark_name(c, fixed_iterations_), *re_) != negate_;
 }
 
 void register_case(CaseExecution& ex, std::function<CaseHooks()> hooks, bool fixed_iterations) {

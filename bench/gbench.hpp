@@ -4,6 +4,8 @@
 // case back when its runs are reported (all repetitions done).
 #include <functional>
 #include <memory>
+#include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -17,11 +19,22 @@ std::string flag_value(const std::vector<std::string>& args, const std::string& 
 // Refuses --benchmark_* flags dmabench cannot honour (InputError).
 void check_flags(const std::vector<std::string>& args);
 
-// The name Google Benchmark filters on (the case name plus its iterations and manual-time
-// suffixes), and whether --benchmark_filter selects it (POSIX extended regex searched in the
-// name; a leading '-' negates). A bad regex is an InputError.
+// The name Google Benchmark filters on: the case name plus its iterations and manual-time suffixes.
 std::string benchmark_name(const Case& c, bool fixed_iterations);
-bool matches_filter(const std::string& benchmark_name, const std::string& filter);
+
+// --benchmark_filter, compiled once: whether it selects a case (POSIX extended regex searched in the
+// case's benchmark name; a leading '-' negates; empty, "all" and "." select every case).
+class Filter {
+ public:
+  // Throws InputError for a bad regex.
+  explicit Filter(const std::vector<std::string>& benchmark_args);
+  bool selects(const Case& c) const;
+
+ private:
+  std::optional<std::regex> re_;  // none: every case
+  bool negate_ = false;
+  bool fixed_iterations_ = true;   // no --benchmark_min_time: the name carries the iteration count
+};
 
 // Registers `ex` as one benchmark: each invocation runs run_invocation() with the hooks `hooks`
 // returns and Google Benchmark's manual-time loop as the sampler.

@@ -160,16 +160,21 @@ class Sweep {
         Watchdog& watchdog)
       : options_(options), cases_(cases), backend_(backend), power_(power), recorder_(recorder), watchdog_(watchdog),
         engines_(make_engines(cases, backend)), workloads_(backend),
-        filter_(gbench::flag_value(options.benchmark_args, "--benchmark_filter")),
         fixed_iterations_(!gbench::has_flag(options.benchmark_args, "--benchmark_min_time")),
-        session_(options.benchmark_args, [this](const std::string& name, std::size_t n) { reported(name, n); }) {}
+        session_(options.benchmark_args, [this](const std::string& name, std::size_t n) { reported(name, n); }) {
+    const gbench::Filter filter(options.benchmark_args);
+    for (const auto& c : cases)
+      if (filter.selects(c)) selected_.push_back(&c);
+  }
+
+  // The cases --benchmark_filter selects: what the sweep runs.
+  std::size_t selected() const { return selected_.size(); }
 
   void run() {
     std::size_t registered = 0;
-    for (const auto& c : cases_) {
+    for (const Case* c : selected_) {
       if (interrupt::requested()) return;
-      if (!gbench::matches_filter(gbench::benchmark_name(c, fixed_iterations_), filter_)) continue;
-      registered += add(c);
+      registered += add(*c);
       if (session_.batches() && registered >= kBatchCases) {
         run_batch();
         registered = 0;
@@ -233,24 +238,12 @@ class Sweep {
   Watchdog& watchdog_;
   Engines engines_;
   Workloads workloads_;
-  const std::string filter_;
   const bool fixed_iterations_;
+  std::vector<const Case*> selected_;
   std::map<std::string, std::unique_ptr<CaseExecution>> by_name_;
   std::map<std::string, int> skipped_now_;
   gbench::Session session_;
 };
-
-}  // namespace
-
-namespace {
-
-std::size_t cases_to_run(const CliOptions& options, const std::vector<Case>& cases) {
-  const std::string filter = gbench::flag_value(options.benchmark_args, "--benchmark_filter");
-  const bool fixed = !gbench::has_flag(options.benchmark_args, "--benchmark_min_time");
-  return static_cast<std::size_t>(std::count_if(cases.begin(), cases.end(), [&](const Case& c) {
-    return gbench::matches_filter(gbench::benchmark_name(c, fixed), filter);
-  }));
-}
 
 // --case-timeout: the case is recorded as failed, the file written whole, and the process ends (exit 4):
 // the case's thread is blocked in an operation that cannot be cancelled.
@@ -306,10 +299,13 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
              backend->name(), cases.size(), options.config, out.path);
   Recorder recorder(results);
   const interrupt::Guard signals;
+  std::size_t selected = 0;
   {
     Watchdog watchdog(options.case_timeout_s, [&](const Case& c, double s) { stop_on_timeout(c, s, results, lock); });
     try {
-      Sweep(options, cases, *backend, power, recorder, watchdog).run();
+      Sweep sweep(options, cases, *backend, power, recorder, watchdog);
+      selected = sweep.selected();
+      sweep.run();
     } catch (...) {
       results.finish();  // every finished case in the file, whatever stopped the sweep
       throw;
@@ -317,9 +313,8 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   }
   results.finish();  // the whole file (also for a run with no case), and the journal removed
   // a signal that came after the last case stopped nothing: the run ends as usual
-  if (const std::size_t total = cases_to_run(options, cases);
-      interrupt::requested() && static_cast<std::size_t>(recorder.total()) < total) {
-    fmt::print("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(), total, out.path);
+  if (interrupt::requested() && static_cast<std::size_t>(recorder.total()) < selected) {
+    fmt::print("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(), selected, out.path);
     return interrupt::exit_code();
   }
   fmt::print("\ndmabench: {} ok, {} skipped, {} failed in {:.1f} s; results in {}\n", recorder.count(Status::ok),

@@ -12,8 +12,6 @@
 #include <string>
 #include <thread>
 
-#include <fmt/format.h>
-#include <unistd.h>
 
 #include "engines/backend.hpp"
 #include "core/datagen.hpp"
@@ -137,11 +135,7 @@ class HostEngine final : public Engine {
   WhyNot unsupported(const Plan& plan, const Options&, int) const override {
     std::size_t bytes = 0;
     for (int r = 0; r < plan.ranks(); ++r) bytes += plan.src_allocation(r) + plan.dst_allocation(r);
-    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0 && bytes > static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 2)
-      return fmt::format("needs {:.2f} GiB of host buffers, more than half of the {:.2f} GiB of free host memory",
-                         bytes / 1073741824.0, static_cast<double>(pages) * page / 1073741824.0);
-    return std::nullopt;
+    return host_memory_shortfall(bytes);
   }
   std::unique_ptr<Operation> prepare(const Plan& plan, const Options&) override {
     return std::make_unique<HostOperation>(plan);

@@ -3,9 +3,20 @@
 #include <algorithm>
 #include <vector>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include "core/datagen.hpp"
 
 namespace dmabench {
+
+WhyNot host_memory_shortfall(std::size_t bytes) {
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0 && bytes > static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 2)
+    return fmt::format("needs {:.2f} GiB of host buffers, more than half of the {:.2f} GiB of free host memory",
+                       bytes / 1073741824.0, static_cast<double>(pages) * page / 1073741824.0);
+  return std::nullopt;
+}
 
 void fill_stream(unsigned char* p, std::size_t n, std::uint64_t key) {
   for (std::size_t i = 0; i < n; ++i) p[i] = datagen::byte_at(key, i);

@@ -1,6 +1,7 @@
 #pragma once
-// Validation of destination bytes the host can read (the host engine's buffers, the sdma engine's
-// read-back copies): the datagen source stream and the first mismatch against the plan.
+// Host-memory helpers of the engines whose buffers the host can read (the host engine's buffers, the
+// sdma engine's on the software engine and its read-back copies): the memory check, the datagen
+// source stream and the first mismatch against the plan.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -9,6 +10,10 @@
 #include "engines/engine.hpp"
 
 namespace dmabench {
+
+// Why `bytes` of host memory (buffers the case needs) is too much: more than half of the free host
+// memory; or nullopt.
+WhyNot host_memory_shortfall(std::size_t bytes);
 
 // Bytes [0, n) of the stream `key` (datagen::byte_at) into p.
 void fill_stream(unsigned char* p, std::size_t n, std::uint64_t key);

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "amd/sdma/packets.hpp"
 #include "amd/sdma/platform.hpp"
@@ -58,18 +57,16 @@ class SdmaOperation final : public Operation {
  public:
   SdmaOperation(sdma::Platform& p, const Plan& plan, const SdmaOptions& o, std::vector<Command> commands)
       : p_(p), plan_(plan), o_(o), commands_(std::move(commands)) {
-    std::vector<int> devices = plan.devices;
     for (int r = 0; r < plan.ranks(); ++r) {
-      src_.push_back(p.alloc_device(plan.devices[r], plan.src_allocation(r), devices));
-      dst_.push_back(plan.exchange ? src_.back() : p.alloc_device(plan.devices[r], plan.dst_allocation(r), devices));
+      src_.push_back(p.alloc_device(plan.devices[r], plan.src_allocation(r), plan.devices));
+      dst_.push_back(plan.exchange ? src_.back() : p.alloc_device(plan.devices[r], plan.dst_allocation(r), plan.devices));
     }
     const std::size_t c = commands_.size(), triggers = o.word_per_command ? c : 1;
-    signals_ = p.alloc_host((kSlots * c + kSlots * triggers) * 8, devices);
-    stamps_ = p.alloc_host(kSlots * c * 64, devices);
+    signals_ = p.alloc_host((kSlots * c + kSlots * triggers) * 8, plan.devices);
+    stamps_ = p.alloc_host(kSlots * c * 64, plan.devices);
     for (int set = 0; set < plan.sets; ++set) {
-      const sdma_commands::Where where{
-          [&, set](int r, std::uint64_t off) { return addr(src_[r].get()) + set * plan.src_stride(r) + off; },
-          [&, set](int r, std::uint64_t off) { return addr(dst_[r].get()) + set * plan.dst_stride(r) + off; }};
+      const sdma_commands::Where where{[this, set](int r, std::uint64_t off) { return addr(src(r, set)) + off; },
+                                       [this, set](int r, std::uint64_t off) { return addr(dst(r, set)) + off; }};
       data_.emplace_back();
       for (const Command& cmd : commands_) data_.back().push_back(sdma_commands::data_packets(cmd, o, where));
     }
@@ -85,10 +82,12 @@ class SdmaOperation final : public Operation {
       queues_[key] = std::move(q).value();
       writers_[key] = std::make_unique<sdma::RingWriter>(*queues_[key]);
     }
+    for (const Command& cmd : commands_) writer_of_.push_back(writers_.at({cmd.rank, cmd.engine}).get());  // no lookup in launch()
   }
 
   void arm(int ops) override {
     if (launched_ != waited_) throw std::logic_error("sdma: arm() with operations still in flight");
+    collect_stamps();  // of the operations traced before (never in the timed wait())
     if (ops > kSlots) throw std::logic_error(fmt::format("sdma: {} operations armed at once, more than {}", ops, kSlots));
     for (int k = 0; k < ops; ++k) reset_words(launched_ + k);
     armed_ = launched_ + ops;
@@ -123,8 +122,6 @@ class SdmaOperation final : public Operation {
       for (std::size_t c = 0; c < commands_.size(); ++c)
         for (std::uint64_t spins = 0; !complete(op, c); ++spins)
           if ((spins & 0xFFF) == 0xFFF) check_progress(op, c, start);
-    if (tracing_)
-      for (std::uint64_t op = waited_; op < launched_; ++op) collect_stamps(op);
     waited_ = launched_;
   }
 
@@ -138,8 +135,8 @@ class SdmaOperation final : public Operation {
     for (int set = 0; set < plan_.sets; ++set)
       for (const Transfer& t : plan_.preset) {  // in-place blocks: there before the operation starts
         std::vector<unsigned char> block(t.bytes);
-        p_.read(block.data(), static_cast<char*>(src_[t.src_rank].get()) + set * plan_.src_stride(t.src_rank) + t.src_offset, t.bytes);
-        p_.write(static_cast<char*>(dst_[t.dst_rank].get()) + set * plan_.dst_stride(t.dst_rank) + t.dst_offset, block.data(), t.bytes);
+        p_.read(block.data(), src(t.src_rank, set) + t.src_offset, t.bytes);
+        p_.write(dst(t.dst_rank, set) + t.dst_offset, block.data(), t.bytes);
       }
   }
   std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override {
@@ -169,8 +166,7 @@ class SdmaOperation final : public Operation {
 
   nlohmann::json packet_dump() const override {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& [key, cap] : captures_)
-    {
+    for (const auto& [key, cap] : captures_) {
       nlohmann::json q{{"rank", key.first}, {"device", plan_.devices[key.first]}, {"engine", key.second},
                        {"queue", queues_.at(key)->describe()}};
       q.update(sdma::to_json(cap));
@@ -180,6 +176,9 @@ class SdmaOperation final : public Operation {
   }
 
  private:
+  // Rank's buffers of buffer set `set` (Plan::sets).
+  char* src(int rank, int set) const { return static_cast<char*>(src_[rank].get()) + set * plan_.src_stride(rank); }
+  char* dst(int rank, int set) const { return static_cast<char*>(dst_[rank].get()) + set * plan_.dst_stride(rank); }
   std::size_t trigger_count() const { return o_.word_per_command ? commands_.size() : 1; }
   std::uint64_t* words() const { return static_cast<std::uint64_t*>(signals_.get()); }
   std::uint64_t* completion_word(std::uint64_t op, std::size_t c) const { return words() + (op % kSlots) * commands_.size() + c; }
@@ -211,7 +210,7 @@ class SdmaOperation final : public Operation {
     if (capture)
       for (auto& [key, w] : writers_) w->start_capture();
     for (std::size_t c = 0; c < commands_.size(); ++c) {
-      sdma::RingWriter& w = *writers_.at({commands_[c].rank, commands_[c].engine});
+      sdma::RingWriter& w = *writer_of_[c];
       if (poll) w.put(sdma::PollRegMem{.addr = addr(trigger_word(op, o_.word_per_command ? c : 0)), .reference = 0});
       if (tracing_) w.put(sdma::TimestampGlobal{addr(stamp(op, c, 0))});
       for (const auto& pk : data[c]) w.put(pk);
@@ -252,10 +251,12 @@ class SdmaOperation final : public Operation {
     ~Tracer() override { op_.tracing_ = false; }
     void start() override {
       op_.ticks_.clear();
+      op_.collected_ = op_.launched_;  // operations from here on carry timestamps
       op_.tracing_ = true;
       begin_ = op_.p_.clock_counters(op_.plan_.devices[0]);
     }
     std::vector<CopyInterval> stop() override {
+      op_.collect_stamps();
       op_.tracing_ = false;
       const sdma::ClockPair end = op_.p_.clock_counters(op_.plan_.devices[0]);
       if (end.gpu_ticks <= begin_.gpu_ticks) throw std::runtime_error("the GPU clock counter did not advance while tracing");
@@ -274,13 +275,17 @@ class SdmaOperation final : public Operation {
   std::uint64_t* stamp(std::uint64_t op, std::size_t c, int which) const {  // 32-byte aligned slots
     return static_cast<std::uint64_t*>(stamps_.get()) + ((op % kSlots) * commands_.size() + c) * 8 + which * 4;
   }
-  // After an operation completed while tracing: its commands' stamps.
-  void collect_stamps(std::uint64_t op) {
-    for (std::size_t c = 0; c < commands_.size(); ++c) {
-      std::uint64_t bytes = 0;
-      for (const auto& u : commands_[c].units) bytes += u.transfers[0].bytes * u.transfers.size();
-      ticks_.push_back({__atomic_load_n(stamp(op, c, 0), __ATOMIC_ACQUIRE), __atomic_load_n(stamp(op, c, 1), __ATOMIC_ACQUIRE), bytes});
-    }
+  // While tracing: the stamps of every command of the operations completed since the last call (before
+  // their slots are reused: arm() calls it, at most kSlots operations after).
+  void collect_stamps() {
+    if (!tracing_) return;
+    for (; collected_ < waited_; ++collected_)
+      for (std::size_t c = 0; c < commands_.size(); ++c) {
+        std::uint64_t bytes = 0;
+        for (const auto& u : commands_[c].units) bytes += u.transfers[0].bytes * u.transfers.size();
+        ticks_.push_back({__atomic_load_n(stamp(collected_, c, 0), __ATOMIC_ACQUIRE),
+                          __atomic_load_n(stamp(collected_, c, 1), __ATOMIC_ACQUIRE), bytes});
+      }
   }
 
   sdma::Platform& p_;
@@ -292,8 +297,9 @@ class SdmaOperation final : public Operation {
   std::vector<std::vector<std::vector<sdma::Packet>>> data_;  // [set][command]
   std::map<std::pair<int, int>, std::unique_ptr<sdma::Queue>> queues_;  // (rank, engine)
   std::map<std::pair<int, int>, std::unique_ptr<sdma::RingWriter>> writers_;
+  std::vector<sdma::RingWriter*> writer_of_;  // per command
   std::map<std::pair<int, int>, sdma::RingWriter::Capture> captures_;
-  std::uint64_t launched_ = 0, armed_ = 0, waited_ = 0;
+  std::uint64_t launched_ = 0, armed_ = 0, waited_ = 0, collected_ = 0;
   sdma::Allocation stamps_;
   bool tracing_ = false;
   std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> ticks_;  // start, end, bytes per traced command
@@ -314,8 +320,10 @@ class SdmaEngine final : public Engine {
       if (d >= p_->device_count()) return fmt::format("device {} is not one of the {} devices of the {}", d, p_->device_count(), p_->name());
     auto units = sdma_commands::plan_units(plan, o, choice_of(*p_));
     if (!units) return units.why_not();
-    if (!p_->hardware_times()) return host_memory_shortfall(plan);
-    return std::nullopt;
+    if (p_->hardware_times()) return std::nullopt;
+    std::size_t bytes = 0;  // on the software engine the buffers are host memory, and validation reads them back
+    for (int r = 0; r < plan.ranks(); ++r) bytes += plan.src_allocation(r) + (plan.exchange ? 0 : plan.dst_allocation(r));
+    return host_memory_shortfall(2 * bytes);
   }
   std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
     const SdmaOptions o = SdmaOptions::from(options);
@@ -326,15 +334,6 @@ class SdmaEngine final : public Engine {
   bool exchanges(const Options& options) const override { return SdmaOptions::from(options).packet == SdmaPacketKind::swap; }
 
  private:
-  static WhyNot host_memory_shortfall(const Plan& plan) {
-    std::size_t bytes = 0;
-    for (int r = 0; r < plan.ranks(); ++r) bytes += plan.src_allocation(r) + (plan.exchange ? 0 : plan.dst_allocation(r));
-    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0 && 2 * bytes > static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 2)
-      return fmt::format("needs {:.2f} GiB of host buffers (and as much again to validate), more than half of the free host memory",
-                         bytes / 1073741824.0);
-    return std::nullopt;
-  }
   std::unique_ptr<sdma::Platform> p_;
 };
 

@@ -315,3 +315,21 @@ TEST(SdmaEngine, PacketDumpShowsOneOperationPerQueue) {
   EXPECT_EQ(polls, 8);
   EXPECT_EQ(atomics, 8);
 }
+
+TEST(SdmaEngine, BreakdownComesFromTimestampPackets) {
+  auto backend = testing_support::host_backend();
+  auto engine = make_engine("sdma", "host").value();
+  for (const char* trigger : {"enqueue", "prelaunch"}) {
+    Case c = sdma_case("copy", 2, 1 << 20, {{"trigger", trigger}});
+    c.breakdown = true;
+    const json r = to_json(run_case(c, engine.get(), *backend));
+    ASSERT_EQ(r["status"], "ok") << r["reason"];
+    const json& b = r["breakdown_us"];
+    ASSERT_FALSE(b.contains("error")) << b;
+    EXPECT_NE(b["tracer"].get<std::string>().find("TIMESTAMP"), std::string::npos) << b["tracer"];
+    EXPECT_EQ(b["copies_per_operation"], 1);  // one command: one stamped interval per operation
+    EXPECT_GT(b["copy"].get<double>(), 0.0);
+    EXPECT_LE(b["copy"].get<double>(), b["total"].get<double>() * 2);  // the engine's copy inside the operation's time
+    EXPECT_EQ(b["aligned_fraction"], 1.0) << trigger;
+  }
+}
