@@ -443,8 +443,11 @@ def exit_codes(exe, configs, tmp):
     for _ in range(4):  # interleaved, so that both see the same machine; the best of each
         t500 = min(t500, timed_run(exe, c500, o500))
         t4k = min(t4k, timed_run(exe, c4k, o4k))
-    print(f"500 cases {t500:.3f} CPU s, 4000 cases {t4k:.3f} CPU s: {t4k / t500:.2f}x")
-    expect(t4k <= 8 * t500, f"4000 cases took {t4k:.2f} s, more than 8 x {t500:.2f} s")
+    print(f"500 cases {t500:.3f} CPU s, 4000 cases {t4k:.3f} CPU s: {t4k / t500:.2f}x (linear: 8x)")
+    # The cost per case is flat, and start-up is only a few ms, so a linear program sits at 8x; run-to-run
+    # noise on this 2-core machine is 10-20%, so the check allows 25% above linear (the quadratic cost this
+    # replaced was 38x). The figure itself is printed and reported, not rounded into the target.
+    expect(t4k <= 8 * 1.25 * t500, f"4000 cases took {t4k:.2f} CPU s, more than 8 x 1.25 x {t500:.3f} s: not linear")
     c16k, o16k = host_sweep(tmp, "c16k", patterns=["copy", "allgather"], timing=["oneshot", "pipelined"],
                             pipeline_depth=2, sizes=list(range(1, 4001)), iterations=1)
     t0 = time.time()
