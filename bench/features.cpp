@@ -11,6 +11,7 @@
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
 #include "gpu/features.hpp"
+#include "dist/team.hpp"
 #include "version.hpp"
 
 namespace dmabench {
@@ -87,6 +88,8 @@ void print_engines(const std::map<std::string, std::string>& backend_state) {
 void print_features() {
   fmt::print("dmabench {} (git {})\n", kVersion, kGitRevision);
   fmt::print("backends built: {}\n", fmt::join(built_backends(), ", "));
+  fmt::print("multi-process runs (mpirun, srun: one process per rank): {}\n",
+             dist::mpi_build_unsupported() ? "no: " + *dist::mpi_build_unsupported() : "yes, " + dist::mpi_build_description());
   print_engines(print_backends());
   // Both vendors' features and the version each needs (gpu/features.cpp): what this build has.
   for (const auto& table : gpu::feature_tables(gpu::this_build())) {

@@ -46,6 +46,13 @@ class CaseReporter final : public benchmark::BenchmarkReporter {
 
 namespace {
 
+// Prints nothing (the processes of a multi-process run other than rank 0).
+class SilentReporter final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
 std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::vector<std::string>& args) {
   const std::string format = flag_value(args, "--benchmark_format");
   if (format == "json") return std::make_unique<benchmark::JSONReporter>();
@@ -132,7 +139,7 @@ bool Filter::selects(const Case& c) const {
 
 void register_case(CaseExecution& ex, std::function<CaseHooks()> hooks, bool fixed_iterations) {
   auto body = [&ex, hooks = std::move(hooks)](benchmark::State& st) {
-    if (interrupt::requested()) {  // the sweep is stopping: not run, not recorded
+    if (interrupt::stop_agreed()) {  // the sweep is stopping: not run, not recorded
       st.SkipWithError("interrupted");
       return;
     }
@@ -156,8 +163,10 @@ void register_case(CaseExecution& ex, std::function<CaseHooks()> hooks, bool fix
   if (fixed_iterations) b->Iterations(ex.spec().iterations);
 }
 
-Session::Session(const std::vector<std::string>& args, std::function<void(const std::string&, std::size_t)> on_case)
-    : reporter_(std::make_unique<CaseReporter>(display_reporter(args), std::move(on_case))),
+Session::Session(const std::vector<std::string>& args, std::function<void(const std::string&, std::size_t)> on_case,
+                 bool display)
+    : reporter_(std::make_unique<CaseReporter>(display ? display_reporter(args) : std::make_unique<SilentReporter>(),
+                                               std::move(on_case))),
       batches_(!has_flag(args, "--benchmark_out") && flag_value(args, "--benchmark_format") != "json") {}
 
 Session::~Session() { reporter_->finish(); }

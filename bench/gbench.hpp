@@ -46,7 +46,9 @@ class CaseReporter;
 // for all of it; `on_case(name, reported_runs)` is called as each case's runs are reported.
 class Session {
  public:
-  Session(const std::vector<std::string>& args, std::function<void(const std::string&, std::size_t)> on_case);
+  // display: false (the other processes of a multi-process run) reports to the sweep only, printing nothing.
+  Session(const std::vector<std::string>& args, std::function<void(const std::string&, std::size_t)> on_case,
+          bool display = true);
   ~Session();  // the reporter's final lines
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

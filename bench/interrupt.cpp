@@ -3,6 +3,8 @@
 #include <atomic>
 #include <csignal>
 
+#include "dist/team.hpp"
+
 namespace dmabench::interrupt {
 namespace {
 
@@ -29,6 +31,13 @@ Guard::~Guard() {
 }
 
 int requested() { return g_signal.load(); }
+
+bool stop_agreed() {
+  const bool mine = g_signal.load() != 0;
+  if (!dist::world().multi()) return mine;
+  if (!dist::world().stopped().empty()) return true;  // a process is gone: no more collectives
+  return dist::first_error(mine ? "stop" : "").has_value();
+}
 int exit_code() { return 128 + g_signal.load(); }
 
 }  // namespace dmabench::interrupt

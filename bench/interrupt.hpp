@@ -15,6 +15,9 @@ class Guard {
 
 // The signal that asked the sweep to stop (SIGINT, SIGTERM), or 0.
 int requested();
+// Whether the sweep stops before its next case: a signal came to this process or, in a multi-process
+// run, to any of them (then it is collective: every process asks at the same point).
+bool stop_agreed();
 // The documented exit code of an interrupted run: 128 + the signal (130 for SIGINT, 143 for SIGTERM).
 int exit_code();
 

@@ -1,4 +1,5 @@
-// dmabench: command-line entry point. Exit codes: 0 ok, 1 a case failed, 2 bad input.
+// dmabench: command-line entry point. Exit codes: README "Exit codes" (0 ok, 1 a case failed, 2 bad input, 3 fatal,
+// 4 case timeout, 130/143 interrupted).
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -10,6 +11,7 @@
 #include "bench/cli.hpp"
 #include "core/errors.hpp"
 #include "bench/runner.hpp"
+#include "dist/team.hpp"
 #include "version.hpp"
 
 int main(int argc, char** argv) {
@@ -41,12 +43,19 @@ int main(int argc, char** argv) {
     command_line.insert(command_line.end(), args.begin(), args.end());
     const int rc = dmabench::run(options, command_line);
     benchmark::Shutdown();
+    dmabench::dist::finish(/*clean=*/true);
     return rc;
   } catch (const dmabench::InputError& e) {
-    fmt::print(stderr, "dmabench: error: {}\n", e.what());
+    // bad input: every process of a multi-process run found it at the same point; rank 0 says it
+    if (dmabench::dist::world().rank() == 0) fmt::print(stderr, "dmabench: error: {}\n", e.what());
+    dmabench::dist::finish(/*clean=*/true);
     return 2;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "dmabench: fatal: {}\n", e.what());
+    // the other processes may be waiting in a collective: no MPI_Finalize, the launcher ends the job
+    fmt::print(stderr, "dmabench: fatal{}: {}\n",
+               dmabench::dist::world().multi() ? " (rank " + std::to_string(dmabench::dist::world().rank()) + ")" : "",
+               e.what());
+    dmabench::dist::finish(/*clean=*/false);
     return 3;
   }
 }

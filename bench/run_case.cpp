@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
 #include "bench/measure/validation.hpp"
+#include "dist/team.hpp"
 
 namespace dmabench {
 
@@ -23,6 +25,8 @@ WhyNot CaseExecution::static_skip_reason() const {
     return fmt::format("engine {} runs on the {} backend; this run uses the {} backend", es->name, es->backend,
                        backend_.name());
   if (!engine_) return engine_missing_;
+  if (c.overlap && dist::world().multi())
+    return std::string("overlap: not measured in a multi-process run (each process would load only its own GPU)");
   if (c.overlap)
     if (auto why = compute::unsupported(backend_, c.overlap->compute)) return "overlap: " + *why;
   return std::nullopt;
@@ -32,40 +36,91 @@ measure::Subject CaseExecution::subject() {
   return measure::Subject{spec(), *spec().plan, *engine_, *op_, backend_};
 }
 
+namespace {
+
+// Runs one step of a case's setup in this process and agrees on its outcome with the other processes
+// of a multi-process run: nullopt when it succeeded everywhere; else 's' + why (skipped) or 'f' + why
+// (failed), a failure before a skip, the lowest rank's first, naming its rank unless every process
+// said the same.
+std::optional<std::string> agreed(const std::function<WhyNot()>& step) {
+  std::string mine;
+  try {
+    if (auto why = step()) mine = "s" + *why;
+  } catch (const Unsupported& e) {
+    mine = std::string("s") + e.what();
+  } catch (const std::exception& e) {
+    mine = std::string("f") + e.what();
+  }
+  if (!dist::world().multi()) return mine.empty() ? std::nullopt : std::optional<std::string>(mine);
+  const auto all = dist::world().allgather(mine);
+  for (char kind : {'f', 's'})
+    for (std::size_t r = 0; r < all.size(); ++r)
+      if (!all[r].empty() && all[r][0] == kind) {
+        const bool unanimous = std::all_of(all.begin(), all.end(), [&](const std::string& o) { return o == all[r]; });
+        return unanimous ? all[r] : fmt::format("{}rank {}: {}", kind, r, all[r].substr(1));
+      }
+  return std::nullopt;
+}
+
+// Why the engine cannot run this plan with one process per rank, or nullopt (also in one process).
+WhyNot process_skip_reason(const Engine& engine, const Case& c) {
+  if (!dist::world().multi()) return std::nullopt;
+  if (auto why = engine.across_processes(*c.plan, c.engine.options)) return "multi-process run: " + *why;
+  if (engine.across_nodes()) return std::nullopt;
+  for (const Transfer& t : c.plan->transfers)
+    for (int peer : {t.src_rank, t.dst_rank})
+      if (dist::different_nodes(t.issuer, peer)) {
+        const auto& ranks = dist::world().ranks();
+        return fmt::format("ranks {} and {} run on different hosts ({}, {}): engine {} moves bytes within a node (nccl "
+                           "runs across nodes)",
+                           t.issuer, peer, ranks[t.issuer].host, ranks[peer].host, c.engine.engine);
+      }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void CaseExecution::setup() {
   if (set_up_) return;
   set_up_ = true;
-  auto skip = [&](std::string why) {
+  auto end = [&](const std::string& outcome) {  // 's' or 'f' + why, the same on every process
+    if (op_ && outcome[0] == 'f') packet_dump_ = op_->packet_dump();  // what was written before the failure
+    op_.reset();
+    if (outcome[0] == 'f') return fail(outcome.substr(1));
     measured_.status = Status::skipped;
-    measured_.reason = std::move(why);
+    measured_.reason = outcome.substr(1);
   };
-  if (auto why = static_skip_reason()) return skip(*why);
-  try {
+  if (auto why = static_skip_reason()) return end("s" + *why);
+  auto support = agreed([&]() -> WhyNot {
     if (!spec().plan) throw std::logic_error("internal error: a runnable case without a plan (see plan_case)");
     if (auto bad = spec().plan->check()) throw std::logic_error("internal error, inconsistent plan: " + *bad);
     const int ops_per_sample = spec().timing == Timing::pipelined ? spec().pipeline_depth : 1;
     if (spec().plan->exchange && !engine_->exchanges(spec().engine.options))
-      return skip("the in-place alltoall exchanges blocks between ranks: only an engine that swaps them runs it "
-                  "(sdma packet=swap)");
-    if (auto why = engine_->unsupported(*spec().plan, spec().engine.options, ops_per_sample)) return skip(*why);
-    backend_.prepare_devices(spec().devices);
+      return std::string("the in-place alltoall exchanges blocks between ranks: only an engine that swaps them runs it "
+                         "(sdma packet=swap)");
+    if (auto why = process_skip_reason(*engine_, spec())) return why;
+    return engine_->unsupported(*spec().plan, spec().engine.options, ops_per_sample);
+  });
+  if (support) return end(*support);
+  auto prepared = agreed([&]() -> WhyNot {
+    std::vector<int> devices;  // this process's ranks' devices
+    for (int r : dist::local_ranks(*spec().plan)) devices.push_back(spec().devices[r]);
+    if (!devices.empty()) backend_.prepare_devices(devices);
     op_ = engine_->prepare(*spec().plan, spec().engine.options);
-    auto bad = measure::validate_once(subject());
+    return std::nullopt;
+  });
+  if (prepared) return end(*prepared);
+  try {
+    auto bad = measure::validate_once(subject());  // collective; its errors are every process's
     packet_dump_ = op_->packet_dump();
-    if (bad) {
-      op_.reset();
-      return fail("validation: " + *bad);
-    }
+    if (bad) return end("fvalidation: " + *bad);
     measured_.validated = true;
     measured_.status = Status::ok;
     measured_.engine_details = op_->details();
   } catch (const Unsupported& e) {
-    op_.reset();
-    skip(e.what());
+    end(std::string("s") + e.what());
   } catch (const std::exception& e) {
-    if (op_) packet_dump_ = op_->packet_dump();  // what was written before the failure
-    op_.reset();
-    fail(e.what());
+    end(std::string("f") + e.what());
   }
 }
 
@@ -98,6 +153,10 @@ void CaseExecution::measure(const CaseHooks& hooks) {
   if (status() != Status::ok || last_invocation().empty()) return;
   const Case& c = spec();
   const LatencyStats alone = summarize(last_invocation());  // the samples just taken: what power and overlap size from
+  if (c.breakdown && !measured_.breakdown && !measured_.gpu_clock && dist::world().multi()) {
+    measured_.breakdown.emplace();
+    measured_.breakdown->error = "not measured in a multi-process run (each process would trace only its own copies)";
+  }
   if (c.breakdown && !measured_.breakdown && !measured_.gpu_clock)
     measured_.breakdown = measure::measure_breakdown(subject(), std::max(20, c.iterations));
   if (hooks.meter && !measured_.power)

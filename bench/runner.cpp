@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,10 +19,12 @@
 #include "bench/interrupt.hpp"
 #include "bench/out_file.hpp"
 #include "bench/power_setup.hpp"
+#include "bench/processes.hpp"
 #include "bench/report.hpp"
 #include "bench/run_case.hpp"
 #include "bench/sweep.hpp"
 #include "bench/watchdog.hpp"
+#include "dist/team.hpp"
 #include "version.hpp"
 
 namespace dmabench {
@@ -68,9 +71,18 @@ std::string device_word(const Backend& b) { return b.name() == "host" ? "host ra
 
 // The config's cases on this backend (--devices overrides the config's device sets); the config is
 // left as expanded ("all" replaced by the devices it means), for the context.
+// In a multi-process run every case runs on the run's ranks: rank r on the device of process r.
 std::vector<Case> sweep_cases(const CliOptions& options, Config& config, const Backend& backend) {
-  if (options.devices) for_each_sweep(config, [&](Config& c) { c.devices = {*options.devices}; });
-  std::vector<Case> cases = expand(config, backend.device_count(), backend.default_devices(), device_word(backend));
+  int device_count = backend.device_count();
+  if (dist::world().multi()) {
+    std::vector<int> ids;
+    for (const auto& r : dist::world().ranks()) ids.push_back(r.device);
+    device_count = std::max(device_count, *std::max_element(ids.begin(), ids.end()) + 1);
+    for_each_sweep(config, [&](Config& c) { c.devices = {DeviceSet{false, ids}}; });
+  } else if (options.devices) {
+    for_each_sweep(config, [&](Config& c) { c.devices = {*options.devices}; });
+  }
+  std::vector<Case> cases = expand(config, device_count, backend.default_devices(), device_word(backend));
   for_each_sweep(config, [&](Config& c) {
     for (auto& set : c.devices)
       if (set.all) set = DeviceSet{false, backend.default_devices()};
@@ -98,6 +110,15 @@ Engines make_engines(const std::vector<Case>& cases, const Backend& backend) {
     else
       e.missing[name] = engine.why_not();
   }
+  // A multi-process run: an engine missing in any process is missing in all of them (every process
+  // must skip the same cases).
+  if (dist::world().multi()) {
+    const auto all = dist::world().allgather(nlohmann::json(e.missing).dump());
+    for (std::size_t r = 0; r < all.size(); ++r)
+      for (const auto& [name, why] : nlohmann::json::parse(all[r]).items())
+        if (e.made.erase(name) > 0 || !e.missing.count(name))
+          e.missing[name] = why.get<std::string>().empty() ? "" : fmt::format("rank {}: {}", r, why.get<std::string>());
+  }
   return e;
 }
 
@@ -111,6 +132,7 @@ json run_context(const CliOptions& options, const std::vector<std::string>& comm
   context["machine"] = backend.context();
   context["config_file"] = options.config;
   context["config"] = to_json(config);
+  context["processes"] = processes_context();
   return context;
 }
 
@@ -118,18 +140,19 @@ json run_context(const CliOptions& options, const std::vector<std::string>& comm
 // exit code.
 class Recorder {
  public:
-  explicit Recorder(ResultsFile& results) : results_(results) {}
+  // results: null in the processes of a multi-process run other than rank 0 (which writes the file).
+  explicit Recorder(ResultsFile* results) : results_(results) {}
   void add(const CaseRecord& r) {
     ++counts_[r.status];
     if (r.status == Status::failed && first_failure_.empty()) first_failure_ = r.spec.name() + ": " + r.reason;
-    results_.add(to_json(r));
+    if (results_) results_->add(to_json(r));
   }
   int count(Status s) const { return counts_.count(s) ? counts_.at(s) : 0; }
   int total() const { return count(Status::ok) + count(Status::skipped) + count(Status::failed); }
   const std::string& first_failure() const { return first_failure_; }
 
  private:
-  ResultsFile& results_;
+  ResultsFile* results_;
   std::map<Status, int> counts_;
   std::string first_failure_;
 };
@@ -161,7 +184,8 @@ class Sweep {
       : options_(options), cases_(cases), backend_(backend), power_(power), recorder_(recorder), watchdog_(watchdog),
         engines_(make_engines(cases, backend)), workloads_(backend),
         fixed_iterations_(!gbench::has_flag(options.benchmark_args, "--benchmark_min_time")),
-        session_(options.benchmark_args, [this](const std::string& name, std::size_t n) { reported(name, n); }) {
+        session_(options.benchmark_args, [this](const std::string& name, std::size_t n) { reported(name, n); },
+                 /*display=*/dist::world().rank() == 0) {
     const gbench::Filter filter(options.benchmark_args);
     for (const auto& c : cases)
       if (filter.selects(c)) selected_.push_back(&c);
@@ -170,10 +194,16 @@ class Sweep {
   // The cases --benchmark_filter selects: what the sweep runs.
   std::size_t selected() const { return selected_.size(); }
 
+  // Whether a signal stopped the sweep before its last case.
+  bool stopped() const { return stopped_; }
+
   void run() {
     std::size_t registered = 0;
     for (const Case* c : selected_) {
-      if (interrupt::requested()) return;
+      if (interrupt::stop_agreed()) {
+        stopped_ = true;
+        return;
+      }
       registered += add(*c);
       if (session_.batches() && registered >= kBatchCases) {
         run_batch();
@@ -214,7 +244,8 @@ class Sweep {
   }
 
   void run_batch() {
-    for (const auto& [why, n] : skipped_now_) fmt::print("dmabench: skipped {} case(s), not run: {}\n", n, why);
+    if (dist::world().rank() == 0)
+      for (const auto& [why, n] : skipped_now_) fmt::print("dmabench: skipped {} case(s), not run: {}\n", n, why);
     skipped_now_.clear();
     std::fflush(stdout);
     session_.run_registered();
@@ -223,10 +254,14 @@ class Sweep {
 
   void reported(const std::string& name, std::size_t runs) {
     auto it = by_name_.find(name);
-    if (it == by_name_.end() || !it->second->set_up()) return;
+    if (it == by_name_.end()) return;
+    if (!it->second->set_up()) {  // not started: a signal stopped the sweep
+      stopped_ = true;
+      return;
+    }
     recorder_.add(it->second->record(runs));
     watchdog_.finished();
-    write_packet_dump(options_.packets_dir, *it->second);
+    if (dist::world().rank() == 0) write_packet_dump(options_.packets_dir, *it->second);
     it->second->release();
   }
 
@@ -242,12 +277,13 @@ class Sweep {
   std::vector<const Case*> selected_;
   std::map<std::string, std::unique_ptr<CaseExecution>> by_name_;
   std::map<std::string, int> skipped_now_;
+  bool stopped_ = false;
   gbench::Session session_;
 };
 
 // --case-timeout: the case is recorded as failed, the file written whole, and the process ends (exit 4):
 // the case's thread is blocked in an operation that cannot be cancelled.
-[[noreturn]] void stop_on_timeout(const Case& c, double seconds, ResultsFile& results, const OutLock& lock) {
+[[noreturn]] void stop_on_timeout(const Case& c, double seconds, ResultsFile* results, const OutLock* lock) {
   CaseRecord r;
   r.spec = c;
   r.status = Status::failed;
@@ -255,18 +291,56 @@ class Sweep {
                          "that never completes cannot be cancelled",
                          seconds);
   try {
-    results.add(to_json(r));
-    results.finish();
+    if (results) {
+      results->add(to_json(r));
+      results->finish();
+    }
   } catch (const std::exception& e) {
     fmt::print(stderr, "dmabench: could not record the timeout: {}\n", e.what());
   }
   fmt::print(stderr,
              "dmabench: {} still running after {} s (--case-timeout): the run stops (exit 4); the device may need "
              "attention; results in {}\n",
-             c.name(), seconds, results.path());
+             c.name(), seconds, results ? results->path() : std::string("rank 0's file"));
   std::fflush(nullptr);
-  lock.release();
+  if (lock) lock->release();
   std::_Exit(4);
+}
+
+// Flags a multi-process run cannot honour: every process must take the same samples, and only rank 0
+// writes.
+void check_multiprocess_flags(const CliOptions& options) {
+  if (!dist::world().multi()) return;
+  for (const char* flag : {"--benchmark_min_time", "--benchmark_out"})
+    if (gbench::has_flag(options.benchmark_args, flag))
+      throw InputError(fmt::format("{}: not supported in a multi-process run (every process must take the same "
+                                   "samples, and rank 0 writes the results)",
+                                   flag));
+  if (options.power && *options.power != "none" && *options.power != "auto")
+    throw InputError(fmt::format("--power {}: not measured in a multi-process run yet (each process would meter the "
+                                 "whole node); run one process to measure power",
+                                 *options.power));
+}
+
+struct Start {
+  Config config;  // as expanded
+  std::unique_ptr<Backend> backend;
+  std::vector<Case> cases;
+};
+
+// The config, the backend, every process's rank and the cases; bad input in any process is bad input
+// in all of them.
+Start start_sweep(const CliOptions& options, const std::vector<std::string>& command_line) {
+  Start s;
+  s.config = agreed_input([&] {
+    check_multiprocess_flags(options);
+    return load_config(options.config);
+  });
+  check_same_run(command_line, options.config, s.config);
+  s.backend = agreed_input([&] { return choose_backend(options.backend); });
+  if (dist::world().multi()) setup_ranks(options, *s.backend);
+  s.cases = agreed_input([&] { return sweep_cases(options, s.config, *s.backend); });
+  return s;
 }
 
 }  // namespace
@@ -279,43 +353,69 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   }
   if (options.config.empty()) throw InputError("--config FILE is required (see configs/; --help for usage)");
   const auto started = std::chrono::steady_clock::now();
-  Config config = load_config(options.config);
-  std::unique_ptr<Backend> backend = choose_backend(options.backend);
-  const std::vector<Case> cases = sweep_cases(options, config, *backend);
+  dist::start();  // one process per rank when a launcher started this one
+  const bool lead = dist::world().rank() == 0;  // the process that prints and writes the results
+  auto [config, backend, cases] = start_sweep(options, command_line);
   if (options.list) {
+    if (!lead) return 0;
     fmt::print("# {} cases (backend {}); names work with --benchmark_filter\n", cases.size(), backend->name());
     for (const auto& c : cases)
       fmt::print("{}{}\n", c.name(), c.not_runnable.empty() ? "" : "    (skipped: " + c.not_runnable + ")");
     return 0;
   }
-  const OutPath out = check_out_path(options.out, options.config);
-  const OutLock lock(out.path);
-  if (!out.note.empty()) fmt::print("dmabench: {}\n", out.note);
-  json context = run_context(options, command_line, config, *backend);
-  RunPower power = setup_power(options, config, context["machine"]);
-  context["power"] = power.context;
-  ResultsFile results(out.path, context);  // written with the first record (an existing file is kept until then)
-  fmt::print("dmabench {} (git {}): backend {}, {} cases from {}, results -> {}\n", kVersion, kGitRevision,
-             backend->name(), cases.size(), options.config, out.path);
-  Recorder recorder(results);
+  std::optional<OutPath> out;
+  std::optional<OutLock> lock;
+  agreed_input([&] {
+    if (lead) {
+      out = check_out_path(options.out, options.config);
+      lock.emplace(out->path);
+    }
+    return 0;
+  });
+  if (lead && !out->note.empty()) fmt::print("dmabench: {}\n", out->note);
+  RunPower power;
+  std::unique_ptr<ResultsFile> results;
+  if (lead) {
+    json context = run_context(options, command_line, config, *backend);
+    if (dist::world().multi()) {
+      power.context = {{"enabled", false}, {"error", "not measured in a multi-process run"}};
+    } else {
+      power = setup_power(options, config, context["machine"]);
+    }
+    context["power"] = power.context;
+    results = std::make_unique<ResultsFile>(out->path, context);  // written with the first record (an existing file is kept until then)
+    fmt::print("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, kGitRevision,
+               backend->name(), cases.size(), options.config,
+               dist::world().multi() ? fmt::format(", {} processes", dist::world().size()) : std::string(), out->path);
+  }
+  Recorder recorder(results.get());
   const interrupt::Guard signals;
   std::size_t selected = 0;
+  bool stopped = false;
   {
-    Watchdog watchdog(options.case_timeout_s, [&](const Case& c, double s) { stop_on_timeout(c, s, results, lock); });
+    Watchdog watchdog(options.case_timeout_s,
+                      [&](const Case& c, double s) { stop_on_timeout(c, s, results.get(), lock ? &*lock : nullptr); });
     try {
       Sweep sweep(options, cases, *backend, power, recorder, watchdog);
       selected = sweep.selected();
       sweep.run();
+      stopped = sweep.stopped();
     } catch (...) {
-      results.finish();  // every finished case in the file, whatever stopped the sweep
+      if (results) results->finish();  // every finished case in the file, whatever stopped the sweep
       throw;
     }
   }
-  results.finish();  // the whole file (also for a run with no case), and the journal removed
+  if (results) results->finish();  // the whole file (also for a run with no case), and the journal removed
+  if (!dist::world().stopped().empty()) {  // a process of the run is gone
+    fmt::print(stderr, "\ndmabench: the run stopped after {} cases: {}{}\n", recorder.total(), dist::world().stopped(),
+               results ? "; results in " + results->path() : std::string());
+    return 3;
+  }
+  if (!lead) return stopped ? (interrupt::requested() ? interrupt::exit_code() : 143) : recorder.count(Status::failed) > 0;
   // a signal that came after the last case stopped nothing: the run ends as usual
-  if (interrupt::requested() && static_cast<std::size_t>(recorder.total()) < selected) {
-    fmt::print("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(), selected, out.path);
-    return interrupt::exit_code();
+  if (stopped && static_cast<std::size_t>(recorder.total()) < selected) {
+    fmt::print("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(), selected, out->path);
+    return interrupt::requested() ? interrupt::exit_code() : 143;
   }
   fmt::print("\ndmabench: {} ok, {} skipped, {} failed in {:.1f} s; results in {}\n", recorder.count(Status::ok),
              recorder.count(Status::skipped), recorder.count(Status::failed),

@@ -18,6 +18,7 @@
 #include "engines/gpu_operation.hpp"
 #include "amd/environment.hpp"
 #include "engines/spin_workers.hpp"
+#include "dist/team.hpp"
 
 namespace dmabench {
 namespace {
@@ -59,7 +60,7 @@ class DmaOperation final : public GpuOperation {
  public:
   DmaOperation(const Plan& plan, DmaOptions opt) : GpuOperation(plan, {}), opt_(opt) {
     std::size_t host_slots = 0;
-    for (int r : plan.issuers()) {
+    for (int r : dist::local_issuers(plan)) {
       work_.push_back(std::make_unique<DeviceWork>());
       DeviceWork& w = *work_.back();
       w.rank = r;
@@ -420,15 +421,23 @@ class DmaEngine final : public Engine {
     if (batch_)
       if (auto why = gpu::copy_batch_unsupported()) return why;
     if (o.trigger == Trigger::gpu_flag)
-      for (int r : plan.issuers())
+      for (int r : dist::local_issuers(plan))
         if (auto why = gpu::gpu_clock_unsupported(plan.devices[r])) return why;
     if (o.needs_memops())
-      for (int r : plan.issuers())
+      for (int r : dist::local_issuers(plan))
         if (auto why = gpu::stream_memops_unsupported(plan.devices[r])) return "stream memory operations unavailable: " + *why;
     return gpu_memory_shortfall(plan);
   }
   std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
     return std::make_unique<DmaOperation>(plan, DmaOptions::from(options, batch_));
+  }
+  // Each process issues its rank's copies into the other ranks' buffers, opened through interprocess
+  // handles; trigger and completion words are the issuing process's own (host-mapped or device memory).
+  WhyNot across_processes(const Plan&, const Options& options) const override {
+    if (DmaOptions::from(options, batch_).peer_bounce)
+      return std::string("local peer-bounce bounces through a buffer on a second GPU of the same process; a process of a "
+                         "multi-process run drives one GPU");
+    return std::nullopt;
   }
 
  private:

@@ -77,6 +77,16 @@ class Engine {
   virtual WhyNot unsupported(const Plan& plan, const Options& options, int ops_per_sample) const = 0;
   // Allocates buffers and whatever the mechanism needs; throws on runtime errors.
   virtual std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) = 0;
+  // Why this engine cannot run the plan with one process per rank (a multi-process run: mpirun, srun;
+  // dist/team.hpp), or nullopt. Engines that can open the other ranks' buffers (or bring their own
+  // transport) say so; the rest run in one process only.
+  virtual WhyNot across_processes(const Plan& plan, const Options& options) const {
+    (void)plan, (void)options;
+    return std::string("this engine runs in one process only (it drives every rank's device itself)");
+  }
+  // Whether its ranks may sit on different hosts (a library with a network transport); engines that
+  // move bytes with a node's copy engines or cores do not.
+  virtual bool across_nodes() const { return false; }
   // Whether, with these options, the engine exchanges blocks in place (Plan::exchange: the in-place
   // alltoall); the harness skips exchange plans for every engine that does not.
   virtual bool exchanges(const Options& options) const {

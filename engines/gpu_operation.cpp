@@ -1,57 +1,101 @@
 #include "engines/gpu_operation.hpp"
 
+#include <cstdio>
 #include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "core/datagen.hpp"
+#include "dist/team.hpp"
 
 namespace dmabench {
 
-GpuOperation::GpuOperation(const Plan& plan, std::vector<int> waited, const gpu::Allocator& allocator)
+GpuOperation::GpuOperation(const Plan& plan, std::vector<int> waited, const gpu::Allocator& allocator, bool maps_peers)
     : plan_(plan), waited_(std::move(waited)) {
+  src_.resize(plan.ranks());
+  dst_.resize(plan.ranks());
+  streams_.resize(plan.ranks());
+  std::string error;
+  try {
+    for (int r : dist::local_ranks(plan)) {
+      streams_[r] = std::make_unique<gpu::Stream>(device(r));
+      src_[r] = allocator(device(r), plan.src_allocation(r));
+      dst_[r] = allocator(device(r), plan.dst_allocation(r));
+    }
+  } catch (const std::exception& e) {
+    if (!dist::world().multi()) throw;
+    error = e.what();
+  }
+  if (!dist::world().multi()) return;
+  // Every process's handles (or its error), then the other ranks' buffers opened here.
+  const int me = dist::world().rank();
+  std::string mine;
+  if (error.empty() && maps_peers && me < plan.ranks()) {
+    try {
+      const std::string s = gpu::ipc_handle(src_[me].get()), d = gpu::ipc_handle(dst_[me].get());
+      mine = fmt::format("{}:{}:", s.size(), d.size()) + s + d;
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  const auto all = dist::share(mine, error);
+  if (!maps_peers || me >= plan.ranks()) return;  // a process outside the plan addresses nothing
   for (int r = 0; r < plan.ranks(); ++r) {
-    streams_.emplace_back(device(r));
-    src_.push_back(allocator(device(r), plan.src_allocation(r)));
-    dst_.push_back(allocator(device(r), plan.dst_allocation(r)));
+    if (r == me) continue;
+    const std::string& h = all[r];
+    std::size_t ns = 0, nd = 0;
+    int used = 0;
+    if (std::sscanf(h.c_str(), "%zu:%zu:%n", &ns, &nd, &used) != 2 || static_cast<std::size_t>(used) + ns + nd != h.size())
+      throw std::runtime_error(fmt::format("rank {} sent a malformed buffer handle", r));
+    const std::size_t at = static_cast<std::size_t>(used);
+    src_[r] = gpu::ipc_open(device(me), h.substr(at, ns));
+    dst_[r] = gpu::ipc_open(device(me), h.substr(at + ns, nd));
   }
 }
 
+const gpu::Stream& GpuOperation::stream(int rank) const {
+  if (!streams_[rank]) throw std::logic_error(fmt::format("internal error: rank {} has no stream in this process", rank));
+  return *streams_[rank];
+}
+
 void GpuOperation::wait() {
-  for (int r : waited_) streams_[r].synchronize();
+  for (int r : waited_)
+    if (streams_[r]) streams_[r]->synchronize();
 }
 
 // Every set of a rank's source is one run of the rank's data stream: set s holds the stream's bytes
 // from s * src_stride, so no two sets (and no two operations) carry the same bytes.
 void GpuOperation::fill_sources(std::uint64_t seed) {
-  for (int r = 0; r < plan_.ranks(); ++r)
-    gpu::fill(src(r), plan_.src_allocation(r), datagen::stream_key(seed, r), 0, streams_[r]);
-  for (auto& s : streams_) s.synchronize();
+  for (int r : dist::local_ranks(plan_)) gpu::fill(src(r), plan_.src_allocation(r), datagen::stream_key(seed, r), 0, stream(r));
+  for (int r : dist::local_ranks(plan_)) stream(r).synchronize();
 }
 
 void GpuOperation::poison_destinations(std::uint64_t seed) {
-  for (int r = 0; r < plan_.ranks(); ++r)
-    gpu::fill(dst(r), plan_.dst_allocation(r), datagen::stream_key(seed ^ datagen::kPoisonSalt, r), 0, streams_[r]);
+  for (int r : dist::local_ranks(plan_))
+    gpu::fill(dst(r), plan_.dst_allocation(r), datagen::stream_key(seed ^ datagen::kPoisonSalt, r), 0, stream(r));
   // in-place blocks: in the destination before the operation starts
   for (int s = 0; s < sets(); ++s)
     for (const Transfer& t : plan_.preset)
-      gpu::copy_async(dst(t.dst_rank, s) + t.dst_offset, src(t.src_rank, s) + t.src_offset, t.bytes, streams_[t.dst_rank]);
-  for (auto& s : streams_) s.synchronize();
+      if (dist::local(t.dst_rank))
+        gpu::copy_async(dst(t.dst_rank, s) + t.dst_offset, src(t.src_rank, s) + t.src_offset, t.bytes, stream(t.dst_rank));
+  for (int r : dist::local_ranks(plan_)) stream(r).synchronize();
 }
 
 std::optional<Mismatch> GpuOperation::check_destinations(const Plan& expected, std::uint64_t seed) {
   // The plan writes every destination byte exactly once (Plan::check), so checking each
   // transfer's destination range against its source bytes checks every destination byte; with
   // buffer rotation, in every set (offsets below are from the start of the rank's first set).
+  // In a multi-process run each process checks its own rank's destination.
   if (expected.sets != plan_.sets) throw std::logic_error("check_destinations: the plan's buffer sets differ from the operation's");
   std::optional<Mismatch> first;
   for (int s = 0; s < expected.sets; ++s)
     for (const Transfer& t : expected.writes()) {
+      if (!dist::local(t.dst_rank)) continue;
       const std::uint64_t key = datagen::stream_key(seed, t.src_rank);
       const std::size_t src_at = s * expected.src_stride(t.src_rank) + t.src_offset;
       const std::size_t dst_at = s * expected.dst_stride(t.dst_rank) + t.dst_offset;
-      auto bad = gpu::first_mismatch(dst(t.dst_rank) + dst_at, t.bytes, key, src_at, streams_[t.dst_rank]);
+      auto bad = gpu::first_mismatch(dst(t.dst_rank) + dst_at, t.bytes, key, src_at, stream(t.dst_rank));
       if (!bad) continue;
       Mismatch m{.rank = t.dst_rank,
                  .offset = dst_at + *bad,
@@ -65,7 +109,7 @@ std::optional<Mismatch> GpuOperation::check_destinations(const Plan& expected, s
 WhyNot gpu_memory_shortfall(const Plan& plan) {
   constexpr std::size_t kHeadroom = std::size_t{512} << 20;  // runtime, NCCL and kernels need some too
   std::map<int, std::size_t> need;
-  for (int r = 0; r < plan.ranks(); ++r) need[plan.devices[r]] += plan.src_allocation(r) + plan.dst_allocation(r);
+  for (int r : dist::local_ranks(plan)) need[plan.devices[r]] += plan.src_allocation(r) + plan.dst_allocation(r);
   for (const auto& [dev, bytes] : need) {
     const std::size_t free_b = gpu::free_memory(dev);
     if (bytes + kHeadroom > free_b)

@@ -1,7 +1,11 @@
 #pragma once
 // What every GPU engine's operation shares: one source and one destination buffer per rank on the
 // rank's device, one stream per rank, and validation through the GPU layer's kernels.
+// In a multi-process run (dist/team.hpp) only this process's rank has buffers and a stream here; the
+// other ranks' buffers are opened through interprocess handles (when the engine addresses them), and
+// fill, poison, check and wait touch this process's rank only.
 // Vendor-neutral: it sees only gpu/gpu.hpp.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,11 +24,15 @@ class GpuOperation : public Operation {
 
  protected:
   // Allocates the plan's buffers; `waited` are the ranks whose streams wait() synchronizes
-  // (the ranks that receive work).
-  GpuOperation(const Plan& plan, std::vector<int> waited, const gpu::Allocator& allocator = gpu::allocate);
+  // (the ranks that receive work). `maps_peers`: in a multi-process run, open the other ranks'
+  // buffers here (engines whose copies or kernels address them; not a library with its own transport).
+  // Collective in a multi-process run.
+  GpuOperation(const Plan& plan, std::vector<int> waited, const gpu::Allocator& allocator = gpu::allocate,
+               bool maps_peers = true);
   const Plan& plan() const { return plan_; }
   int device(int rank) const { return plan_.devices[rank]; }
-  const gpu::Stream& stream(int rank) const { return streams_[rank]; }
+  // The rank's stream (ranks of this process only).
+  const gpu::Stream& stream(int rank) const;
   // Rank's buffers of buffer set `set` (Plan::sets; the k-th launch moves set k mod sets).
   char* src(int rank, int set = 0) const { return static_cast<char*>(src_[rank].get()) + set * plan_.src_stride(rank); }
   char* dst(int rank, int set = 0) const { return static_cast<char*>(dst_[rank].get()) + set * plan_.dst_stride(rank); }
@@ -33,11 +41,12 @@ class GpuOperation : public Operation {
  private:
   Plan plan_;
   std::vector<gpu::Memory> src_, dst_;
-  std::vector<gpu::Stream> streams_;
+  std::vector<std::unique_ptr<gpu::Stream>> streams_;  // null for ranks of other processes
   std::vector<int> waited_;
 };
 
-// Why the plan's buffers would not fit in the devices' free memory (with headroom), or nullopt.
+// Why the plan's buffers (of this process's ranks) would not fit in the devices' free memory (with
+// headroom), or nullopt.
 WhyNot gpu_memory_shortfall(const Plan& plan);
 
 }  // namespace dmabench

@@ -1,9 +1,20 @@
 // The `host` backend and its engine: CPU threads, one per rank, memcpy between per-rank host
 // buffers. It runs anywhere and makes every pattern, the harness and the JSON testable without a GPU.
+// Under mpirun each process is one host rank: its buffers are POSIX shared memory that the other
+// processes map, so the multi-process path (dist/) is tested without a GPU too.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -12,9 +23,11 @@
 #include <string>
 #include <thread>
 
+#include <fmt/format.h>
 
-#include "engines/backend.hpp"
 #include "core/datagen.hpp"
+#include "dist/team.hpp"
+#include "engines/backend.hpp"
 #include "engines/engine_factories.hpp"
 #include "engines/host_validation.hpp"
 
@@ -23,19 +36,78 @@ namespace {
 
 constexpr int kMaxHostRanks = 64;
 
-// 64-byte aligned heap bytes.
+// A rank's buffer: 64-byte aligned heap bytes in a one-process run; in a multi-process run, POSIX shared
+// memory that the other processes map too (created, mapped by every process, then unlinked, so that
+// nothing is left in /dev/shm however the run ends).
 struct HostBytes {
-  explicit HostBytes(std::size_t n) : size(n) {
-    if (n) {
-      data = static_cast<char*>(std::aligned_alloc(64, (n + 63) / 64 * 64));
-      if (!data) throw std::bad_alloc();
-    }
-  }
-  ~HostBytes() { std::free(data); }
+  HostBytes() = default;
   HostBytes(const HostBytes&) = delete;
   HostBytes& operator=(const HostBytes&) = delete;
+  ~HostBytes() {
+    if (mapped && data) munmap(data, mapped);
+    else std::free(data);
+  }
+  static std::unique_ptr<HostBytes> heap(std::size_t n) {
+    auto b = std::make_unique<HostBytes>();
+    b->size = n;
+    if (n) {
+      b->data = static_cast<char*>(std::aligned_alloc(64, (n + 63) / 64 * 64));
+      if (!b->data) throw std::bad_alloc();
+    }
+    return b;
+  }
+  // Creates (create) or opens the shared-memory object `name` of n bytes and maps it.
+  static std::unique_ptr<HostBytes> shared(const std::string& name, std::size_t n, bool create) {
+    auto b = std::make_unique<HostBytes>();
+    b->size = n;
+    if (!n) return b;
+    const int fd = shm_open(name.c_str(), create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
+    if (fd < 0) throw std::runtime_error(fmt::format("shm_open {}: {}", name, std::strerror(errno)));
+    if (create && ftruncate(fd, static_cast<off_t>(n)) != 0) {
+      const int err = errno;
+      close(fd);
+      shm_unlink(name.c_str());
+      throw std::runtime_error(fmt::format("ftruncate {} to {} bytes: {} (is /dev/shm large enough?)", name, n, std::strerror(err)));
+    }
+    void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    const int err = errno;
+    close(fd);
+    if (p == MAP_FAILED) {
+      if (create) shm_unlink(name.c_str());
+      throw std::runtime_error(fmt::format("mmap {} ({} bytes): {}", name, n, std::strerror(err)));
+    }
+    b->data = static_cast<char*>(p);
+    b->mapped = n;
+    return b;
+  }
   char* data = nullptr;
   std::size_t size = 0;
+  std::size_t mapped = 0;  // bytes mmap'ed (shared memory), 0 for heap bytes
+};
+
+// Test-only fault injection (DMABENCH_HOST_FAULT, README "Exit codes"), for tests that must see a case
+// fail or a rank be slow: "corrupt:R" flips the last byte of a transfer issuing rank R writes in
+// every operation (its first transfer to another rank, if any); "delay:R:MS" makes rank R's operations take MS milliseconds longer.
+struct HostFault {
+  int rank = -1;
+  bool corrupt = false;
+  int delay_ms = 0;
+  static HostFault from_env() {
+    HostFault f;
+    const char* v = std::getenv("DMABENCH_HOST_FAULT");
+    if (!v || !*v) return f;
+    int r = -1, ms = 0;
+    if (std::sscanf(v, "corrupt:%d", &r) == 1) {
+      f.rank = r;
+      f.corrupt = true;
+    } else if (std::sscanf(v, "delay:%d:%d", &r, &ms) == 2) {
+      f.rank = r;
+      f.delay_ms = ms;
+    } else {
+      throw std::runtime_error(fmt::format("DMABENCH_HOST_FAULT='{}': accepted: corrupt:RANK, delay:RANK:MS", v));
+    }
+    return f;
+  }
 };
 
 void fill_bytes(char* p, std::size_t n, std::uint64_t key) { fill_stream(reinterpret_cast<unsigned char*>(p), n, key); }
@@ -46,11 +118,17 @@ void fill_bytes(char* p, std::size_t n, std::uint64_t key) { fill_stream(reinter
 class HostOperation final : public Operation {
  public:
   explicit HostOperation(const Plan& plan) : plan_(plan) {
-    for (int r = 0; r < plan.ranks(); ++r) {
-      src_.push_back(std::make_unique<HostBytes>(plan.src_allocation(r)));
-      dst_.push_back(std::make_unique<HostBytes>(plan.dst_allocation(r)));
+    src_.resize(plan.ranks());
+    dst_.resize(plan.ranks());
+    if (dist::world().multi()) {
+      map_shared();
+    } else {
+      for (int r = 0; r < plan.ranks(); ++r) {
+        src_[r] = HostBytes::heap(plan.src_allocation(r));
+        dst_[r] = HostBytes::heap(plan.dst_allocation(r));
+      }
     }
-    for (int r : plan.issuers()) workers_.push_back(std::make_unique<Worker>(Worker{r, plan.issued_by(r), 0, {}}));
+    for (int r : dist::local_issuers(plan)) workers_.push_back(std::make_unique<Worker>(Worker{r, plan.issued_by(r), 0, {}}));
     for (auto& w : workers_) w->thread = std::thread([this, w = w.get()] { run(*w); });
   }
   ~HostOperation() override {
@@ -77,19 +155,23 @@ class HostOperation final : public Operation {
     });
   }
 
+  // In a multi-process run each process fills, poisons and checks its own rank's buffers.
   void fill_sources(std::uint64_t seed) override {
-    for (int r = 0; r < plan_.ranks(); ++r) fill_bytes(src_[r]->data, src_[r]->size, datagen::stream_key(seed, r));
+    for (int r : dist::local_ranks(plan_)) fill_bytes(src_[r]->data, src_[r]->size, datagen::stream_key(seed, r));
   }
   void poison_destinations(std::uint64_t seed) override {
-    for (int r = 0; r < plan_.ranks(); ++r)
+    for (int r : dist::local_ranks(plan_))
       fill_bytes(dst_[r]->data, dst_[r]->size, datagen::stream_key(seed ^ datagen::kPoisonSalt, r));
     for (int set = 0; set < plan_.sets; ++set)
       for (const Transfer& t : plan_.preset)  // in-place blocks: there before the operation starts
-        std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
+        if (dist::local(t.dst_rank))
+          std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
   }
   std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override {
     if (expected.sets != plan_.sets) throw std::logic_error("check_destinations: the plan's buffer sets differ from the operation's");
-    return first_host_mismatch(expected, seed, [&](int r) { return reinterpret_cast<const unsigned char*>(dst_[r]->data); });
+    return first_host_mismatch(expected, seed, [&](int r) -> const unsigned char* {
+      return dist::local(r) ? reinterpret_cast<const unsigned char*>(dst_[r]->data) : nullptr;
+    });
   }
 
  private:
@@ -99,6 +181,46 @@ class HostOperation final : public Operation {
     std::uint64_t done;
     std::thread thread;
   };
+
+  // This process's rank's buffers as shared memory, and every other rank's mapped from theirs
+  // (collective; the objects are unlinked once every process has mapped them).
+  void map_shared() {
+    static std::atomic<unsigned> serial{0};
+    const int me = dist::world().rank();
+    const std::string base = fmt::format("/dmabench-{}-{}", ::getpid(), serial++);
+    std::string error;
+    try {
+      if (me < plan_.ranks()) {
+        src_[me] = HostBytes::shared(base + "-src", plan_.src_allocation(me), true);
+        dst_[me] = HostBytes::shared(base + "-dst", plan_.dst_allocation(me), true);
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    const auto names = dist::share(me < plan_.ranks() ? base : std::string(), error);
+    error.clear();
+    try {
+      if (me < plan_.ranks())
+        for (int r = 0; r < plan_.ranks(); ++r)
+          if (r != me) {
+            src_[r] = HostBytes::shared(names[r] + "-src", plan_.src_allocation(r), false);
+            dst_[r] = HostBytes::shared(names[r] + "-dst", plan_.dst_allocation(r), false);
+          }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    std::exception_ptr failed;
+    try {
+      dist::share("", error);  // every process mapped what it needs (or says why not)
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    if (me < plan_.ranks()) {
+      if (plan_.src_allocation(me)) shm_unlink((base + "-src").c_str());
+      if (plan_.dst_allocation(me)) shm_unlink((base + "-dst").c_str());
+    }
+    if (failed) std::rethrow_exception(failed);
+  }
 
   char* src(int rank, int set) const { return src_[rank]->data + set * plan_.src_stride(rank); }
   char* dst(int rank, int set) const { return dst_[rank]->data + set * plan_.dst_stride(rank); }
@@ -113,6 +235,13 @@ class HostOperation final : public Operation {
       const int set = plan_.set_of(w.done);
       for (const Transfer& t : w.transfers)
         std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
+      if (fault_.rank == w.rank && fault_.corrupt && !w.transfers.empty()) {
+        auto t = std::find_if(w.transfers.begin(), w.transfers.end(), [&](const Transfer& x) { return x.dst_rank != w.rank; });
+        if (t == w.transfers.end()) --t;
+        dst(t->dst_rank, set)[t->dst_offset + t->bytes - 1] ^= 0x5a;
+      }
+      if (fault_.rank == w.rank && fault_.delay_ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(fault_.delay_ms));
       {
         std::lock_guard lock(mu_);
         ++w.done;
@@ -122,7 +251,8 @@ class HostOperation final : public Operation {
   }
 
   Plan plan_;
-  std::vector<std::unique_ptr<HostBytes>> src_, dst_;
+  const HostFault fault_ = HostFault::from_env();
+  std::vector<std::unique_ptr<HostBytes>> src_, dst_;  // per rank (in a multi-process run: null outside the plan)
   std::vector<std::unique_ptr<Worker>> workers_;
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
@@ -133,10 +263,13 @@ class HostOperation final : public Operation {
 class HostEngine final : public Engine {
  public:
   WhyNot unsupported(const Plan& plan, const Options&, int) const override {
-    std::size_t bytes = 0;
-    for (int r = 0; r < plan.ranks(); ++r) bytes += plan.src_allocation(r) + plan.dst_allocation(r);
+    std::size_t bytes = 0;  // in a multi-process run, this process creates its own rank's buffers and maps the others
+    for (int r = 0; r < plan.ranks(); ++r)
+      if (dist::local(r)) bytes += plan.src_allocation(r) + plan.dst_allocation(r);
     return host_memory_shortfall(bytes);
   }
+  // Each process's rank's buffers are shared memory the other processes map.
+  WhyNot across_processes(const Plan&, const Options&) const override { return std::nullopt; }
   std::unique_ptr<Operation> prepare(const Plan& plan, const Options&) override {
     return std::make_unique<HostOperation>(plan);
   }

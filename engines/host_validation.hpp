@@ -20,7 +20,7 @@ void fill_stream(unsigned char* p, std::size_t n, std::uint64_t key);
 
 // The first mismatch (ranks, sets and offsets in order) between what `expected` says each rank's
 // destination holds after one operation on every buffer set and the bytes `destination(rank)` returns
-// (the rank's whole destination allocation, every set).
+// (the rank's whole destination allocation, every set; null: not checked here, another process's rank).
 std::optional<Mismatch> first_host_mismatch(const Plan& expected, std::uint64_t seed,
                                             const std::function<const unsigned char*(int rank)>& destination);
 

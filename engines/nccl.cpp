@@ -1,4 +1,5 @@
-// nccl: the vendor collective library over a single-process communicator. Plans with an
+// nccl: the vendor collective library, over a single-process communicator or, in a multi-process run,
+// one communicator whose ranks live in the launcher's processes (its unique id shared through dist/). Plans with an
 // equivalent collective call it (allgather -> ncclAllGather, alltoall -> ncclAlltoAll, RCCL's ncclAllToAll); any other
 // plan becomes one ncclSend/ncclRecv pair per transfer inside one group (copy, bidir).
 // Options graph and cta_policy: engines/nccl_options.cpp. With cta_policy zero (NCCL's copy-engine
@@ -13,6 +14,7 @@
 #include "gpu/nccl_comm.hpp"
 #include "engines/gpu_operation.hpp"
 #include "engines/nccl_options.hpp"
+#include "dist/team.hpp"
 
 namespace dmabench {
 namespace {
@@ -27,20 +29,29 @@ std::vector<int> all_ranks(const Plan& plan) {
   return r;
 }
 
+// A communicator over the plan's ranks: in a multi-process run every process takes part in sharing
+// world rank 0's unique id (collective), and holds its own rank, if the plan has it.
+std::unique_ptr<gpu::NcclComms> make_comms(const Plan& plan, bool cta_zero) {
+  std::string id;
+  if (dist::world().multi()) id = dist::world().allgather(dist::world().rank() == 0 ? gpu::nccl_unique_id() : "").at(0);
+  return std::make_unique<gpu::NcclComms>(plan.devices, dist::local_ranks(plan), cta_zero, id);
+}
+
 class NcclOperation final : public GpuOperation {
  public:
   NcclOperation(const Plan& plan, NcclOptions opt, const gpu::NcclComms* shared)
-      : GpuOperation(plan, all_ranks(plan), opt.cta_zero ? gpu::Allocator(gpu::nccl_allocate) : gpu::Allocator(gpu::allocate)),
-        opt_(opt) {
+      : GpuOperation(plan, all_ranks(plan), opt.cta_zero ? gpu::Allocator(gpu::nccl_allocate) : gpu::Allocator(gpu::allocate),
+                     /*maps_peers=*/false),
+        opt_(opt), local_(dist::local_ranks(plan)) {
     if (opt.cta_zero) {
       // A communicator of its own, so that its copy-engine set-up (logged once per communicator)
       // happens inside this case.
-      owned_ = std::make_unique<gpu::NcclComms>(plan.devices, true);
+      owned_ = make_comms(plan, true);
       comms_ = owned_.get();
-      std::vector<void*> s, d;
-      for (int r = 0; r < plan.ranks(); ++r) {
-        s.push_back(src(r));
-        d.push_back(dst(r));
+      std::vector<void*> s(plan.ranks(), nullptr), d(plan.ranks(), nullptr);
+      for (int r : local_) {
+        s[r] = src(r);
+        d[r] = dst(r);
       }
       src_windows_ = comms_->register_windows(s, plan.src_allocation(0));
       dst_windows_ = comms_->register_windows(d, plan.dst_allocation(0));
@@ -52,12 +63,12 @@ class NcclOperation final : public GpuOperation {
     if (opt.graph) {
       graphs_.resize(sets());
       for (int set = 0; set < sets(); ++set) {
-        for (int r = 0; r < plan.ranks(); ++r) {
+        for (int r : local_) {
           gpu::set_device(device(r));
           gpu::begin_capture(stream(r));
         }
         issue(set);
-        for (int r = 0; r < plan.ranks(); ++r) {
+        for (int r : local_) {
           gpu::set_device(device(r));
           graphs_[set].push_back(gpu::end_capture(stream(r)));
         }
@@ -67,7 +78,7 @@ class NcclOperation final : public GpuOperation {
 
   ~NcclOperation() override {
     try {
-      for (int r = 0; r < plan().ranks(); ++r) stream(r).synchronize();
+      for (int r : local_) stream(r).synchronize();
     } catch (...) {
     }
     graphs_.clear();
@@ -80,9 +91,9 @@ class NcclOperation final : public GpuOperation {
   void launch() override {
     const int set = plan().set_of(launches_++);
     if (!opt_.graph) return issue(set);
-    for (int r = 0; r < plan().ranks(); ++r) {
-      gpu::set_device(device(r));
-      graphs_[set][r].launch(stream(r));
+    for (std::size_t i = 0; i < local_.size(); ++i) {
+      gpu::set_device(device(local_[i]));
+      graphs_[set][i].launch(stream(local_[i]));
     }
   }
 
@@ -101,17 +112,19 @@ class NcclOperation final : public GpuOperation {
     switch (p.collective) {
       case Collective::all_gather:
         // in place (the own block preset in the destination): sendbuff = recvbuff + rank * count
-        for (int r = 0; r < p.ranks(); ++r)
+        for (int r : local_)
           comms_->all_gather(r, p.preset.empty() ? src(r, set) : dst(r, set) + r * p.bytes_per_rank, dst(r, set),
                              p.bytes_per_rank, stream(r));
         break;
       case Collective::all_to_all:
-        for (int r = 0; r < p.ranks(); ++r) comms_->all_to_all(r, src(r, set), dst(r, set), p.bytes_per_rank, stream(r));
+        for (int r : local_) comms_->all_to_all(r, src(r, set), dst(r, set), p.bytes_per_rank, stream(r));
         break;
       case Collective::none:
         for (const Transfer& t : p.transfers) {
-          comms_->send(t.src_rank, src(t.src_rank, set) + t.src_offset, t.bytes, t.dst_rank, stream(t.src_rank));
-          comms_->recv(t.dst_rank, dst(t.dst_rank, set) + t.dst_offset, t.bytes, t.src_rank, stream(t.dst_rank));
+          if (dist::local(t.src_rank))
+            comms_->send(t.src_rank, src(t.src_rank, set) + t.src_offset, t.bytes, t.dst_rank, stream(t.src_rank));
+          if (dist::local(t.dst_rank))
+            comms_->recv(t.dst_rank, dst(t.dst_rank, set) + t.dst_offset, t.bytes, t.src_rank, stream(t.dst_rank));
         }
         break;
     }
@@ -124,22 +137,24 @@ class NcclOperation final : public GpuOperation {
     issue(0);
     wait();
     const auto lines = gpu::nccl_log_lines(kCeInitLog);
-    const bool confirmed = lines.size() >= before + static_cast<std::size_t>(plan().ranks());
+    const bool confirmed = lines.size() >= before + local_.size();  // this process's log: its own ranks
     details_["cta_policy"] = "zero";
     details_["copy_engine_path"] = {
         {"confirmed", confirmed},
         {"evidence", confirmed ? lines.back() : std::string()},
         {"how", gpu::nccl_log_path().empty()
                     ? std::string("no readable NCCL log (NCCL_DEBUG set by the user without a plain NCCL_DEBUG_FILE)")
-                    : fmt::format("NCCL INFO log {}: one '{}' line per rank appeared during this case's first collective",
+                    : fmt::format("NCCL INFO log {}: one '{}' line per rank of this process appeared during this case's "
+                                  "first collective",
                                   gpu::nccl_log_path(), kCeInitLog)}};
   }
 
   NcclOptions opt_;
+  std::vector<int> local_;  // the plan's ranks in this process
   std::unique_ptr<gpu::NcclComms> owned_;
   const gpu::NcclComms* comms_ = nullptr;
   std::vector<void*> src_windows_, dst_windows_;
-  std::vector<std::vector<gpu::Graph>> graphs_;  // per buffer set, per rank
+  std::vector<std::vector<gpu::Graph>> graphs_;  // per buffer set, per rank of this process
   std::size_t launches_ = 0;
   nlohmann::json details_ = nlohmann::json::object();
 };
@@ -163,14 +178,26 @@ class NcclEngine final : public Engine {
     const gpu::NcclComms* shared = nullptr;
     if (!o.cta_zero) {
       auto it = comms_.find(plan.devices);
-      if (it == comms_.end()) it = comms_.emplace(plan.devices, std::make_unique<gpu::NcclComms>(plan.devices, false)).first;
+      if (it == comms_.end()) it = comms_.emplace(plan.devices, make_comms(plan, false)).first;
       shared = it->second.get();
     }
     return std::make_unique<NcclOperation>(plan, o, shared);
   }
+  // One communicator across the processes; NCCL refuses two ranks on one GPU.
+  WhyNot across_processes(const Plan& plan, const Options&) const override {
+    const auto& ranks = dist::world().ranks();
+    for (int a = 0; a < plan.ranks(); ++a)
+      for (int b = a + 1; b < plan.ranks(); ++b)
+        if (a < static_cast<int>(ranks.size()) && b < static_cast<int>(ranks.size()) && ranks[a].node == ranks[b].node &&
+            ranks[a].bus_id == ranks[b].bus_id)
+          return fmt::format("NCCL needs a GPU per rank: ranks {} and {} share GPU {} ({}) on {}", a, b, ranks[a].device,
+                             ranks[a].bus_id, ranks[a].host);
+    return std::nullopt;
+  }
+  bool across_nodes() const override { return true; }
 
  private:
-  std::map<std::vector<int>, std::unique_ptr<gpu::NcclComms>> comms_;  // set up once per device list
+  std::map<std::vector<int>, std::unique_ptr<gpu::NcclComms>> comms_;  // set up once per device list (the same on every process)
 };
 
 }  // namespace

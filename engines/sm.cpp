@@ -8,6 +8,7 @@
 #include "engines/engine_factories.hpp"
 #include "engines/gpu_operation.hpp"
 #include "engines/sm_options.hpp"
+#include "dist/team.hpp"
 
 namespace dmabench {
 namespace {
@@ -17,7 +18,7 @@ class SmOperation final : public GpuOperation {
   SmOperation(const Plan& plan, int blocks) : GpuOperation(plan, plan.issuers()) {
     kernels_.resize(sets());
     for (int s = 0; s < sets(); ++s)
-      for (int r : plan.issuers()) {
+      for (int r : dist::local_issuers(plan)) {
         std::vector<gpu::CopyJob> jobs;
         for (const Transfer& t : plan.issued_by(r))
           jobs.push_back({dst(t.dst_rank, s) + t.dst_offset, src(t.src_rank, s) + t.src_offset, t.bytes});
@@ -40,6 +41,8 @@ class SmEngine final : public Engine {
  public:
   WhyNot unsupported(const Plan& plan, const Options&, int) const override {
     for (const Transfer& t : plan.transfers) {
+      // a multi-process run: the other ranks' buffers are opened with peer access enabled, or not at all
+      if (!dist::local(t.issuer) || !dist::local(t.src_rank) || !dist::local(t.dst_rank)) continue;
       const int from = plan.devices[t.issuer];
       for (int to : {plan.devices[t.src_rank], plan.devices[t.dst_rank]})
         if (!gpu::peer_link(from, to).access)
@@ -50,6 +53,8 @@ class SmEngine final : public Engine {
   std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
     return std::make_unique<SmOperation>(plan, SmOptions::from(options).blocks);
   }
+  // The copy kernel stores into the other ranks' buffers, opened through interprocess handles.
+  WhyNot across_processes(const Plan&, const Options&) const override { return std::nullopt; }
 };
 
 }  // namespace

@@ -81,6 +81,13 @@ using Allocator = std::function<Memory(int device, std::size_t bytes)>;
 // cudaMalloc'd memory.
 Memory allocate(int device, std::size_t bytes);
 
+// Interprocess access (one process per rank): the handle of memory that gpu::allocate returned (the
+// allocation's start; cudaIpcGetMemHandle / hipIpcGetMemHandle) as bytes, "" for null; and another
+// process's memory opened from such a handle on `device` (peer access enabled as needed), closed
+// when the Memory goes.
+std::string ipc_handle(const void* base);
+Memory ipc_open(int device, const std::string& handle);
+
 class Stream {
  public:
   explicit Stream(int device);  // a non-blocking stream on `device`

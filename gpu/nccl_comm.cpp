@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <stdexcept>
@@ -120,32 +121,58 @@ Memory nccl_allocate(int device, std::size_t bytes) {
   });
 }
 
-NcclComms::NcclComms(const std::vector<int>& devices, bool cta_policy_zero) {
+std::string nccl_unique_id() {
   nccl_prepare_log();
-  std::vector<ncclComm_t> c(devices.size());
-  if (!cta_policy_zero) {
-    DMABENCH_NCCL_CHECK(ncclCommInitAll(c.data(), static_cast<int>(devices.size()), devices.data()));
-  } else {
-#ifndef DMABENCH_NCCL_HAS_CE_COLLECTIVES
-    throw std::runtime_error(nccl_ce_collectives_unsupported().value());
-#else
-    ncclUniqueId id;
-    DMABENCH_NCCL_CHECK(ncclGetUniqueId(&id));
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.CTAPolicy = NCCL_CTA_POLICY_ZERO;
-    DMABENCH_NCCL_CHECK(ncclGroupStart());
-    for (std::size_t r = 0; r < devices.size(); ++r) {
-      DMABENCH_GPU_CHECK(GPU(SetDevice)(devices[r]));
-      DMABENCH_NCCL_CHECK(ncclCommInitRankConfig(&c[r], static_cast<int>(devices.size()), id, static_cast<int>(r), &config));
-    }
-    DMABENCH_NCCL_CHECK(ncclGroupEnd());
-#endif
+  ncclUniqueId id;
+  DMABENCH_NCCL_CHECK(ncclGetUniqueId(&id));
+  return std::string(reinterpret_cast<const char*>(&id), sizeof id);
+}
+
+NcclComms::NcclComms(const std::vector<int>& devices, const std::vector<int>& local, bool cta_policy_zero,
+                     const std::string& id_bytes) {
+  nccl_prepare_log();
+  const int n = static_cast<int>(devices.size());
+  comms_.assign(devices.size(), nullptr);
+  if (id_bytes.empty() && static_cast<int>(local.size()) != n)
+    throw std::logic_error("NcclComms: a communicator with ranks in other processes needs their shared unique id");
+  if (!cta_policy_zero && id_bytes.empty()) {
+    std::vector<ncclComm_t> c(devices.size());
+    DMABENCH_NCCL_CHECK(ncclCommInitAll(c.data(), n, devices.data()));
+    for (int r = 0; r < n; ++r) comms_[r] = c[r];
+    return;
   }
-  for (auto x : c) comms_.push_back(x);
+  if (local.empty()) return;  // a process outside the communicator
+  ncclUniqueId id;
+  if (id_bytes.empty()) {
+    DMABENCH_NCCL_CHECK(ncclGetUniqueId(&id));
+  } else {
+    if (id_bytes.size() != sizeof id) throw std::runtime_error("NcclComms: a unique id of the wrong size");
+    std::memcpy(&id, id_bytes.data(), sizeof id);
+  }
+#ifndef DMABENCH_NCCL_HAS_CE_COLLECTIVES
+  if (cta_policy_zero) throw std::runtime_error(nccl_ce_collectives_unsupported().value());
+#endif
+  std::vector<ncclComm_t> c(devices.size(), nullptr);
+  DMABENCH_NCCL_CHECK(ncclGroupStart());
+  for (int r : local) {
+    DMABENCH_GPU_CHECK(GPU(SetDevice)(devices[r]));
+#ifdef DMABENCH_NCCL_HAS_CE_COLLECTIVES
+    if (cta_policy_zero) {
+      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+      config.CTAPolicy = NCCL_CTA_POLICY_ZERO;
+      DMABENCH_NCCL_CHECK(ncclCommInitRankConfig(&c[r], n, id, r, &config));
+      continue;
+    }
+#endif
+    DMABENCH_NCCL_CHECK(ncclCommInitRank(&c[r], n, id, r));
+  }
+  DMABENCH_NCCL_CHECK(ncclGroupEnd());
+  for (int r : local) comms_[r] = c[r];
 }
 
 NcclComms::~NcclComms() {
-  for (void* c : comms_) ncclCommDestroy(comm(c));  // best effort in a destructor
+  for (void* c : comms_)
+    if (c) ncclCommDestroy(comm(c));  // best effort in a destructor
 }
 
 void NcclComms::group_start() const { DMABENCH_NCCL_CHECK(ncclGroupStart()); }
@@ -176,6 +203,7 @@ void NcclComms::recv(int rank, void* buf, std::size_t bytes, int peer, const Str
 
 void NcclComms::check_async() const {
   for (void* c : comms_) {
+    if (!c) continue;
     ncclResult_t async = ncclSuccess;
     DMABENCH_NCCL_CHECK(ncclCommGetAsyncError(comm(c), &async));
     if (async != ncclSuccess && async != ncclInProgress)
@@ -189,7 +217,8 @@ std::vector<void*> NcclComms::register_windows(const std::vector<void*>& buffers
   std::vector<ncclWindow_t> w(buffers.size());
   DMABENCH_NCCL_CHECK(ncclGroupStart());
   for (std::size_t r = 0; r < buffers.size(); ++r)
-    DMABENCH_NCCL_CHECK(ncclCommWindowRegister(comm(comms_[r]), buffers[r], bytes, &w[r], NCCL_WIN_COLL_SYMMETRIC));
+    if (buffers[r])
+      DMABENCH_NCCL_CHECK(ncclCommWindowRegister(comm(comms_[r]), buffers[r], bytes, &w[r], NCCL_WIN_COLL_SYMMETRIC));
   DMABENCH_NCCL_CHECK(ncclGroupEnd());
   return std::vector<void*>(w.begin(), w.end());
 }
@@ -198,7 +227,7 @@ void NcclComms::deregister_windows(const std::vector<void*>& windows) const noex
   if (windows.empty()) return;
   ncclGroupStart();
   for (std::size_t r = 0; r < windows.size(); ++r)
-    ncclCommWindowDeregister(comm(comms_[r]), static_cast<ncclWindow_t>(windows[r]));
+    if (windows[r]) ncclCommWindowDeregister(comm(comms_[r]), static_cast<ncclWindow_t>(windows[r]));
   ncclGroupEnd();
 }
 

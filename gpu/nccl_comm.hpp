@@ -26,17 +26,22 @@ WhyNot nccl_all_to_all_unsupported();
 // ncclMemAlloc'd memory (what NCCL's symmetric windows need).
 Memory nccl_allocate(int device, std::size_t bytes);
 
-// One single-process communicator over `devices` (rank i on devices[i]).
+// A new ncclUniqueId, as bytes (for the other processes of a multi-process run).
+std::string nccl_unique_id();
+
+// A communicator over `devices` (rank i on devices[i]) of which this process holds the ranks `local`
+// (every rank in a one-process run; calls naming another rank are errors).
 class NcclComms {
  public:
   // cta_policy_zero: NCCL_CTA_POLICY_ZERO in the communicator config (copy-engine collectives
-  // where NCCL has them).
-  NcclComms(const std::vector<int>& devices, bool cta_policy_zero);
+  // where NCCL has them). `id`: the communicator's ncclUniqueId (nccl_unique_id() of one process,
+  // shared by the launcher's processes); empty: this process makes it (it must then hold every rank).
+  NcclComms(const std::vector<int>& devices, const std::vector<int>& local, bool cta_policy_zero,
+            const std::string& id = {});
   ~NcclComms();
   NcclComms(const NcclComms&) = delete;
   NcclComms& operator=(const NcclComms&) = delete;
 
-  int size() const { return static_cast<int>(comms_.size()); }
   void group_start() const;
   void group_end() const;
   void all_gather(int rank, const void* send, void* recv, std::size_t bytes_per_rank, const Stream& s) const;
@@ -46,8 +51,8 @@ class NcclComms {
   // Throws if any communicator reported an asynchronous error.
   void check_async() const;
 
-  // Registers one buffer per rank (same size on every rank) as a symmetric window; collective.
-  // Returns window handles for deregister_windows.
+  // Registers one buffer per rank (same size on every rank; null for ranks of other processes) as a
+  // symmetric window; collective. Returns window handles for deregister_windows.
   std::vector<void*> register_windows(const std::vector<void*>& buffers, std::size_t bytes) const;
   void deregister_windows(const std::vector<void*>& windows) const noexcept;
 

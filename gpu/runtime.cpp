@@ -1,5 +1,6 @@
 // The GPU layer's devices, buffers and streams: one source for the CUDA and HIP runtimes (vendor.hpp).
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -179,6 +180,30 @@ Memory allocate(int device, std::size_t bytes) {
   return Memory(p, [device](void* q) {
     (void)GPU(SetDevice)(device);
     (void)GPU(Free)(q);
+  });
+}
+
+// ---- interprocess memory ----------------------------------------------------------------------
+std::string ipc_handle(const void* base) {
+  if (!base) return {};
+  GPU(IpcMemHandle_t) h;
+  DMABENCH_GPU_CHECK(GPU(IpcGetMemHandle)(&h, const_cast<void*>(base)));
+  return std::string(reinterpret_cast<const char*>(&h), sizeof h);
+}
+
+Memory ipc_open(int device, const std::string& handle) {
+  if (handle.empty()) return Memory(nullptr, [](void*) {});
+  GPU(IpcMemHandle_t) h;
+  if (handle.size() != sizeof h)
+    throw std::runtime_error("ipc_open: a handle of " + std::to_string(handle.size()) + " bytes, expected " +
+                             std::to_string(sizeof h));
+  std::memcpy(&h, handle.data(), sizeof h);
+  DMABENCH_GPU_CHECK(GPU(SetDevice)(device));
+  void* p = nullptr;
+  DMABENCH_GPU_CHECK(GPU(IpcOpenMemHandle)(&p, h, GPU(IpcMemLazyEnablePeerAccess)));
+  return Memory(p, [device](void* q) {
+    (void)GPU(SetDevice)(device);
+    (void)GPU(IpcCloseMemHandle)(q);
   });
 }
 

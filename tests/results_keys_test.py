@@ -31,6 +31,8 @@ import tempfile
 
 # Fresh paths the committed files lack, on purpose, with the reason. A path covers its subtree.
 NEW = {
+    "context.processes": "SCHEMA.md context.processes: the run's processes (one, or one per rank under mpirun / "
+                         "srun), added with multi-process runs; the committed files predate it",
     "context.engines": "engine specs in the results context (engine_specs_json(), added with the typed engine options)",
     "context.machine.cpu": "the host backend's machine description (SCHEMA.md, context.machine, host); "
                            "the committed files are from the cuda backend",

@@ -1,19 +1,63 @@
 #include "bench/measure/timing.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "dist/team.hpp"
 
 namespace dmabench::measure {
+namespace {
 
-Sample take_sample(const Subject& s) {
-  using clock = std::chrono::steady_clock;
+using clock = std::chrono::steady_clock;
+
+// The timed part of a sample in this process: launch `depth` operations, wait; seconds per operation.
+Sample launch_and_wait(const Subject& s) {
   const int depth = s.depth();
-  s.op.arm(depth);  // pre-posting is never timed
   const auto t0 = clock::now();
   for (int k = 0; k < depth; ++k) s.op.launch();
   s.op.wait();
   const auto t1 = clock::now();
   if (auto gpu = s.op.device_seconds()) return {*gpu / depth, true};  // GPU-clock timing (gpu-flag trigger)
   return {std::chrono::duration<double>(t1 - t0).count() / depth, false};
+}
+
+}  // namespace
+
+Sample take_sample(const Subject& s) {
+  if (!dist::world().multi()) {
+    s.op.arm(s.depth());  // pre-posting is never timed
+    return launch_and_wait(s);
+  }
+  // Every process: arm, then a barrier (outside the timed region), then its own launch .. wait; the
+  // sample is the slowest process's time. A process that fails still takes part in both collectives,
+  // so that every process fails the case together.
+  const int depth = s.depth();
+  std::string error;
+  try {
+    s.op.arm(depth);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (auto e = dist::first_error(error)) throw std::runtime_error(*e);  // also the barrier before timing
+  Sample mine;
+  try {
+    mine = launch_and_wait(s);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  std::string bytes(sizeof mine.seconds_per_op, '\0');
+  std::memcpy(bytes.data(), &mine.seconds_per_op, sizeof mine.seconds_per_op);
+  Sample slowest{0, mine.gpu_clock};
+  for (const auto& v : dist::share(bytes, error)) {
+    double x = 0;
+    std::memcpy(&x, v.data(), std::min(v.size(), sizeof x));
+    slowest.seconds_per_op = std::max(slowest.seconds_per_op, x);
+  }
+  return slowest;
 }
 
 std::optional<Timed> timed(const std::vector<double>& samples_us, const Plan& plan) {

@@ -16,7 +16,9 @@ struct Sample {
 
 // One timed sample: oneshot = one operation launched on every issuing rank and waited for;
 // pipelined = depth operations back to back, then one wait, / depth. Arming (pre-posting) is never
-// timed. Throws on runtime errors.
+// timed. In a multi-process run every process arms, meets the others at a barrier (untimed), times its
+// own launches and wait, and the sample is the slowest process's time (results/SCHEMA.md, "Timing").
+// Throws on runtime errors (in a multi-process run, on every process when one has one).
 Sample take_sample(const Subject& s);
 
 struct Timed {

@@ -1,22 +1,50 @@
 #include "bench/measure/validation.hpp"
 
+#include <stdexcept>
+
 #include <fmt/format.h>
 
+#include "dist/team.hpp"
+
 namespace dmabench::measure {
+namespace {
+
+// One step of validation on every process; in a multi-process run each step ends when every process
+// finished it (a rank's copies land in the others' buffers), and an error on any process is an error
+// on all of them.
+template <class F>
+void step(F&& f) {
+  if (!dist::world().multi()) return f();
+  std::string error;
+  try {
+    f();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (auto e = dist::first_error(error)) throw std::runtime_error(*e);
+}
+
+}  // namespace
 
 std::optional<std::string> validate_once(const Subject& s) {
   const std::uint64_t seed = s.spec.seed();
-  s.op.fill_sources(seed);
-  s.op.poison_destinations(seed);
-  for (int set = 0; set < s.plan.sets; ++set) {
-    s.op.arm(1);
-    s.op.launch();
-    s.op.wait();
-  }
-  if (auto bad = s.op.check_destinations(s.plan, seed))
-    return fmt::format("rank {} (device {}) destination byte {} is 0x{:02x}, expected 0x{:02x}", bad->rank,
-                       s.spec.devices[bad->rank], bad->offset, bad->got, bad->expected);
-  return std::nullopt;
+  step([&] {
+    s.op.fill_sources(seed);
+    s.op.poison_destinations(seed);
+  });
+  for (int set = 0; set < s.plan.sets; ++set)
+    step([&] {
+      s.op.arm(1);
+      s.op.launch();
+      s.op.wait();
+    });
+  std::string bad;
+  step([&] {
+    if (auto m = s.op.check_destinations(s.plan, seed))
+      bad = fmt::format("rank {} (device {}) destination byte {} is 0x{:02x}, expected 0x{:02x}", m->rank,
+                        s.spec.devices[m->rank], m->offset, m->got, m->expected);
+  });
+  return dist::first_error(bad, /*name_rank=*/false);  // each process checked its own rank: the lowest rank's mismatch
 }
 
 }  // namespace dmabench::measure

@@ -1,0 +1,124 @@
+#include "bench/processes.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace dmabench {
+namespace {
+
+using json = nlohmann::json;
+
+std::string host_name() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+// FNV-1a, as hex: enough to tell two configs apart.
+std::string digest(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
+  return fmt::format("{:016x}", h);
+}
+
+json to_json(const dist::RankInfo& r) {
+  return {{"rank", r.rank},     {"host", r.host},     {"pid", r.pid},      {"local_rank", r.local_rank},
+          {"node", r.node},     {"device", r.device}, {"bus_id", r.bus_id}};
+}
+
+}  // namespace
+
+void setup_ranks(const CliOptions& options, const Backend& backend) {
+  dist::Team& team = dist::world();
+  const dist::LaunchEnv env = dist::launch_env();
+  const std::string host = host_name();
+  const auto hosts = team.allgather(host);
+  dist::RankInfo me;
+  me.rank = team.rank();
+  me.host = host;
+  me.pid = static_cast<long>(::getpid());
+  for (int r = 0; r < me.rank; ++r) me.local_rank += hosts[r] == host ? 1 : 0;  // place among its host's processes
+  if (env.local_rank >= 0) me.local_rank = env.local_rank;
+  agreed_input([&] {
+    if (backend.name() == "host") {  // host ranks are the processes themselves
+      if (options.devices && !options.devices->all)
+        throw InputError("--devices: on the host backend a multi-process run's ranks are its processes; leave --devices out");
+      me.device = me.rank;
+      return 0;
+    }
+    const std::string where = fmt::format("rank {} (local rank {} on {}{})", me.rank, me.local_rank, host,
+                                          env.source.empty() ? "" : ", from " + env.source);
+    if (options.devices && !options.devices->all) {
+      const auto& ids = options.devices->ids;
+      if (me.local_rank >= static_cast<int>(ids.size()))
+        throw InputError(fmt::format("--devices {}: {} has no GPU in it; in a multi-process run --devices lists one GPU "
+                                     "per process of a node, by local rank",
+                                     fmt::join(ids, ","), where));
+      me.device = ids[static_cast<std::size_t>(me.local_rank)];
+    } else {
+      me.device = me.local_rank;
+    }
+    if (me.device >= backend.device_count())
+      throw InputError(fmt::format("{} would drive GPU {}, but its host has GPUs 0..{}: start at most {} processes per "
+                                   "node, or name their GPUs with --devices",
+                                   where, me.device, backend.device_count() - 1, backend.device_count()));
+    const json devices = backend.context().value("devices", json::array());
+    if (me.device < static_cast<int>(devices.size())) me.bus_id = devices[me.device].value("bus_id", "");
+    return 0;
+  });
+  std::vector<dist::RankInfo> all;
+  std::vector<std::string> distinct;
+  for (const auto& text : team.allgather(to_json(me).dump())) {
+    const json j = json::parse(text);
+    dist::RankInfo r;
+    r.rank = j["rank"];
+    r.host = j["host"];
+    r.pid = j["pid"];
+    r.local_rank = j["local_rank"];
+    r.device = j["device"];
+    r.bus_id = j["bus_id"];
+    auto it = std::find(distinct.begin(), distinct.end(), r.host);
+    r.node = static_cast<int>(it - distinct.begin());
+    if (it == distinct.end()) distinct.push_back(r.host);
+    all.push_back(r);
+  }
+  team.set_ranks(std::move(all));
+}
+
+void check_same_run(const std::vector<std::string>& command_line, const std::string& config_path, const Config& config) {
+  if (!dist::world().multi()) return;
+  const std::vector<std::string> flags(command_line.begin() + (command_line.empty() ? 0 : 1), command_line.end());
+  const json mine = {{"config", fmt::format("{} (digest {})", config_path, digest(to_json(config).dump()))}, {"flags", flags}};
+  const auto all = dist::world().allgather(mine.dump());
+  for (std::size_t r = 1; r < all.size(); ++r) {
+    if (all[r] == all[0]) continue;
+    const json theirs = json::parse(all[r]), first = json::parse(all[0]);
+    const bool config_differs = theirs["config"] != first["config"];
+    throw InputError(fmt::format(
+        "rank {} {} than rank 0 ({} against {}): every process of a run must load the same config with the same flags",
+        r, config_differs ? "loaded another config" : "was given other flags",
+        config_differs ? theirs["config"].get<std::string>() : fmt::format("{}", fmt::join(theirs["flags"].get<std::vector<std::string>>(), " ")),
+        config_differs ? first["config"].get<std::string>() : fmt::format("{}", fmt::join(first["flags"].get<std::vector<std::string>>(), " "))));
+  }
+}
+
+json processes_context() {
+  const dist::Team& team = dist::world();
+  json ctx = {{"count", team.size()}, {"launcher", team.launcher()}};
+  if (!team.multi()) return ctx;
+  json ranks = json::array(), nodes = json::array();
+  for (const auto& r : team.ranks()) {
+    ranks.push_back(to_json(r));
+    if (r.node >= static_cast<int>(nodes.size())) nodes.push_back({{"host", r.host}, {"ranks", json::array()}});
+    nodes[r.node]["ranks"].push_back(r.rank);
+  }
+  ctx["ranks"] = ranks;
+  ctx["nodes"] = nodes;
+  return ctx;
+}
+
+}  // namespace dmabench

@@ -1,0 +1,160 @@
+#include "dist/mpi_team.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+#define OMPI_SKIP_MPICXX 1   // the C API only (the C++ bindings are deprecated and not linked)
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include "bench/interrupt.hpp"
+
+namespace dmabench::dist {
+namespace {
+
+bool g_initialized = false;
+
+void check(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw TeamStopped(fmt::format("{} failed: {}", call, std::string(text, static_cast<std::size_t>(len))));
+}
+
+// How long a collective may stay unanswered after this process was asked to stop (a signal) before
+// it gives up: the launcher signals every process of a job whose rank died, and the survivors' next
+// collective would never complete.
+constexpr auto kStopGrace = std::chrono::seconds(1);
+
+class MpiTeam final : public Team {
+ public:
+  MpiTeam() {
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+    check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+    check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string launcher() const override { return "MPI: " + mpi_library_version(); }
+
+  std::vector<std::string> allgather(const std::string& mine) override {
+    if (!stopped().empty()) throw TeamStopped(stopped());
+    const int n = static_cast<int>(mine.size());
+    std::vector<int> sizes(size_);
+    MPI_Request req;
+    check(MPI_Iallgather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm_, &req), "MPI_Iallgather");
+    complete(req, "MPI_Iallgather");
+    std::vector<int> displs(size_);
+    long total = 0;
+    for (int r = 0; r < size_; ++r) {
+      displs[r] = static_cast<int>(total);
+      total += sizes[r];
+    }
+    if (total > (1L << 30)) throw TeamStopped("allgather: more than 1 GiB gathered");
+    std::string all(static_cast<std::size_t>(total), '\0');
+    check(MPI_Iallgatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(), displs.data(), MPI_CHAR, comm_, &req),
+          "MPI_Iallgatherv");
+    complete(req, "MPI_Iallgatherv");
+    std::vector<std::string> out;
+    for (int r = 0; r < size_; ++r) out.push_back(all.substr(static_cast<std::size_t>(displs[r]), static_cast<std::size_t>(sizes[r])));
+    return out;
+  }
+
+  void barrier() override {
+    if (!stopped().empty()) throw TeamStopped(stopped());
+    MPI_Request req;
+    check(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
+    complete(req, "MPI_Ibarrier");
+  }
+
+ private:
+  // The first process of this host that is gone (its pid no longer runs, or is a zombie), or -1.
+  int gone_neighbour() const {
+    const auto& all = ranks();
+    for (const auto& r : all) {
+      if (r.rank == rank_ || r.node != all[static_cast<std::size_t>(rank_)].node) continue;
+      if (::kill(static_cast<pid_t>(r.pid), 0) != 0 && errno == ESRCH) return r.rank;
+      std::ifstream stat(fmt::format("/proc/{}/stat", r.pid));
+      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      const auto paren = text.rfind(')');
+      if (paren != std::string::npos && paren + 2 < text.size() && (text[paren + 2] == 'Z' || text[paren + 2] == 'X'))
+        return r.rank;
+    }
+    return -1;
+  }
+
+  // Polls the request, yielding the CPU when it takes long. While it waits it notices a process of
+  // this host that is gone (launchers kill the survivors of a job a moment later: rank 0 writes its
+  // file first) and, on other hosts, a stop request (a signal) that the others do not answer.
+  void complete(MPI_Request& req, const char* what) {
+    using clock = std::chrono::steady_clock;
+    std::optional<clock::time_point> stop_seen;
+    const auto since = clock::now();
+    auto next_look = since + std::chrono::milliseconds(50);
+    for (unsigned spin = 0;; ++spin) {
+      int done = 0;
+      check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), what);
+      if (done) return;
+      if (spin > 2000) std::this_thread::yield();
+      if ((spin & 0x3ff) != 0) continue;
+      const auto now = clock::now();
+      if (now >= next_look && !ranks().empty()) {
+        next_look = now + std::chrono::milliseconds(20);
+        if (const int gone = gone_neighbour(); gone >= 0) {
+          const auto& r = ranks()[static_cast<std::size_t>(gone)];
+          set_stopped(fmt::format("rank {} (pid {} on {}) ended while rank {} waited for it in {}", gone, r.pid, r.host,
+                                  rank_, what));
+          throw TeamStopped(stopped());
+        }
+      }
+      if (!interrupt::requested()) continue;
+      if (!stop_seen) stop_seen = now;
+      if (now - *stop_seen > kStopGrace) {
+        set_stopped(fmt::format("rank {} stopped waiting for the other processes ({} unanswered {} s after a signal): "
+                                "a process of the run ended or was killed",
+                                rank_, what, std::chrono::duration<double>(kStopGrace).count()));
+        throw TeamStopped(stopped());
+      }
+    }
+  }
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Team> start_mpi() {
+  int provided = 0;
+  check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  g_initialized = true;
+  return std::make_unique<MpiTeam>();
+}
+
+void finish_mpi(bool clean) {
+  if (!g_initialized || !clean) return;
+  g_initialized = false;
+  MPI_Finalize();
+}
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string s(text, strnlen(text, static_cast<std::size_t>(len)));
+  if (auto end = s.find_first_of(",\r\n"); end != std::string::npos) s.resize(end);  // "Open MPI v4.1.4"
+  while (!s.empty() && (s.back() == ',' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace dmabench::dist

@@ -1,0 +1,168 @@
+#include "dist/team.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+#include "dist/mpi_team.hpp"
+#include "engines/plan.hpp"
+
+namespace dmabench::dist {
+namespace {
+
+class OneProcess final : public Team {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::string launcher() const override { return "one process"; }
+  std::vector<std::string> allgather(const std::string& mine) override { return {mine}; }
+  void barrier() override {}
+};
+
+std::unique_ptr<Team>& world_slot() {
+  static std::unique_ptr<Team> w = std::make_unique<OneProcess>();
+  return w;
+}
+
+// The first of `names` that is set and an integer, with its name.
+std::optional<std::pair<std::string, int>> env_int(std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    const char* v = std::getenv(n);
+    if (!v || !*v) continue;
+    char* end = nullptr;
+    const long x = std::strtol(v, &end, 10);
+    if (*end == '\0' && x >= 0 && x <= std::numeric_limits<int>::max()) return std::make_pair(std::string(n), static_cast<int>(x));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Team& world() { return *world_slot(); }
+
+bool local(int rank) { return !world().multi() || rank == world().rank(); }
+
+std::vector<int> local_ranks(const Plan& plan) {
+  std::vector<int> r;
+  for (int i = 0; i < plan.ranks(); ++i)
+    if (local(i)) r.push_back(i);
+  return r;
+}
+
+std::vector<int> local_issuers(const Plan& plan) {
+  std::vector<int> r;
+  for (int i : plan.issuers())
+    if (local(i)) r.push_back(i);
+  return r;
+}
+
+std::optional<std::string> first_error(const std::string& mine, bool name_rank) {
+  if (!world().multi()) return mine.empty() ? std::nullopt : std::optional<std::string>(mine);
+  const auto all = world().allgather(mine);
+  for (std::size_t r = 0; r < all.size(); ++r)
+    if (!all[r].empty()) return name_rank ? fmt::format("rank {}: {}", r, all[r]) : all[r];
+  return std::nullopt;
+}
+
+std::vector<std::string> share(const std::string& mine, const std::string& error) {
+  auto all = world().allgather(error.empty() ? "+" + mine : "-" + error);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r].empty()) throw TeamStopped(fmt::format("rank {} sent nothing", r));
+    if (all[r][0] == '-') throw std::runtime_error(fmt::format("rank {}: {}", r, all[r].substr(1)));
+    all[r].erase(0, 1);
+  }
+  return all;
+}
+
+double max_over_ranks(double mine) {
+  if (!world().multi()) return mine;
+  std::string bytes(sizeof mine, '\0');
+  std::memcpy(bytes.data(), &mine, sizeof mine);
+  double most = mine;
+  for (const auto& s : world().allgather(bytes)) {
+    double x = 0;
+    if (s.size() != sizeof x) throw TeamStopped("max_over_ranks: a process sent a malformed value");
+    std::memcpy(&x, s.data(), sizeof x);
+    most = std::max(most, x);
+  }
+  return most;
+}
+
+bool different_nodes(int a, int b) {
+  const auto& r = world().ranks();
+  if (!world().multi() || a >= static_cast<int>(r.size()) || b >= static_cast<int>(r.size())) return false;
+  return r[a].node != r[b].node;
+}
+
+LaunchEnv launch_env() {
+  LaunchEnv e;
+  std::vector<std::string> read;
+  // Open MPI, PMIx (Open MPI 5, srun --mpi=pmix), Slurm, MPICH / Intel MPI (PMI), MVAPICH, torchrun
+  if (auto s = env_int({"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "SLURM_NTASKS", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "WORLD_SIZE"})) {
+    e.launched = true;
+    e.size = std::max(1, s->second);
+    read.push_back(fmt::format("{}={}", s->first, s->second));
+  }
+  if (std::getenv("PMIX_RANK") || std::getenv("PMI_RANK")) e.launched = true;
+  if (auto l = env_int({"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
+                        "LOCAL_RANK"})) {
+    e.local_rank = l->second;
+    read.push_back(fmt::format("{}={}", l->first, l->second));
+  }
+  e.source = fmt::format("{}", fmt::join(read, ", "));
+  return e;
+}
+
+void start() {
+  static bool started = false;
+  if (started) return;
+  started = true;
+  const LaunchEnv env = launch_env();
+  if (!env.launched) return;
+#ifdef DMABENCH_HAVE_MPI
+  std::unique_ptr<Team> team = start_mpi();
+  if (team->size() > 1) {
+    world_slot() = std::move(team);
+    // rank 0 still writes its results when the launcher (which holds the other end of stdout and
+    // stderr) is gone: a failed write is not a reason to die
+    std::signal(SIGPIPE, SIG_IGN);
+  }  // else one process under a launcher: an ordinary run
+#else
+  if (env.size > 1)
+    throw InputError(fmt::format("started as one of {} processes ({}) but this build has no MPI (--features): each "
+                                 "process would run the whole sweep and write the same file; install libopenmpi-dev and "
+                                 "rebuild, or run one process",
+                                 env.size, env.source));
+#endif
+}
+
+void finish(bool clean) {
+#ifdef DMABENCH_HAVE_MPI
+  finish_mpi(clean && world().stopped().empty());  // MPI_Finalize would wait for a process that is gone
+#else
+  (void)clean;
+#endif
+}
+
+std::optional<std::string> mpi_build_unsupported() {
+#ifdef DMABENCH_HAVE_MPI
+  return std::nullopt;
+#else
+  return std::string("this build has no MPI (find_package(MPI) found none: install libopenmpi-dev and rebuild)");
+#endif
+}
+
+std::string mpi_build_description() {
+#ifdef DMABENCH_HAVE_MPI
+  return mpi_library_version();
+#else
+  return *mpi_build_unsupported();
+#endif
+}
+
+}  // namespace dmabench::dist

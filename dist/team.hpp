@@ -1,0 +1,110 @@
+#pragma once
+// The processes of a run (README "Multi-process runs", results/SCHEMA.md "Processes"). A run is one
+// process driving every rank (the default), or one process per rank started by mpirun / srun: then
+// rank r of every plan is world rank r, its buffers live in that process, and the processes agree
+// through the collectives below. Everything above this layer asks `world()`; only dist/mpi_team.cpp
+// sees MPI.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dmabench {
+struct Plan;
+}
+
+namespace dmabench::dist {
+
+// What one process of the run is, as every process sees it (gathered at start).
+struct RankInfo {
+  int rank = 0;
+  int local_rank = 0;  // among the processes of its node
+  int node = 0;        // index into the run's distinct hosts, in order of first appearance
+  std::string host;
+  long pid = 0;
+  int device = 0;      // the GPU ordinal (or host rank id) the rank drives, as its process numbers GPUs
+  std::string bus_id;  // the GPU's PCI bus id; empty on the host backend
+};
+
+// A collective failed because another process is gone or the run is stopping: the sweep ends.
+class TeamStopped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Team {
+ public:
+  virtual ~Team() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // "one process" or the MPI library's own version line.
+  virtual std::string launcher() const = 0;
+  // Collectives: every process calls them in the same order. They throw TeamStopped when the run
+  // is being stopped (a signal) and the other processes do not answer within a grace period (one of
+  // them died).
+  // Every process's `mine`, in rank order.
+  virtual std::vector<std::string> allgather(const std::string& mine) = 0;
+  virtual void barrier() = 0;
+
+  bool multi() const { return size() > 1; }
+  // Why the team stopped (a collective gave up: a process is gone), or "": afterwards every collective
+  // throws TeamStopped at once and the sweep ends, keeping every finished case.
+  const std::string& stopped() const { return stopped_; }
+  // The processes' descriptions (set once at start by the runner).
+  const std::vector<RankInfo>& ranks() const { return ranks_; }
+  void set_ranks(std::vector<RankInfo> r) { ranks_ = std::move(r); }
+
+ protected:
+  void set_stopped(std::string why) { stopped_ = std::move(why); }
+
+ private:
+  std::vector<RankInfo> ranks_;
+  std::string stopped_;
+};
+
+// The run's processes: a one-process team unless start() found a launcher.
+Team& world();
+
+// ---- helpers over world() ------------------------------------------------------------------------
+// Whether plan rank `r` lives in this process (always, in a one-process run).
+bool local(int rank);
+// The plan's ranks that live in this process, in order.
+std::vector<int> local_ranks(const Plan& plan);
+// The plan's issuing ranks that live in this process, in order.
+std::vector<int> local_issuers(const Plan& plan);
+// Every process's error (empty: none) gathered; the first non-empty one, prefixed "rank K: " in a
+// multi-process run (unless `name_rank` is false: the error names its rank itself), or nullopt when no
+// process has one. Collective.
+std::optional<std::string> first_error(const std::string& mine, bool name_rank = true);
+// Every process's `mine`, once no process has an `error` (empty: none); otherwise throws
+// std::runtime_error with the first error, naming its rank, on every process. Collective.
+std::vector<std::string> share(const std::string& mine, const std::string& error);
+// The largest of every process's value. Collective.
+double max_over_ranks(double mine);
+// Whether plan ranks a and b run on different hosts.
+bool different_nodes(int a, int b);
+
+// ---- start -----------------------------------------------------------------------------------------
+// What the environment says about a launcher (mpirun, srun, torchrun): whether one started this
+// process as one of several, how many, this process's local rank (-1: not said) and the variables read.
+struct LaunchEnv {
+  bool launched = false;  // a launcher variable is set (even for one process)
+  int size = 1;           // world size the launcher announced (1 when none says)
+  int local_rank = -1;
+  std::string source;     // e.g. "OMPI_COMM_WORLD_SIZE=2, OMPI_COMM_WORLD_LOCAL_RANK=1"
+};
+LaunchEnv launch_env();
+
+// Starts the team this process belongs to: MPI where a launcher started it and the build has MPI.
+// Throws InputError when a launcher announced several processes and this build has no MPI (each would
+// run the whole sweep and write the same file). Idempotent.
+void start();
+// Ends MPI cleanly (every process calls it at the same point), or, after a failure that left
+// collectives unmatched, does nothing (the process exits without it). Idempotent.
+void finish(bool clean);
+// Whether this build can run under a launcher: "MPI (Open MPI v4.1.4, ...)" or why not.
+std::optional<std::string> mpi_build_unsupported();
+std::string mpi_build_description();
+
+}  // namespace dmabench::dist

@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""Multi-process runs of the dmabench program under mpirun, on the host backend (registered with ctest).
+
+usage: cli_mpi_test.py DMABENCH
+  Every pattern under `mpirun -np 2` and `-np 4` (oversubscribed: CI has 2 cores) with one results
+  file; the sample time is the slowest rank's; a corrupted byte from one process fails the case in
+  every process; a mismatched config and bad flags exit 2 in every process; a rank killed with -9
+  mid-run leaves rank 0's file whole with every finished case; engines that cannot run across
+  processes are skipped with the reason; Ctrl-C to mpirun stops every process after the case in flight.
+Exit 77 (skip) where there is no mpirun or the build has no MPI, unless DMABENCH_REQUIRE_MPI=1 (CI).
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+for k in ("DMABENCH_HOST_FAULT", "DMABENCH_SOFT_SDMA_FAULT"):
+    ENV.pop(k, None)
+
+
+def expect(cond, msg):
+    if not cond:
+        sys.exit("FAIL: " + msg)
+
+
+def mpirun(np, *args, env=None, timeout=300, cwd=None):
+    cmd = ["mpirun", "--oversubscribe", "-np", str(np), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env or ENV, cwd=cwd)
+
+
+def write(path, cfg):
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+    return path
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def shm_left():
+    return sorted(glob.glob("/dev/shm/dmabench-*"))
+
+
+def check_file(doc, np, out):
+    ctx = doc["context"]
+    procs = ctx["processes"]
+    expect(procs["count"] == np, f"context.processes.count {procs['count']}, expected {np}")
+    expect(procs["launcher"].startswith("MPI: "), f"launcher {procs['launcher']!r}")
+    ranks = procs["ranks"]
+    expect([r["rank"] for r in ranks] == list(range(np)), f"ranks {ranks}")
+    expect(len({r["pid"] for r in ranks}) == np, "every rank has its own process")
+    expect([r["device"] for r in ranks] == list(range(np)), "host rank = world rank")
+    expect(sum(len(n["ranks"]) for n in procs["nodes"]) == np, f"nodes {procs['nodes']}")
+    expect(not os.path.exists(out + ".journal") and not os.path.exists(out + ".lock"), "journal or lock left")
+
+
+def sweeps(exe, tmp):
+    cfg = {"patterns": ["copy", "bidir", "allgather", "alltoall"], "engines": ["host"], "in_place": [False, True],
+           "sizes": [1, 1001, "64KiB", "1MiB"], "timing": ["oneshot", "pipelined"], "warmup": 2, "iterations": 10,
+           "rotate": [1, 2]}
+    path = write(os.path.join(tmp, "sweep.json"), cfg)
+    for np in (2, 4):
+        out = os.path.join(tmp, f"np{np}.json")
+        p = mpirun(np, exe, "--config", path, "--out", out, "--benchmark_color=false")
+        expect(p.returncode == 0, f"-np {np} exited {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+        expect(p.stdout.count("dmabench: ") >= 1 and p.stdout.count(" ok, ") == 1,
+               f"-np {np}: one summary line (rank 0 only) expected:\n{p.stdout[-2000:]}")
+        doc = load(out)
+        check_file(doc, np, out)
+        res = doc["results"]
+        ok = [r for r in res if r["status"] == "ok"]
+        expect(len(ok) == 80, f"-np {np}: {len(ok)} ok cases, expected 80 (5 pattern forms x 4 sizes x 2 timings x 2 rotations)")
+        expect(all(r["validated"] for r in ok), "every ok case validated")
+        for r in ok:
+            want = 2 if r["pattern"] in ("copy", "bidir") else np
+            expect(r["ranks"] == want and r["devices"] == list(range(want)), f"{r['name']}: ranks {r['ranks']}")
+        bad = [r for r in res if r["status"] != "ok" and "in-place alltoall" not in r["reason"]]
+        expect(not bad, f"-np {np}: unexpected skips or failures: {[(r['name'], r['reason']) for r in bad][:5]}")
+        print(f"  -np {np}: {len(ok)} ok, every case validated across {np} processes, one file")
+    expect(not shm_left(), f"shared memory left behind: {shm_left()}")
+
+
+def slowest_rank(exe, tmp):
+    """The sample is the slowest process's time: rank 1's operations take 30 ms longer."""
+    path = write(os.path.join(tmp, "slow.json"),
+                 {"patterns": ["allgather"], "engines": ["host"], "sizes": ["4KiB"], "warmup": 1, "iterations": 5})
+    out = os.path.join(tmp, "slow-out.json")
+    p = mpirun(2, exe, "--config", path, "--out", out, env=dict(ENV, DMABENCH_HOST_FAULT="delay:1:30"))
+    expect(p.returncode == 0, f"delay run exited {p.returncode}\n{p.stderr[-2000:]}")
+    lat = load(out)["results"][0]["latency_us"]
+    expect(lat["min"] >= 30000, f"sample min {lat['min']} us: not the slowest rank's (rank 1 takes >= 30 ms)")
+    expect(lat["p50"] < 200000, f"p50 {lat['p50']} us")
+    print(f"  slowest rank: p50 {lat['p50']:.0f} us with rank 1 delayed 30 ms per operation")
+
+
+def corrupt(exe, tmp):
+    """A byte rank 1 writes into rank 0's buffer is wrong: rank 0's check fails the case in both processes."""
+    path = write(os.path.join(tmp, "corrupt.json"),
+                 {"patterns": ["allgather", "copy"], "engines": ["host"], "sizes": ["4KiB"], "iterations": 3})
+    out = os.path.join(tmp, "corrupt-out.json")
+    p = mpirun(2, exe, "--config", path, "--out", out, env=dict(ENV, DMABENCH_HOST_FAULT="corrupt:1"))
+    expect(p.returncode == 1, f"corrupted run exited {p.returncode}, expected 1\n{p.stderr[-2000:]}")
+    res = {r["pattern"]: r for r in load(out)["results"]}
+    ag = res["allgather"]
+    expect(ag["status"] == "failed" and ag["reason"].startswith("validation: rank 0 (device 0) destination byte"),
+           f"allgather: {ag['status']} {ag['reason']}")
+    expect(res["copy"]["status"] == "ok", "copy (rank 0 issues, rank 1 issues nothing) is unaffected")
+    print(f"  corrupt: {ag['reason']}")
+
+
+def bad_input(exe, tmp):
+    a = write(os.path.join(tmp, "a.json"), {"patterns": ["copy"], "engines": ["host"], "sizes": [64]})
+    b = write(os.path.join(tmp, "b.json"), {"patterns": ["copy"], "engines": ["host"], "sizes": [128]})
+    out = os.path.join(tmp, "mismatch.json")
+    p = mpirun(1, exe, "--config", a, "--out", out, ":", "-np", "1", exe, "--config", b, "--out", out)
+    expect(p.returncode == 2, f"mismatched configs exited {p.returncode}, expected 2\n{p.stderr[-2000:]}")
+    expect("rank 1 loaded another config than rank 0" in p.stderr, f"message:\n{p.stderr[-2000:]}")
+    expect(p.stderr.count("dmabench: error:") == 1, "rank 0 alone says it")
+    expect(not os.path.exists(out), "no results file for a mismatched config")
+    p = mpirun(1, exe, "--config", a, "--out", out, ":", "-np", "1", exe, "--config", a, "--out", out, "--case-timeout", "30")
+    expect(p.returncode == 2 and "rank 1 was given other flags than rank 0" in p.stderr, f"flags:\n{p.stderr[-2000:]}")
+    for flags, words in ((["--devices", "0,1"], "--devices: on the host backend"),
+                         (["--benchmark_min_time=0.1"], "--benchmark_min_time: not supported in a multi-process run")):
+        p = mpirun(2, exe, "--config", a, "--out", out, *flags)
+        expect(p.returncode == 2 and words in p.stderr, f"{flags}: exit {p.returncode}\n{p.stderr[-2000:]}")
+    print("  bad input: mismatched config, other flags, --devices, --benchmark_min_time: exit 2 on every process")
+
+
+def other_engines(exe, configs, tmp):
+    out = os.path.join(tmp, "sdma.json")
+    p = mpirun(2, exe, "--config", os.path.join(configs, "sdma-host.json"), "--out", out,
+               "--benchmark_filter=allgather/sdma/", timeout=300, cwd=os.path.dirname(configs))
+    expect(p.returncode == 0, f"sdma under mpirun exited {p.returncode}\n{p.stderr[-2000:]}")
+    res = load(out)["results"]
+    expect(res and all(r["status"] == "skipped" and r["reason"].startswith("multi-process run: ") for r in res),
+           f"sdma cases: {[(r['status'], r['reason']) for r in res][:3]}")
+    print(f"  sdma: {len(res)} cases skipped: {res[0]['reason']}")
+
+
+def killed_rank(exe, tmp):
+    """kill -9 of rank 1 mid-run: rank 0 notices, fails the case in flight with the reason, writes its file
+    whole with every finished case, and stops."""
+    path = write(os.path.join(tmp, "long.json"),
+                 {"patterns": ["allgather", "alltoall"], "engines": ["host"], "sizes": ["1MiB", "2MiB", "4MiB", "8MiB"],
+                  "timing": ["oneshot", "pipelined"], "warmup": 2, "iterations": 300})
+    out = os.path.join(tmp, "killed.json")
+    proc = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "2", exe, "--config", path, "--out", out],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            with open(out + ".journal") as f:
+                if sum(1 for _ in f) >= 3:  # a header and two cases
+                    break
+        except FileNotFoundError:
+            pass
+        time.sleep(0.05)
+    rank1 = None
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if b"OMPI_COMM_WORLD_RANK=1" in env and exe.encode() in cmd and out.encode() in cmd:
+            rank1 = int(pid)
+    expect(rank1 is not None, "rank 1's process not found")
+    os.kill(rank1, signal.SIGKILL)
+    stdout, stderr = proc.communicate(timeout=120)
+    expect(proc.returncode != 0, "mpirun reports the killed rank")
+    doc = load(out)
+    res = doc["results"]
+    done = [r for r in res if r["status"] == "ok"]
+    failed = [r for r in res if r["status"] == "failed"]
+    expect(len(done) >= 2, f"{len(done)} finished cases in the file")
+    expect(len(failed) == 1 and "ended while rank 0 waited for it" in failed[0]["reason"],
+           f"the case in flight: {[(r['name'], r['reason']) for r in failed]}")
+    expect(not os.path.exists(out + ".journal") and not os.path.exists(out + ".lock"),
+           "rank 0 finished its file (no journal, no lock left)")
+    expect("dmabench: the run stopped after" in stderr, f"rank 0's message:\n{stderr[-2000:]}")
+    print(f"  killed rank 1: {len(done)} finished cases kept, in flight: {failed[0]['reason']}")
+
+
+def interrupted(exe, tmp):
+    """Ctrl-C to mpirun: it signals every process; they stop together after the case in flight and rank 0
+    writes its file whole."""
+    path = write(os.path.join(tmp, "int.json"),
+                 {"patterns": ["allgather", "alltoall"], "engines": ["host"], "sizes": ["1MiB", "2MiB", "4MiB", "8MiB"],
+                  "timing": ["oneshot", "pipelined"], "warmup": 2, "iterations": 300})
+    out = os.path.join(tmp, "int-out.json")
+    proc = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "2", exe, "--config", path, "--out", out],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    deadline = time.time() + 120
+    while time.time() < deadline and not os.path.exists(out + ".journal"):
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    res = load(out)["results"]
+    expect("dmabench: interrupted after" in stdout, f"rank 0's summary:\n{stdout[-1500:]}\n{stderr[-1500:]}")
+    expect(0 < len(res) < 16 and all(r["status"] == "ok" for r in res), f"{len(res)} cases: {[r['status'] for r in res]}")
+    expect(not os.path.exists(out + ".journal") and not os.path.exists(out + ".lock"), "journal or lock left")
+    print(f"  Ctrl-C to mpirun: {len(res)} of 16 cases, all ok, file whole")
+
+
+def main():
+    exe = os.path.abspath(sys.argv[1])
+    configs = os.path.abspath(sys.argv[2])
+    required = os.environ.get("DMABENCH_REQUIRE_MPI") == "1"
+    features = subprocess.run([exe, "--features"], capture_output=True, text=True).stdout
+    why = None
+    if not shutil.which("mpirun"):
+        why = "no mpirun"
+    elif "multi-process runs (mpirun, srun: one process per rank): yes" not in features:
+        why = "this build has no MPI"
+    if why:
+        print(f"skipped: {why}")
+        sys.exit(1 if required else SKIP)
+    with tempfile.TemporaryDirectory() as tmp:
+        for test in (sweeps, slowest_rank, corrupt, bad_input, killed_rank, interrupted):
+            test(exe, tmp)
+        other_engines(exe, configs, tmp)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
