@@ -1,5 +1,7 @@
 #include "bench/cli.hpp"
 
+#include "dist/team.hpp"
+
 #include <cctype>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "dist/team.hpp"
 
 namespace dmabench {
 
@@ -20,7 +23,8 @@ validates every case's data, times it, and writes one JSON record per case.
   --out FILE           results JSON (default: dmabench-results.json); every finished case goes at once
                        into FILE.journal, FILE is rewritten at most every 2 s and whole at the end
   --backend NAME       auto (default: the build's GPU backend when a GPU is visible, else host), host, cuda, hip
-  --devices LIST       devices to use, e.g. 0,1 or all (overrides the config's "devices")
+  --devices LIST       devices to use, e.g. 0,1 or all (overrides the config's "devices"); under mpirun /
+                       srun: the GPU of each local rank of a node (0,0 puts two processes on GPU 0)
   --power[=SOURCE]     measure power and energy per case (auto, nvml, rocm-smi, rapl, none)
   --power-window S     seconds of each power window (default 2)
   --power-trace FILE   also write the power readings of every window, with case boundaries
@@ -93,7 +97,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       if (o.backend != "auto" && o.backend != "host" && o.backend != "cuda" && o.backend != "hip")
         throw InputError(fmt::format("--backend: unknown backend '{}'; accepted: auto, host, cuda, hip", o.backend));
     } else if (arg == "--devices") {
-      o.devices = parse_device_list(take("--devices"), "--devices");
+      o.devices = parse_device_list(take("--devices"), "--devices", /*repeats=*/dist::launch_env().size > 1);
     } else if (arg == "--power") {
       o.power = has_value ? value : std::string("auto");
       const std::vector<std::string> names = {"auto", "nvml", "rocm-smi", "rapl", "none"};

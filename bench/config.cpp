@@ -518,7 +518,7 @@ json to_json(const Config& c) {
           {"in_place", c.in_place}};
 }
 
-DeviceSet parse_device_list(const std::string& text, const std::string& field) {
+DeviceSet parse_device_list(const std::string& text, const std::string& field, bool repeats) {
   if (text == "all") return DeviceSet{true, {}};
   const std::string accepted = "accepted: \"all\" or ids such as 0,1,3 (digits and commas only)";
   if (text.empty()) throw InputError(fmt::format("{}: empty; {}", field, accepted));
@@ -533,6 +533,11 @@ DeviceSet parse_device_list(const std::string& text, const std::string& field) {
     list.push_back(std::stoi(item));
     if (comma == std::string::npos) break;
     start = comma + 1;
+  }
+  if (repeats) {
+    DeviceSet set;
+    for (const auto& id : list) set.ids.push_back(id.get<int>());
+    return set;
   }
   try {
     return parse_device_set(list, field);

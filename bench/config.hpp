@@ -78,7 +78,8 @@ Config load_config(const std::string& path);
 // The config in canonical form (sizes as an explicit list, options filled), for the results' context.
 nlohmann::json to_json(const Config& config);
 
-// Parses a device list such as "0,1,3" or "all" (the --devices flag).
-DeviceSet parse_device_list(const std::string& text, const std::string& field);
+// Parses a device list such as "0,1,3" or "all" (the --devices flag). repeats: an id may be listed more
+// than once (a multi-process run, where the list gives each local rank its GPU and two may share one).
+DeviceSet parse_device_list(const std::string& text, const std::string& field, bool repeats = false);
 
 }  // namespace dmabench

@@ -3,9 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "bench/report.hpp"
 
 namespace dmabench {
 namespace {
@@ -25,9 +28,19 @@ std::string digest(const std::string& text) {
   return fmt::format("{:016x}", h);
 }
 
+// Whether the launcher narrowed this process to one GPU (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES or
+// ROCR_VISIBLE_DEVICES naming exactly one).
+bool launcher_gave_one_gpu() {
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
+    const char* v = std::getenv(name);
+    if (v && *v && std::string(v).find(',') == std::string::npos) return true;
+  }
+  return false;
+}
+
 json to_json(const dist::RankInfo& r) {
   return {{"rank", r.rank},     {"host", r.host},     {"pid", r.pid},      {"local_rank", r.local_rank},
-          {"node", r.node},     {"device", r.device}, {"bus_id", r.bus_id}};
+          {"node", r.node},     {"device", r.device}, {"bus_id", r.bus_id}, {"cpu_affinity", r.cpu_affinity}};
 }
 
 }  // namespace
@@ -41,6 +54,7 @@ void setup_ranks(const CliOptions& options, const Backend& backend) {
   me.rank = team.rank();
   me.host = host;
   me.pid = static_cast<long>(::getpid());
+  me.cpu_affinity = cpu_affinity();
   for (int r = 0; r < me.rank; ++r) me.local_rank += hosts[r] == host ? 1 : 0;  // place among its host's processes
   if (env.local_rank >= 0) me.local_rank = env.local_rank;
   agreed_input([&] {
@@ -50,8 +64,8 @@ void setup_ranks(const CliOptions& options, const Backend& backend) {
       me.device = me.rank;
       return 0;
     }
-    const std::string where = fmt::format("rank {} (local rank {} on {}{})", me.rank, me.local_rank, host,
-                                          env.source.empty() ? "" : ", from " + env.source);
+    const std::string where = fmt::format("local rank {} on {}{}", me.local_rank, host,
+                                          env.source.empty() ? "" : " (" + env.source + ")");
     if (options.devices && !options.devices->all) {
       const auto& ids = options.devices->ids;
       if (me.local_rank >= static_cast<int>(ids.size()))
@@ -59,6 +73,8 @@ void setup_ranks(const CliOptions& options, const Backend& backend) {
                                      "per process of a node, by local rank",
                                      fmt::join(ids, ","), where));
       me.device = ids[static_cast<std::size_t>(me.local_rank)];
+    } else if (backend.device_count() == 1 && launcher_gave_one_gpu()) {
+      me.device = 0;  // srun --gpus-per-task=1 and the like: the launcher gave this process its GPU
     } else {
       me.device = me.local_rank;
     }
@@ -81,6 +97,7 @@ void setup_ranks(const CliOptions& options, const Backend& backend) {
     r.local_rank = j["local_rank"];
     r.device = j["device"];
     r.bus_id = j["bus_id"];
+    r.cpu_affinity = j["cpu_affinity"];
     auto it = std::find(distinct.begin(), distinct.end(), r.host);
     r.node = static_cast<int>(it - distinct.begin());
     if (it == distinct.end()) distinct.push_back(r.host);

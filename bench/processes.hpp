@@ -42,8 +42,8 @@ auto agreed_input(F&& f) -> decltype(f()) {
 
 // Every process's rank, host, device and bus id, gathered into dist::world().ranks(): this process
 // drives the GPU of its local rank (OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID, LOCAL_RANK, or its
-// place among the processes of its host), or --devices[local rank]; on the host backend, host rank =
-// world rank. Throws InputError (on every process) for a local rank without a GPU. Collective.
+// place among the processes of its host), or --devices[local rank], or its only GPU when the launcher
+// set CUDA/HIP/ROCR_VISIBLE_DEVICES to one; on the host backend, host rank = world rank. Throws InputError (on every process) for a local rank without a GPU. Collective.
 void setup_ranks(const CliOptions& options, const Backend& backend);
 
 // Throws InputError on every process when any process loaded another config or was given other

@@ -25,6 +25,7 @@ struct RankInfo {
   long pid = 0;
   int device = 0;      // the GPU ordinal (or host rank id) the rank drives, as its process numbers GPUs
   std::string bus_id;  // the GPU's PCI bus id; empty on the host backend
+  std::string cpu_affinity;  // the CPUs the process may run on, e.g. "0-31" (launchers bind processes)
 };
 
 // A collective failed because another process is gone or the run is stopping: the sweep ends.

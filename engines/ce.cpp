@@ -420,6 +420,8 @@ class DmaEngine final : public Engine {
                          o.trigger == Trigger::host_flag ? "host-flag" : "gpu-flag", kMaxPrePostedOps);
     if (batch_)
       if (auto why = gpu::copy_batch_unsupported()) return why;
+    if (o.thread_per_gpu)
+      if (auto why = SpinWorkers::cpus_short(static_cast<int>(dist::local_issuers(plan).size()))) return why;
     if (o.trigger == Trigger::gpu_flag)
       for (int r : dist::local_issuers(plan))
         if (auto why = gpu::gpu_clock_unsupported(plan.devices[r])) return why;

@@ -1,5 +1,7 @@
 #include "engines/spin_workers.hpp"
 
+#include <sched.h>
+
 #include <stdexcept>
 
 namespace dmabench {
@@ -21,6 +23,18 @@ SpinWorkers::SpinWorkers(int n, std::function<void(int)> setup, std::function<vo
 SpinWorkers::~SpinWorkers() {
   stop_.store(true);
   for (auto& w : workers_) w->thread.join();
+}
+
+std::optional<std::string> SpinWorkers::cpus_short(int n) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return std::nullopt;
+  const int cpus = CPU_COUNT(&set);
+  if (cpus >= n + 1) return std::nullopt;
+  return "issue thread-per-gpu spins " + std::to_string(n) + " host thread(s) beside the caller: it needs " +
+         std::to_string(n + 1) + " CPUs but this process may run on " + std::to_string(cpus) +
+         " (mpirun binds each process to one core by default: use --bind-to none, or --map-by slot:PE=" +
+         std::to_string(n + 1) + ")";
 }
 
 void SpinWorkers::release(std::uint32_t g) { released_.store(g, std::memory_order_release); }

@@ -41,6 +41,8 @@ REQS
   local wanted_list='file:/usr/include/rocm_smi/rocm_smi.h                         librocm-smi-dev'
   if [ "${1:-}" = test ]; then
     wanted_list+='
+cmd:mpirun                                                    openmpi-bin
+file:/usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h          libopenmpi-dev
 cmd:hipcc                                                     hipcc
 file:/usr/include/hip/hip_runtime.h                           libamdhip64-dev
 file:/usr/include/hsa/hsa_ext_amd.h                           libhsa-runtime-dev

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Multi-process runs of the dmabench program under mpirun, on the host backend (registered with ctest).
 
-usage: cli_mpi_test.py DMABENCH
+usage: cli_mpi_test.py DMABENCH CONFIG_DIR [gpu]
   Every pattern under `mpirun -np 2` and `-np 4` (oversubscribed: CI has 2 cores) with one results
   file; the sample time is the slowest rank's; a corrupted byte from one process fails the case in
   every process; a mismatched config and bad flags exit 2 in every process; a rank killed with -9
   mid-run leaves rank 0's file whole with every finished case; engines that cannot run across
   processes are skipped with the reason; Ctrl-C to mpirun stops every process after the case in flight.
-Exit 77 (skip) where there is no mpirun or the build has no MPI, unless DMABENCH_REQUIRE_MPI=1 (CI).
+  gpu: `mpirun -np 2` on the build's GPU backend: ce, ce-batch, sm and nccl on copy, allgather and
+  alltoall, validated (two GPUs; with one GPU both processes share it and nccl is skipped with the reason).
+Exit 77 (skip) where there is no mpirun or the build has no MPI, unless DMABENCH_REQUIRE_MPI=1 (CI);
+gpu: also without a GPU.
 """
 import glob
 import json
@@ -71,7 +74,7 @@ def sweeps(exe, tmp):
     path = write(os.path.join(tmp, "sweep.json"), cfg)
     for np in (2, 4):
         out = os.path.join(tmp, f"np{np}.json")
-        p = mpirun(np, exe, "--config", path, "--out", out, "--benchmark_color=false")
+        p = mpirun(np, exe, "--config", path, "--out", out, "--backend", "host", "--benchmark_color=false")
         expect(p.returncode == 0, f"-np {np} exited {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
         expect(p.stdout.count("dmabench: ") >= 1 and p.stdout.count(" ok, ") == 1,
                f"-np {np}: one summary line (rank 0 only) expected:\n{p.stdout[-2000:]}")
@@ -95,7 +98,7 @@ def slowest_rank(exe, tmp):
     path = write(os.path.join(tmp, "slow.json"),
                  {"patterns": ["allgather"], "engines": ["host"], "sizes": ["4KiB"], "warmup": 1, "iterations": 5})
     out = os.path.join(tmp, "slow-out.json")
-    p = mpirun(2, exe, "--config", path, "--out", out, env=dict(ENV, DMABENCH_HOST_FAULT="delay:1:30"))
+    p = mpirun(2, exe, "--config", path, "--out", out, "--backend", "host", env=dict(ENV, DMABENCH_HOST_FAULT="delay:1:30"))
     expect(p.returncode == 0, f"delay run exited {p.returncode}\n{p.stderr[-2000:]}")
     lat = load(out)["results"][0]["latency_us"]
     expect(lat["min"] >= 30000, f"sample min {lat['min']} us: not the slowest rank's (rank 1 takes >= 30 ms)")
@@ -108,7 +111,7 @@ def corrupt(exe, tmp):
     path = write(os.path.join(tmp, "corrupt.json"),
                  {"patterns": ["allgather", "copy"], "engines": ["host"], "sizes": ["4KiB"], "iterations": 3})
     out = os.path.join(tmp, "corrupt-out.json")
-    p = mpirun(2, exe, "--config", path, "--out", out, env=dict(ENV, DMABENCH_HOST_FAULT="corrupt:1"))
+    p = mpirun(2, exe, "--config", path, "--out", out, "--backend", "host", env=dict(ENV, DMABENCH_HOST_FAULT="corrupt:1"))
     expect(p.returncode == 1, f"corrupted run exited {p.returncode}, expected 1\n{p.stderr[-2000:]}")
     res = {r["pattern"]: r for r in load(out)["results"]}
     ag = res["allgather"]
@@ -122,23 +125,23 @@ def bad_input(exe, tmp):
     a = write(os.path.join(tmp, "a.json"), {"patterns": ["copy"], "engines": ["host"], "sizes": [64]})
     b = write(os.path.join(tmp, "b.json"), {"patterns": ["copy"], "engines": ["host"], "sizes": [128]})
     out = os.path.join(tmp, "mismatch.json")
-    p = mpirun(1, exe, "--config", a, "--out", out, ":", "-np", "1", exe, "--config", b, "--out", out)
+    p = mpirun(1, exe, "--config", a, "--out", out, "--backend", "host", ":", "-np", "1", exe, "--config", b, "--out", out, "--backend", "host")
     expect(p.returncode == 2, f"mismatched configs exited {p.returncode}, expected 2\n{p.stderr[-2000:]}")
     expect("rank 1 loaded another config than rank 0" in p.stderr, f"message:\n{p.stderr[-2000:]}")
     expect(p.stderr.count("dmabench: error:") == 1, "rank 0 alone says it")
     expect(not os.path.exists(out), "no results file for a mismatched config")
-    p = mpirun(1, exe, "--config", a, "--out", out, ":", "-np", "1", exe, "--config", a, "--out", out, "--case-timeout", "30")
+    p = mpirun(1, exe, "--config", a, "--out", out, "--backend", "host", ":", "-np", "1", exe, "--config", a, "--out", out, "--backend", "host", "--case-timeout", "30")
     expect(p.returncode == 2 and "rank 1 was given other flags than rank 0" in p.stderr, f"flags:\n{p.stderr[-2000:]}")
     for flags, words in ((["--devices", "0,1"], "--devices: on the host backend"),
                          (["--benchmark_min_time=0.1"], "--benchmark_min_time: not supported in a multi-process run")):
-        p = mpirun(2, exe, "--config", a, "--out", out, *flags)
+        p = mpirun(2, exe, "--config", a, "--out", out, "--backend", "host", *flags)
         expect(p.returncode == 2 and words in p.stderr, f"{flags}: exit {p.returncode}\n{p.stderr[-2000:]}")
     print("  bad input: mismatched config, other flags, --devices, --benchmark_min_time: exit 2 on every process")
 
 
 def other_engines(exe, configs, tmp):
     out = os.path.join(tmp, "sdma.json")
-    p = mpirun(2, exe, "--config", os.path.join(configs, "sdma-host.json"), "--out", out,
+    p = mpirun(2, exe, "--config", os.path.join(configs, "sdma-host.json"), "--out", out, "--backend", "host",
                "--benchmark_filter=allgather/sdma/", timeout=300, cwd=os.path.dirname(configs))
     expect(p.returncode == 0, f"sdma under mpirun exited {p.returncode}\n{p.stderr[-2000:]}")
     res = load(out)["results"]
@@ -154,7 +157,7 @@ def killed_rank(exe, tmp):
                  {"patterns": ["allgather", "alltoall"], "engines": ["host"], "sizes": ["1MiB", "2MiB", "4MiB", "8MiB"],
                   "timing": ["oneshot", "pipelined"], "warmup": 2, "iterations": 300})
     out = os.path.join(tmp, "killed.json")
-    proc = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "2", exe, "--config", path, "--out", out],
+    proc = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "2", exe, "--config", path, "--out", out, "--backend", "host"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -202,7 +205,7 @@ def interrupted(exe, tmp):
                  {"patterns": ["allgather", "alltoall"], "engines": ["host"], "sizes": ["1MiB", "2MiB", "4MiB", "8MiB"],
                   "timing": ["oneshot", "pipelined"], "warmup": 2, "iterations": 300})
     out = os.path.join(tmp, "int-out.json")
-    proc = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "2", exe, "--config", path, "--out", out],
+    proc = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "2", exe, "--config", path, "--out", out, "--backend", "host"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     deadline = time.time() + 120
     while time.time() < deadline and not os.path.exists(out + ".journal"):
@@ -217,9 +220,49 @@ def interrupted(exe, tmp):
     print(f"  Ctrl-C to mpirun: {len(res)} of 16 cases, all ok, file whole")
 
 
+def gpu(exe, tmp):
+    feats = subprocess.run([exe, "--features"], capture_output=True, text=True).stdout
+    backend = next((b for b in ("cuda", "hip") if f"backend {b}: available" in feats), None)
+    if backend is None:
+        print("no GPU: skipped")
+        sys.exit(SKIP)
+    ngpu = feats.count("  GPU ")
+    path = write(os.path.join(tmp, "gpu.json"),
+                 {"patterns": ["copy", "allgather", "alltoall"], "sizes": ["1KiB", "1001", "1MiB", "64MiB"],
+                  "engines": ["ce", "ce-batch", "sm", "nccl",
+                              {"name": "ce", "options": {"trigger": "host-flag", "completion": "flag-spin"}},
+                              {"name": "nccl", "options": {"graph": True}}],
+                  "timing": ["oneshot", "pipelined"], "iterations": 10, "warmup": 2, "pipeline_depth": 5})
+    out = os.path.join(tmp, "gpu-out.json")
+    devices = [] if ngpu >= 2 else ["--devices", "0,0"]
+    p = mpirun(2, exe, "--config", path, "--out", out, "--backend", backend, *devices)
+    expect(p.returncode == 0, f"exit {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    doc = load(out)
+    expect(doc["context"]["processes"]["count"] == 2, "two processes")
+    built = {e for e in ("ce", "ce-batch", "sm", "nccl") if f"  {e:<5} [{backend}] {backend}: not built" not in feats}
+    for r in doc["results"]:
+        shared = ngpu < 2 and r["engine"] == "nccl"
+        if r["engine"] not in built or shared:
+            expect(r["status"] == "skipped", f"{r['name']}: {r['status']}")
+        elif r["status"] != "ok":
+            expect(r["status"] == "skipped" and r["engine"] == "ce-batch", f"{r['name']}: {r['status']} {r['reason']}")
+        else:
+            expect(r["validated"], r["name"])
+    ok = [r for r in doc["results"] if r["status"] == "ok"]
+    print(f"  {backend}, {ngpu} GPU(s): {len(ok)} of {len(doc['results'])} cases ok and validated across 2 processes")
+
+
 def main():
     exe = os.path.abspath(sys.argv[1])
     configs = os.path.abspath(sys.argv[2])
+    if len(sys.argv) > 3 and sys.argv[3] == "gpu":
+        if not shutil.which("mpirun"):
+            print("skipped: no mpirun")
+            sys.exit(SKIP)
+        with tempfile.TemporaryDirectory() as tmp:
+            gpu(exe, tmp)
+        print("ok")
+        return
     required = os.environ.get("DMABENCH_REQUIRE_MPI") == "1"
     features = subprocess.run([exe, "--features"], capture_output=True, text=True).stdout
     why = None
