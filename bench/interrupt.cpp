@@ -36,7 +36,11 @@ bool stop_agreed() {
   const bool mine = g_signal.load() != 0;
   if (!dist::world().multi()) return mine;
   if (!dist::world().stopped().empty()) return true;  // a process is gone: no more collectives
-  return dist::first_error(mine ? "stop" : "").has_value();
+  try {
+    return dist::first_error(mine ? "stop" : "").has_value();
+  } catch (const dist::TeamStopped&) {
+    return true;  // a process is gone
+  }
 }
 int exit_code() { return 128 + g_signal.load(); }
 

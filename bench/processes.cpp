@@ -15,7 +15,9 @@ namespace {
 
 using json = nlohmann::json;
 
+// The host name; DMABENCH_FAKE_HOST overrides it (tests only: ranks on "different hosts" of one machine).
 std::string host_name() {
+  if (const char* fake = std::getenv("DMABENCH_FAKE_HOST"); fake && *fake) return fake;
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
   return host;

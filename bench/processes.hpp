@@ -3,6 +3,7 @@
 // (from its launcher's local rank, or --devices), the check that every process loaded the same
 // config with the same flags, and the results' `context.processes` (results/SCHEMA.md).
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,17 +17,21 @@
 
 namespace dmabench {
 
-// Runs `f`; an InputError in any process of a multi-process run becomes the same InputError in every
-// process (the first by rank, naming it unless every process had the same one). Collective.
+// Runs `f`; an InputError (or another error) in any process of a multi-process run becomes the same
+// InputError (std::runtime_error) in every process: the first by rank, naming it unless every process
+// had the same one. Collective.
 template <class F>
 auto agreed_input(F&& f) -> decltype(f()) {
   std::optional<decltype(f())> value;
-  std::string mine;
+  std::string mine;  // 'i' + an InputError, 'x' + any other error
   try {
     value.emplace(f());
   } catch (const InputError& e) {
     if (!dist::world().multi()) throw;
-    mine = e.what();
+    mine = std::string("i") + e.what();
+  } catch (const std::exception& e) {
+    if (!dist::world().multi()) throw;
+    mine = std::string("x") + e.what();
   }
   if (dist::world().multi()) {
     const auto all = dist::world().allgather(mine);
@@ -34,7 +39,9 @@ auto agreed_input(F&& f) -> decltype(f()) {
       if (!all[r].empty()) {
         bool same = true;
         for (const auto& o : all) same = same && o == all[r];
-        throw InputError(same ? all[r] : "rank " + std::to_string(r) + ": " + all[r]);
+        const std::string what = same ? all[r].substr(1) : "rank " + std::to_string(r) + ": " + all[r].substr(1);
+        if (all[r][0] == 'i') throw InputError(what);
+        throw std::runtime_error(what);
       }
   }
   return std::move(*value);

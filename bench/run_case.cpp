@@ -52,7 +52,12 @@ std::optional<std::string> agreed(const std::function<WhyNot()>& step) {
     mine = std::string("f") + e.what();
   }
   if (!dist::world().multi()) return mine.empty() ? std::nullopt : std::optional<std::string>(mine);
-  const auto all = dist::world().allgather(mine);
+  std::vector<std::string> all;
+  try {
+    all = dist::world().allgather(mine);
+  } catch (const dist::TeamStopped& e) {  // a process is gone: this case fails here and the sweep ends
+    return std::string("f") + e.what();
+  }
   for (char kind : {'f', 's'})
     for (std::size_t r = 0; r < all.size(); ++r)
       if (!all[r].empty() && all[r][0] == kind) {

@@ -338,6 +338,14 @@ Start start_sweep(const CliOptions& options, const std::vector<std::string>& com
   });
   check_same_run(command_line, options.config, s.config);
   s.backend = agreed_input([&] { return choose_backend(options.backend); });
+  if (dist::world().multi()) {  // --backend auto may pick differently where a process sees no GPU
+    const auto names = dist::world().allgather(std::string(s.backend->name()));
+    for (std::size_t r = 1; r < names.size(); ++r)
+      if (names[r] != names[0])
+        throw InputError(fmt::format("rank {} runs the {} backend and rank 0 the {} backend: every process of a run "
+                                     "must run one backend (--backend)",
+                                     r, names[r], names[0]));
+  }
   if (dist::world().multi()) setup_ranks(options, *s.backend);
   s.cases = agreed_input([&] { return sweep_cases(options, s.config, *s.backend); });
   return s;

@@ -31,9 +31,10 @@ void check(int rc, const char* call) {
 }
 
 // How long a collective may stay unanswered after this process was asked to stop (a signal) before
-// it gives up: the launcher signals every process of a job whose rank died, and the survivors' next
-// collective would never complete.
-constexpr auto kStopGrace = std::chrono::seconds(1);
+// it gives up: a launcher may signal the survivors of a job whose process on another node died, and
+// their next collective would never complete. Long enough for a slow but live process to finish its
+// step (NCCL set-up, a large validation); a dead process of this node is noticed at once instead.
+constexpr auto kStopGrace = std::chrono::seconds(10);
 
 class MpiTeam final : public Team {
  public:
@@ -100,7 +101,7 @@ class MpiTeam final : public Team {
     using clock = std::chrono::steady_clock;
     std::optional<clock::time_point> stop_seen;
     const auto since = clock::now();
-    auto next_look = since + std::chrono::milliseconds(50);
+    auto next_look = since + std::chrono::milliseconds(10);
     for (unsigned spin = 0;; ++spin) {
       int done = 0;
       check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), what);
@@ -109,7 +110,7 @@ class MpiTeam final : public Team {
       if ((spin & 0x3ff) != 0) continue;
       const auto now = clock::now();
       if (now >= next_look && !ranks().empty()) {
-        next_look = now + std::chrono::milliseconds(20);
+        next_look = now + std::chrono::milliseconds(10);
         if (const int gone = gone_neighbour(); gone >= 0) {
           const auto& r = ranks()[static_cast<std::size_t>(gone)];
           set_stopped(fmt::format("rank {} (pid {} on {}) ended while rank {} waited for it in {}", gone, r.pid, r.host,

@@ -102,11 +102,15 @@ bool different_nodes(int a, int b) {
 LaunchEnv launch_env() {
   LaunchEnv e;
   std::vector<std::string> read;
-  // Open MPI, PMIx (Open MPI 5, srun --mpi=pmix), Slurm, MPICH / Intel MPI (PMI), MVAPICH, torchrun
-  if (auto s = env_int({"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "SLURM_NTASKS", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "WORLD_SIZE"})) {
+  // Open MPI, PMIx (Open MPI 5, srun --mpi=pmix), a task of srun (SLURM_STEP_NUM_TASKS; an sbatch or
+  // salloc shell has SLURM_NTASKS but is no task), MPICH / Intel MPI (PMI), MVAPICH; torchrun's
+  // WORLD_SIZE only with its RANK and LOCAL_RANK (a bare WORLD_SIZE is often inherited)
+  auto size = env_int({"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"});
+  if (!size && std::getenv("RANK") && std::getenv("LOCAL_RANK")) size = env_int({"WORLD_SIZE"});
+  if (size) {
     e.launched = true;
-    e.size = std::max(1, s->second);
-    read.push_back(fmt::format("{}={}", s->first, s->second));
+    e.size = std::max(1, size->second);
+    read.push_back(fmt::format("{}={}", size->first, size->second));
   }
   if (std::getenv("PMIX_RANK") || std::getenv("PMI_RANK")) e.launched = true;
   if (auto l = env_int({"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",

@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -63,11 +62,15 @@ struct HostBytes {
     if (!n) return b;
     const int fd = shm_open(name.c_str(), create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
     if (fd < 0) throw std::runtime_error(fmt::format("shm_open {}: {}", name, std::strerror(errno)));
-    if (create && ftruncate(fd, static_cast<off_t>(n)) != 0) {
-      const int err = errno;
-      close(fd);
-      shm_unlink(name.c_str());
-      throw std::runtime_error(fmt::format("ftruncate {} to {} bytes: {} (is /dev/shm large enough?)", name, n, std::strerror(err)));
+    // posix_fallocate, not ftruncate: tmpfs grants any size to ftruncate and a full /dev/shm would
+    // then kill the process with SIGBUS at the first write
+    if (create) {
+      if (const int err = posix_fallocate(fd, 0, static_cast<off_t>(n)); err != 0) {
+        close(fd);
+        shm_unlink(name.c_str());
+        throw std::runtime_error(fmt::format("posix_fallocate {} of {} bytes: {} (is /dev/shm large enough?)", name, n,
+                                             std::strerror(err)));
+      }
     }
     void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     const int err = errno;
@@ -188,10 +191,19 @@ class HostOperation final : public Operation {
     static std::atomic<unsigned> serial{0};
     const int me = dist::world().rank();
     const std::string base = fmt::format("/dmabench-{}-{}", ::getpid(), serial++);
+    // this process's objects are unlinked however this ends: once every process mapped them, or on error
+    struct Unlink {
+      std::vector<std::string> names;
+      ~Unlink() {
+        for (const auto& n : names) shm_unlink(n.c_str());
+      }
+    } unlink;
     std::string error;
     try {
       if (me < plan_.ranks()) {
+        unlink.names.push_back(base + "-src");
         src_[me] = HostBytes::shared(base + "-src", plan_.src_allocation(me), true);
+        unlink.names.push_back(base + "-dst");
         dst_[me] = HostBytes::shared(base + "-dst", plan_.dst_allocation(me), true);
       }
     } catch (const std::exception& e) {
@@ -209,17 +221,7 @@ class HostOperation final : public Operation {
     } catch (const std::exception& e) {
       error = e.what();
     }
-    std::exception_ptr failed;
-    try {
-      dist::share("", error);  // every process mapped what it needs (or says why not)
-    } catch (...) {
-      failed = std::current_exception();
-    }
-    if (me < plan_.ranks()) {
-      if (plan_.src_allocation(me)) shm_unlink((base + "-src").c_str());
-      if (plan_.dst_allocation(me)) shm_unlink((base + "-dst").c_str());
-    }
-    if (failed) std::rethrow_exception(failed);
+    dist::share("", error);  // every process mapped what it needs (or says why not)
   }
 
   char* src(int rank, int set) const { return src_[rank]->data + set * plan_.src_stride(rank); }

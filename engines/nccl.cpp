@@ -32,8 +32,15 @@ std::vector<int> all_ranks(const Plan& plan) {
 // A communicator over the plan's ranks: in a multi-process run every process takes part in sharing
 // world rank 0's unique id (collective), and holds its own rank, if the plan has it.
 std::unique_ptr<gpu::NcclComms> make_comms(const Plan& plan, bool cta_zero) {
-  std::string id;
-  if (dist::world().multi()) id = dist::world().allgather(dist::world().rank() == 0 ? gpu::nccl_unique_id() : "").at(0);
+  std::string id, error;
+  if (dist::world().multi()) {
+    try {
+      if (dist::world().rank() == 0) id = gpu::nccl_unique_id();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    id = dist::share(id, error).at(0);  // every process takes part, rank 0's error or not
+  }
   return std::make_unique<gpu::NcclComms>(plan.devices, dist::local_ranks(plan), cta_zero, id);
 }
 
@@ -178,6 +185,13 @@ class NcclEngine final : public Engine {
     const gpu::NcclComms* shared = nullptr;
     if (!o.cta_zero) {
       auto it = comms_.find(plan.devices);
+      // every process must agree whether the communicator exists (one whose set-up failed in some
+      // process is made again by all of them)
+      const bool everywhere = dist::first_error(it == comms_.end() ? "missing" : "").has_value() == false;
+      if (!everywhere && it != comms_.end()) {
+        comms_.erase(it);
+        it = comms_.end();
+      }
       if (it == comms_.end()) it = comms_.emplace(plan.devices, make_comms(plan, false)).first;
       shared = it->second.get();
     }

@@ -41,12 +41,14 @@ class SmEngine final : public Engine {
  public:
   WhyNot unsupported(const Plan& plan, const Options&, int) const override {
     for (const Transfer& t : plan.transfers) {
-      // a multi-process run: the other ranks' buffers are opened with peer access enabled, or not at all
-      if (!dist::local(t.issuer) || !dist::local(t.src_rank) || !dist::local(t.dst_rank)) continue;
+      if (!dist::local(t.issuer)) continue;
       const int from = plan.devices[t.issuer];
-      for (int to : {plan.devices[t.src_rank], plan.devices[t.dst_rank]})
-        if (!gpu::peer_link(from, to).access)
+      for (int rank : {t.src_rank, t.dst_rank}) {
+        // another process's rank: its GPU as this process numbers it (by bus id), when visible here
+        const int to = dist::local(rank) ? plan.devices[rank] : gpu::device_by_bus_id(dist::world().ranks()[rank].bus_id);
+        if (to >= 0 && to != from && !gpu::peer_link(from, to).access)
           return fmt::format("sm needs peer access from GPU {} to GPU {}, which the runtime does not offer", from, to);
+      }
     }
     return gpu_memory_shortfall(plan);
   }

@@ -44,6 +44,9 @@ struct PeerLink {
 };
 PeerLink peer_link(int from, int to);
 
+// The ordinal of the visible GPU with this PCI bus id ("0000:06:00.0"), or -1 when it is not visible.
+int device_by_bus_id(const std::string& bus_id);
+
 // Enables peer access between every ordered pair that supports it (idempotent).
 void enable_peer_access(const std::vector<int>& devices);
 std::size_t free_memory(int device);

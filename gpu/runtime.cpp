@@ -183,6 +183,15 @@ Memory allocate(int device, std::size_t bytes) {
   });
 }
 
+int device_by_bus_id(const std::string& bus_id) {
+  int device = -1;
+  if (bus_id.empty() || GPU(DeviceGetByPCIBusId)(&device, bus_id.c_str()) != GPU(Success)) {
+    (void)GPU(GetLastError)();  // not visible here: not an error of the next call
+    return -1;
+  }
+  return device;
+}
+
 // ---- interprocess memory ----------------------------------------------------------------------
 std::string ipc_handle(const void* base) {
   if (!base) return {};

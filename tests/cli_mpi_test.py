@@ -6,7 +6,8 @@ usage: cli_mpi_test.py DMABENCH CONFIG_DIR [gpu]
   file; the sample time is the slowest rank's; a corrupted byte from one process fails the case in
   every process; a mismatched config and bad flags exit 2 in every process; a rank killed with -9
   mid-run leaves rank 0's file whole with every finished case; engines that cannot run across
-  processes are skipped with the reason; Ctrl-C to mpirun stops every process after the case in flight.
+  processes are skipped with the reason, and so are rank pairs on different hosts for engines that
+  stay within a node; Ctrl-C to mpirun stops every process after the case in flight.
   gpu: `mpirun -np 2` on the build's GPU backend: ce, ce-batch, sm and nccl on copy, allgather and
   alltoall, validated (two GPUs; with one GPU both processes share it and nccl is skipped with the reason).
 Exit 77 (skip) where there is no mpirun or the build has no MPI, unless DMABENCH_REQUIRE_MPI=1 (CI);
@@ -150,15 +151,40 @@ def other_engines(exe, configs, tmp):
     print(f"  sdma: {len(res)} cases skipped: {res[0]['reason']}")
 
 
+def long_run(exe, tmp, name):
+    """Starts a sweep of 64 short cases (~0.1 s each) under mpirun -np 2; returns the process and its
+    results path. Short cases: the launcher kills what is still running a moment after a signal."""
+    path = write(os.path.join(tmp, f"{name}.json"),
+                 {"patterns": ["allgather", "alltoall"], "engines": ["host"],
+                  "sizes": ["1MiB", "2MiB", "3MiB", "4MiB", "5MiB", "6MiB", "7MiB", "8MiB"],
+                  "timing": ["oneshot", "pipelined"], "rotate": [1, 2], "warmup": 2, "iterations": 30})
+    out = os.path.join(tmp, f"{name}-out.json")
+    proc = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "2", exe, "--config", path, "--out", out, "--backend", "host"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    return proc, out
+
+
+def two_hosts(exe, tmp):
+    """Ranks on different hosts (DMABENCH_FAKE_HOST; tests only): the host engine, which shares memory within
+    a node, skips every pair across hosts with the reason; the context has two nodes."""
+    path = write(os.path.join(tmp, "hosts.json"), {"patterns": ["copy", "allgather"], "engines": ["host"], "sizes": [64]})
+    out = os.path.join(tmp, "hosts-out.json")
+    p = mpirun(1, "-x", "DMABENCH_FAKE_HOST=node-a", exe, "--config", path, "--out", out, "--backend", "host", ":",
+               "-np", "1", "-x", "DMABENCH_FAKE_HOST=node-b", exe, "--config", path, "--out", out, "--backend", "host")
+    expect(p.returncode == 0, f"two hosts: exit {p.returncode}\n{p.stderr[-2000:]}")
+    doc = load(out)
+    nodes = doc["context"]["processes"]["nodes"]
+    expect([n["host"] for n in nodes] == ["node-a", "node-b"], f"nodes {nodes}")
+    for r in doc["results"]:
+        expect(r["status"] == "skipped" and "run on different hosts (node-a, node-b)" in r["reason"],
+               f"{r['name']}: {r['status']} {r['reason']}")
+    print(f"  two hosts: {doc['results'][0]['reason']}")
+
+
 def killed_rank(exe, tmp):
     """kill -9 of rank 1 mid-run: rank 0 notices, fails the case in flight with the reason, writes its file
     whole with every finished case, and stops."""
-    path = write(os.path.join(tmp, "long.json"),
-                 {"patterns": ["allgather", "alltoall"], "engines": ["host"], "sizes": ["1MiB", "2MiB", "4MiB", "8MiB"],
-                  "timing": ["oneshot", "pipelined"], "warmup": 2, "iterations": 300})
-    out = os.path.join(tmp, "killed.json")
-    proc = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "2", exe, "--config", path, "--out", out, "--backend", "host"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    proc, out = long_run(exe, tmp, "killed")
     deadline = time.time() + 120
     while time.time() < deadline:
         try:
@@ -191,7 +217,8 @@ def killed_rank(exe, tmp):
     failed = [r for r in res if r["status"] == "failed"]
     expect(len(done) >= 2, f"{len(done)} finished cases in the file")
     expect(len(failed) == 1 and "ended while rank 0 waited for it" in failed[0]["reason"],
-           f"the case in flight: {[(r['name'], r['reason']) for r in failed]}")
+           f"the case in flight: {[(r['name'], r['reason']) for r in failed]}; {len(done)} ok; "
+           f"stderr:\n{stderr[-3000:]}")
     expect(not os.path.exists(out + ".journal") and not os.path.exists(out + ".lock"),
            "rank 0 finished its file (no journal, no lock left)")
     expect("dmabench: the run stopped after" in stderr, f"rank 0's message:\n{stderr[-2000:]}")
@@ -201,12 +228,7 @@ def killed_rank(exe, tmp):
 def interrupted(exe, tmp):
     """Ctrl-C to mpirun: it signals every process; they stop together after the case in flight and rank 0
     writes its file whole."""
-    path = write(os.path.join(tmp, "int.json"),
-                 {"patterns": ["allgather", "alltoall"], "engines": ["host"], "sizes": ["1MiB", "2MiB", "4MiB", "8MiB"],
-                  "timing": ["oneshot", "pipelined"], "warmup": 2, "iterations": 300})
-    out = os.path.join(tmp, "int-out.json")
-    proc = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "2", exe, "--config", path, "--out", out, "--backend", "host"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    proc, out = long_run(exe, tmp, "interrupted")
     deadline = time.time() + 120
     while time.time() < deadline and not os.path.exists(out + ".journal"):
         time.sleep(0.05)
@@ -215,9 +237,9 @@ def interrupted(exe, tmp):
     stdout, stderr = proc.communicate(timeout=120)
     res = load(out)["results"]
     expect("dmabench: interrupted after" in stdout, f"rank 0's summary:\n{stdout[-1500:]}\n{stderr[-1500:]}")
-    expect(0 < len(res) < 16 and all(r["status"] == "ok" for r in res), f"{len(res)} cases: {[r['status'] for r in res]}")
+    expect(0 < len(res) < 64 and all(r["status"] == "ok" for r in res), f"{len(res)} cases: {[r['status'] for r in res]}")
     expect(not os.path.exists(out + ".journal") and not os.path.exists(out + ".lock"), "journal or lock left")
-    print(f"  Ctrl-C to mpirun: {len(res)} of 16 cases, all ok, file whole")
+    print(f"  Ctrl-C to mpirun: {len(res)} of 64 cases, all ok, file whole")
 
 
 def gpu(exe, tmp):
@@ -274,7 +296,7 @@ def main():
         print(f"skipped: {why}")
         sys.exit(1 if required else SKIP)
     with tempfile.TemporaryDirectory() as tmp:
-        for test in (sweeps, slowest_rank, corrupt, bad_input, killed_rank, interrupted):
+        for test in (sweeps, slowest_rank, corrupt, bad_input, two_hosts, killed_rank, interrupted):
             test(exe, tmp)
         other_engines(exe, configs, tmp)
     print("ok")

@@ -49,13 +49,16 @@ Sample take_sample(const Subject& s) {
   } catch (const std::exception& e) {
     error = e.what();
   }
-  std::string bytes(sizeof mine.seconds_per_op, '\0');
+  std::string bytes(sizeof mine.seconds_per_op + 1, '\0');
   std::memcpy(bytes.data(), &mine.seconds_per_op, sizeof mine.seconds_per_op);
-  Sample slowest{0, mine.gpu_clock};
+  bytes.back() = mine.gpu_clock ? 'g' : 'h';
+  Sample slowest{0, false};
   for (const auto& v : dist::share(bytes, error)) {
     double x = 0;
-    std::memcpy(&x, v.data(), std::min(v.size(), sizeof x));
+    if (v.size() != sizeof x + 1) throw std::runtime_error("a process sent a malformed sample");
+    std::memcpy(&x, v.data(), sizeof x);
     slowest.seconds_per_op = std::max(slowest.seconds_per_op, x);
+    slowest.gpu_clock = slowest.gpu_clock || v.back() == 'g';
   }
   return slowest;
 }
