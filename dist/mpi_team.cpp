@@ -1,11 +1,7 @@
 #include "dist/mpi_team.hpp"
 
-#include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -79,18 +75,11 @@ class MpiTeam final : public Team {
   }
 
  private:
-  // The first process of this host that is gone (its pid no longer runs, or is a zombie), or -1.
+  // The first process of this host that is gone, or -1.
   int gone_neighbour() const {
     const auto& all = ranks();
-    for (const auto& r : all) {
-      if (r.rank == rank_ || r.node != all[static_cast<std::size_t>(rank_)].node) continue;
-      if (::kill(static_cast<pid_t>(r.pid), 0) != 0 && errno == ESRCH) return r.rank;
-      std::ifstream stat(fmt::format("/proc/{}/stat", r.pid));
-      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-      const auto paren = text.rfind(')');
-      if (paren != std::string::npos && paren + 2 < text.size() && (text[paren + 2] == 'Z' || text[paren + 2] == 'X'))
-        return r.rank;
-    }
+    for (const auto& r : all)
+      if (r.rank != rank_ && r.node == all[static_cast<std::size_t>(rank_)].node && process_gone(r.pid)) return r.rank;
     return -1;
   }
 

@@ -1,6 +1,11 @@
 #include "dist/team.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -44,6 +49,9 @@ std::optional<std::pair<std::string, int>> env_int(std::initializer_list<const c
 }  // namespace
 
 Team& world() { return *world_slot(); }
+
+WorldForTest::WorldForTest(std::unique_ptr<Team> team) { world_slot() = std::move(team); }
+WorldForTest::~WorldForTest() { world_slot() = std::make_unique<OneProcess>(); }
 
 bool local(int rank) { return !world().multi() || rank == world().rank(); }
 
@@ -91,6 +99,20 @@ double max_over_ranks(double mine) {
     most = std::max(most, x);
   }
   return most;
+}
+
+bool process_gone(long pid) {
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
+  // plain read(2): a /proc file of a process that just went fails with ESRCH, which iostreams throw
+  char buf[512];
+  const int fd = ::open(fmt::format("/proc/{}/stat", pid).c_str(), O_RDONLY);
+  if (fd < 0) return errno == ENOENT || errno == ESRCH;
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0) return true;
+  const std::string text(buf, static_cast<std::size_t>(n));
+  const auto paren = text.rfind(')');  // "pid (comm) S ...": the state after the command name
+  return paren != std::string::npos && paren + 2 < text.size() && (text[paren + 2] == 'Z' || text[paren + 2] == 'X');
 }
 
 bool different_nodes(int a, int b) {

@@ -67,6 +67,15 @@ class Team {
 // The run's processes: a one-process team unless start() found a launcher.
 Team& world();
 
+// Tests: `team` is the world while the guard lives (then the one-process team again).
+class WorldForTest {
+ public:
+  explicit WorldForTest(std::unique_ptr<Team> team);
+  ~WorldForTest();
+  WorldForTest(const WorldForTest&) = delete;
+  WorldForTest& operator=(const WorldForTest&) = delete;
+};
+
 // ---- helpers over world() ------------------------------------------------------------------------
 // Whether plan rank `r` lives in this process (always, in a one-process run).
 bool local(int rank);
@@ -83,6 +92,8 @@ std::optional<std::string> first_error(const std::string& mine, bool name_rank =
 std::vector<std::string> share(const std::string& mine, const std::string& error);
 // The largest of every process's value. Collective.
 double max_over_ranks(double mine);
+// Whether the process `pid` of this host no longer runs (or is a zombie).
+bool process_gone(long pid);
 // Whether plan ranks a and b run on different hosts.
 bool different_nodes(int a, int b);
 

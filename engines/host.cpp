@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -262,8 +263,29 @@ class HostOperation final : public Operation {
   bool stop_ = false;
 };
 
+// Shared-memory objects of the run's processes on this host that died (kill -9 between creating and
+// unlinking them) are removed: named /dmabench-<pid>-..., they would hold memory until reboot.
+void remove_orphaned_shared_memory() {
+  std::error_code ec;
+  for (const auto& r : dist::world().ranks()) {
+    if (r.pid == static_cast<long>(::getpid()) || !dist::process_gone(r.pid)) continue;
+    if (dist::different_nodes(r.rank, dist::world().rank())) continue;
+    const std::string prefix = fmt::format("dmabench-{}-", r.pid);
+    for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ec)) {
+      const std::string file = entry.path().filename().string();
+      if (file.rfind(prefix, 0) != 0) continue;
+      std::string name(1, '/');
+      name.append(file);
+      shm_unlink(name.c_str());
+    }
+  }
+}
+
 class HostEngine final : public Engine {
  public:
+  ~HostEngine() override {
+    if (dist::world().multi()) remove_orphaned_shared_memory();
+  }
   WhyNot unsupported(const Plan& plan, const Options&, int) const override {
     std::size_t bytes = 0;  // in a multi-process run, this process creates its own rank's buffers and maps the others
     for (int r = 0; r < plan.ranks(); ++r)

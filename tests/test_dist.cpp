@@ -1,0 +1,170 @@
+// The agreement between the processes of a multi-process run (dist/), without MPI: a scripted team
+// plays rank 0 of two and answers each collective with what "rank 1" sends.
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "bench/measure/timing.hpp"
+#include "dist/team.hpp"
+#include "engines/backend.hpp"
+#include "engines/engine.hpp"
+
+namespace dmabench {
+namespace {
+
+class ScriptedTeam final : public dist::Team {
+ public:
+  explicit ScriptedTeam(std::deque<std::string> theirs) : theirs_(std::move(theirs)) {}
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  std::string launcher() const override { return "scripted"; }
+  std::vector<std::string> allgather(const std::string& mine) override {
+    if (theirs_.empty()) throw std::logic_error("an unscripted collective");
+    std::string other = theirs_.front();
+    theirs_.pop_front();
+    ++collectives;
+    return {mine, other};
+  }
+  void barrier() override { ++collectives; }
+  int collectives = 0;
+
+ private:
+  std::deque<std::string> theirs_;
+};
+
+std::string sample_bytes(double seconds, char clock) {
+  std::string b(sizeof seconds + 1, '\0');
+  std::memcpy(b.data(), &seconds, sizeof seconds);
+  b.back() = clock;
+  return "+" + b;
+}
+
+TEST(Dist, FirstErrorNamesTheRankUnlessAsked) {
+  dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"", "boom", "x", "x"}));
+  EXPECT_FALSE(dist::first_error("")) << "nobody has an error";
+  EXPECT_EQ(*dist::first_error(""), "rank 1: boom");
+  // rank 0's own error comes first
+  EXPECT_EQ(*dist::first_error("mine"), "rank 0: mine");
+  EXPECT_EQ(*dist::first_error("", /*name_rank=*/false), "x");
+}
+
+TEST(Dist, ShareThrowsTheOtherRanksErrorEverywhere) {
+  dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"+theirs", "-out of memory"}));
+  EXPECT_EQ(dist::share("mine", ""), (std::vector<std::string>{"mine", "theirs"}));
+  try {
+    dist::share("mine", "");
+    FAIL() << "rank 1's error must stop rank 0 too";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "rank 1: out of memory");
+  }
+}
+
+TEST(Dist, LocalRanksAreThisProcesssOnly) {
+  dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{}));
+  Plan p;
+  p.devices = {0, 1, 2};
+  EXPECT_EQ(dist::local_ranks(p), (std::vector<int>{0}));
+  EXPECT_TRUE(dist::local(0));
+  EXPECT_FALSE(dist::local(1));
+}
+
+// An operation whose launch..wait takes ~`seconds`.
+class SleepyOperation final : public Operation {
+ public:
+  explicit SleepyOperation(double seconds) : seconds_(seconds) {}
+  void launch() override {}
+  void wait() override {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds_);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
+  void fill_sources(std::uint64_t) override {}
+  void poison_destinations(std::uint64_t) override {}
+  std::optional<Mismatch> check_destinations(const Plan&, std::uint64_t) override { return std::nullopt; }
+
+ private:
+  double seconds_;
+};
+
+struct SampleFixture {
+  Case spec;
+  Plan plan;
+  std::unique_ptr<Backend> backend = std::move(make_backend("host")).value();
+  std::unique_ptr<Engine> engine = std::move(make_engine("host", "host")).value();
+};
+
+TEST(Dist, ASampleIsTheSlowestRanksTime) {
+  auto team = std::make_unique<ScriptedTeam>(std::deque<std::string>{"", sample_bytes(0.25, 'h'), "", sample_bytes(1e-6, 'g')});
+  ScriptedTeam* t = team.get();
+  dist::WorldForTest w(std::move(team));
+  SampleFixture f;
+  SleepyOperation op(0.002);
+  const measure::Subject s{f.spec, f.plan, *f.engine, op, *f.backend};
+  const measure::Sample slow = measure::take_sample(s);
+  EXPECT_DOUBLE_EQ(slow.seconds_per_op, 0.25) << "rank 1 took 0.25 s: the sample is its time";
+  EXPECT_FALSE(slow.gpu_clock);
+  const measure::Sample mine = measure::take_sample(s);
+  EXPECT_GE(mine.seconds_per_op, 0.002) << "rank 0 was the slower one";
+  EXPECT_LT(mine.seconds_per_op, 0.2);
+  EXPECT_TRUE(mine.gpu_clock) << "a GPU-clock sample on any rank makes the sample GPU-timed";
+  EXPECT_EQ(t->collectives, 4) << "per sample: one agreement before timing (the barrier), one gather after";
+}
+
+TEST(Dist, AnErrorInAnotherRanksSampleFailsItHereToo) {
+  dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"", "-stream synchronize failed"}));
+  SampleFixture f;
+  SleepyOperation op(0);
+  const measure::Subject s{f.spec, f.plan, *f.engine, op, *f.backend};
+  try {
+    measure::take_sample(s);
+    FAIL() << "rank 1's error must fail the sample here";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "rank 1: stream synchronize failed");
+  }
+}
+
+// Sets an environment variable for one test.
+struct Env {
+  Env(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~Env() { unsetenv(name_); }
+  const char* name_;
+};
+
+TEST(Dist, LaunchersAreRecognisedAndBatchShellsAreNot) {
+  for (const char* n : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE", "MV2_COMM_WORLD_SIZE",
+                        "WORLD_SIZE", "RANK", "LOCAL_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_NTASKS", "SLURM_LOCALID",
+                        "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK"})
+    unsetenv(n);
+  EXPECT_FALSE(dist::launch_env().launched);
+  {
+    Env a("SLURM_NTASKS", "8");  // an sbatch / salloc shell: not a task of srun
+    EXPECT_FALSE(dist::launch_env().launched);
+    Env b("WORLD_SIZE", "8");  // inherited without torchrun's RANK and LOCAL_RANK
+    EXPECT_FALSE(dist::launch_env().launched);
+  }
+  {
+    Env a("OMPI_COMM_WORLD_SIZE", "4"), b("OMPI_COMM_WORLD_LOCAL_RANK", "3");
+    const dist::LaunchEnv e = dist::launch_env();
+    EXPECT_TRUE(e.launched);
+    EXPECT_EQ(e.size, 4);
+    EXPECT_EQ(e.local_rank, 3);
+    EXPECT_EQ(e.source, "OMPI_COMM_WORLD_SIZE=4, OMPI_COMM_WORLD_LOCAL_RANK=3");
+  }
+  {
+    Env a("SLURM_STEP_NUM_TASKS", "16"), b("SLURM_LOCALID", "5");
+    EXPECT_EQ(dist::launch_env().size, 16);
+    EXPECT_EQ(dist::launch_env().local_rank, 5);
+  }
+  {
+    Env a("WORLD_SIZE", "2"), b("RANK", "1"), c("LOCAL_RANK", "1");
+    EXPECT_TRUE(dist::launch_env().launched);
+    EXPECT_EQ(dist::launch_env().size, 2);
+  }
+}
+
+}  // namespace
+}  // namespace dmabench
