@@ -9,7 +9,9 @@
 
 #include "amd/engine_map.hpp"
 #include "amd/environment.hpp"
+#include "core/errors.hpp"
 #include "engines/engine_factories.hpp"
+#include "dist/team.hpp"
 #include "engines/gpu_operation.hpp"
 #include "engines/hsa_options.hpp"
 #include "gpu/features.hpp"
@@ -95,8 +97,10 @@ class HsaOperation final : public GpuOperation {
     std::vector<PlannedCopy> copies;  // buffer set 0 (the set's addresses are filled in below)
     for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
       const Transfer& t = plan.transfers[i];
+      if (!dist::local(t.issuer)) continue;  // another process issues it
+      transfers_.push_back(i);
       PlannedCopy c;
-      c.copy = gpu::hsa::Copy{nullptr, device(t.dst_rank), nullptr, device(t.src_rank), t.bytes, engines[i]};
+      c.copy = gpu::hsa::Copy{nullptr, agent_device(t.dst_rank), nullptr, agent_device(t.src_rank), t.bytes, engines[i]};
       if (opt.pcpy) {
         c.signal = static_cast<int>(signals_.size());
         signals_.push_back(std::make_unique<gpu::hsa::Signal>(0));
@@ -116,13 +120,13 @@ class HsaOperation final : public GpuOperation {
     for (int set = 0; set < sets(); ++set) {
       copies_by_set_.push_back(copies);
       for (std::size_t i = 0; i < copies.size(); ++i) {
-        const Transfer& t = plan.transfers[i];
+        const Transfer& t = plan.transfers[transfers_[i]];
         gpu::hsa::Copy& c = copies_by_set_.back()[i].copy;
         c.dst = dst(t.dst_rank, set) + t.dst_offset;
         c.src = src(t.src_rank, set) + t.src_offset;
       }
     }
-    for (int e : engines) engines_used_.push_back(e);
+    for (std::size_t i : transfers_) engines_used_.push_back(engines[i]);
   }
 
   ~HsaOperation() override {
@@ -164,6 +168,18 @@ class HsaOperation final : public GpuOperation {
   }
 
  private:
+  // The GPU whose HSA agent owns a rank's buffers, as this process numbers GPUs: another process's
+  // rank by its bus id (its buffers are opened here through hipIpcOpenMemHandle).
+  int agent_device(int rank) const {
+    if (dist::local(rank)) return device(rank);
+    const auto& r = dist::world().ranks().at(static_cast<std::size_t>(rank));
+    const int d = gpu::device_by_bus_id(r.bus_id);
+    if (d < 0)
+      throw Unsupported(fmt::format("hsa names both GPUs of a copy, and rank {}'s GPU ({}) is not visible in this process",
+                                    rank, r.bus_id));
+    return d;
+  }
+
   // Each completion signal counts the copies posted on it; a copy the runtime refuses is taken off
   // again, so that wait() and the destructor never spin on a copy that does not exist. Operations
   // are posted in launch order, so the k-th post moves buffer set k mod sets.
@@ -180,7 +196,8 @@ class HsaOperation final : public GpuOperation {
   }
 
   HsaOptions opt_;
-  std::vector<std::vector<PlannedCopy>> copies_by_set_;  // per buffer set, one per plan transfer
+  std::vector<std::size_t> transfers_;  // the plan transfers this process issues
+  std::vector<std::vector<PlannedCopy>> copies_by_set_;  // per buffer set, one per transfer in transfers_
   std::vector<std::unique_ptr<gpu::hsa::Signal>> signals_;
   std::vector<std::uint64_t> signal_bytes_;
   std::vector<int> engines_used_;
@@ -207,6 +224,9 @@ class HsaEngine final : public Engine {
   std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
     return std::make_unique<HsaOperation>(plan, HsaOptions::from(options));
   }
+  // Each process posts its rank's copies into the other ranks' buffers, opened through IPC handles
+  // (compiled only: never run on AMD hardware).
+  WhyNot across_processes(const Plan&, const Options&) const override { return std::nullopt; }
 };
 
 }  // namespace
