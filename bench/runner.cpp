@@ -114,10 +114,12 @@ Engines make_engines(const std::vector<Case>& cases, const Backend& backend) {
   // must skip the same cases).
   if (dist::world().multi()) {
     const auto all = dist::world().allgather(nlohmann::json(e.missing).dump());
-    for (std::size_t r = 0; r < all.size(); ++r)
-      for (const auto& [name, why] : nlohmann::json::parse(all[r]).items())
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      const nlohmann::json theirs = nlohmann::json::parse(all[r]);  // named: items() refers to it
+      for (const auto& [name, why] : theirs.items())
         if (e.made.erase(name) > 0 || !e.missing.count(name))
           e.missing[name] = why.get<std::string>().empty() ? "" : fmt::format("rank {}: {}", r, why.get<std::string>());
+    }
   }
   return e;
 }
