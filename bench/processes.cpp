@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "bench/report.hpp"
+#include "core/hash.hpp"
 
 namespace dmabench {
 namespace {
@@ -23,12 +24,7 @@ std::string host_name() {
   return host;
 }
 
-// FNV-1a, as hex: enough to tell two configs apart.
-std::string digest(const std::string& text) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
-  return fmt::format("{:016x}", h);
-}
+std::string digest(const std::string& text) { return fmt::format("{:016x}", fnv1a(text)); }
 
 // Whether the launcher narrowed this process to one GPU (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES or
 // ROCR_VISIBLE_DEVICES naming exactly one).

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "core/errors.hpp"
+#include "core/hash.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "core/units.hpp"
 
@@ -110,11 +111,7 @@ std::string Case::name() const {
                      overlap ? "/beside=" + overlap->compute.label() : std::string());
 }
 
-std::uint64_t Case::seed() const {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the name
-  for (unsigned char ch : name()) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
+std::uint64_t Case::seed() const { return fnv1a(name()); }
 
 void plan_case(Case& c) {
   c.plan.reset();

@@ -67,13 +67,6 @@ class MpiTeam final : public Team {
     return out;
   }
 
-  void barrier() override {
-    if (!stopped().empty()) throw TeamStopped(stopped());
-    MPI_Request req;
-    check(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
-    complete(req, "MPI_Ibarrier");
-  }
-
  private:
   // The first process of this host that is gone, or -1.
   int gone_neighbour() const {

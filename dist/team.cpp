@@ -27,7 +27,6 @@ class OneProcess final : public Team {
   int size() const override { return 1; }
   std::string launcher() const override { return "one process"; }
   std::vector<std::string> allgather(const std::string& mine) override { return {mine}; }
-  void barrier() override {}
 };
 
 std::unique_ptr<Team>& world_slot() {
@@ -86,20 +85,6 @@ std::vector<std::string> share(const std::string& mine, const std::string& error
     all[r].erase(0, 1);
   }
   return all;
-}
-
-double max_over_ranks(double mine) {
-  if (!world().multi()) return mine;
-  std::string bytes(sizeof mine, '\0');
-  std::memcpy(bytes.data(), &mine, sizeof mine);
-  double most = mine;
-  for (const auto& s : world().allgather(bytes)) {
-    double x = 0;
-    if (s.size() != sizeof x) throw TeamStopped("max_over_ranks: a process sent a malformed value");
-    std::memcpy(&x, s.data(), sizeof x);
-    most = std::max(most, x);
-  }
-  return most;
 }
 
 bool process_gone(long pid) {

@@ -41,12 +41,12 @@ class Team {
   virtual int size() const = 0;
   // "one process" or the MPI library's own version line.
   virtual std::string launcher() const = 0;
-  // Collectives: every process calls them in the same order. They throw TeamStopped when the run
+  // The collective: every process calls it in the same order. It throws TeamStopped when the run
   // is being stopped (a signal) and the other processes do not answer within a grace period (one of
   // them died).
   // Every process's `mine`, in rank order.
+  // (A barrier is an allgather: every agreement doubles as one.)
   virtual std::vector<std::string> allgather(const std::string& mine) = 0;
-  virtual void barrier() = 0;
 
   bool multi() const { return size() > 1; }
   // Why the team stopped (a collective gave up: a process is gone), or "": afterwards every collective
@@ -90,8 +90,6 @@ std::optional<std::string> first_error(const std::string& mine, bool name_rank =
 // Every process's `mine`, once no process has an `error` (empty: none); otherwise throws
 // std::runtime_error with the first error, naming its rank, on every process. Collective.
 std::vector<std::string> share(const std::string& mine, const std::string& error);
-// The largest of every process's value. Collective.
-double max_over_ranks(double mine);
 // Whether the process `pid` of this host no longer runs (or is a zombie).
 bool process_gone(long pid);
 // Whether plan ranks a and b run on different hosts.
