@@ -147,6 +147,7 @@ class Recorder {
   void add(const CaseRecord& r) {
     ++counts_[r.status];
     if (r.status == Status::failed && first_failure_.empty()) first_failure_ = r.spec.name() + ": " + r.reason;
+    if (r.status == Status::failed && !dist::world().stopped().empty()) interrupt::stop_recorded();
     if (results_) results_->add(to_json(r));
   }
   int count(Status s) const { return counts_.count(s) ? counts_.at(s) : 0; }

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -91,10 +92,13 @@ struct HostBytes {
 
 // Test-only fault injection (DMABENCH_HOST_FAULT, README "Exit codes"), for tests that must see a case
 // fail or a rank be slow: "corrupt:R" flips the last byte of a transfer issuing rank R writes in
-// every operation (its first transfer to another rank, if any); "delay:R:MS" makes rank R's operations take MS milliseconds longer.
+// every operation (its first transfer to another rank, if any); "delay:R:MS" makes rank R's operations take MS milliseconds longer;
+// "die:R" kills rank R's process (SIGKILL) when its first operation is released: between two cases,
+// after the first is recorded.
 struct HostFault {
   int rank = -1;
   bool corrupt = false;
+  bool die = false;
   int delay_ms = 0;
   static HostFault from_env() {
     HostFault f;
@@ -107,8 +111,11 @@ struct HostFault {
     } else if (std::sscanf(v, "delay:%d:%d", &r, &ms) == 2) {
       f.rank = r;
       f.delay_ms = ms;
+    } else if (std::sscanf(v, "die:%d", &r) == 1) {
+      f.rank = r;
+      f.die = true;
     } else {
-      throw std::runtime_error(fmt::format("DMABENCH_HOST_FAULT='{}': accepted: corrupt:RANK, delay:RANK:MS", v));
+      throw std::runtime_error(fmt::format("DMABENCH_HOST_FAULT='{}': accepted: corrupt:RANK, delay:RANK:MS, die:RANK", v));
     }
     return f;
   }
@@ -142,6 +149,7 @@ class HostOperation final : public Operation {
     }
     cv_.notify_all();
     for (auto& w : workers_) w->thread.join();
+    if (fault_.die && fault_.rank == dist::world().rank()) ::raise(SIGKILL);
   }
 
   void launch() override {

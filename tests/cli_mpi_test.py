@@ -226,6 +226,23 @@ def killed_rank(exe, tmp):
     print(f"  killed rank 1: {len(done)} finished cases kept, in flight: {failed[0]['reason']}")
 
 
+def died_between_cases(exe, tmp):
+    """Rank 1 dies after the first case is recorded (DMABENCH_HOST_FAULT=die:1; tests only): rank 0 notices
+    while no case is in flight, so the next case fails with the reason and the run stops there."""
+    path = write(os.path.join(tmp, "between.json"), {"patterns": ["copy"], "engines": ["host"],
+                                                     "sizes": [64, 128, 256, 512], "iterations": 5})
+    out = os.path.join(tmp, "between-out.json")
+    p = mpirun(2, exe, "--config", path, "--out", out, "--backend", "host", env=dict(ENV, DMABENCH_HOST_FAULT="die:1"))
+    expect(p.returncode != 0, "mpirun reports the dead rank")
+    res = load(out)["results"]
+    got = [(r["name"], r["status"], r["reason"]) for r in res]
+    expect(len(res) == 2 and res[0]["status"] == "ok" and res[1]["status"] == "failed"
+           and "ended while rank 0 waited for it" in res[1]["reason"], f"cases: {got}\nstderr:\n{p.stderr[-2000:]}")
+    expect("dmabench: the run stopped after 2 cases" in p.stderr, f"rank 0's message:\n{p.stderr[-2000:]}")
+    expect(not os.path.exists(out + ".journal") and not os.path.exists(out + ".lock"), "journal or lock left")
+    print(f"  died between cases: 1 case kept, the next fails with: {res[1]['reason']}")
+
+
 def interrupted(exe, tmp):
     """Ctrl-C to mpirun: it signals every process; they stop together after the case in flight and rank 0
     writes its file whole."""
@@ -300,7 +317,7 @@ def main():
         print(f"  removing {stale} (left before this test)")
         os.remove(stale)
     with tempfile.TemporaryDirectory() as tmp:
-        for test in (sweeps, slowest_rank, corrupt, bad_input, two_hosts, killed_rank, interrupted):
+        for test in (sweeps, slowest_rank, corrupt, bad_input, two_hosts, killed_rank, died_between_cases, interrupted):
             test(exe, tmp)
         other_engines(exe, configs, tmp)
     print("ok")

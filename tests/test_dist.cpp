@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bench/interrupt.hpp"
 #include "bench/measure/timing.hpp"
 #include "dist/team.hpp"
 #include "engines/backend.hpp"
@@ -22,11 +23,17 @@ class ScriptedTeam final : public dist::Team {
   int rank() const override { return 0; }
   int size() const override { return 2; }
   std::string launcher() const override { return "scripted"; }
+  // "!gone": rank 1 died while this collective waited for it.
   std::vector<std::string> allgather(const std::string& mine) override {
+    if (!stopped().empty()) throw dist::TeamStopped(stopped());
     if (theirs_.empty()) throw std::logic_error("an unscripted collective");
     std::string other = theirs_.front();
     theirs_.pop_front();
     ++collectives;
+    if (other == "!gone") {
+      set_stopped("rank 1 (pid 7 on vm) ended while rank 0 waited for it in MPI_Iallgather");
+      throw dist::TeamStopped(stopped());
+    }
     return {mine, other};
   }
   int collectives = 0;
@@ -69,6 +76,21 @@ TEST(Dist, LocalRanksAreThisProcesssOnly) {
   EXPECT_EQ(dist::local_ranks(p), (std::vector<int>{0}));
   EXPECT_TRUE(dist::local(0));
   EXPECT_FALSE(dist::local(1));
+}
+
+// A process that dies between two cases is noticed in the agreement on whether to stop; the sweep goes
+// on to the next case, which fails with the reason at its first agreement, and stops after it: the
+// results say why the run ended wherever the kill landed.
+TEST(Dist, ADeathBetweenCasesStopsTheSweepOnceACaseHasTheReason) {
+  dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"", "!gone"}));
+  const interrupt::Guard signals;
+  EXPECT_FALSE(interrupt::stop_agreed()) << "nobody asked to stop";
+  EXPECT_FALSE(interrupt::stop_agreed()) << "rank 1 died in this agreement: the next case must record why";
+  EXPECT_FALSE(dist::world().stopped().empty());
+  EXPECT_THROW(dist::first_error(""), dist::TeamStopped) << "that case's first agreement fails at once";
+  EXPECT_FALSE(interrupt::stop_agreed()) << "no case has failed with the reason yet";
+  interrupt::stop_recorded();
+  EXPECT_TRUE(interrupt::stop_agreed());
 }
 
 // An operation whose launch..wait takes ~`seconds`.
