@@ -138,6 +138,12 @@ void start() {
   if (!env.launched) return;
 #ifdef DMABENCH_HAVE_MPI
   std::unique_ptr<Team> team = start_mpi();
+  if (env.size > 1 && team->size() != env.size)  // e.g. torchrun, or srun with an MPI that lacks Slurm's PMI
+    throw InputError(fmt::format(
+        "started as one of {} processes ({}) but {} sees {}: this MPI cannot reach the launcher that "
+        "started the processes, and each would run the whole sweep and write the same file; launch with this "
+        "MPI's mpirun, or srun --mpi=pmix (srun --mpi=list) with an MPI built for it",
+        env.size, env.source, mpi_library_version(), team->size() == 1 ? "one" : std::to_string(team->size())));
   if (team->size() > 1) {
     world_slot() = std::move(team);
     // rank 0 still writes its results when the launcher (which holds the other end of stdout and
