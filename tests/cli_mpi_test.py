@@ -7,7 +7,8 @@ usage: cli_mpi_test.py DMABENCH CONFIG_DIR [gpu]
   every process; a mismatched config and bad flags exit 2 in every process; a rank killed with -9
   mid-run leaves rank 0's file whole with every finished case; engines that cannot run across
   processes are skipped with the reason, and so are rank pairs on different hosts for engines that
-  stay within a node; Ctrl-C to mpirun stops every process after the case in flight.
+  stay within a node; Ctrl-C to mpirun stops every process after the case in flight; scripts/launch_compare.py
+  runs a config both ways and tables the two.
   gpu: `mpirun -np 2` on the build's GPU backend: ce, ce-batch, sm and nccl on copy, allgather and
   alltoall, validated (two GPUs; with one GPU both processes share it and nccl is skipped with the reason).
 Exit 77 (skip) where there is no mpirun or the build has no MPI, unless DMABENCH_REQUIRE_MPI=1 (CI);
@@ -268,6 +269,34 @@ def interrupted(exe, tmp):
     print(f"  Ctrl-C to mpirun: {len(res)} of 64 cases, all ok, file whole")
 
 
+def launch_compare(exe, tmp):
+    """scripts/launch_compare.py: the same config as one process and under mpirun -np 2, alternating, one table;
+    a run that fails is recorded and the script exits 1 with the table of what there is."""
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "launch_compare.py")
+    path = write(os.path.join(tmp, "lc.json"), {"patterns": ["copy", "allgather"], "engines": ["host"],
+                                                "sizes": ["4KiB", "1MiB"], "warmup": 1, "iterations": 5})
+    out = os.path.join(tmp, "lc")
+    cmd = [sys.executable, script, "--out", out, "--config", path, "--dmabench", exe, "--launcher",
+           "mpirun --oversubscribe -np {np}", "--", "--backend", "host"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=ENV)
+    expect(p.returncode == 0, f"launch_compare exited {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    for k in (1, 2):
+        expect(load(os.path.join(out, f"one-{k}.json"))["context"]["processes"]["count"] == 1, f"one-{k}: one process")
+        expect(load(os.path.join(out, f"mpi-{k}.json"))["context"]["processes"]["count"] == 2, f"mpi-{k}: two processes")
+    rows = [l for l in p.stdout.splitlines() if l.startswith("| copy") or l.startswith("| allgather")]
+    expect(len(rows) == 8 and p.stdout.startswith("**one process against one process per GPU**: 8 cases in every file "
+                                                  "(2 one-process and 2 multi-process runs)"), p.stdout)
+    with open(os.path.join(out, "runs.log")) as f:
+        log = f.read()
+    expect(all(f"# {s}-{k}: exit 0 after" in log for s in ("one", "mpi") for k in (1, 2)), log[-2000:])
+    p = subprocess.run(cmd[:3] + [out + "-fail", "--repeat", "1"] + cmd[4:], capture_output=True, text=True, timeout=300,
+                       env=dict(ENV, DMABENCH_HOST_FAULT="corrupt:1"))
+    failed = [l for l in p.stdout.splitlines() if "mpi failed: validation: rank 0" in l]
+    expect(p.returncode == 1 and len(failed) == 4 and "mpi-1: exit 1 after" in p.stderr,
+           f"a failing run: exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    print(f"  launch_compare.py: {len(rows)} cases in one table from 2 + 2 runs; a failing run: exit 1, its cases listed")
+
+
 def gpu(exe, tmp):
     feats = subprocess.run([exe, "--features"], capture_output=True, text=True).stdout
     backend = next((b for b in ("cuda", "hip") if f"backend {b}: available" in feats), None)
@@ -325,7 +354,8 @@ def main():
         print(f"  removing {stale} (left before this test)")
         os.remove(stale)
     with tempfile.TemporaryDirectory() as tmp:
-        for test in (sweeps, slowest_rank, corrupt, bad_input, two_hosts, killed_rank, died_between_cases, interrupted):
+        for test in (sweeps, slowest_rank, corrupt, bad_input, two_hosts, killed_rank, died_between_cases, interrupted,
+                     launch_compare):
             test(exe, tmp)
         other_engines(exe, configs, tmp)
     print("ok")
