@@ -90,7 +90,7 @@ void CaseExecution::setup() {
   set_up_ = true;
   auto end = [&](const std::string& outcome) {  // 's' or 'f' + why, the same on every process
     if (op_ && outcome[0] == 'f') packet_dump_ = op_->packet_dump();  // what was written before the failure
-    op_.reset();
+    release();
     if (outcome[0] == 'f') return fail(outcome.substr(1));
     measured_.status = Status::skipped;
     measured_.reason = outcome.substr(1);
@@ -107,10 +107,17 @@ void CaseExecution::setup() {
     return engine_->unsupported(*spec().plan, spec().engine.options, ops_per_sample);
   });
   if (support) return end(*support);
-  auto prepared = agreed([&]() -> WhyNot {
+  // Two steps: prepare() holds collectives of its own (buffer handles, NCCL's id), which every process
+  // must reach, so nothing of this process's may fail in front of them inside one step.
+  auto devices_ready = agreed([&]() -> WhyNot {
     std::vector<int> devices;  // this process's ranks' devices
     for (int r : dist::local_ranks(*spec().plan)) devices.push_back(spec().devices[r]);
     if (!devices.empty()) backend_.prepare_devices(devices);
+    return std::nullopt;
+  });
+  if (devices_ready) return end(*devices_ready);
+  prepared_anywhere_ = true;
+  auto prepared = agreed([&]() -> WhyNot {
     op_ = engine_->prepare(*spec().plan, spec().engine.options);
     return std::nullopt;
   });
@@ -152,7 +159,20 @@ void CaseExecution::fail(std::string reason) {
   invocations_.clear();
 }
 
-void CaseExecution::release() { op_.reset(); }
+void CaseExecution::release() {
+  if (prepared_anywhere_ && dist::world().multi()) {
+    try {
+      if (op_) op_->close_peers();
+    } catch (...) {  // a failing drain or unmap: the buffers go below all the same
+    }
+    try {
+      dist::world().allgather("");  // every process has let go of the others' buffers
+    } catch (const dist::TeamStopped&) {  // a process is gone: the sweep ends
+    }
+  }
+  prepared_anywhere_ = false;
+  op_.reset();
+}
 
 void CaseExecution::measure(const CaseHooks& hooks) {
   if (status() != Status::ok || last_invocation().empty()) return;

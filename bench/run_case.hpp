@@ -44,7 +44,9 @@ class CaseExecution {
   const std::vector<double>& last_invocation() const;
   // Marks the case failed (e.g. a runtime error while timing); its samples are discarded.
   void fail(std::string reason);
-  // Frees the engine's buffers.
+  // Frees the engine's buffers. In a multi-process run every process first drops its mappings of
+  // the other processes' buffers and they meet, so that no buffer is freed while another process
+  // still has it open (collective: every process calls it for every case it set up).
   void release();
 
   // The record; statistics come from the last `reported_invocations` invocations (the ones the
@@ -70,6 +72,7 @@ class CaseExecution {
   std::unique_ptr<Operation> op_;
   nlohmann::json packet_dump_;
   bool set_up_ = false;
+  bool prepared_anywhere_ = false;  // the engine's prepare() ran: some process may hold an operation
   measure::Subject subject();
   std::vector<std::vector<double>> invocations_;
   CaseRecord measured_;  // everything but the timing statistics

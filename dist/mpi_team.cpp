@@ -44,8 +44,9 @@ class MpiTeam final : public Team {
   int size() const override { return size_; }
   std::string launcher() const override { return "MPI: " + mpi_library_version(); }
 
-  std::vector<std::string> allgather(const std::string& mine) override {
-    if (!stopped().empty()) throw TeamStopped(stopped());
+
+ protected:
+  std::vector<std::string> exchange(const std::string& mine) override {
     const int n = static_cast<int>(mine.size());
     std::vector<int> sizes(size_);
     MPI_Request req;

@@ -26,7 +26,9 @@ class OneProcess final : public Team {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string launcher() const override { return "one process"; }
-  std::vector<std::string> allgather(const std::string& mine) override { return {mine}; }
+
+ protected:
+  std::vector<std::string> exchange(const std::string& mine) override { return {mine}; }
 };
 
 std::unique_ptr<Team>& world_slot() {
@@ -49,6 +51,33 @@ std::optional<std::pair<std::string, int>> env_int(std::initializer_list<const c
 }  // namespace
 
 Team& world() { return *world_slot(); }
+
+std::vector<std::string> Team::allgather(const std::string& mine) {
+  if (!stopped_.empty()) throw TeamStopped(stopped_);
+  const unsigned long long call = ++collectives_;
+  std::vector<std::string> all;
+  try {
+    all = exchange(fmt::format("{}:", call) + mine);
+  } catch (const TeamStopped& e) {
+    if (stopped_.empty()) stopped_ = e.what();
+    throw;
+  }
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const auto colon = all[r].find(':');
+    unsigned long long theirs = 0;
+    const bool parsed = colon != std::string::npos && colon > 0 && colon <= 20 &&
+                        std::all_of(all[r].begin(), all[r].begin() + static_cast<long>(colon), [](char c) { return c >= '0' && c <= '9'; });
+    if (parsed) theirs = std::strtoull(all[r].substr(0, colon).c_str(), nullptr, 10);
+    if (!parsed || theirs != call) {
+      stopped_ = fmt::format("internal error: the processes are at different collectives (rank {} at its collective {}, "
+                             "rank {} at {}): one process skipped or added one",
+                             rank(), call, r, parsed ? std::to_string(theirs) : std::string("?"));
+      throw TeamStopped(stopped_);
+    }
+    all[r].erase(0, colon + 1);
+  }
+  return all;
+}
 
 WorldForTest::WorldForTest(std::unique_ptr<Team> team) { world_slot() = std::move(team); }
 WorldForTest::~WorldForTest() { world_slot() = std::make_unique<OneProcess>(); }

@@ -41,12 +41,13 @@ class Team {
   virtual int size() const = 0;
   // "one process" or the MPI library's own version line.
   virtual std::string launcher() const = 0;
-  // The collective: every process calls it in the same order. It throws TeamStopped when the run
-  // is being stopped (a signal) and the other processes do not answer within a grace period (one of
-  // them died).
-  // Every process's `mine`, in rank order.
-  // (A barrier is an allgather: every agreement doubles as one.)
-  virtual std::vector<std::string> allgather(const std::string& mine) = 0;
+  // The collective: every process calls it in the same order. Every process's `mine`, in rank order.
+  // (A barrier is an allgather: every agreement doubles as one.) It throws TeamStopped, and the team
+  // is stopped from then on, when the exchange fails (a process is gone; the run is being stopped by
+  // a signal and the others do not answer within a grace period; an MPI error) and when the processes
+  // are not at the same collective: each call carries its sequence number, and a process that skipped
+  // or added one (an internal error) would otherwise pair its data with another collective's.
+  std::vector<std::string> allgather(const std::string& mine);
 
   bool multi() const { return size() > 1; }
   // Why the team stopped (a collective gave up: a process is gone), or "": afterwards every collective
@@ -57,11 +58,15 @@ class Team {
   void set_ranks(std::vector<RankInfo> r) { ranks_ = std::move(r); }
 
  protected:
+  // The transport under allgather(): every process's `mine`, in rank order; throws TeamStopped when
+  // it cannot complete (it may set_stopped() with a more precise reason first).
+  virtual std::vector<std::string> exchange(const std::string& mine) = 0;
   void set_stopped(std::string why) { stopped_ = std::move(why); }
 
  private:
   std::vector<RankInfo> ranks_;
   std::string stopped_;
+  unsigned long long collectives_ = 0;  // allgather() calls so far
 };
 
 // The run's processes: a one-process team unless start() found a launcher.

@@ -56,6 +56,11 @@ class Operation {
     return Maybe<std::unique_ptr<CopyTracer>>::no("the engine takes no timestamps of its own");
   }
 
+  // Multi-process runs: waits for this process's work and drops its mappings of other processes'
+  // buffers; the harness calls it on every process, and the processes meet, before any frees its own
+  // buffers (which another process may not hold open when they go).
+  virtual void close_peers() {}
+
   // Validation support: sources get datagen bytes for (seed, rank), destinations get poison.
   virtual void fill_sources(std::uint64_t seed) = 0;
   virtual void poison_destinations(std::uint64_t seed) = 0;

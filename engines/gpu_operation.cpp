@@ -64,6 +64,16 @@ void GpuOperation::wait() {
     if (streams_[r]) streams_[r]->synchronize();
 }
 
+void GpuOperation::close_peers() {
+  for (const auto& s : streams_)
+    if (s) s->synchronize();
+  for (int r = 0; r < plan_.ranks(); ++r)
+    if (!dist::local(r)) {
+      src_[r].reset();  // closes the IPC mapping (gpu::ipc_open's deleter)
+      dst_[r].reset();
+    }
+}
+
 // Every set of a rank's source is one run of the rank's data stream: set s holds the stream's bytes
 // from s * src_stride, so no two sets (and no two operations) carry the same bytes.
 void GpuOperation::fill_sources(std::uint64_t seed) {

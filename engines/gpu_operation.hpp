@@ -18,6 +18,7 @@ namespace dmabench {
 class GpuOperation : public Operation {
  public:
   void wait() override;
+  void close_peers() override;
   void fill_sources(std::uint64_t seed) override;
   void poison_destinations(std::uint64_t seed) override;
   std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override;

@@ -23,9 +23,13 @@ class ScriptedTeam final : public dist::Team {
   int rank() const override { return 0; }
   int size() const override { return 2; }
   std::string launcher() const override { return "scripted"; }
-  // "!gone": rank 1 died while this collective waited for it.
-  std::vector<std::string> allgather(const std::string& mine) override {
-    if (!stopped().empty()) throw dist::TeamStopped(stopped());
+  int collectives = 0;
+
+ protected:
+  // Rank 1 answers at the same collective as rank 0 (Team::allgather numbers each call), unless:
+  // "!gone": rank 1 died while this collective waited for it; "!error": the transport failed (an MPI
+  // error) without naming a reason of its own; "!ahead": rank 1 is one collective further.
+  std::vector<std::string> exchange(const std::string& mine) override {
     if (theirs_.empty()) throw std::logic_error("an unscripted collective");
     std::string other = theirs_.front();
     theirs_.pop_front();
@@ -34,9 +38,11 @@ class ScriptedTeam final : public dist::Team {
       set_stopped("rank 1 (pid 7 on vm) ended while rank 0 waited for it in MPI_Iallgather");
       throw dist::TeamStopped(stopped());
     }
-    return {mine, other};
+    if (other == "!error") throw dist::TeamStopped("MPI_Iallgather failed: MPI_ERR_OTHER");
+    const std::string call = mine.substr(0, mine.find(':'));
+    if (other == "!ahead") return {mine, std::to_string(std::stoull(call) + 1) + ":"};
+    return {mine, call + ":" + other};
   }
-  int collectives = 0;
 
  private:
   std::deque<std::string> theirs_;
@@ -67,6 +73,27 @@ TEST(Dist, ShareThrowsTheOtherRanksErrorEverywhere) {
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "rank 1: out of memory");
   }
+}
+
+TEST(Dist, ATransportErrorStopsTheTeam) {
+  dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"x", "!error"}));
+  EXPECT_EQ(dist::world().allgather("a"), (std::vector<std::string>{"a", "x"}));
+  EXPECT_THROW(dist::world().allgather("b"), dist::TeamStopped);
+  EXPECT_EQ(dist::world().stopped(), "MPI_Iallgather failed: MPI_ERR_OTHER") << "the sweep ends, keeping every finished case";
+  EXPECT_THROW(dist::world().allgather("c"), dist::TeamStopped) << "no collective after the team stopped";
+}
+
+TEST(Dist, ProcessesAtDifferentCollectivesStopTheTeam) {
+  dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"x", "!ahead"}));
+  EXPECT_EQ(dist::world().allgather("a"), (std::vector<std::string>{"a", "x"}));
+  try {
+    dist::world().allgather("b");
+    FAIL() << "rank 1's data belongs to another collective";
+  } catch (const dist::TeamStopped& e) {
+    EXPECT_STREQ(e.what(), "internal error: the processes are at different collectives (rank 0 at its collective 2, "
+                           "rank 1 at 3): one process skipped or added one");
+  }
+  EXPECT_FALSE(dist::world().stopped().empty());
 }
 
 TEST(Dist, LocalRanksAreThisProcesssOnly) {
