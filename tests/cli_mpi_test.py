@@ -10,7 +10,8 @@ usage: cli_mpi_test.py DMABENCH CONFIG_DIR [gpu]
   stay within a node; Ctrl-C to mpirun stops every process after the case in flight; scripts/launch_compare.py
   runs a config both ways and tables the two.
   gpu: `mpirun -np 2` on the build's GPU backend: ce, ce-batch, sm and nccl on copy, allgather and
-  alltoall, validated (two GPUs; with one GPU both processes share it and nccl is skipped with the reason).
+  alltoall, validated (two GPUs; with one GPU both processes share it and nccl is skipped with the reason);
+  then the two processes as if on two hosts: nccl through its network transport, validated, ce skipped.
 Exit 77 (skip) where there is no mpirun or the build has no MPI, unless DMABENCH_REQUIRE_MPI=1 (CI);
 gpu: also without a GPU.
 """
@@ -327,6 +328,34 @@ def gpu(exe, tmp):
             expect(r["validated"], r["name"])
     ok = [r for r in doc["results"] if r["status"] == "ok"]
     print(f"  {backend}, {ngpu} GPU(s): {len(ok)} of {len(doc['results'])} cases ok and validated across 2 processes")
+    if "nccl" in built:
+        gpu_two_hosts(exe, tmp, backend, devices)
+
+
+def gpu_two_hosts(exe, tmp, backend, devices):
+    """The two processes as if on two hosts (DMABENCH_FAKE_HOST for dmabench, NCCL_HOSTID for NCCL): NCCL's
+    communicator spans them through its network transport (sockets on the loopback: NCCL_SOCKET_IFNAME=lo),
+    which also takes two ranks on one GPU; every nccl case is validated, and the engines that move bytes
+    within a node skip the pair with the reason."""
+    path = write(os.path.join(tmp, "hosts.json"),
+                 {"patterns": ["copy", "allgather", "alltoall"], "sizes": ["1KiB", "1MiB"], "timing": ["oneshot"],
+                  "engines": ["nccl", {"name": "nccl", "options": {"graph": True}}, "ce"], "iterations": 5, "warmup": 1})
+    out = os.path.join(tmp, "hosts-out.json")
+    net = ["-x", "NCCL_SOCKET_IFNAME=lo", "-x", "NCCL_IB_DISABLE=1", "-x", "NCCL_NVLS_ENABLE=0"]
+    args = [exe, "--config", path, "--out", out, "--backend", backend, *devices]
+    p = mpirun(1, *net, "-x", "DMABENCH_FAKE_HOST=node-a", "-x", "NCCL_HOSTID=node-a", *args, ":",
+               "-np", "1", *net, "-x", "DMABENCH_FAKE_HOST=node-b", "-x", "NCCL_HOSTID=node-b", *args)
+    expect(p.returncode == 0, f"two hosts: exit {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    doc = load(out)
+    expect([n["host"] for n in doc["context"]["processes"]["nodes"]] == ["node-a", "node-b"], "two nodes")
+    for r in doc["results"]:
+        if r["engine"] == "nccl":
+            expect(r["status"] == "ok" and r["validated"], f"{r['name']}: {r['status']} {r['reason']}")
+        else:
+            expect(r["status"] == "skipped" and "run on different hosts (node-a, node-b)" in r["reason"],
+                   f"{r['name']}: {r['status']} {r['reason']}")
+    n = sum(r["status"] == "ok" for r in doc["results"])
+    print(f"  two hosts: {n} nccl cases ok and validated through NCCL's network transport; ce skipped: different hosts")
 
 
 def main():
