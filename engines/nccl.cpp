@@ -144,7 +144,8 @@ class NcclOperation final : public GpuOperation {
     issue(0);
     wait();
     const auto lines = gpu::nccl_log_lines(kCeInitLog);
-    const bool confirmed = lines.size() >= before + local_.size();  // this process's log: its own ranks
+    // this process's log: its own ranks (a process without a rank in the plan has nothing to confirm)
+    const bool confirmed = !local_.empty() && lines.size() >= before + local_.size();
     details_["cta_policy"] = "zero";
     details_["copy_engine_path"] = {
         {"confirmed", confirmed},
