@@ -150,6 +150,13 @@ LaunchEnv launch_env() {
     read.push_back(fmt::format("{}={}", size->first, size->second));
   }
   if (std::getenv("PMIX_RANK") || std::getenv("PMI_RANK")) e.launched = true;
+  if (size && size->first == "SLURM_STEP_NUM_TASKS" && size->second > 1) {
+    bool pmi = false;
+    for (char** v = environ; *v && !pmi; ++v)
+      for (const char* prefix : {"PMIX_", "PMI_", "PALS_"})  // Slurm's pmix and pmi2 plugins, Cray's PALS
+        pmi = pmi || std::strncmp(*v, prefix, std::strlen(prefix)) == 0;
+    e.srun_without_pmi = !pmi;
+  }
   if (auto l = env_int({"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
                         "LOCAL_RANK"})) {
     e.local_rank = l->second;
@@ -165,6 +172,12 @@ void start() {
   started = true;
   const LaunchEnv env = launch_env();
   if (!env.launched) return;
+  if (env.srun_without_pmi)  // MPI_Init would fail (Open MPI aborts) or give each task a world of its own
+    throw InputError(fmt::format("started by srun as one of {} tasks ({}) without a process-management interface "
+                                 "(no PMIX_* or PMI_* variable: srun --mpi=none, or the cluster's MpiDefault): MPI "
+                                 "cannot connect the tasks; launch with srun --mpi=pmix (srun --mpi=list names the "
+                                 "cluster's), or mpirun",
+                                 env.size, env.source));
 #ifdef DMABENCH_HAVE_MPI
   std::unique_ptr<Team> team = start_mpi();
   if (env.size > 1 && team->size() != env.size)  // e.g. torchrun, or srun with an MPI that lacks Slurm's PMI

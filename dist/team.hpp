@@ -108,6 +108,10 @@ struct LaunchEnv {
   int size = 1;           // world size the launcher announced (1 when none says)
   int local_rank = -1;
   std::string source;     // e.g. "OMPI_COMM_WORLD_SIZE=2, OMPI_COMM_WORLD_LOCAL_RANK=1"
+  // srun started this process (the size came from SLURM_STEP_NUM_TASKS) with no process-management
+  // interface for MPI to wire the tasks up with (srun --mpi=none, or a cluster's MpiDefault=none):
+  // no PMIX_* / PMI_* / PALS_* variable and no other launcher's own.
+  bool srun_without_pmi = false;
 };
 LaunchEnv launch_env();
 

@@ -42,6 +42,10 @@ REQS
   if [ "${1:-}" = test ]; then
     wanted_list+='
 cmd:mpirun                                                    openmpi-bin
+cmd:munged                                                    munge
+cmd:slurmctld                                                 slurmctld
+cmd:slurmd                                                    slurmd
+cmd:srun                                                      slurm-client
 file:/usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h          libopenmpi-dev
 cmd:hipcc                                                     hipcc
 file:/usr/include/hip/hip_runtime.h                           libamdhip64-dev

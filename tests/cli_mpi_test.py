@@ -141,11 +141,14 @@ def bad_input(exe, tmp):
         expect(p.returncode == 2 and words in p.stderr, f"{flags}: exit {p.returncode}\n{p.stderr[-2000:]}")
     # a launcher MPI cannot reach (torchrun; srun with an MPI without Slurm's PMI): each process would be
     # a one-process MPI world running the whole sweep into the same file
-    for launcher in ({"WORLD_SIZE": "2", "RANK": "0", "LOCAL_RANK": "0"}, {"SLURM_STEP_NUM_TASKS": "2", "SLURM_LOCALID": "0"}):
+    for launcher, words in (({"WORLD_SIZE": "2", "RANK": "0", "LOCAL_RANK": "0"}, ("started as one of 2 processes", "sees one")),
+                            ({"SLURM_STEP_NUM_TASKS": "2", "SLURM_LOCALID": "0"},
+                             ("started by srun as one of 2 tasks", "srun --mpi=pmix"))):
+        clean = {k: v for k, v in ENV.items() if not k.startswith(("PMIX_", "PMI_", "OMPI_COMM_WORLD"))}
         p = subprocess.run([exe, "--config", a, "--out", out, "--backend", "host"], capture_output=True, text=True,
-                           timeout=120, env=dict(ENV, **launcher))
-        expect(p.returncode == 2 and "started as one of 2 processes" in p.stderr and "sees one" in p.stderr
-               and not os.path.exists(out), f"{launcher}: exit {p.returncode}\n{p.stderr[-2000:]}")
+                           timeout=120, env=dict(clean, **launcher))
+        expect(p.returncode == 2 and all(w in p.stderr for w in words) and not os.path.exists(out),
+               f"{launcher}: exit {p.returncode}\n{p.stderr[-2000:]}")
     print("  bad input: mismatched config, other flags, --devices, --benchmark_min_time, a launcher MPI cannot "
           "reach: exit 2 on every process")
 

@@ -206,6 +206,21 @@ TEST(Dist, LaunchersAreRecognisedAndBatchShellsAreNot) {
     Env a("SLURM_STEP_NUM_TASKS", "16"), b("SLURM_LOCALID", "5");
     EXPECT_EQ(dist::launch_env().size, 16);
     EXPECT_EQ(dist::launch_env().local_rank, 5);
+    EXPECT_TRUE(dist::launch_env().srun_without_pmi) << "srun --mpi=none: nothing for MPI to connect the tasks with";
+    Env c("PMIX_NAMESPACE", "slurm.pmix.7.0");  // srun --mpi=pmix
+    EXPECT_FALSE(dist::launch_env().srun_without_pmi);
+  }
+  {
+    Env a("SLURM_STEP_NUM_TASKS", "2"), b("PMI_FD", "5");  // srun --mpi=pmi2
+    EXPECT_FALSE(dist::launch_env().srun_without_pmi);
+  }
+  {
+    Env a("SLURM_STEP_NUM_TASKS", "1");  // one task: an ordinary run
+    EXPECT_FALSE(dist::launch_env().srun_without_pmi);
+  }
+  {
+    Env a("OMPI_COMM_WORLD_SIZE", "4"), b("SLURM_STEP_NUM_TASKS", "2");  // mpirun inside an allocation
+    EXPECT_FALSE(dist::launch_env().srun_without_pmi);
   }
   {
     Env a("WORLD_SIZE", "2"), b("RANK", "1"), c("LOCAL_RANK", "1");
