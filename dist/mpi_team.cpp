@@ -44,7 +44,6 @@ class MpiTeam final : public Team {
   int size() const override { return size_; }
   std::string launcher() const override { return "MPI: " + mpi_library_version(); }
 
-
  protected:
   std::vector<std::string> exchange(const std::string& mine) override {
     const int n = static_cast<int>(mine.size());

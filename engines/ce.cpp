@@ -108,18 +108,16 @@ class DmaOperation final : public GpuOperation {
 
   ~DmaOperation() override {
     workers_.reset();
-    // Release anything still waiting for a trigger that will not come, then drain.
     try {
-      if (host_trigger_) std::atomic_ref<std::uint32_t>(*static_cast<std::uint32_t*>(host_trigger_->data())).store(armed_);
-      for (auto& w : work_) {
-        gpu::set_device(w->device);
-        if (armed_ != issued_) gpu::fill_words(w->word(0), 1, armed_);
-        for (auto& l : w->lanes) l.synchronize();
-        for (auto* s : {w->head.get(), w->trigger.get(), w->poll.get()})
-          if (s) s->synchronize();
-      }
+      drain();
     } catch (...) {
     }
+  }
+
+  // Before the peers' buffers are unmapped: nothing of this process may still be copying into them.
+  void close_peers() override {
+    drain();
+    GpuOperation::close_peers();
   }
 
   void arm(int ops) override {
@@ -349,6 +347,18 @@ class DmaOperation final : public GpuOperation {
       const gpu::CopyJob& job = w.set_jobs[set][i];
       gpu::copy_async(job.dst, job.src, job.bytes, w.lanes[it.lane]);
       if (it.slot >= 0) signal(w, it.slot, g, w.lanes[it.lane], it.last_in_lane);
+    }
+  }
+
+  // Releases anything still waiting for a trigger that will not come, then waits for every stream.
+  void drain() {
+    if (host_trigger_) std::atomic_ref<std::uint32_t>(*static_cast<std::uint32_t*>(host_trigger_->data())).store(armed_);
+    for (auto& w : work_) {
+      gpu::set_device(w->device);
+      if (armed_ != issued_) gpu::fill_words(w->word(0), 1, armed_);
+      for (auto& l : w->lanes) l.synchronize();
+      for (auto* s : {w->head.get(), w->trigger.get(), w->poll.get()})
+        if (s) s->synchronize();
     }
   }
 
