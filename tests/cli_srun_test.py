@@ -8,7 +8,7 @@ usage: cli_srun_test.py DMABENCH
   Then, on the host backend: `srun --mpi=pmix -n 2` and `-n 4` (oversubscribed: CI has 2 cores) write one
   results file with every task in `context.processes` (local ranks from SLURM_LOCALID), every case validated
   across the tasks; `srun --mpi=none -n 2` (no process-management interface for MPI) exits 2 on every task,
-  naming `srun --mpi=pmix`, and writes no file.
+  naming `srun --mpi=pmix`, and writes no file; scripts/launch_compare.py runs with srun as its launcher.
 Exit 77 (skip) without root, Slurm's daemons and client (slurmctld, slurmd, srun), munged, srun's pmix plugin
 or MPI in the build, unless DMABENCH_REQUIRE_SLURM=1 (CI: then that is a failure).
 """
@@ -153,6 +153,19 @@ def sweeps(cluster, exe, d):
         print(f"  srun --mpi=pmix -n {n}: {len(res)} cases ok and validated across {n} tasks, one file")
 
 
+def launch_compare(cluster, exe, d):
+    """scripts/launch_compare.py with srun as the launcher, as the README shows it."""
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "launch_compare.py")
+    out = os.path.join(d, "lc")
+    p = cluster.run([sys.executable, script, "--out", out, "--config", os.path.join(d, "sweep.json"), "--dmabench", exe,
+                     "--repeat", "1", "--launcher", "srun --mpi=pmix -n {np} --oversubscribe", "--", "--backend", "host"])
+    expect(p.returncode == 0 and "12 cases in every file (1 one-process and 1 multi-process runs)" in p.stdout,
+           f"launch_compare under srun: exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    with open(os.path.join(out, "mpi-1.json")) as f:
+        expect(json.load(f)["context"]["processes"]["count"] == 2, "the srun side ran 2 tasks")
+    print("  launch_compare.py --launcher 'srun --mpi=pmix -n {np}': 12 cases, one process against 2 tasks")
+
+
 def without_pmi(cluster, exe, d):
     cfg = os.path.join(d, "small.json")
     with open(cfg, "w") as f:
@@ -185,6 +198,7 @@ def main():
         if "pmix" not in plugins.stdout + plugins.stderr:
             skip(f"srun has no pmix plugin:\n{plugins.stdout}{plugins.stderr}")
         sweeps(cluster, exe, d)
+        launch_compare(cluster, exe, d)
         without_pmi(cluster, exe, d)
     finally:
         if cluster:
