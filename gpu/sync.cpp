@@ -244,12 +244,13 @@ WhyNot copy_batch_unsupported() {
 void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute) {
 #if defined(DMABENCH_CUDA_HAS_BATCH)
   if (jobs.empty()) return;
-  std::vector<void*> dsts(jobs.size());
-  std::vector<const void*> srcs(jobs.size());
+  // Plain void** and size_t*: CUDA 12.8 declares the arrays without const, 12.9 and 13 with it; these
+  // convert to either.
+  std::vector<void*> dsts(jobs.size()), srcs(jobs.size());
   std::vector<std::size_t> sizes(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     dsts[i] = jobs[i].dst;
-    srcs[i] = jobs[i].src;
+    srcs[i] = const_cast<void*>(jobs[i].src);
     sizes[i] = jobs[i].bytes;
   }
   cudaMemcpyAttributes attr{};
@@ -260,8 +261,20 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
   attr.dstLocHint.id = device;
   attr.flags = prefer_overlap_with_compute ? cudaMemcpyFlagPreferOverlapWithCompute : cudaMemcpyFlagDefault;
   std::size_t attr_index = 0;
+#if CUDART_VERSION >= 13000
   DMABENCH_GPU_CHECK(cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), jobs.size(), &attr, &attr_index, 1,
                                            native_stream(stream)));
+#else  // CUDA 12.8 and 12.9 also return the index of the copy that failed
+  std::size_t failed = SIZE_MAX;
+  const cudaError_t err = cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), jobs.size(), &attr, &attr_index, 1,
+                                               &failed, native_stream(stream));
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    detail::throw_gpu(err, fmt::format("cudaMemcpyBatchAsync of {} copies issued by GPU {}, copy {} of the batch failing",
+                                       jobs.size(), device, failed).c_str(),
+                      __FILE__, __LINE__);
+  }
+#endif
 #else
   (void)jobs;
   (void)device;
