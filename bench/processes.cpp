@@ -38,7 +38,8 @@ bool launcher_gave_one_gpu() {
 
 json to_json(const dist::RankInfo& r) {
   return {{"rank", r.rank},     {"host", r.host},     {"pid", r.pid},      {"local_rank", r.local_rank},
-          {"node", r.node},     {"device", r.device}, {"bus_id", r.bus_id}, {"cpu_affinity", r.cpu_affinity}};
+          {"node", r.node},     {"device", r.device}, {"bus_id", r.bus_id}, {"cpu_affinity", r.cpu_affinity},
+          {"pid_namespace", r.pid_namespace}};
 }
 
 }  // namespace
@@ -53,6 +54,7 @@ void setup_ranks(const CliOptions& options, const Backend& backend) {
   me.host = host;
   me.pid = static_cast<long>(::getpid());
   me.cpu_affinity = cpu_affinity();
+  me.pid_namespace = dist::pid_namespace();
   for (int r = 0; r < me.rank; ++r) me.local_rank += hosts[r] == host ? 1 : 0;  // place among its host's processes
   if (env.local_rank >= 0) me.local_rank = env.local_rank;
   agreed_input([&] {
@@ -96,6 +98,7 @@ void setup_ranks(const CliOptions& options, const Backend& backend) {
     r.device = j["device"];
     r.bus_id = j["bus_id"];
     r.cpu_affinity = j["cpu_affinity"];
+    r.pid_namespace = j["pid_namespace"];
     auto it = std::find(distinct.begin(), distinct.end(), r.host);
     r.node = static_cast<int>(it - distinct.begin());
     if (it == distinct.end()) distinct.push_back(r.host);

@@ -68,11 +68,11 @@ class MpiTeam final : public Team {
   }
 
  private:
-  // The first process of this host that is gone, or -1.
+  // The first process of this host (and PID namespace) that is gone, or -1.
   int gone_neighbour() const {
     const auto& all = ranks();
     for (const auto& r : all)
-      if (r.rank != rank_ && r.node == all[static_cast<std::size_t>(rank_)].node && process_gone(r.pid)) return r.rank;
+      if (r.rank != rank_ && sees_process(r) && process_gone(r.pid)) return r.rank;
     return -1;
   }
 

@@ -130,6 +130,19 @@ bool process_gone(long pid) {
   return paren != std::string::npos && paren + 2 < text.size() && (text[paren + 2] == 'Z' || text[paren + 2] == 'X');
 }
 
+std::string pid_namespace() {
+  char buf[64] = {};
+  const ssize_t n = ::readlink("/proc/self/ns/pid", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
+bool sees_process(const RankInfo& r) {
+  const auto& all = world().ranks();
+  const int me = world().rank();
+  if (me >= static_cast<int>(all.size())) return false;
+  return r.node == all[static_cast<std::size_t>(me)].node && r.pid_namespace == all[static_cast<std::size_t>(me)].pid_namespace;
+}
+
 bool different_nodes(int a, int b) {
   const auto& r = world().ranks();
   if (!world().multi() || a >= static_cast<int>(r.size()) || b >= static_cast<int>(r.size())) return false;

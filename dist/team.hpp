@@ -26,6 +26,7 @@ struct RankInfo {
   int device = 0;      // the GPU ordinal (or host rank id) the rank drives, as its process numbers GPUs
   std::string bus_id;  // the GPU's PCI bus id; empty on the host backend
   std::string cpu_affinity;  // the CPUs the process may run on, e.g. "0-31" (launchers bind processes)
+  std::string pid_namespace;  // e.g. "pid:[4026531836]": a pid means something only within its namespace
 };
 
 // A collective failed because another process is gone or the run is stopping: the sweep ends.
@@ -97,6 +98,11 @@ std::optional<std::string> first_error(const std::string& mine, bool name_rank =
 std::vector<std::string> share(const std::string& mine, const std::string& error);
 // Whether the process `pid` of this host no longer runs (or is a zombie).
 bool process_gone(long pid);
+// Whether this process can look at rank r's process (process_gone): it runs on this host, in this
+// process's PID namespace (containers of one host with a host name in common may each have their own).
+bool sees_process(const RankInfo& r);
+// This process's PID namespace ("pid:[4026531836]"), or "" where /proc does not say.
+std::string pid_namespace();
 // Whether plan ranks a and b run on different hosts.
 bool different_nodes(int a, int b);
 

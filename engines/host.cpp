@@ -276,8 +276,7 @@ class HostOperation final : public Operation {
 void remove_orphaned_shared_memory() {
   std::error_code ec;
   for (const auto& r : dist::world().ranks()) {
-    if (r.pid == static_cast<long>(::getpid()) || !dist::process_gone(r.pid)) continue;
-    if (dist::different_nodes(r.rank, dist::world().rank())) continue;
+    if (r.rank == dist::world().rank() || !dist::sees_process(r) || !dist::process_gone(r.pid)) continue;
     const std::string prefix = fmt::format("dmabench-{}-", r.pid);
     for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ec)) {
       const std::string file = entry.path().filename().string();

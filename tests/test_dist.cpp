@@ -96,6 +96,22 @@ TEST(Dist, ProcessesAtDifferentCollectivesStopTheTeam) {
   EXPECT_FALSE(dist::world().stopped().empty());
 }
 
+TEST(Dist, ANeighbourIsWatchedOnlyInThisHostAndPidNamespace) {
+  auto team = std::make_unique<ScriptedTeam>(std::deque<std::string>{});
+  const std::string mine = dist::pid_namespace();
+  EXPECT_EQ(mine.rfind("pid:[", 0), 0u) << "Linux names it pid:[inode]: " << mine;
+  dist::RankInfo me{.rank = 0, .node = 0, .host = "a", .pid_namespace = mine};
+  dist::RankInfo same = me, container = me, elsewhere = me;
+  same.rank = 1;
+  container.pid_namespace = "pid:[1]";  // a container of its own on this host: its pids are not ours to look up
+  elsewhere.node = 1;
+  team->set_ranks({me, same});
+  dist::WorldForTest w(std::move(team));
+  EXPECT_TRUE(dist::sees_process(same));
+  EXPECT_FALSE(dist::sees_process(container));
+  EXPECT_FALSE(dist::sees_process(elsewhere));
+}
+
 TEST(Dist, LocalRanksAreThisProcesssOnly) {
   dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{}));
   Plan p;
