@@ -16,7 +16,8 @@ std::vector<int> RunPower::channels(const std::vector<int>& devices) const {
   return all;
 }
 
-RunPower setup_power(const CliOptions& options, const Config& config, const nlohmann::json& machine) {
+RunPower setup_power(const CliOptions& options, const Config& config, const nlohmann::json& machine,
+                     const std::function<void()>& wake) {
   RunPower p;
   const bool on = options.power ? *options.power != "none" : config.power && config.power_source != "none";
   if (!on) return p;
@@ -36,11 +37,11 @@ RunPower setup_power(const CliOptions& options, const Config& config, const nloh
   p.per_device = !devs.bus_ids.empty() && src->channels() == static_cast<int>(devs.bus_ids.size());
   auto meter = std::make_unique<power::Meter>(std::move(src), options.power_window_s.value_or(config.power_window_s),
                                               p.trace.get());
-  fmt::print("dmabench: power: calibrating {} (update period, idle baseline {} x {:.1f} s)\n", meter->source().name(), 2,
-             meter->window_s());
+  fmt::print("dmabench: power: calibrating {} (update period, idle baseline {} x {:.1f} s{})\n", meter->source().name(), 2,
+             meter->window_s(), wake ? ", once before and once after the GPUs are woken" : "");
   std::fflush(stdout);
   try {
-    meter->calibrate();
+    meter->calibrate(1.5, wake);
     p.context = meter->context();
     p.context["enabled"] = true;
     p.meter = std::move(meter);

@@ -1,6 +1,7 @@
 #pragma once
 // The run's power meter: the source chosen by the config or --power, opened and calibrated (update
 // period, idle baseline) before any case runs, and its part of the results context.
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -23,7 +24,10 @@ struct RunPower {
 
 // Power as asked: nothing when off; an unavailable source named explicitly is bad input (throws
 // InputError), with "auto" it is recorded in the context and the run goes on without power.
-// `machine` is the backend's context (its devices' bus ids pick the source's channels).
-RunPower setup_power(const CliOptions& options, const Config& config, const nlohmann::json& machine);
+// `machine` is the backend's context (its devices' bus ids pick the source's channels); `wake` (may be
+// empty) readies the devices as the run will hold them, between the meter's two idle baselines
+// (power::Meter::calibrate).
+RunPower setup_power(const CliOptions& options, const Config& config, const nlohmann::json& machine,
+                     const std::function<void()>& wake = {});
 
 }  // namespace dmabench

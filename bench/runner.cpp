@@ -1,6 +1,7 @@
 #include "bench/runner.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <cctype>
 #include <cstdlib>
 #include <chrono>
@@ -354,6 +355,19 @@ Start start_sweep(const CliOptions& options, const std::vector<std::string>& com
   return s;
 }
 
+// The run's power meter (none in a multi-process run), its idle baseline taken with every GPU as the
+// cases will hold it: with this process's context (power::Meter::calibrate).
+RunPower run_power(const CliOptions& options, const Config& config, const json& machine, Backend& backend) {
+  if (dist::world().multi()) {
+    RunPower none;
+    none.context = {{"enabled", false}, {"error", "not measured in a multi-process run"}};
+    return none;
+  }
+  std::function<void()> wake;
+  if (backend.name() != "host") wake = [&backend] { backend.prepare_devices(backend.default_devices()); };
+  return setup_power(options, config, machine, wake);
+}
+
 }  // namespace
 
 int run(const CliOptions& options, const std::vector<std::string>& command_line) {
@@ -388,11 +402,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   std::unique_ptr<ResultsFile> results;
   if (lead) {
     json context = run_context(options, command_line, config, *backend);
-    if (dist::world().multi()) {
-      power.context = {{"enabled", false}, {"error", "not measured in a multi-process run"}};
-    } else {
-      power = setup_power(options, config, context["machine"]);
-    }
+    power = run_power(options, config, context["machine"], *backend);
     context["power"] = power.context;
     results = std::make_unique<ResultsFile>(out->path, context);  // written with the first record (an existing file is kept until then)
     fmt::print("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, kGitRevision,

@@ -149,7 +149,7 @@ Meter::WindowRun Meter::window(const std::vector<int>& channels, const Batch& ba
   return {std::move(w), std::move(spans), longest_round};
 }
 
-void Meter::calibrate(double max_s) {
+void Meter::calibrate(double max_s, const std::function<void()>& wake) {
   const int n = source_->channels();
   period_s_.assign(n, std::nullopt);
   for (int c = 0; c < n; ++c) {
@@ -175,16 +175,27 @@ void Meter::calibrate(double max_s) {
                      std::this_thread::sleep_for(std::chrono::microseconds(500));
                      return 0;
                    }};
-  if (trace_) trace_->mark("idle baseline", now_s());
-  const auto a = window(all, idle).windows;
-  const auto b = window(all, idle).windows;
-  idle_W_.assign(n, 0);
-  idle_spread_W_.assign(n, 0);
-  for (int c = 0; c < n; ++c) {
-    const double wa = (a[c].e1 - a[c].e0) / a[c].seconds(), wb = (b[c].e1 - b[c].e0) / b[c].seconds();
-    idle_W_[c] = (wa + wb) / 2;
-    idle_spread_W_[c] = std::fabs(wa - wb) / 2;
+  // Two idle windows per channel: their mean, and half their difference as the spread.
+  auto baseline = [&](const char* mark, std::vector<double>& mean, std::vector<double>& spread) {
+    if (trace_) trace_->mark(mark, now_s());
+    const auto a = window(all, idle).windows;
+    const auto b = window(all, idle).windows;
+    mean.assign(n, 0);
+    spread.assign(n, 0);
+    for (int c = 0; c < n; ++c) {
+      const double wa = (a[c].e1 - a[c].e0) / a[c].seconds(), wb = (b[c].e1 - b[c].e0) / b[c].seconds();
+      mean[c] = (wa + wb) / 2;
+      spread[c] = std::fabs(wa - wb) / 2;
+    }
+  };
+  cold_idle_W_.clear();
+  if (wake) {
+    std::vector<double> cold_spread;
+    baseline("idle baseline before the devices were woken", cold_idle_W_, cold_spread);
+    wake();
+    std::this_thread::sleep_for(kWakeSettle);
   }
+  baseline("idle baseline", idle_W_, idle_spread_W_);
 }
 
 Measurement Meter::measure(const std::vector<int>& channels, const Batch& batch, double bytes_per_op,
@@ -263,6 +274,8 @@ nlohmann::json Meter::context() const {
                   {"update_period_s", c < static_cast<int>(period_s_.size()) && period_s_[c] ? nlohmann::json(*period_s_[c]) : nlohmann::json()},
                   {"idle_W", c < static_cast<int>(idle_W_.size()) ? nlohmann::json(idle_W_[c]) : nlohmann::json()},
                   {"idle_spread_W", c < static_cast<int>(idle_spread_W_.size()) ? nlohmann::json(idle_spread_W_[c]) : nlohmann::json()}});
+  for (int c = 0; c < static_cast<int>(cold_idle_W_.size()) && c < static_cast<int>(ch.size()); ++c)
+    ch[c]["cold_idle_W"] = cold_idle_W_[c];
   nlohmann::json r = {{"source", source_->name()}, {"window_s", window_s_}, {"resolution_J", source_->resolution_J()}, {"channels", ch}};
   if (auto d = source_->details(); !d.empty()) r["details"] = std::move(d);
   return r;

@@ -6,6 +6,7 @@
 // calling thread while a sampler thread reads the counters, so a slow counter read (NVML: ~4 ms)
 // never leaves the device idle. The window's busy fraction (time inside batches over the window)
 // is measured and reported; operations at the edges are counted by interpolation inside the batch.
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -68,9 +69,13 @@ inline constexpr double kMinBusyFraction = 0.95;
 class Meter {
  public:
   Meter(std::unique_ptr<Source> source, double window_s, Trace* trace = nullptr);
-  // Measures each channel's update period (polls up to `max_s`) and the idle baseline.
-  // Throws std::runtime_error when the source fails.
-  void calibrate(double max_s = 1.5);
+  // Measures each channel's update period (polls up to `max_s`) and the idle baseline. With `wake`
+  // (a GPU backend: it creates the process's context on every device), the baseline is taken after
+  // it, with the devices as a run holds them between operations (an H200 draws ~80 W with no process
+  // on it and ~123 W, clocks up, while a process holds a context: that is not the operation's
+  // power); the idle before it is kept as cold_idle_W in the context. Throws std::runtime_error
+  // when the source fails.
+  void calibrate(double max_s = 1.5, const std::function<void()>& wake = {});
   // One window over `channels`: runs batches back to back. Never throws: a failing source or
   // batch gives a measurement with its error.
   Measurement measure(const std::vector<int>& channels, const Batch& batch, double bytes_per_op,
@@ -112,6 +117,10 @@ class Meter {
   Trace* trace_;
   std::vector<std::optional<double>> period_s_;
   std::vector<double> idle_W_, idle_spread_W_;
+  std::vector<double> cold_idle_W_;  // before `wake` (empty without one)
 };
+
+// After the wake: an H200 reached its context-held level within 1 s of the context's creation.
+inline constexpr std::chrono::milliseconds kWakeSettle{1000};
 
 }  // namespace dmabench::power

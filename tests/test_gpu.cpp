@@ -64,7 +64,7 @@ Maybe<std::unique_ptr<power::Meter>> nvml_meter(Backend& backend, double window_
   auto src = power::open("nvml", devs);
   if (!src) return Maybe<std::unique_ptr<power::Meter>>::no(src.why_not());
   auto meter = std::make_unique<power::Meter>(std::move(src).value(), window_s);
-  meter->calibrate();
+  meter->calibrate(1.5, [&] { backend.prepare_devices(backend.default_devices()); });  // as the runner does
   return meter;
 }
 

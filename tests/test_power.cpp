@@ -63,6 +63,11 @@ class FakeSource final : public power::Source {
     advance();
     active_ = a;
   }
+  void set_idle(double w) {  // from now on (a GPU whose process just created its context)
+    std::lock_guard lock(mu_);
+    advance();
+    idle_ = w;
+  }
 
  private:
   void advance() {
@@ -139,6 +144,34 @@ TEST(PowerMeter, UpdatePeriodIdleAndActiveWattsAndEnergyPerOp) {
   EXPECT_GT(r["uncertainty"].get<double>(), 0.0);
   EXPECT_LT(r["uncertainty"].get<double>(), 0.2);
   EXPECT_FALSE(r["window_too_short"].get<bool>());
+}
+
+// A GPU draws more while a process holds its context (an H200: ~80 W without, ~123 W with): the
+// baseline subtracted is the one taken after the wake, so the operation's watts are its own, and the
+// idle before it is kept as cold_idle_W.
+TEST(PowerMeter, TheIdleBaselineIsTakenWithTheDevicesWoken) {
+  auto owned = std::make_unique<FakeSource>(2, 80.0, 60.0, 0.02);
+  FakeSource& src = *owned;
+  power::Meter meter(std::move(owned), 0.4);
+  int wakes = 0;
+  meter.calibrate(0.3, [&] {
+    ++wakes;
+    src.set_idle(123.0);
+  });
+  EXPECT_EQ(wakes, 1);
+  const json ctx = meter.context();
+  for (const auto& ch : ctx["channels"]) {
+    EXPECT_NEAR(ch["cold_idle_W"].get<double>(), 80.0, 2.0) << ctx.dump();
+    EXPECT_NEAR(ch["idle_W"].get<double>(), 123.0, 2.0) << ctx.dump();
+  }
+  const json r = to_json(meter.measure({0, 1}, busy_batch(src), 2e9, "case"));
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  EXPECT_NEAR(r["idle_W"][0].get<double>(), 123.0, 2.0) << r.dump();
+  EXPECT_NEAR(r["active_W"].get<double>(), 120.0, 8.0) << "60 W per channel above the woken idle, not 60 + 43: " << r.dump();
+  // without a wake (the host backend) there is one baseline and no cold_idle_W
+  power::Meter plain(std::make_unique<FakeSource>(1, 50.0, 10.0, 0.02), 0.3);
+  plain.calibrate(0.3);
+  EXPECT_FALSE(plain.context()["channels"][0].contains("cold_idle_W"));
 }
 
 // Counter reads that take 5 ms (NVML's take ~4) must not leave the "device" idle: the window
