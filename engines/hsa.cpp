@@ -130,11 +130,16 @@ class HsaOperation final : public GpuOperation {
   }
 
   ~HsaOperation() override {
-    try {  // release copies still waiting for a trigger that will not come, then drain
-      for (auto& d : armed_) d->store(0);
-      for (auto& s : signals_) s->spin_until_zero(kTimeoutS);
+    try {
+      drain();
     } catch (...) {
     }
+  }
+
+  // Before the peers' buffers are unmapped: nothing of this process may still be copying into them.
+  void close_peers() override {
+    drain();
+    GpuOperation::close_peers();
   }
 
   void arm(int ops) override {
@@ -168,6 +173,12 @@ class HsaOperation final : public GpuOperation {
   }
 
  private:
+  // Releases copies still waiting for a trigger that will not come, then waits for every signal.
+  void drain() {
+    for (auto& d : armed_) d->store(0);
+    for (auto& s : signals_) s->spin_until_zero(kTimeoutS);
+  }
+
   // The GPU whose HSA agent owns a rank's buffers, as this process numbers GPUs: another process's
   // rank by its bus id (its buffers are opened here through hipIpcOpenMemHandle).
   int agent_device(int rank) const {
