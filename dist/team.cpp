@@ -54,27 +54,26 @@ Team& world() { return *world_slot(); }
 
 std::vector<std::string> Team::allgather(const std::string& mine) {
   if (!stopped_.empty()) throw TeamStopped(stopped_);
-  const unsigned long long call = ++collectives_;
+  const std::uint64_t call = ++collectives_;
+  std::string tagged(sizeof call, '\0');  // the call's number in front of the payload
+  std::memcpy(tagged.data(), &call, sizeof call);
   std::vector<std::string> all;
   try {
-    all = exchange(fmt::format("{}:", call) + mine);
+    all = exchange(tagged + mine);
   } catch (const TeamStopped& e) {
     if (stopped_.empty()) stopped_ = e.what();
     throw;
   }
   for (std::size_t r = 0; r < all.size(); ++r) {
-    const auto colon = all[r].find(':');
-    unsigned long long theirs = 0;
-    const bool parsed = colon != std::string::npos && colon > 0 && colon <= 20 &&
-                        std::all_of(all[r].begin(), all[r].begin() + static_cast<long>(colon), [](char c) { return c >= '0' && c <= '9'; });
-    if (parsed) theirs = std::strtoull(all[r].substr(0, colon).c_str(), nullptr, 10);
-    if (!parsed || theirs != call) {
+    std::uint64_t theirs = 0;
+    if (all[r].size() >= sizeof theirs) std::memcpy(&theirs, all[r].data(), sizeof theirs);
+    if (theirs != call) {
       stopped_ = fmt::format("internal error: the processes are at different collectives (rank {} at its collective {}, "
                              "rank {} at {}): one process skipped or added one",
-                             rank(), call, r, parsed ? std::to_string(theirs) : std::string("?"));
+                             rank(), call, r, theirs);
       throw TeamStopped(stopped_);
     }
-    all[r].erase(0, colon + 1);
+    all[r].erase(0, sizeof theirs);
   }
   return all;
 }

@@ -67,7 +67,7 @@ class Team {
  private:
   std::vector<RankInfo> ranks_;
   std::string stopped_;
-  unsigned long long collectives_ = 0;  // allgather() calls so far
+  std::uint64_t collectives_ = 0;  // allgather() calls so far
 };
 
 // The run's processes: a one-process team unless start() found a launcher.

@@ -149,6 +149,11 @@ Meter::WindowRun Meter::window(const std::vector<int>& channels, const Batch& ba
   return {std::move(w), std::move(spans), longest_round};
 }
 
+namespace {
+// After the wake: an H200 reached its context-held level within 1 s of the context's creation.
+constexpr std::chrono::milliseconds kWakeSettle{1000};
+}  // namespace
+
 void Meter::calibrate(double max_s, const std::function<void()>& wake) {
   const int n = source_->channels();
   period_s_.assign(n, std::nullopt);

@@ -6,7 +6,6 @@
 // calling thread while a sampler thread reads the counters, so a slow counter read (NVML: ~4 ms)
 // never leaves the device idle. The window's busy fraction (time inside batches over the window)
 // is measured and reported; operations at the edges are counted by interpolation inside the batch.
-#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -120,7 +119,5 @@ class Meter {
   std::vector<double> cold_idle_W_;  // before `wake` (empty without one)
 };
 
-// After the wake: an H200 reached its context-held level within 1 s of the context's creation.
-inline constexpr std::chrono::milliseconds kWakeSettle{1000};
 
 }  // namespace dmabench::power

@@ -26,14 +26,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, beside, case_key, fmt_size, load, pattern_label, variant, arg_parser, run_tool  # noqa: E402
+from dmabench_results import ResultsError, beside, case_key, fmt_size, load, pattern_label, spread, variant, arg_parser, run_tool  # noqa: E402
 
 TOOL = "compare.py"
-
-
-def spread(r):
-    lat = r["latency_us"]
-    return max(0.0, (lat["p95"] - lat["p50"]) / lat["p50"])
 
 
 def compare(base_doc, new_doc, threshold):

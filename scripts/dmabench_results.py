@@ -379,6 +379,12 @@ def beside(result):
     return name.split("/beside=", 1)[1] if "/beside=" in name else ""
 
 
+def spread(result):
+    """How far an ok case's samples scatter above their median: (p95 - p50) / p50 (its noise, for comparisons)."""
+    lat = result["latency_us"]
+    return max(0.0, (lat["p95"] - lat["p50"]) / lat["p50"])
+
+
 def case_key(result):
     """The full identity of a case across runs: pattern and placement, engine, options, devices, bytes, timing,
     workload, rotation."""

@@ -38,7 +38,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dmabench_results import (ResultsError, arg_parser, case_key, fmt_size, load, parse_size, pattern_label,  # noqa: E402
-                              placement_order, run_tool, table, variant)
+                              placement_order, run_tool, spread, table, variant)
 
 TOOL = "launch_compare.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -88,11 +88,6 @@ def read_side(directory, side):
         if not (os.path.exists(path) or os.path.exists(path + ".journal")):  # the journal: a run killed midway
             return runs
         runs.append(load(path)["results"])
-
-
-def spread(r):
-    lat = r["latency_us"]
-    return max(0.0, (lat["p95"] - lat["p50"]) / lat["p50"])
 
 
 def side_summary(records):

@@ -1,5 +1,6 @@
 // The agreement between the processes of a multi-process run (dist/), without MPI: a scripted team
 // plays rank 0 of two and answers each collective with what "rank 1" sends.
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -39,9 +40,12 @@ class ScriptedTeam final : public dist::Team {
       throw dist::TeamStopped(stopped());
     }
     if (other == "!error") throw dist::TeamStopped("MPI_Iallgather failed: MPI_ERR_OTHER");
-    const std::string call = mine.substr(0, mine.find(':'));
-    if (other == "!ahead") return {mine, std::to_string(std::stoull(call) + 1) + ":"};
-    return {mine, call + ":" + other};
+    std::uint64_t call = 0;  // Team::allgather's number in front of each payload
+    std::memcpy(&call, mine.data(), sizeof call);
+    if (other == "!ahead") ++call;
+    std::string tag(sizeof call, '\0');
+    std::memcpy(tag.data(), &call, sizeof call);
+    return {mine, tag + (other == "!ahead" ? "" : other)};
   }
 
  private:
