@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/patterns/layout.hpp"
 #include "compute/load.hpp"
 #include "engines/engine.hpp"
 
@@ -56,6 +57,10 @@ struct Config {
   // Buffer rotation axis: a case keeps `rotate` sets of its buffers and successive operations
   // move successive sets (Plan::sets), so no two operations in a row touch the same bytes.
   std::vector<int> rotate = {1};
+  // Layout axis: contiguous, or block layouts (each a point of its block_bytes x blocks x order lists).
+  std::vector<Layout> layouts = {Layout{}};
+  // Host-memory axis (patterns that use host memory): kinds x NUMA requests.
+  std::vector<Location> host = {host_location(true)};
   int pipeline_depth = 20;  // operations per pipelined sample
   bool breakdown = false;   // latency breakdown of oneshot copies (needs a copy tracer: CUPTI)
   // Power: measured per ok case after its timed samples when enabled (config or --power).

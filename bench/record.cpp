@@ -137,6 +137,15 @@ json to_json(const CaseRecord& r) {
             {"algbw_GBps", r.timed ? json(r.timed->bandwidth.algbw_GBps) : json()},
             {"busbw_GBps", r.timed ? json(r.timed->bandwidth.busbw_GBps) : json()},
             {"clock", r.gpu_clock ? "gpu" : "host"}};
+  j["layout"] = to_json(c.layout);
+  if (c.layout.blocks && c.plan) {
+    const std::size_t blocks = c.plan->transfers.size();
+    j["layout"]["blocks_per_op"] = blocks;
+    j["per_block_us"] = r.timed ? json(r.timed->latency_us.p50 / static_cast<double>(blocks)) : json();
+  }
+  if (c.plan && c.plan->host_memory())
+    j["host_memory"] = r.host_memory.empty() ? json{{"kind", to_string(c.host.kind)}, {"numa", c.host.numa.label()}}
+                                             : hostmem::to_json(r.host_memory);
   if (!r.engine_details.empty()) j["engine_details"] = r.engine_details;
   if (r.breakdown) j["breakdown_us"] = breakdown_json(*r.breakdown);
   if (r.power) j["power"] = power_json(*r.power);

@@ -28,6 +28,7 @@ struct CaseRecord {
   bool gpu_clock = false;                   // the samples' clock (measure::Sample::gpu_clock)
   std::optional<measure::Timed> timed;      // the reported samples' statistics (ok cases)
   nlohmann::json engine_details = nlohmann::json::object();  // Operation::details(), engine-defined
+  std::vector<hostmem::BufferInfo> host_memory;  // Operation::host_buffers()
   // The measurements that follow the timed samples, when the case or the run asks for them.
   std::optional<measure::Breakdown> breakdown;
   std::optional<measure::Power> power;

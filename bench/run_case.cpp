@@ -8,6 +8,7 @@
 
 #include "core/errors.hpp"
 #include "bench/measure/validation.hpp"
+#include "core/host_memory.hpp"
 #include "dist/team.hpp"
 
 namespace dmabench {
@@ -83,6 +84,23 @@ WhyNot process_skip_reason(const Engine& engine, const Case& c) {
   return std::nullopt;
 }
 
+// Resolves every host buffer's NUMA request to a node of this machine (Location::node), through the
+// backend's device -> node map, or says why the machine has no such node (a skipped case).
+WhyNot place_host_buffers(Plan& plan, const Backend& backend) {
+  if (!plan.host_memory()) return std::nullopt;
+  if (dist::world().multi())
+    return std::string("host-memory endpoints run in one process (a multi-process run does not place or share host buffers)");
+  for (auto* at : {&plan.src_at, &plan.dst_at})
+    for (std::size_t r = 0; r < at->size(); ++r) {
+      Location& l = (*at)[r];
+      if (!l.host) continue;
+      auto node = hostmem::resolve(l.numa, backend.numa_node(plan.devices[r]));
+      if (!node) return "host_memory: " + node.why_not();
+      l.node = *node;
+    }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void CaseExecution::setup() {
@@ -104,6 +122,7 @@ void CaseExecution::setup() {
       return std::string("the in-place alltoall exchanges blocks between ranks: only an engine that swaps them runs it "
                          "(sdma packet=swap)");
     if (auto why = process_skip_reason(*engine_, spec())) return why;
+    if (auto why = place_host_buffers(*measured_.spec.plan, backend_)) return why;
     return engine_->unsupported(*spec().plan, spec().engine.options, ops_per_sample);
   });
   if (support) return end(*support);
@@ -129,6 +148,7 @@ void CaseExecution::setup() {
     measured_.validated = true;
     measured_.status = Status::ok;
     measured_.engine_details = op_->details();
+    measured_.host_memory = op_->host_buffers();
   } catch (const Unsupported& e) {
     end(std::string("s") + e.what());
   } catch (const std::exception& e) {

@@ -67,31 +67,37 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
   const std::string not_runnable =
       used > 0 ? std::string()
                : fmt::format("{}{} cannot run on {} {}(s)", pattern_name, in_place ? " in place" : "", ids.size(), device_word);
-  for (const auto& engine : config.engines)
-    for (Timing timing : config.timings)
-      for (int rotate : config.rotate)
-        for (std::uint64_t bytes : config.sizes) {
-          if (out.size() >= kMaxCases)
-            throw InputError(fmt::format("the config expands to more than {} cases; split it into several runs", kMaxCases));
-          check_byte_range(bytes, static_cast<int>(devs.size()), rotate);
-          Case c{.pattern = pattern_name,
-                 .engine = engine,
-                 .devices = devs,
-                 .bytes_per_rank = bytes,
-                 .timing = timing,
-                 .in_place = in_place,
-                 .warmup = config.warmup,
-                 .iterations = config.iterations,
-                 .pipeline_depth = timing == Timing::pipelined ? config.pipeline_depth : 1,
-                 .rotate = rotate,
-                 .breakdown = config.breakdown && pattern_name == "copy" && timing == Timing::oneshot,
-                 .overlap = config.overlap,
-                 .not_runnable = not_runnable,
-                 .plan = std::nullopt};
-          plan_case(c);
-          c.iterations = case_iterations(config, c);
-          out.push_back(std::move(c));
-        }
+  // host kinds and NUMA requests apply to patterns that use host memory; the others get the default once
+  const std::vector<Location> hosts = pattern->uses_host_memory() ? config.host : std::vector<Location>{host_location(true)};
+  for (const Layout& layout : config.layouts)
+    for (const Location& host : hosts)
+      for (const auto& engine : config.engines)
+        for (Timing timing : config.timings)
+          for (int rotate : config.rotate)
+            for (std::uint64_t bytes : layout.count ? std::vector<std::uint64_t>{layout.count * layout.block_bytes} : config.sizes) {
+              if (out.size() >= kMaxCases)
+                throw InputError(fmt::format("the config expands to more than {} cases; split it into several runs", kMaxCases));
+              check_byte_range(bytes, static_cast<int>(devs.size()), rotate);
+              Case c{.pattern = pattern_name,
+                     .engine = engine,
+                     .devices = devs,
+                     .bytes_per_rank = bytes,
+                     .timing = timing,
+                     .in_place = in_place,
+                     .warmup = config.warmup,
+                     .iterations = config.iterations,
+                     .pipeline_depth = timing == Timing::pipelined ? config.pipeline_depth : 1,
+                     .rotate = rotate,
+                     .layout = layout,
+                     .host = host,
+                     .breakdown = config.breakdown && pattern_name == "copy" && timing == Timing::oneshot,
+                     .overlap = config.overlap,
+                     .not_runnable = not_runnable,
+                     .plan = std::nullopt};
+              plan_case(c);
+              c.iterations = case_iterations(config, c);
+              out.push_back(std::move(c));
+            }
 }
 
 }  // namespace
@@ -105,8 +111,13 @@ std::string Case::name() const {
     const auto& v = engine.options[o.name];
     engine_part += fmt::format(",{}={}", o.name, v.is_string() ? v.get<std::string>() : v.dump());
   }
-  return fmt::format("{}{}/{}/{}/dev={}/{}{}{}", pattern, in_place ? "-inplace" : "", engine_part, to_string(timing),
-                     fmt::join(devices, ","), format_bytes(bytes_per_rank),
+  const Pattern* p = find_pattern(pattern);
+  const std::string host_part = p && p->uses_host_memory()
+                                    ? fmt::format("/host={},numa={}", to_string(host.kind), host.numa.label())
+                                    : std::string();
+  return fmt::format("{}{}/{}/{}/dev={}/{}{}{}{}{}", pattern, in_place ? "-inplace" : "", engine_part, to_string(timing),
+                     fmt::join(devices, ","), format_bytes(bytes_per_rank), host_part,
+                     layout.blocks ? "/" + layout.label(bytes_per_rank) : std::string(),
                      rotate > 1 ? fmt::format("/rotate={}", rotate) : std::string(),
                      overlap ? "/beside=" + overlap->compute.label() : std::string());
 }
@@ -119,6 +130,10 @@ void plan_case(Case& c) {
   const Pattern* p = pattern_of(c.pattern, c.in_place);
   if (!p) throw std::invalid_argument(fmt::format("pattern '{}' has no in-place form", c.pattern));
   c.plan = p->plan(c.devices, c.bytes_per_rank);
+  for (auto* at : {&c.plan->src_at, &c.plan->dst_at})
+    for (Location& l : *at)
+      if (l.host) l = c.host;
+  apply_layout(*c.plan, c.layout);
   c.plan->sets = c.rotate;
 }
 

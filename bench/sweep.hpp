@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/config.hpp"
+#include "bench/patterns/layout.hpp"
 #include "engines/plan.hpp"
 
 namespace dmabench {
@@ -21,6 +22,8 @@ struct Case {
   bool in_place = false;  // the pattern's in-place form (Pattern::in_place)
   int warmup = 0, iterations = 0, pipeline_depth = 1;
   int rotate = 1;  // buffer sets the operations cycle through (the plan's `sets`)
+  Layout layout;   // contiguous, or blocks (bench/patterns/layout.hpp)
+  Location host = host_location();  // host-memory patterns: the kind and NUMA request of their host buffers
   bool breakdown = false;    // measure the four-phase latency breakdown after timing
   std::optional<OverlapConfig> overlap;  // also measured beside this compute workload
   std::string not_runnable;  // non-empty: the case is skipped with this reason (e.g. too few devices)
@@ -29,6 +32,7 @@ struct Case {
 
   // Unique, stable name, e.g. "allgather/sm,blocks=auto/oneshot/dev=0,1/64KiB" (Google Benchmark's
   // name). Options at their default are left out; in-place cases start "allgather-inplace/",
+  // host-memory patterns add "/host=<kind>,numa=<request>", block layouts "/<Layout::label()>",
   // rotated ones end in "/rotate=N", overlap cases in "/beside=<workload label>".
   std::string name() const;
   // Seed of the validation data: differs per case.

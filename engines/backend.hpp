@@ -24,6 +24,11 @@ class Backend {
   virtual std::vector<int> default_devices() const = 0;
   // Machine description for the results' context: devices, links, versions.
   virtual nlohmann::json context() const = 0;
+  // The NUMA node closest to a device (host memory "local" to it), or -1 when the machine does not say.
+  virtual int numa_node(int device) const {
+    (void)device;
+    return -1;
+  }
   // One-time setup for a device set used by the sweep (e.g. peer access); throws on failure.
   virtual void prepare_devices(const std::vector<int>& devices) = 0;
   // Engine timestamps of memory copies (latency breakdown), or the reason there are none.

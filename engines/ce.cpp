@@ -23,6 +23,8 @@
 namespace dmabench {
 namespace {
 
+constexpr int kMaxPcpyStreams = 64;  // streams auto under pcpy: one stream per copy, at most this many
+
 bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }
 
 // One copy (or chunk of one) issued by a GPU.
@@ -53,6 +55,7 @@ struct DeviceWork {
   std::size_t host_slot_base = 0;       // flag-spin: this GPU's slots in the host-mapped array
   std::vector<gpu::Graph> graphs;       // per buffer set
   std::vector<gpu::DeviceBuffer> bounce;  // local=peer-bounce: the peer-side buffers
+  bool src_host = false, dst_host = false;  // its copies read / write host memory (ce-batch's location hints)
   std::uint32_t* word(int i) const { return static_cast<std::uint32_t*>(words.data()) + i; }
 };
 
@@ -65,7 +68,9 @@ class DmaOperation final : public GpuOperation {
       DeviceWork& w = *work_.back();
       w.rank = r;
       w.device = device(r);
-      build_items(w, plan.issued_by(r));
+      build_items(w, opt_.coalesce ? coalesce(plan.issued_by(r)) : plan.issued_by(r));
+      w.src_host = plan.src_location(plan.issued_by(r).front().src_rank).host;
+      w.dst_host = plan.dst_location(plan.issued_by(r).front().dst_rank).host;
       for (int set = 0; set < sets(); ++set) {  // addresses worked out once, never in launch()
         w.set_jobs.emplace_back();
         for (const Item& it : w.items) {
@@ -226,6 +231,8 @@ class DmaOperation final : public GpuOperation {
     nlohmann::json d = {{"lanes_per_gpu", lanes}, {"copies_per_gpu", copies}};
     if (gpu::backend_name() == "hip") {  // AMD pitfalls: DMA switched off, more streams than hardware queues
       d["copy_kind"] = gpu::copy_kind();
+      if (opt_.batch && plan().host_memory())
+        d["batch_note"] = "ROCm 7.2's hipMemcpyBatchAsync issues host<->device copies one by one (ROCm/clr #273)";
       const amd::DmaEnvironment env = amd::dma_environment();
       std::vector<std::string> warnings = env.warnings;
       std::size_t most = 0;
@@ -264,7 +271,8 @@ class DmaOperation final : public GpuOperation {
       // local=peer-bounce: a same-GPU copy goes out to a buffer on a peer GPU and back, so that
       // only copy engines move it (the runtime runs same-GPU copies on the SMs)
       char* via = nullptr;
-      if (opt_.peer_bounce && device(t.src_rank) == device(t.dst_rank) && t.bytes > 0) {
+      if (opt_.peer_bounce && device(t.src_rank) == device(t.dst_rank) && t.bytes > 0 &&
+          !plan().src_location(t.src_rank).host && !plan().dst_location(t.dst_rank).host) {
         w.bounce.emplace_back(bounce_device(w.device), t.bytes);
         via = static_cast<char*>(w.bounce.back().data());
       }
@@ -337,7 +345,7 @@ class DmaOperation final : public GpuOperation {
     }
     if (opt_.batch) {
       for (std::size_t l = 0; l < w.lanes.size(); ++l) {
-        gpu::copy_batch_async(w.lane_jobs[set][l], w.device, w.lanes[l], opt_.overlap_hint);
+        gpu::copy_batch_async(w.lane_jobs[set][l], w.device, w.lanes[l], opt_.overlap_hint, w.src_host, w.dst_host);
         signal(w, static_cast<int>(l), g, w.lanes[l], true);  // b2b only: one slot per lane, in lane order
       }
       return;
@@ -428,6 +436,14 @@ class DmaEngine final : public Engine {
     if (o.trigger != Trigger::enqueue && ops_per_sample > kMaxPrePostedOps)
       return fmt::format("trigger {} pre-posts every operation of a sample behind its gate: at most {} (pipeline_depth)",
                          o.trigger == Trigger::host_flag ? "host-flag" : "gpu-flag", kMaxPrePostedOps);
+    if (o.schedule == Schedule::pcpy && o.streams == 0)
+      for (int r : plan.issuers()) {
+        const std::size_t copies = (o.coalesce ? coalesce(plan.issued_by(r)) : plan.issued_by(r)).size();
+        if (copies > static_cast<std::size_t>(kMaxPcpyStreams))
+          return fmt::format("schedule pcpy with streams auto puts each of GPU {}'s {} copies on a stream of its own (at "
+                             "most {}): use schedule b2b, or streams=K",
+                             plan.devices[r], copies, kMaxPcpyStreams);
+      }
     if (batch_)
       if (auto why = gpu::copy_batch_unsupported()) return why;
     if (o.thread_per_gpu)

@@ -68,6 +68,11 @@ std::vector<OptionSpec> dma_option_specs(bool batch) {
                  .default_value = "runtime",
                  .choices = names_of(kLocals)},
   };
+  o.push_back(OptionSpec{.name = "coalesce",
+                         .help = "block layouts: false = one copy per block; true = runs of adjacent blocks whose source "
+                                 "and destination both continue the previous block's are one copy each",
+                         .default_value = false,
+                         .choices = {false, true}});
   if (batch)
     o.push_back(OptionSpec{.name = "overlap_hint",
                            .help = "the batch carries cudaMemcpyFlagPreferOverlapWithCompute / "
@@ -88,7 +93,8 @@ DmaOptions DmaOptions::from(const Options& o, bool batch) {
                     .thread_per_gpu = option_named(o, e, "issue", kIssues),
                     .gate = option_named(o, e, "gate", kGates),
                     .peer_bounce = option_named(o, e, "local", kLocals),
-                    .overlap_hint = batch && option_flag(o, e, "overlap_hint")};
+                    .overlap_hint = batch && option_flag(o, e, "overlap_hint"),
+                    .coalesce = option_flag(o, e, "coalesce")};
 }
 
 }  // namespace dmabench

@@ -24,6 +24,7 @@ struct DmaOptions {
   Gate gate;
   bool peer_bounce;   // local: same-GPU copies as two copy-engine transfers through a peer's buffer
   bool overlap_hint;  // ce-batch: prefer overlap with compute (false for ce, which has no such option)
+  bool coalesce;      // adjacent blocks (source and destination both continuing the previous one) as one copy
 
   // From validated options (every option of the table present); throws std::logic_error otherwise.
   static DmaOptions from(const Options& options, bool batch);

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/host_memory.hpp"
 #include "core/why_not.hpp"
 #include "engines/plan.hpp"
 #include "gpu/copy_tracer.hpp"  // CopyInterval, CopyTracer
@@ -55,6 +56,10 @@ class Operation {
   virtual Maybe<std::unique_ptr<CopyTracer>> copy_tracer() {
     return Maybe<std::unique_ptr<CopyTracer>>::no("the engine takes no timestamps of its own");
   }
+
+  // The plan's host buffers as this operation allocated them (kind, node, placement verified, the time
+  // to allocate and to pin), for the record's `host_memory`; empty when every buffer is device memory.
+  virtual std::vector<hostmem::BufferInfo> host_buffers() const { return {}; }
 
   // Multi-process runs: waits for this process's work and drops its mappings of other processes'
   // buffers; the harness calls it on every process, and the processes meet, before any frees its own

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "amd/environment.hpp"
+#include "core/host_memory.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine_factories.hpp"
 #include "gpu/copy_tracer.hpp"
@@ -21,6 +22,9 @@ namespace dmabench {
 namespace {
 
 bool is_hip() { return gpu::backend_name() == "hip"; }
+
+nlohmann::json or_null(const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); }
+nlohmann::json or_null_node(int node) { return node >= 0 ? nlohmann::json(node) : nlohmann::json(); }
 
 class GpuBackend final : public Backend {
  public:
@@ -46,7 +50,12 @@ class GpuBackend final : public Backend {
                           {"memory_bytes", p.memory_bytes},
                           {"copy_engines", p.copy_engines},
                           {"multiprocessors", p.multiprocessors},
-                          {"compute_capability", std::to_string(p.cc_major) + "." + std::to_string(p.cc_minor)}};
+                          {"compute_capability", std::to_string(p.cc_major) + "." + std::to_string(p.cc_minor)},
+                          {"numa_node", or_null_node(hostmem::pci_device_node(p.bus_id))},
+                          {"pcie_link", {{"speed", or_null(hostmem::pci_attribute(p.bus_id, "current_link_speed"))},
+                                         {"width", or_null(hostmem::pci_attribute(p.bus_id, "current_link_width"))},
+                                         {"max_speed", or_null(hostmem::pci_attribute(p.bus_id, "max_link_speed"))},
+                                         {"max_width", or_null(hostmem::pci_attribute(p.bus_id, "max_link_width"))}}}};
       if (is_hip()) {
         d["arch"] = p.arch;
         d["sdma_engines"] = p.sdma_engines >= 0 ? nlohmann::json(p.sdma_engines) : nlohmann::json();
@@ -62,7 +71,6 @@ class GpuBackend final : public Backend {
     }
     const gpu::Versions v = gpu::versions();
     nlohmann::json versions;
-    auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); };
     if (is_hip()) {
       const gpu::BuildFacts b = gpu::this_build();
       versions = {{"hip_runtime", v.runtime}, {"hip_driver", v.driver_api}, {"amdgpu_driver", or_null(v.kernel_driver)},
@@ -75,10 +83,11 @@ class GpuBackend final : public Backend {
 #else
     versions[is_hip() ? "rccl" : "nccl"] = nullptr;
 #endif
-    nlohmann::json ctx = {{"devices", devices}, {"peer_links", links}, {"versions", versions}};
+    nlohmann::json ctx = {{"devices", devices}, {"peer_links", links}, {"versions", versions}, {"numa_nodes", hostmem::nodes()}};
     if (is_hip()) ctx["dma_environment"] = amd::dma_environment().to_json();
     return ctx;
   }
+  int numa_node(int device) const override { return hostmem::pci_device_node(gpu::properties(device).bus_id); }
   void prepare_devices(const std::vector<int>& devices) override {
     gpu::enable_peer_access(devices);
     for (int d : devices) gpu::preload_kernels(d);

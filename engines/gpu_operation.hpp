@@ -22,6 +22,7 @@ class GpuOperation : public Operation {
   void fill_sources(std::uint64_t seed) override;
   void poison_destinations(std::uint64_t seed) override;
   std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override;
+  std::vector<hostmem::BufferInfo> host_buffers() const override { return host_buffers_; }
 
  protected:
   // Allocates the plan's buffers; `waited` are the ranks whose streams wait() synchronizes
@@ -44,10 +45,14 @@ class GpuOperation : public Operation {
   std::vector<gpu::Memory> src_, dst_;
   std::vector<std::unique_ptr<gpu::Stream>> streams_;  // null for ranks of other processes
   std::vector<int> waited_;
+  std::vector<hostmem::BufferInfo> host_buffers_;
+  // The rank's buffer on its device (the allocator's) or, where the plan puts it, in host memory.
+  gpu::Memory allocate_buffer(int rank, const Location& at, std::size_t bytes, const char* side,
+                              const gpu::Allocator& allocator);
 };
 
 // Why the plan's buffers (of this process's ranks) would not fit in the devices' free memory (with
-// headroom), or nullopt.
+// headroom), or its host buffers in the host's, or nullopt.
 WhyNot gpu_memory_shortfall(const Plan& plan);
 
 }  // namespace dmabench

@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "core/datagen.hpp"
+#include "core/host_memory.hpp"
 #include "dist/team.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine_factories.hpp"
@@ -45,8 +46,19 @@ struct HostBytes {
   HostBytes(const HostBytes&) = delete;
   HostBytes& operator=(const HostBytes&) = delete;
   ~HostBytes() {
+    if (placed) return;  // its own release
     if (mapped && data) munmap(data, mapped);
     else std::free(data);
+  }
+  // A host-memory endpoint (Plan::Location): pages bound to the NUMA node and touched; every kind but
+  // pageable is also mlock'ed, the host backend's stand-in for the runtime's pinning.
+  static std::unique_ptr<HostBytes> placed_on(const Location& at, std::size_t n, hostmem::BufferInfo& info) {
+    auto b = std::make_unique<HostBytes>();
+    b->size = n;
+    if (!n) return b;
+    b->placed = hostmem::map_pages(n, at.node, at.kind != HostKind::pageable, info);
+    b->data = static_cast<char*>(b->placed.get());
+    return b;
   }
   static std::unique_ptr<HostBytes> heap(std::size_t n) {
     auto b = std::make_unique<HostBytes>();
@@ -88,6 +100,7 @@ struct HostBytes {
   char* data = nullptr;
   std::size_t size = 0;
   std::size_t mapped = 0;  // bytes mmap'ed (shared memory), 0 for heap bytes
+  hostmem::Memory placed;  // a host-memory endpoint's pages (placed_on)
 };
 
 // Test-only fault injection (DMABENCH_HOST_FAULT, README "Exit codes"), for tests that must see a case
@@ -135,8 +148,8 @@ class HostOperation final : public Operation {
       map_shared();
     } else {
       for (int r = 0; r < plan.ranks(); ++r) {
-        src_[r] = HostBytes::heap(plan.src_allocation(r));
-        dst_[r] = HostBytes::heap(plan.dst_allocation(r));
+        src_[r] = allocate(r, plan.src_location(r), plan.src_allocation(r), "src");
+        dst_[r] = allocate(r, plan.dst_location(r), plan.dst_allocation(r), "dst");
       }
     }
     for (int r : dist::local_issuers(plan)) workers_.push_back(std::make_unique<Worker>(Worker{r, plan.issued_by(r), 0, {}}));
@@ -179,6 +192,7 @@ class HostOperation final : public Operation {
         if (dist::local(t.dst_rank))
           std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
   }
+  std::vector<hostmem::BufferInfo> host_buffers() const override { return host_buffers_; }
   std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override {
     if (expected.sets != plan_.sets) throw std::logic_error("check_destinations: the plan's buffer sets differ from the operation's");
     return first_host_mismatch(expected, seed, [&](int r) -> const unsigned char* {
@@ -233,6 +247,14 @@ class HostOperation final : public Operation {
     dist::share("", error);  // every process mapped what it needs (or says why not)
   }
 
+  std::unique_ptr<HostBytes> allocate(int rank, const Location& at, std::size_t bytes, const char* side) {
+    if (!at.host) return HostBytes::heap(bytes);
+    hostmem::BufferInfo info = buffer_info(rank, side, at, bytes);
+    auto b = HostBytes::placed_on(at, bytes, info);
+    host_buffers_.push_back(std::move(info));
+    return b;
+  }
+
   char* src(int rank, int set) const { return src_[rank]->data + set * plan_.src_stride(rank); }
   char* dst(int rank, int set) const { return dst_[rank]->data + set * plan_.dst_stride(rank); }
 
@@ -265,6 +287,7 @@ class HostOperation final : public Operation {
   const HostFault fault_ = HostFault::from_env();
   std::vector<std::unique_ptr<HostBytes>> src_, dst_;  // per rank (in a multi-process run: null outside the plan)
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<hostmem::BufferInfo> host_buffers_;
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
   std::uint64_t posted_ = 0;

@@ -15,6 +15,10 @@ namespace dmabench {
 // memory; or nullopt.
 WhyNot host_memory_shortfall(std::size_t bytes);
 
+// The record of a host buffer about to be allocated for `rank`'s `side` ("src" / "dst") at `at`; the
+// allocator fills in how, how long and where its pages landed.
+hostmem::BufferInfo buffer_info(int rank, const char* side, const Location& at, std::size_t bytes);
+
 // Bytes [0, n) of the stream `key` (datagen::byte_at) into p.
 void fill_stream(unsigned char* p, std::size_t n, std::uint64_t key);
 

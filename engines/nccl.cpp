@@ -172,6 +172,12 @@ class NcclEngine final : public Engine {
   NcclEngine() { gpu::nccl_prepare_log(); }
   WhyNot unsupported(const Plan& plan, const Options& options, int) const override {
     const NcclOptions o = NcclOptions::from(options);
+    if (plan.host_memory())
+      return std::string("nccl moves device buffers between ranks; host-memory endpoints are not a collective (use ce, "
+                         "ce-batch, sm or hsa)");
+    if (plan.block_bytes)
+      return std::string("nccl sends whole buffers; a block layout (one transfer per block) is not a collective (use ce, "
+                         "ce-batch or sm)");
     if (o.cta_zero)
       if (auto why = gpu::nccl_ce_collectives_unsupported()) return why;
     if (plan.collective == Collective::all_to_all)

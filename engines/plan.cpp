@@ -14,6 +14,43 @@ std::vector<Transfer> Plan::issued_by(int issuer) const {
   return out;
 }
 
+bool Plan::host_memory() const {
+  for (const auto* at : {&src_at, &dst_at})
+    for (const Location& l : *at)
+      if (l.host) return true;
+  return false;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> Plan::unwritten(int rank) const {
+  std::vector<std::pair<std::size_t, std::size_t>> w, out;
+  for (const Transfer& t : writes())
+    if (t.dst_rank == rank) w.emplace_back(t.dst_offset, t.dst_offset + t.bytes);
+  std::sort(w.begin(), w.end());
+  std::size_t covered = 0;
+  for (const auto& [begin, end] : w) {
+    if (begin > covered) out.emplace_back(covered, begin);
+    covered = std::max(covered, end);
+  }
+  if (covered < dst_bytes[rank]) out.emplace_back(covered, dst_bytes[rank]);
+  return out;
+}
+
+std::vector<Transfer> coalesce(const std::vector<Transfer>& transfers) {
+  std::vector<Transfer> out;
+  for (const Transfer& t : transfers) {
+    if (!out.empty()) {
+      Transfer& last = out.back();
+      if (last.issuer == t.issuer && last.src_rank == t.src_rank && last.dst_rank == t.dst_rank &&
+          last.src_offset + last.bytes == t.src_offset && last.dst_offset + last.bytes == t.dst_offset) {
+        last.bytes += t.bytes;
+        continue;
+      }
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
 std::vector<int> Plan::issuers() const {
   std::vector<int> out;
   for (const auto& t : transfers)
@@ -32,6 +69,8 @@ std::optional<std::string> Plan::check() const {
   const int n = ranks();
   if (static_cast<int>(src_bytes.size()) != n || static_cast<int>(dst_bytes.size()) != n)
     return fmt::format("buffer size lists have {} and {} entries for {} ranks", src_bytes.size(), dst_bytes.size(), n);
+  if ((!src_at.empty() && static_cast<int>(src_at.size()) != n) || (!dst_at.empty() && static_cast<int>(dst_at.size()) != n))
+    return fmt::format("location lists have {} and {} entries for {} ranks", src_at.size(), dst_at.size(), n);
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> written(n);
   const std::vector<Transfer> all = writes();
   for (std::size_t i = 0; i < all.size(); ++i) {
@@ -53,10 +92,10 @@ std::optional<std::string> Plan::check() const {
     std::size_t covered = 0;
     for (const auto& [begin, end] : w) {
       if (begin < covered) return fmt::format("rank {}: destination bytes [{}, {}) written twice", r, begin, covered);
-      if (begin > covered) return fmt::format("rank {}: destination bytes [{}, {}) never written", r, covered, begin);
+      if (begin > covered && !gaps) return fmt::format("rank {}: destination bytes [{}, {}) never written", r, covered, begin);
       covered = end;
     }
-    if (covered != dst_bytes[r])
+    if (covered != dst_bytes[r] && !gaps)
       return fmt::format("rank {}: destination bytes [{}, {}) never written", r, covered, dst_bytes[r]);
   }
   if (total_bytes == 0) return std::string("total_bytes (S) is 0");

@@ -5,13 +5,34 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
+
+#include "core/host_memory.hpp"  // HostKind, NumaRequest
 
 namespace dmabench {
 
 // The vendor collective a plan is equivalent to, for engines that call a library (nccl):
 // the data layout of the library call equals the plan's layout, which validation checks.
 enum class Collective { none, all_gather, all_to_all };
+
+// Where one of a rank's buffers lives: the rank's device memory (the default), or host memory of a
+// kind on a NUMA node. Patterns say which buffers are host memory; the case says kind and node.
+struct Location {
+  bool host = false;
+  HostKind kind = HostKind::pinned;
+  NumaRequest numa;
+  int node = -1;  // the NUMA node the request resolves to on this machine (set before engines see the plan)
+  bool operator==(const Location&) const = default;
+};
+
+// A host-memory location with the default kind and NUMA request (host = false: device memory).
+inline Location host_location(bool host = true) {
+  Location l;
+  l.host = host;
+  return l;
+}
 
 struct Transfer {
   int issuer = 0;              // rank whose device issues the transfer (its stream, its engine)
@@ -41,6 +62,18 @@ struct Plan {
   // engine that swaps (Engine::exchanges) runs such a plan. Validation is unchanged: after one
   // operation the destination holds what the transfers say, read from the buffer as it was before.
   bool exchange = false;
+  // Per rank: where its source and destination buffers live (empty: device memory for every rank).
+  std::vector<Location> src_at, dst_at;
+  Location src_location(int rank) const { return src_at.empty() ? Location{} : src_at[rank]; }
+  Location dst_location(int rank) const { return dst_at.empty() ? Location{} : dst_at[rank]; }
+  bool host_memory() const;  // any buffer in host memory
+  // Block layouts in a pool (bench/patterns/layout.hpp): destination bytes that no transfer writes.
+  // They must still hold the poison after an operation (validation checks them: a block written to
+  // the wrong slot fails the case even where no other block was meant to land).
+  bool gaps = false;
+  std::size_t block_bytes = 0;  // block layouts: every transfer is one block of this size (0: contiguous)
+  // The byte ranges [begin, end) of one set of rank's destination that no transfer or preset block writes.
+  std::vector<std::pair<std::size_t, std::size_t>> unwritten(int rank) const;
   // Buffer rotation: the operation keeps `sets` copies of every buffer, one after another
   // (src_stride / dst_stride apart), and its k-th launch (counted from 0, validation included)
   // moves set k mod sets, so successive operations do not reuse the same bytes (nccl-tests moves
@@ -62,11 +95,16 @@ struct Plan {
   // transfers and preset together: everything a destination holds after one operation.
   std::vector<Transfer> writes() const;
   // Why the plan is inconsistent, or nullopt: every transfer and preset block in bounds and
-  // non-empty, no two destinations overlap, and every destination byte is written by exactly one.
+  // non-empty, no two destinations overlap, and every destination byte is written by exactly one
+  // (at most one where the plan has gaps).
   std::optional<std::string> check() const;
 
  private:
   static std::size_t round_up(std::size_t n) { return (n + 255) / 256 * 256; }  // sets start 256-byte aligned
 };
+
+// `transfers` with every run of adjacent ones (same issuer and ranks, source and destination both
+// continuing the previous transfer's) merged into one: how an engine's coalesce option issues blocks.
+std::vector<Transfer> coalesce(const std::vector<Transfer>& transfers);
 
 }  // namespace dmabench

@@ -1,6 +1,7 @@
 // sm: a GPU-core copy kernel on each issuing rank's device, one launch per rank for all of its
 // transfers, loading locally and storing into the peer's memory over NVLink (needs peer access).
 // Option blocks: engines/sm_options.cpp.
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -37,9 +38,27 @@ class SmOperation final : public GpuOperation {
   std::size_t launches_ = 0;
 };
 
+constexpr std::size_t kMaxJobs = 65535;  // the grid's y dimension
+
+std::map<int, std::size_t> count_jobs(const Plan& plan) {
+  std::map<int, std::size_t> n;
+  for (const Transfer& t : plan.transfers) ++n[t.issuer];
+  return n;
+}
+
 class SmEngine final : public Engine {
  public:
   WhyNot unsupported(const Plan& plan, const Options&, int) const override {
+    for (int r = 0; r < plan.ranks(); ++r)
+      for (const Location& l : {plan.src_location(r), plan.dst_location(r)})
+        if (l.host && l.kind != HostKind::mapped)
+          return fmt::format("sm loads and stores host memory from a kernel: it needs host kind mapped (pinned and mapped "
+                             "into the GPU's address space), not {}",
+                             to_string(l.kind));
+    for (const auto& [rank, jobs] : count_jobs(plan))
+      if (jobs > kMaxJobs)
+        return fmt::format("sm's copy kernel takes at most {} copies per launch (one grid row each); GPU {} has {}", kMaxJobs,
+                           plan.devices[rank], jobs);
     for (const Transfer& t : plan.transfers) {
       if (!dist::local(t.issuer)) continue;
       const int from = plan.devices[t.issuer];

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/host_memory.hpp"
 #include "core/why_not.hpp"
 
 namespace dmabench::gpu {
@@ -83,6 +84,12 @@ using Memory = std::unique_ptr<void, std::function<void(void*)>>;
 using Allocator = std::function<Memory(int device, std::size_t bytes)>;
 // cudaMalloc'd memory.
 Memory allocate(int device, std::size_t bytes);
+
+// Host memory of `kind` (core/host_memory.hpp: pinned, mapped, registered, pageable) placed on NUMA
+// node `node` (-1: not bound), for the runtime's copies and, for mapped memory, kernels of any GPU (the
+// pointer is the GPUs' address too: unified addressing is checked). Fills info's method, alloc_s,
+// register_s and placement (read back from the kernel after allocation, never assumed).
+Memory allocate_host(HostKind kind, std::size_t bytes, int node, hostmem::BufferInfo& info);
 
 // Interprocess access (one process per rank): the handle of memory that gpu::allocate returned (the
 // allocation's start; cudaIpcGetMemHandle / hipIpcGetMemHandle) as bytes, "" for null; and another
@@ -204,8 +211,9 @@ void copy_async(void* dst, const void* src, std::size_t bytes, const Stream& str
 struct CopyJob;
 // All `jobs` in one runtime call (cudaMemcpyBatchAsync: stream-ordered source access, with or
 // without the prefer-overlap-with-compute hint). `device` is the device of the sources (the issuing GPU).
+// src_host / dst_host: every source / destination of the batch is host memory (the location hints say so).
 void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream,
-                      bool prefer_overlap_with_compute = true);
+                      bool prefer_overlap_with_compute = true, bool src_host = false, bool dst_host = false);
 // Why this runtime has no batched copies, or nullopt.
 WhyNot copy_batch_unsupported();
 

@@ -1,5 +1,6 @@
 // The GPU layer's devices, buffers and streams: one source for the CUDA and HIP runtimes (vendor.hpp).
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -180,6 +181,61 @@ Memory allocate(int device, std::size_t bytes) {
   return Memory(p, [device](void* q) {
     (void)GPU(SetDevice)(device);
     (void)GPU(Free)(q);
+  });
+}
+
+Memory allocate_host(HostKind kind, std::size_t bytes, int node, hostmem::BufferInfo& info) {
+  if (bytes == 0) return Memory(nullptr, [](void*) {});
+  const auto since = [](std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  Memory m;
+  if (kind == HostKind::pinned || kind == HostKind::mapped) {
+    // the runtime faults the pages in itself, under the calling thread's memory policy
+    const auto t0 = std::chrono::steady_clock::now();
+    void* p = nullptr;
+    {
+      hostmem::ScopedPolicy policy(node);
+#if defined(DMABENCH_GPU_HIP)
+      DMABENCH_GPU_CHECK(hipHostMalloc(&p, bytes, kind == HostKind::mapped ? hipHostMallocMapped | hipHostMallocPortable
+                                                                           : hipHostMallocPortable));
+#else
+      DMABENCH_GPU_CHECK(cudaHostAlloc(&p, bytes, kind == HostKind::mapped ? cudaHostAllocMapped | cudaHostAllocPortable
+                                                                           : cudaHostAllocPortable));
+#endif
+    }
+    m = Memory(p, [](void* q) { (void)GPU(FreeHost)(q); });
+    if (kind == HostKind::mapped) {
+      void* dev = nullptr;
+      DMABENCH_GPU_CHECK(GPU(HostGetDevicePointer)(&dev, p, 0));
+      if (dev != p)
+        throw std::runtime_error("mapped host memory has a device address other than its host address (no unified addressing)");
+    }
+    info.alloc_s = since(t0);
+#if defined(DMABENCH_GPU_HIP)
+    info.method = kind == HostKind::mapped ? "hipHostMalloc(Mapped|Portable)" : "hipHostMalloc(Portable)";
+#else
+    info.method = kind == HostKind::mapped ? "cudaHostAlloc(Mapped|Portable)" : "cudaHostAlloc(Portable)";
+#endif
+    if (node >= 0) info.method += " under MPOL_BIND";
+    info.placement = hostmem::verify(p, bytes, node >= 0 ? node : hostmem::nodes().front());
+    return m;
+  }
+  m = hostmem::map_pages(bytes, node, false, info);  // placed and touched: pageable memory
+  if (kind == HostKind::pageable) return m;
+  const auto t1 = std::chrono::steady_clock::now();
+  DMABENCH_GPU_CHECK(GPU(HostRegister)(m.get(), bytes, GPU(HostRegisterPortable)));
+  info.register_s = since(t1);
+#if defined(DMABENCH_GPU_HIP)
+  info.method += "+hipHostRegister(Portable)";
+#else
+  info.method += "+cudaHostRegister(Portable)";
+#endif
+  void* p = m.release();
+  auto unmap = m.get_deleter();
+  return Memory(p, [unmap](void* q) {
+    (void)GPU(HostUnregister)(q);
+    unmap(q);
   });
 }
 

@@ -190,7 +190,8 @@ void Graph::launch(const Stream& stream) const {
 // library that declares it is the runtime, so a build that has it runs it.
 WhyNot copy_batch_unsupported() { return std::nullopt; }
 
-void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute) {
+void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute,
+                      bool, bool) {
   if (jobs.empty()) return;
   std::vector<void*> dsts(jobs.size());
   std::vector<void*> srcs(jobs.size());  // HIP takes void**: the sources are only read
@@ -222,7 +223,7 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
 #elif defined(DMABENCH_GPU_HIP)
 WhyNot copy_batch_unsupported() { return gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)"); }
 
-void copy_batch_async(const std::vector<CopyJob>&, int, const Stream&, bool) {
+void copy_batch_async(const std::vector<CopyJob>&, int, const Stream&, bool, bool, bool) {
   throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)").value());
 }
 #else
@@ -241,7 +242,8 @@ WhyNot copy_batch_unsupported() {
 #endif
 }
 
-void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute) {
+void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute,
+                      bool src_host, bool dst_host) {
 #if defined(DMABENCH_CUDA_HAS_BATCH)
   if (jobs.empty()) return;
   // Plain void** and size_t*: CUDA 12.8 declares the arrays without const, 12.9 and 13 with it; these
@@ -255,10 +257,11 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
   }
   cudaMemcpyAttributes attr{};
   attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-  attr.srcLocHint.type = cudaMemLocationTypeDevice;
-  attr.srcLocHint.id = device;
-  attr.dstLocHint.type = cudaMemLocationTypeDevice;
-  attr.dstLocHint.id = device;
+  // location hints (CUDA reads them for managed memory only; they say what the buffers are)
+  attr.srcLocHint.type = src_host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+  attr.srcLocHint.id = src_host ? 0 : device;
+  attr.dstLocHint.type = dst_host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+  attr.dstLocHint.id = dst_host ? 0 : device;
   attr.flags = prefer_overlap_with_compute ? cudaMemcpyFlagPreferOverlapWithCompute : cudaMemcpyFlagDefault;
   std::size_t attr_index = 0;
 #if CUDART_VERSION >= 13000
@@ -280,6 +283,8 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
   (void)device;
   (void)stream;
   (void)prefer_overlap_with_compute;
+  (void)src_host;
+  (void)dst_host;
   throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch (cudaMemcpyBatchAsync)").value());
 #endif
 }

@@ -73,11 +73,12 @@ def check_results(doc, expect_backend):
         n = r["ranks"]
         expect(n == len(r["devices"]), f"{r['name']} ranks")
         per = r["bytes_per_rank"]
-        want_s = {"copy": per, "bidir": 2 * per, "allgather": n * per, "alltoall": n * per}[r["pattern"]]
+        want_s = {"copy": per, "bidir": 2 * per, "allgather": n * per, "alltoall": n * per, "h2d": per, "d2h": per,
+                  "h2d-bidir": 2 * per, "host-to-all": n * per, "all-to-host": n * per}[r["pattern"]]
         expect(r["bytes"] == want_s, f"{r['name']} bytes {r['bytes']} != {want_s}")
         alg = want_s / (lat["p50"] * 1e-6) / 1e9
         expect(abs(r["algbw_GBps"] - alg) <= 1e-9 * alg, f"{r['name']} algbw")
-        factor = 1.0 if r["pattern"] in ("copy", "bidir") else (n - 1) / n
+        factor = (n - 1) / n if r["pattern"] in ("allgather", "alltoall") else 1.0
         expect(abs(r["busbw_GBps"] - alg * factor) <= 1e-9 * alg, f"{r['name']} busbw")
     return names
 
@@ -209,6 +210,7 @@ def bad_input(exe, configs, tmp):
 
 def host_8_ranks(exe, configs, tmp):
     cfg = {"sizes": ["1KiB", "1000", "256KiB"], "engines": ["host"], "devices": list(range(8)),
+           "patterns": ["copy", "bidir", "allgather", "alltoall"],
            "iterations": 5, "warmup": 1, "pipeline_depth": 4, "in_place": [False, True]}
     doc = run_config(exe, tmp, "eight", cfg, "host")
     check_results(doc, "host")

@@ -42,6 +42,14 @@ NEW = {
                                     "breakdown was measured with CUPTI",
     "results[].overlap.compute.details.workers": "the host stream workload's details (threads); the committed "
                                                  "workloads ran on GPUs",
+    "context.config.layout": "SCHEMA.md layout: the block-layout axis (host-endpoint and paged-block cases), added "
+                             "after the committed files",
+    "context.config.host_memory": "SCHEMA.md host_memory: the host-memory axis (kinds x NUMA requests), as above",
+    "context.config.engines[].options.coalesce": "ce / ce-batch option coalesce (block layouts), as above",
+    "results[].options.coalesce": "ce / ce-batch option coalesce, as above",
+    "results[].layout": "SCHEMA.md layout: every record says how its bytes lie (contiguous or blocks), as above",
+    "results[].per_block_us": "SCHEMA.md per_block_us: block layouts' time per block, as above",
+    "results[].host_memory": "SCHEMA.md host_memory: host buffers of host-endpoint patterns, as above",
 }
 
 # Committed paths the host backend cannot write, with the reason. A path covers its subtree.
@@ -82,6 +90,8 @@ CONFIG = {
         {"patterns": ["copy", "bidir", "allgather", "alltoall"], "sizes": ["4KiB"], "timing": ["oneshot", "pipelined"],
          "in_place": [False, True], "rotate": [1, 2], "breakdown": True},
         {"patterns": ["allgather"], "sizes": ["16KiB"], "timing": ["oneshot"], "engines": ["host"], "overlap": OVERLAP},
+        {"patterns": ["h2d", "d2h"], "sizes": ["64KiB"], "timing": ["oneshot"], "host_memory": {"kind": ["pinned", "pageable"]},
+         "layout": ["contiguous", {"kind": "blocks", "block_bytes": "4KiB", "order": ["random", "strided"], "stride_bytes": "8KiB"}]},
         {"patterns": ["allgather"], "sizes": ["16KiB"], "timing": ["oneshot"], "engines": ["host"],
          "overlap": {"compute": "gemm"}},  # skipped on the host; its settings are in the context
     ],

@@ -110,7 +110,8 @@ TEST(ConfigLimits, SizeRangesNeverWrapAndListsAreCapped) {
 TEST(Config, DefaultsWhenOnlySizesGiven) {
   Config c = parse(R"({"sizes": "4KiB"})");
   EXPECT_EQ(c.sizes, std::vector<std::uint64_t>{4096});
-  EXPECT_EQ(c.patterns, (std::vector<std::string>{"copy", "bidir", "allgather", "alltoall"}));
+  EXPECT_EQ(c.patterns, (std::vector<std::string>{"copy", "bidir", "allgather", "alltoall", "h2d", "d2h", "h2d-bidir",
+                                                  "host-to-all", "all-to-host"}));
   EXPECT_EQ(c.engines.size(), 7u);  // host, ce, ce-batch, sm, nccl, hsa, sdma
   ASSERT_EQ(c.devices.size(), 1u);
   EXPECT_TRUE(c.devices[0].all);
@@ -145,7 +146,7 @@ TEST(Config, EngineOptionsExpandAsAxes) {
   ASSERT_EQ(c.engines.size(), 4u);
   EXPECT_EQ(c.engines[0].engine, "ce");
   EXPECT_EQ(c.engines[0].options, (json{{"schedule", "b2b"}, {"streams", "auto"}, {"trigger", "enqueue"},
-                                        {"completion", "event"}, {"graph", false}, {"issue", "caller"}, {"gate", "wait-value"}, {"local", "runtime"}}));
+                                        {"completion", "event"}, {"graph", false}, {"issue", "caller"}, {"gate", "wait-value"}, {"local", "runtime"}, {"coalesce", false}}));
   EXPECT_EQ(c.engines[1].options["blocks"], "auto");
   EXPECT_EQ(c.engines[2].options["blocks"], 8);
   EXPECT_EQ(c.engines[3].options["blocks"], 264);

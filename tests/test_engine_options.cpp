@@ -133,7 +133,7 @@ TEST(EngineOptions, RegistryDescribesEveryOption) {
     ASSERT_NE(s, nullptr);
     std::vector<std::string> names;
     for (const auto& o : s->options) names.push_back(o.name);
-    std::vector<std::string> want = {"schedule", "streams", "trigger", "completion", "graph", "issue", "gate", "local"};
+    std::vector<std::string> want = {"schedule", "streams", "trigger", "completion", "graph", "issue", "gate", "local", "coalesce"};
     if (std::string(name) == "ce-batch") want.push_back("overlap_hint");
     EXPECT_EQ(names, want);
   }

@@ -115,7 +115,7 @@ INSTANTIATE_TEST_SUITE_P(Patterns, AllPatterns,
                                                               std::size_t{4096}, std::size_t{1} << 30)));
 
 TEST(Patterns, RegistryKnowsEveryPattern) {
-  EXPECT_EQ(all_patterns().size(), 4u);
+  EXPECT_EQ(all_patterns().size(), 9u);
   EXPECT_NE(allgather_pattern().in_place(), nullptr);
   EXPECT_NE(alltoall_pattern().in_place(), nullptr);
   EXPECT_TRUE(alltoall_pattern().in_place()->plan({0, 1}, 64).exchange);

@@ -22,6 +22,9 @@ class Pattern {
   // The pattern's in-place form (each rank's own block already in its destination, like NCCL's
   // in-place calls; the plan's `preset`), or nullptr when it has none.
   virtual const Pattern* in_place() const { return nullptr; }
+  // Whether the pattern's plans put buffers in host memory (h2d, d2h, ...): the case's host kind and
+  // NUMA request apply to it.
+  virtual bool uses_host_memory() const { return false; }
 };
 
 const std::vector<const Pattern*>& all_patterns();
@@ -32,5 +35,10 @@ const Pattern& copy_pattern();
 const Pattern& bidir_pattern();
 const Pattern& allgather_pattern();
 const Pattern& alltoall_pattern();
+const Pattern& h2d_pattern();
+const Pattern& d2h_pattern();
+const Pattern& h2d_bidir_pattern();
+const Pattern& host_to_all_pattern();
+const Pattern& all_to_host_pattern();
 
 }  // namespace dmabench
