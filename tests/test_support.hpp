@@ -2,6 +2,7 @@
 // Shared by the tests that run cases.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -30,6 +31,17 @@ inline NamedPattern named_pattern(const std::string& name) {
   const Pattern* p = find_pattern(n.pattern);
   n.impl = p && in_place ? p->in_place() : p;
   return n;
+}
+
+// Every pattern of the registry by its case-name spelling, the in-place forms as "<pattern>-inplace":
+// suites that loop over patterns take them from here, so a new pattern is covered by registering it.
+inline std::vector<std::string> every_pattern_name() {
+  std::vector<std::string> out;
+  for (const Pattern* p : all_patterns()) {
+    out.emplace_back(p->name());
+    if (p->in_place()) out.push_back(std::string(p->name()) + "-inplace");
+  }
+  return out;
 }
 
 // The case with its plan (what expand() gives every case), after a test has set its fields.

@@ -1,0 +1,188 @@
+// Host memory as an endpoint and block layouts, end to end on the host backend: every host pattern and
+// layout validates; the record says where the host buffers are and that it checked; a block in the
+// wrong slot (another block's, or a slot no block was meant for) fails the case; bad layouts are
+// input errors naming the field.
+#include <gtest/gtest.h>
+
+#include "bench/config.hpp"
+#include "bench/patterns/layout.hpp"
+#include "bench/record.hpp"
+#include "bench/run_case.hpp"
+#include "core/errors.hpp"
+#include "core/host_memory.hpp"
+#include "tests/test_support.hpp"
+
+using namespace dmabench;
+using json = nlohmann::json;
+
+namespace {
+
+Layout blocks(std::uint64_t block, Layout::Order order, std::uint64_t pool = 0, std::uint64_t stride = 0) {
+  Layout l;
+  l.blocks = true;
+  l.block_bytes = block;
+  l.order = order;
+  l.pool_bytes = pool;
+  l.stride_bytes = stride;
+  return l;
+}
+
+Case host_case(const std::string& pattern, std::size_t bytes, const Layout& layout, HostKind kind = HostKind::pinned) {
+  const Pattern* p = find_pattern(pattern);
+  const int ranks = p->ranks_used(2);
+  std::vector<int> devs;
+  for (int i = 0; i < ranks; ++i) devs.push_back(i);
+  Case c{.pattern = pattern, .engine = EngineVariant{"host", json::object()}, .devices = devs, .bytes_per_rank = bytes,
+         .timing = Timing::oneshot, .warmup = 1, .iterations = 3};
+  c.layout = layout;
+  c.host.kind = kind;
+  return testing_support::planned(c);
+}
+
+// Runs a case with the real host engine, or with one whose operation moves a tampered plan.
+json run(const Case& c, const std::function<void(Plan&)>& tamper = {}) {
+  auto backend = testing_support::host_backend();
+  auto engine = make_engine("host").value();
+  struct Tampering final : Engine {
+    Engine& inner;
+    std::function<void(Plan&)> tamper;
+    Tampering(Engine& e, std::function<void(Plan&)> t) : inner(e), tamper(std::move(t)) {}
+    WhyNot unsupported(const Plan& p, const Options& o, int k) const override { return inner.unsupported(p, o, k); }
+    std::unique_ptr<Operation> prepare(const Plan& plan, const Options& o) override {
+      Plan bad = plan;
+      if (tamper) tamper(bad);
+      return inner.prepare(bad, o);
+    }
+  } wrapped(*engine, tamper);
+  return to_json(run_case(c, &wrapped, *backend));
+}
+
+const std::vector<std::string> kOneBufferPatterns = {"copy", "bidir", "h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"};
+
+}  // namespace
+
+class HostLayouts : public ::testing::TestWithParam<std::tuple<std::string, Layout::Order, HostKind>> {};
+
+TEST_P(HostLayouts, EveryBlockValidatesAndTheRecordSaysWhere) {
+  const auto& [pattern, order, kind] = GetParam();
+  // 48 blocks of 4 KiB; random ones in a pool of twice that (gaps), strided ones 3 blocks apart (gaps)
+  const Case c = host_case(pattern, 48 * 4096, blocks(4096, order, 96 * 4096, 3 * 4096), kind);
+  ASSERT_TRUE(c.plan);
+  EXPECT_EQ(c.plan->gaps, order != Layout::Order::sequential);
+  const json r = run(c);
+  ASSERT_EQ(r["status"], "ok") << r["name"] << ": " << r["reason"];
+  EXPECT_EQ(r["validated"], true);
+  EXPECT_EQ(r["layout"]["kind"], "blocks");
+  EXPECT_EQ(r["layout"]["block_bytes"], 4096);
+  const std::size_t per_op = c.plan->transfers.size();
+  EXPECT_EQ(r["layout"]["blocks_per_op"], per_op);
+  EXPECT_EQ(per_op % 48, 0u);
+  EXPECT_NEAR(r["per_block_us"].get<double>(), r["latency_us"]["p50"].get<double>() / per_op, 1e-9);
+  if (!find_pattern(pattern)->uses_host_memory()) {
+    EXPECT_FALSE(r.contains("host_memory"));
+    return;
+  }
+  const json& h = r["host_memory"];
+  EXPECT_EQ(h["kind"], to_string(kind));
+  EXPECT_EQ(h["numa"], "local");
+  EXPECT_EQ(h["verified"], true) << h.dump();
+  ASSERT_FALSE(h["buffers"].empty());
+  for (const json& b : h["buffers"]) {
+    EXPECT_EQ(b["numa_node"], hostmem::nodes().front());
+    EXPECT_GE(b["alloc_s"].get<double>(), 0.0);
+    EXPECT_EQ(b["register_s"].is_null(), kind == HostKind::pageable) << b.dump();  // mlock'ed unless pageable
+  }
+  EXPECT_NE(r["name"].get<std::string>().find("/host=" + std::string(to_string(kind)) + ",numa=local/blocks=48x4KiB"),
+            std::string::npos)
+      << r["name"];
+}
+
+INSTANTIATE_TEST_SUITE_P(Host, HostLayouts,
+                         ::testing::Combine(::testing::ValuesIn(kOneBufferPatterns),
+                                            ::testing::Values(Layout::Order::sequential, Layout::Order::strided,
+                                                              Layout::Order::random),
+                                            ::testing::Values(HostKind::pinned, HostKind::pageable)));
+
+TEST(HostLayouts, ABlockInAnotherBlocksSlotFailsTheCase) {
+  const Case c = host_case("d2h", 16 * 4096, blocks(4096, Layout::Order::random));
+  // the operation writes blocks 3 and 7 into each other's slots: every byte is real data, misplaced
+  const json r = run(c, [](Plan& p) { std::swap(p.transfers[3].dst_offset, p.transfers[7].dst_offset); });
+  ASSERT_EQ(r["status"], "failed") << r.dump();
+  EXPECT_NE(r["reason"].get<std::string>().find("validation: rank 0"), std::string::npos) << r["reason"];
+}
+
+TEST(HostLayouts, ABlockInASlotNoBlockWasMeantForFailsTheCase) {
+  // a pool with room for 32 blocks holds 16: the operation puts block 5 in a free slot instead
+  const Case c = host_case("h2d", 16 * 4096, blocks(4096, Layout::Order::random, 32 * 4096));
+  const auto gaps = c.plan->unwritten(0);
+  ASSERT_FALSE(gaps.empty());
+  const std::size_t free_slot = gaps.front().first;
+  const json r = run(c, [free_slot](Plan& p) { p.transfers[5].dst_offset = free_slot; });
+  ASSERT_EQ(r["status"], "failed") << r.dump();
+  EXPECT_NE(r["reason"].get<std::string>().find("validation: rank 0"), std::string::npos) << r["reason"];
+}
+
+TEST(HostLayouts, BlocksScatterAndCoalesceBack) {
+  Plan seq = find_pattern("h2d")->plan({0}, 8 * 1024);
+  apply_layout(seq, blocks(1024, Layout::Order::sequential));
+  ASSERT_EQ(seq.transfers.size(), 8u);
+  EXPECT_EQ(coalesce(seq.transfers).size(), 1u);  // adjacent on both sides: one copy
+  EXPECT_FALSE(seq.check());
+  Plan rnd = find_pattern("h2d")->plan({0}, 8 * 1024);
+  apply_layout(rnd, blocks(1024, Layout::Order::random, 64 * 1024));
+  EXPECT_EQ(rnd.src_bytes[0], 64u * 1024);
+  EXPECT_EQ(rnd.dst_bytes[0], 64u * 1024);
+  EXPECT_TRUE(rnd.gaps);
+  EXPECT_FALSE(rnd.check()) << *rnd.check();
+  std::set<std::size_t> slots;
+  for (const Transfer& t : rnd.transfers) slots.insert(t.dst_offset);
+  EXPECT_EQ(slots.size(), 8u);  // every block its own slot
+  Plan again = find_pattern("h2d")->plan({0}, 8 * 1024);
+  apply_layout(again, blocks(1024, Layout::Order::random, 64 * 1024));
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(again.transfers[i].dst_offset, rnd.transfers[i].dst_offset);  // seeded
+}
+
+TEST(HostLayouts, BadLayoutsAreInputErrors) {
+  Plan gather = find_pattern("allgather")->plan({0, 1}, 4096);
+  EXPECT_THROW(apply_layout(gather, blocks(1024, Layout::Order::sequential)), InputError);
+  Plan odd = find_pattern("d2h")->plan({0}, 4097);
+  EXPECT_THROW(apply_layout(odd, blocks(1024, Layout::Order::sequential)), InputError);
+  Plan small_pool = find_pattern("d2h")->plan({0}, 8192);
+  EXPECT_THROW(apply_layout(small_pool, blocks(1024, Layout::Order::random, 4096)), InputError);
+  auto expect_error = [](const char* text, const std::string& field) {
+    try {
+      parse_config(json::parse(text));
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  };
+  expect_error(R"({"sizes": "1MiB", "layout": {"kind": "blocks", "block_bytes": "1KiB", "order": "random", "pool_bytes": "512"}})",
+               "layout.pool_bytes");
+  expect_error(R"({"sizes": "1MiB", "layout": {"kind": "blocks", "block_bytes": "4KiB", "order": "strided", "stride_bytes": "1KiB"}})",
+               "layout.stride_bytes");
+  expect_error(R"({"sizes": "1MiB", "layout": {"kind": "blocks"}})", "layout.block_bytes");
+  expect_error(R"({"sizes": "1MiB", "layout": {"kind": "pages", "block_bytes": 1}})", "layout.kind");
+  expect_error(R"({"layout": {"kind": "blocks", "block_bytes": "4KiB", "blocks": 64}, "sizes": "1MiB"})", "sizes");
+  expect_error(R"({"sizes": "1MiB", "host_memory": {"kind": "locked"}})", "host_memory.kind");
+  expect_error(R"({"sizes": "1MiB", "host_memory": {"numa": 999}})", "host_memory.numa");
+  expect_error(R"({"sizes": "1MiB", "host_memory": {"numa": "near"}})", "host_memory.numa");
+  expect_error(R"({"sizes": "1MiB", "layout": {"kind": "blocks", "block_bytes": "4KiB", "blocks": 100000}})", "layout.blocks");
+}
+
+TEST(HostLayouts, CountedLayoutsSetTheSizeAndRemoteNeedsASecondNode) {
+  const Config c = parse_config(json::parse(
+      R"({"patterns": ["h2d"], "engines": ["host"], "host_memory": {"numa": ["local", "remote"]},
+          "layout": {"kind": "blocks", "block_bytes": ["4KiB", "32KiB"], "blocks": [4, 16]}})"));
+  const auto cases = expand(c, 64, {0, 1}, "host rank");
+  ASSERT_EQ(cases.size(), 2u * 2 * 2 * 2);  // numa x block_bytes x blocks x timings
+  EXPECT_EQ(cases[0].bytes_per_rank, 4u * 4096);
+  const json r = run(cases[2]);  // numa remote
+  EXPECT_NE(cases[2].name().find("numa=remote"), std::string::npos) << cases[2].name();
+  if (hostmem::nodes().size() == 1) {
+    EXPECT_EQ(r["status"], "skipped");
+    EXPECT_NE(r["reason"].get<std::string>().find("one NUMA node"), std::string::npos) << r["reason"];
+  } else {
+    EXPECT_EQ(r["status"], "ok") << r["reason"];
+  }
+}
