@@ -25,6 +25,13 @@ namespace {
 
 constexpr int kMaxPcpyStreams = 64;  // streams auto under pcpy: one stream per copy, at most this many
 
+bool has_pageable(const Plan& plan) {
+  for (int r = 0; r < plan.ranks(); ++r)
+    for (const Location& l : {plan.src_location(r), plan.dst_location(r)})
+      if (l.host && l.kind == HostKind::pageable) return true;
+  return false;
+}
+
 bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }
 
 // One copy (or chunk of one) issued by a GPU.
@@ -436,6 +443,10 @@ class DmaEngine final : public Engine {
     if (o.trigger != Trigger::enqueue && ops_per_sample > kMaxPrePostedOps)
       return fmt::format("trigger {} pre-posts every operation of a sample behind its gate: at most {} (pipeline_depth)",
                          o.trigger == Trigger::host_flag ? "host-flag" : "gpu-flag", kMaxPrePostedOps);
+    if ((o.trigger != Trigger::enqueue || o.graph) && has_pageable(plan))
+      return fmt::format("pageable host memory is copied synchronously by the runtime (through a staging buffer): {} would "
+                         "block the thread that posts it behind its own trigger; use pinned, mapped or registered memory",
+                         o.graph ? "a copy captured in a graph" : "a copy pre-posted behind a trigger");
     if (o.schedule == Schedule::pcpy && o.streams == 0)
       for (int r : plan.issuers()) {
         const std::size_t copies = (o.coalesce ? coalesce(plan.issued_by(r)) : plan.issued_by(r)).size();

@@ -349,7 +349,8 @@ class HostBackend final : public Backend {
     return {{"devices", nlohmann::json::array()},
             {"host_ranks", "virtual: one CPU thread per rank, memcpy between per-rank host buffers"},
             {"cpu", cpu_model()},
-            {"cpu_threads", std::thread::hardware_concurrency()}};
+            {"cpu_threads", std::thread::hardware_concurrency()},
+            {"numa_nodes", hostmem::nodes()}};
   }
   void prepare_devices(const std::vector<int>&) override {}
 };

@@ -497,11 +497,68 @@ def gpu(exe, configs, tmp):
         check_overlap(r)
 
 
+def shrink_for_ci(cfg):
+    """configs/host.json and kv-offload.json as CI runs them on the host backend: the same parts, patterns,
+    engines, kinds and orders, with sizes up to 1 MiB, blocks up to 64 KiB and at most 256 of them."""
+    small = {"4KiB": 1, "16KiB": 1, "32KiB": 1, "64KiB": 1}
+    for part in cfg.get("sweeps", [cfg]):
+        if "sizes" in part:
+            part["sizes"] = {"from": "4KiB", "to": "1MiB", "factor": 16}
+        lay = part.get("layout")
+        if isinstance(lay, dict) and lay.get("kind") == "blocks":
+            sizes = lay["block_bytes"] if isinstance(lay["block_bytes"], list) else [lay["block_bytes"]]
+            lay["block_bytes"] = [b for b in sizes if b in small] or ["4KiB"]
+            counts = lay["blocks"] if isinstance(lay["blocks"], list) else [lay["blocks"]]
+            lay["blocks"] = sorted({min(n, 256) for n in counts})
+            if "stride_bytes" in lay:
+                lay["stride_bytes"] = "64KiB"
+    cfg["iterations"], cfg["warmup"] = 3, 1
+    cfg.pop("max_timed_bytes", None)
+    cfg.pop("min_iterations", None)
+    return cfg
+
+
+def host_configs(exe, configs, tmp):
+    """configs/host.json and configs/kv-offload.json on the host backend (smaller sizes): every host pattern,
+    host kind and block order validated by the engines the host backend runs (host; sdma on the software
+    SDMA engine), the GPU engines skipped for their backend, remote NUMA skipped on a one-node machine."""
+    for name in ("host", "kv-offload"):
+        cfg = shrink_for_ci(json.load(open(os.path.join(configs, f"{name}.json"))))
+        doc = run_config(exe, tmp, name, cfg, "host")
+        check_results(doc, "host")
+        res = doc["results"]
+        one_node = len(doc["context"]["machine"].get("numa_nodes", [0])) <= 1
+        ran = set()
+        for r in res:
+            if r["engine"] not in ("host", "sdma"):
+                expect(r["status"] == "skipped" and "backend" in r["reason"], f"{r['name']}: {r['status']} {r['reason']}")
+                continue
+            if r["status"] == "skipped" and one_node and "numa=remote" in r["name"]:
+                expect("one NUMA node" in r["reason"], r["reason"])
+                continue
+            expect(r["status"] == "ok", f"{r['name']}: {r['status']} {r['reason']}")
+            h = r["host_memory"]
+            expect(h["verified"] is True and all(b["verified"] for b in h["buffers"]), f"{r['name']}: placement {h}")
+            if r["layout"]["kind"] == "blocks":
+                expect(abs(r["per_block_us"] - r["latency_us"]["p50"] / r["layout"]["blocks_per_op"]) < 1e-9, r["name"])
+                ran.add((r["pattern"], r["engine"], r["layout"]["order"], h["kind"]))
+            else:
+                ran.add((r["pattern"], r["engine"], "contiguous", h["kind"]))
+        if name == "host":
+            want = {(p, e, "contiguous", k) for p in cfg["patterns"] for e in ("host", "sdma")
+                    for k in ("pinned", "mapped", "registered", "pageable")}
+        else:
+            want = {(p, e, o, k) for p in ("d2h", "h2d") for e in ("host", "sdma") for o in ("random", "strided")
+                    for k in ("pinned", "mapped")}
+        expect(want <= ran, f"{name}: never ran ok: {sorted(want - ran)}")
+        print(f"{name}: {sum(r['status'] == 'ok' for r in res)} ok, {len(res)} cases")
+
+
 def main():
     exe, configs, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory() as tmp:
         {"quick-host": quick_host, "bad-input": bad_input, "host-8-ranks": host_8_ranks, "overlap-host": overlap_host,
-         "sdma-host": sdma_host, "exit-codes": exit_codes, "gpu": gpu}[mode](exe, configs, tmp)
+         "sdma-host": sdma_host, "exit-codes": exit_codes, "gpu": gpu, "host-configs": host_configs}[mode](exe, configs, tmp)
     print(f"PASS {mode}")
 
 

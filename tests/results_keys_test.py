@@ -37,6 +37,7 @@ NEW = {
     "context.machine.cpu": "the host backend's machine description (SCHEMA.md, context.machine, host); "
                            "the committed files are from the cuda backend",
     "context.machine.cpu_threads": "host machine description, as above",
+    "context.machine.numa_nodes": "the machine's online NUMA nodes (host-memory endpoints), added after the committed files",
     "context.machine.host_ranks": "host machine description, as above",
     "results[].breakdown_us.error": "SCHEMA.md breakdown_us.error: the host backend has no copy tracer; the committed "
                                     "breakdown was measured with CUPTI",

@@ -15,6 +15,7 @@
 #include "bench/measure/overlap.hpp"
 #include "bench/stats.hpp"
 #include "compute/load.hpp"
+#include "bench/patterns/layout.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "engines/backend.hpp"
 #include "core/datagen.hpp"
@@ -502,5 +503,110 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
                   o["comm_alone_us"].get<double>(), o["comm_with_us"].get<double>(), o["comm_with_p99_us"].get<double>(),
                   o["overlap_efficiency"].get<double>());
     }
+  }
+}
+
+// Host memory as an endpoint on the GPU: every host pattern x host kind x layout x copy mechanism
+// validates, or is skipped for the documented reason (sm needs mapped memory; nccl takes no host
+// memory); the record says where the host buffers are and that their placement was read back.
+namespace {
+
+Case host_gpu_case(const std::string& pattern, const std::string& engine_name, const json& options, HostKind kind,
+                   const Layout& layout, std::vector<int> devs, std::size_t bytes) {
+  const int used = find_pattern(pattern)->ranks_used(static_cast<int>(devs.size()));
+  devs.resize(used);
+  Case c{.pattern = pattern,
+         .engine = EngineVariant{engine_name, with_defaults(engine_name, options)},
+         .devices = devs,
+         .bytes_per_rank = bytes,
+         .timing = Timing::oneshot,
+         .warmup = 1,
+         .iterations = 4};
+  c.layout = layout;
+  c.host.kind = kind;
+  return testing_support::planned(c);
+}
+
+Layout gpu_blocks(Layout::Order order) {
+  Layout l;
+  l.blocks = true;
+  l.block_bytes = 4096;
+  l.order = order;
+  if (order == Layout::Order::random) l.pool_bytes = 256 * 4096;  // 64 blocks in a pool of 256: gaps
+  if (order == Layout::Order::strided) l.stride_bytes = 3 * 4096;
+  return l;
+}
+
+const char* const kHostMechanisms[][2] = {
+    {"ce", "{}"}, {"ce", R"({"coalesce": true})"}, {"ce", R"({"streams": 2})"}, {"ce", R"({"schedule": "pcpy"})"},
+    {"ce", R"({"trigger": "host-flag", "completion": "flag-spin"})"}, {"ce", R"({"trigger": "gpu-flag", "completion": "gpu-poll"})"},
+    {"ce", R"({"graph": true})"}, {"ce-batch", "{}"}, {"sm", "{}"}, {"nccl", "{}"}};
+
+}  // namespace
+
+class GpuHostMemory : public ::testing::TestWithParam<std::tuple<std::string, int, HostKind>> {};
+
+TEST_P(GpuHostMemory, EveryMechanismKindAndLayoutValidates) {
+  REQUIRE_GPU(backend);
+  const auto& [pattern, mechanism, kind] = GetParam();
+  const std::string name = kHostMechanisms[mechanism][0];
+  Engine* e = engine(name);
+  if (!e) GTEST_SKIP() << name << " is not in this build";
+  for (const Layout& layout : {Layout{}, gpu_blocks(Layout::Order::sequential), gpu_blocks(Layout::Order::strided),
+                               gpu_blocks(Layout::Order::random)}) {
+    const Case c = host_gpu_case(pattern, name, json::parse(kHostMechanisms[mechanism][1]), kind, layout,
+                                 backend->default_devices(), 64 * 4096);
+    const json r = to_json(run_case(c, e, *backend));
+    const bool sm_not_mapped = name == "sm" && kind != HostKind::mapped;
+    const bool batch_pageable = name == "ce-batch" && kind == HostKind::pageable;
+    if (name == "nccl" || sm_not_mapped || (batch_pageable && r["status"] == "skipped")) {
+      EXPECT_EQ(r["status"], "skipped") << c.name() << ": " << r.dump();
+      std::printf("%s: skipped: %s\n", c.name().c_str(), r["reason"].get<std::string>().c_str());
+      continue;
+    }
+    const bool pre_posted = c.engine.options.value("trigger", "") != "enqueue" || c.engine.options.value("graph", false);
+    if (kind == HostKind::pageable && pre_posted && name != "sm") {  // the runtime copies pageable memory synchronously
+      EXPECT_EQ(r["status"], "skipped") << c.name() << ": " << r.dump();
+      continue;
+    }
+    ASSERT_EQ(r["status"], "ok") << c.name() << ": " << r["reason"];
+    EXPECT_EQ(r["validated"], true);
+    const json& h = r["host_memory"];
+    EXPECT_EQ(h["kind"], to_string(kind)) << h.dump();
+    EXPECT_EQ(h["verified"], true) << c.name() << ": " << h.dump();
+    if (layout.blocks) EXPECT_GT(r["per_block_us"].get<double>(), 0.0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Host, GpuHostMemory,
+                         ::testing::Combine(::testing::Values("h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"),
+                                            ::testing::Range(0, static_cast<int>(std::size(kHostMechanisms))),
+                                            ::testing::Values(HostKind::pinned, HostKind::mapped, HostKind::registered,
+                                                              HostKind::pageable)));
+
+// A block in the wrong slot fails the case on the GPU path too: into another block's slot (host
+// destination, checked by the host) and into a free pool slot (device destination, checked by the GPU).
+TEST(GpuHostMemory, AMisplacedBlockFailsTheCase) {
+  REQUIRE_GPU(backend);
+  for (const char* pattern : {"d2h", "h2d"}) {
+    const Case c = host_gpu_case(pattern, "ce", json::object(), HostKind::pinned, gpu_blocks(Layout::Order::random),
+                                 backend->default_devices(), 64 * 4096);
+    const std::size_t free_slot = c.plan->unwritten(0).front().first;
+    struct Misplacing final : Engine {
+      Engine& inner;
+      std::size_t slot;
+      bool swap;
+      Misplacing(Engine& e, std::size_t s, bool w) : inner(e), slot(s), swap(w) {}
+      WhyNot unsupported(const Plan& p, const Options& o, int k) const override { return inner.unsupported(p, o, k); }
+      std::unique_ptr<Operation> prepare(const Plan& plan, const Options& o) override {
+        Plan bad = plan;
+        if (swap) std::swap(bad.transfers[3].dst_offset, bad.transfers[7].dst_offset);
+        else bad.transfers[5].dst_offset = slot;
+        return inner.prepare(bad, o);
+      }
+    } misplacing(*engine("ce"), free_slot, std::string(pattern) == "d2h");
+    const json r = to_json(run_case(c, &misplacing, *backend));
+    EXPECT_EQ(r["status"], "failed") << pattern << ": " << r.dump();
+    EXPECT_NE(r["reason"].get<std::string>().find("validation: rank 0"), std::string::npos) << r["reason"];
   }
 }
