@@ -130,7 +130,7 @@ void CaseExecution::setup() {
   // must reach, so nothing of this process's may fail in front of them inside one step.
   auto devices_ready = agreed([&]() -> WhyNot {
     std::vector<int> devices;  // this process's ranks' devices
-    for (int r : dist::local_ranks(*spec().plan)) devices.push_back(spec().devices[r]);
+    for (int r : dist::local_ranks(*spec().plan)) devices.push_back(spec().plan->devices[r]);
     if (!devices.empty()) backend_.prepare_devices(devices);
     return std::nullopt;
   });
