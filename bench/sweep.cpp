@@ -117,9 +117,9 @@ std::string Case::name() const {
                                     : std::string();
   return fmt::format("{}{}/{}/{}/dev={}/{}{}{}{}{}", pattern, in_place ? "-inplace" : "", engine_part, to_string(timing),
                      fmt::join(devices, ","), format_bytes(bytes_per_rank), host_part,
-                     layout.blocks ? "/" + layout.label(bytes_per_rank) : std::string(),
+                     layout.blocks ? fmt::format("/{}", layout.label(bytes_per_rank)) : std::string(),
                      rotate > 1 ? fmt::format("/rotate={}", rotate) : std::string(),
-                     overlap ? "/beside=" + overlap->compute.label() : std::string());
+                     overlap ? fmt::format("/beside={}", overlap->compute.label()) : std::string());
 }
 
 std::uint64_t Case::seed() const { return fnv1a(name()); }

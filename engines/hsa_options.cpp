@@ -22,7 +22,8 @@ std::vector<OptionSpec> hsa_option_specs() {
                  .help = "which SDMA engine copies: runtime (hsa_amd_memory_async_copy, the runtime picks), preferred "
                          "(hsa_amd_memory_get_preferred_copy_engine per source/destination pair), round-robin (a GPU's "
                          "copies over its SDMA engines in turn), map:FILE (src,engine,dst lines); all but runtime go "
-                         "through hsa_amd_memory_async_copy_on_engine",
+                         "through hsa_amd_memory_async_copy_on_engine; copies from or to host memory stay on the GPU's "
+                         "host-facing engines (round-robin over them; otherwise the runtime's own host blits)",
                  .default_value = "runtime",
                  .choices = {"runtime", "preferred", "round-robin"},
                  .prefix = "map:",

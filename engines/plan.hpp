@@ -67,6 +67,8 @@ struct Plan {
   Location src_location(int rank) const { return src_at.empty() ? Location{} : src_at[rank]; }
   Location dst_location(int rank) const { return dst_at.empty() ? Location{} : dst_at[rank]; }
   bool host_memory() const;  // any buffer in host memory
+  // Whether the transfer reads or writes host memory (its engine must then reach host memory: PCIe).
+  bool touches_host(const Transfer& t) const { return src_location(t.src_rank).host || dst_location(t.dst_rank).host; }
   // Block layouts in a pool (bench/patterns/layout.hpp): destination bytes that no transfer writes.
   // They must still hold the poison after an operation (validation checks them: a block written to
   // the wrong slot fails the case even where no other block was meant to land).

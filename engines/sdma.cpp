@@ -6,11 +6,21 @@
 // Per command: [POLL_REGMEM on a trigger word] + data packets + one sync packet (ATOMIC ADD64 -1 on a
 // 64-bit completion word, or FENCE writing 0), then the doorbell. Completion: the host spins on every
 // completion word of the operation with acquire loads.
+//
+// Host memory as an endpoint (a plan's Location in host memory) comes from the platform: on the software
+// engine placed pages (mlock'ed but for pageable), on KFD GPU-mapped system memory allocated under the
+// node's memory policy, or registered pages (hsaKmtRegisterMemoryToNodes + map); the host fills and checks
+// it in place. Copies from or to it run on a host-facing engine (engines/sdma_commands.cpp). Block layouts
+// are one COPY_LINEAR per block: pcpy gives every block its own command (completion and doorbell), b2b puts
+// `ways` blocks behind one.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -38,51 +48,96 @@ using sdma_commands::Command;
 
 constexpr double kTimeoutS = 60;
 constexpr int kSlots = kMaxPrePostedOps;  // completion / trigger words of this many operations
+// Rings: room for kSlots operations posted ahead, but never more than this (a plan of thousands of blocks
+// per operation would otherwise ask for hundreds of MiB of ring), plus slack for NOP padding at wraps.
+constexpr std::size_t kMaxRingBytes = std::size_t{16} << 20;
+constexpr std::size_t kRingSlack = 4096;
+// What a command may carry besides its data packets: a POLL_REGMEM (24 bytes), its sync (ATOMIC 32, FENCE
+// 16) and two TIMESTAMPs (12 each) while tracing.
+constexpr std::size_t kCommandOverheadBytes = 24 + 32 + 2 * 12;
 
 std::uint64_t addr(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
 
 sdma_commands::EngineChoice choice_of(const sdma::Platform& p) {
   return {[&p](int s, int d) { return p.recommended_engine(s, d); }, [&p](int d) { return p.engine_count(d); },
-          [&p](int d) { return p.first_xgmi_engine(d); }};
+          [&p](int d) { return p.first_xgmi_engine(d); }, [&p](int d) { return p.gfx_target(d); }};
 }
 
-// The ring a command queue needs for kSlots pre-posted operations of its commands, as a power of two.
-std::size_t ring_bytes_for(std::size_t bytes_per_op) {
-  std::size_t need = bytes_per_op * kSlots + 4096, ring = 4096;
-  while (ring < need) ring *= 2;
+// What one operation writes at most into each queue's ring, (rank, engine) -> bytes: every command's data
+// packets and its overhead (packet sizes do not depend on addresses).
+std::map<std::pair<int, int>, std::size_t> bytes_per_queue(const std::vector<Command>& commands, const SdmaOptions& o) {
+  const sdma_commands::Where offsets{[](int, std::uint64_t off) { return off; }, [](int, std::uint64_t off) { return off; }};
+  std::map<std::pair<int, int>, std::size_t> out;
+  for (const Command& cmd : commands) {
+    std::size_t b = kCommandOverheadBytes;
+    for (const auto& pk : sdma_commands::data_packets(cmd, o, offsets)) b += sdma::dword_count(pk) * 4;
+    out[{cmd.rank, cmd.engine}] += b;
+  }
+  return out;
+}
+
+// The ring of a queue whose operations take `per_op` bytes: room for kSlots of them, as a power of two,
+// at most kMaxRingBytes.
+std::size_t ring_bytes_for(std::size_t per_op) {
+  const std::size_t want = std::min(per_op * kSlots + kRingSlack, kMaxRingBytes);
+  std::size_t ring = 4096;
+  while (ring < want) ring *= 2;
   return ring;
 }
+
+// Why some queue's ring cannot hold what the plan posts at once: one operation (submit=gpu stages it whole
+// before its doorbell; the others are held to the same bound), or with a pre-launch trigger every
+// operation of a sample, posted ahead behind their polls before any is released.
+WhyNot ring_problem(const std::vector<Command>& commands, const SdmaOptions& o, int ops_per_sample) {
+  const std::size_t ahead = o.trigger == SdmaTrigger::enqueue ? 1 : static_cast<std::size_t>(ops_per_sample);
+  for (const auto& [key, per_op] : bytes_per_queue(commands, o)) {
+    const std::size_t ring = ring_bytes_for(per_op);
+    if (per_op * ahead + kRingSlack <= ring) continue;
+    const auto n = std::count_if(commands.begin(), commands.end(),
+                                 [&](const Command& c) { return c.rank == key.first && c.engine == key.second; });
+    const std::string where = fmt::format("the ring of rank {}'s engine {} ({} commands per operation)", key.first, key.second, n);
+    if (ahead == 1)
+      return fmt::format("one operation of this plan writes {:.1f} MiB of packets into {}, more than the largest ring the "
+                         "sdma engine makes ({} MiB)",
+                         per_op / 1048576.0, where, kMaxRingBytes >> 20);
+    return fmt::format("the pre-launch trigger posts the {} operations of a sample ahead: {:.1f} MiB of packets in {}, more "
+                       "than its {} MiB ring (rings are at most {} MiB); fewer operations per sample (pipeline_depth) or "
+                       "trigger=enqueue fit",
+                       ahead, per_op * ahead / 1048576.0, where, ring >> 20, kMaxRingBytes >> 20);
+  }
+  return std::nullopt;
+}
+
+// Why the plan's host buffers cannot be copy endpoints on the platform (a kind it cannot take), or nullopt.
+WhyNot host_kind_problem(const Plan& plan, const sdma::Platform& p) {
+  for (int r = 0; r < plan.ranks(); ++r)
+    for (const Location& at : {plan.src_location(r), plan.dst_location(r)})
+      if (at.host)
+        if (auto why = p.host_kind_unsupported(at.kind)) return fmt::format("host memory kind {}: {}", to_string(at.kind), *why);
+  return std::nullopt;
+}
+
+// One of a rank's buffers: device memory from the platform, or host memory (a plan Location in host memory).
+struct Buffer {
+  sdma::Allocation memory;   // the host's address of byte 0 (device memory: the platform's address, for read/write)
+  std::uint64_t device = 0;  // the address packets use for byte 0
+  bool host = false;
+  unsigned char* bytes(std::size_t at = 0) const { return static_cast<unsigned char*>(memory.get()) + at; }
+};
 
 class SdmaOperation final : public Operation {
  public:
   SdmaOperation(sdma::Platform& p, const Plan& plan, const SdmaOptions& o, std::vector<Command> commands)
       : p_(p), plan_(plan), o_(o), commands_(std::move(commands)) {
     for (int r = 0; r < plan.ranks(); ++r) {
-      src_.push_back(p.alloc_device(plan.devices[r], plan.src_allocation(r), plan.devices));
-      dst_.push_back(plan.exchange ? src_.back() : p.alloc_device(plan.devices[r], plan.dst_allocation(r), plan.devices));
+      src_.push_back(buffer(r, plan.src_location(r), plan.src_allocation(r), "src"));
+      dst_.push_back(plan.exchange ? src_.back() : buffer(r, plan.dst_location(r), plan.dst_allocation(r), "dst"));
     }
     const std::size_t c = commands_.size(), triggers = o.word_per_command ? c : 1;
     signals_ = p.alloc_host((kSlots * c + kSlots * triggers) * 8, plan.devices);
     stamps_ = p.alloc_host(kSlots * c * 64, plan.devices);
-    for (int set = 0; set < plan.sets; ++set) {
-      const sdma_commands::Where where{[this, set](int r, std::uint64_t off) { return addr(src(r, set)) + off; },
-                                       [this, set](int r, std::uint64_t off) { return addr(dst(r, set)) + off; }};
-      data_.emplace_back();
-      for (const Command& cmd : commands_) data_.back().push_back(sdma_commands::data_packets(cmd, o, where));
-    }
-    std::map<std::pair<int, int>, std::size_t> per_op_bytes;
-    for (std::size_t i = 0; i < c; ++i) {
-      std::size_t b = 24 + 32 + 2 * 12 + 36;  // poll, sync, two timestamps, padding slack
-      for (const auto& pk : data_[0][i]) b += sdma::dword_count(pk) * 4;
-      per_op_bytes[{commands_[i].rank, commands_[i].engine}] += b;
-    }
-    for (const auto& [key, bytes] : per_op_bytes) {
-      auto q = p.create_queue(plan.devices[key.first], key.second, ring_bytes_for(bytes));
-      if (!q) throw std::runtime_error(fmt::format("SDMA queue for GPU {} engine {}: {}", plan.devices[key.first], key.second, q.why_not()));
-      queues_[key] = std::move(q).value();
-      writers_[key] = std::make_unique<sdma::RingWriter>(*queues_[key]);
-    }
-    for (const Command& cmd : commands_) writer_of_.push_back(writers_.at({cmd.rank, cmd.engine}).get());  // no lookup in launch()
+    encode_packets();
+    create_queues();
   }
 
   void arm(int ops) override {
@@ -125,29 +180,38 @@ class SdmaOperation final : public Operation {
     waited_ = launched_;
   }
 
+  // Host buffers are written and read by the host where they are; device buffers through the platform
+  // (on KFD: SDMA copies staged through host memory on a PCIe engine).
   void fill_sources(std::uint64_t seed) override {
-    for (int r = 0; r < plan_.ranks(); ++r) write_stream(src_[r].get(), plan_.src_allocation(r), datagen::stream_key(seed, r));
+    for (int r = 0; r < plan_.ranks(); ++r) write_stream(src_[r], plan_.src_allocation(r), datagen::stream_key(seed, r));
   }
   void poison_destinations(std::uint64_t seed) override {
     if (plan_.exchange) return;  // the destination is the source: it holds the data to exchange
     for (int r = 0; r < plan_.ranks(); ++r)
-      write_stream(dst_[r].get(), plan_.dst_allocation(r), datagen::stream_key(seed ^ datagen::kPoisonSalt, r));
+      write_stream(dst_[r], plan_.dst_allocation(r), datagen::stream_key(seed ^ datagen::kPoisonSalt, r));
     for (int set = 0; set < plan_.sets; ++set)
       for (const Transfer& t : plan_.preset) {  // in-place blocks: there before the operation starts
         std::vector<unsigned char> block(t.bytes);
-        p_.read(block.data(), src(t.src_rank, set) + t.src_offset, t.bytes);
-        p_.write(dst(t.dst_rank, set) + t.dst_offset, block.data(), t.bytes);
+        read(block.data(), src_[t.src_rank], set * plan_.src_stride(t.src_rank) + t.src_offset, t.bytes);
+        write(dst_[t.dst_rank], set * plan_.dst_stride(t.dst_rank) + t.dst_offset, block.data(), t.bytes);
       }
   }
+  // Every destination byte of every set: what a transfer writes, and the poison where none writes (block
+  // layouts in a pool) — first_host_mismatch checks both, on host destinations in place and on a copy of
+  // each device destination read back whole.
   std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override {
     if (expected.sets != plan_.sets) throw std::logic_error("check_destinations: the plan's buffer sets differ from the operation's");
     std::vector<std::vector<unsigned char>> copies(plan_.ranks());
     for (int r = 0; r < plan_.ranks(); ++r) {
+      if (dst_[r].host) continue;
       copies[r].resize(plan_.dst_allocation(r));
-      p_.read(copies[r].data(), dst_[r].get(), copies[r].size());
+      p_.read(copies[r].data(), dst_[r].memory.get(), copies[r].size());
     }
-    return first_host_mismatch(expected, seed, [&](int r) { return copies[r].data(); });
+    return first_host_mismatch(expected, seed, [&](int r) -> const unsigned char* {
+      return dst_[r].host ? dst_[r].bytes() : copies[r].data();
+    });
   }
+  std::vector<hostmem::BufferInfo> host_buffers() const override { return host_buffers_; }
 
   nlohmann::json details() const override {
     nlohmann::json queues = nlohmann::json::array();
@@ -176,9 +240,39 @@ class SdmaOperation final : public Operation {
   }
 
  private:
-  // Rank's buffers of buffer set `set` (Plan::sets).
-  char* src(int rank, int set) const { return static_cast<char*>(src_[rank].get()) + set * plan_.src_stride(rank); }
-  char* dst(int rank, int set) const { return static_cast<char*>(dst_[rank].get()) + set * plan_.dst_stride(rank); }
+  // A rank's buffer on its device, or in host memory where the plan puts it (recorded for host_buffers()).
+  Buffer buffer(int rank, const Location& at, std::size_t bytes, const char* side) {
+    if (!at.host) {
+      sdma::Allocation a = p_.alloc_device(plan_.devices[rank], bytes, plan_.devices);
+      const std::uint64_t device = addr(a.get());
+      return Buffer{std::move(a), device, false};
+    }
+    hostmem::BufferInfo info = buffer_info(rank, side, at, bytes);
+    sdma::HostBuffer h = p_.alloc_host_buffer(at.kind, bytes, at.node, plan_.devices, info);
+    host_buffers_.push_back(std::move(info));
+    return Buffer{std::move(h.memory), h.device_address, true};
+  }
+  // Every buffer set's data packets, worked out once (never in launch()).
+  void encode_packets() {
+    for (int set = 0; set < plan_.sets; ++set) {
+      const sdma_commands::Where where{
+          [this, set](int r, std::uint64_t off) { return src_[r].device + set * plan_.src_stride(r) + off; },
+          [this, set](int r, std::uint64_t off) { return dst_[r].device + set * plan_.dst_stride(r) + off; }};
+      data_.emplace_back();
+      for (const Command& cmd : commands_) data_.back().push_back(sdma_commands::data_packets(cmd, o_, where));
+    }
+  }
+  // One queue per (rank, engine) its commands use, with a ring for kSlots operations (at most kMaxRingBytes).
+  void create_queues() {
+    for (const auto& [key, per_op] : bytes_per_queue(commands_, o_)) {
+      const int device = plan_.devices[key.first];
+      auto q = p_.create_queue(device, key.second, ring_bytes_for(per_op));
+      if (!q) throw std::runtime_error(fmt::format("SDMA queue for GPU {} engine {}: {}", device, key.second, q.why_not()));
+      queues_[key] = std::move(q).value();
+      writers_[key] = std::make_unique<sdma::RingWriter>(*queues_[key]);
+    }
+    for (const Command& cmd : commands_) writer_of_.push_back(writers_.at({cmd.rank, cmd.engine}).get());  // no lookup in launch()
+  }
   std::size_t trigger_count() const { return o_.word_per_command ? commands_.size() : 1; }
   std::uint64_t* words() const { return static_cast<std::uint64_t*>(signals_.get()); }
   std::uint64_t* completion_word(std::uint64_t op, std::size_t c) const { return words() + (op % kSlots) * commands_.size() + c; }
@@ -234,10 +328,19 @@ class SdmaOperation final : public Operation {
     return n;
   }
 
-  void write_stream(void* dst, std::size_t n, std::uint64_t key) {
+  void write_stream(const Buffer& b, std::size_t n, std::uint64_t key) {
+    if (b.host) return fill_stream(b.bytes(), n, key);
     std::vector<unsigned char> bytes(n);
     fill_stream(bytes.data(), n, key);
-    p_.write(dst, bytes.data(), n);
+    p_.write(b.memory.get(), bytes.data(), n);
+  }
+  void read(void* out, const Buffer& b, std::size_t at, std::size_t n) {
+    if (b.host) std::memcpy(out, b.bytes(at), n);
+    else p_.read(out, b.bytes(at), n);
+  }
+  void write(const Buffer& b, std::size_t at, const void* in, std::size_t n) {
+    if (b.host) std::memcpy(b.bytes(at), in, n);
+    else p_.write(b.bytes(at), in, n);
   }
 
   class Tracer final : public CopyTracer {
@@ -292,7 +395,8 @@ class SdmaOperation final : public Operation {
   Plan plan_;
   SdmaOptions o_;
   std::vector<Command> commands_;
-  std::vector<sdma::Allocation> src_, dst_;
+  std::vector<Buffer> src_, dst_;
+  std::vector<hostmem::BufferInfo> host_buffers_;
   sdma::Allocation signals_;
   std::vector<std::vector<std::vector<sdma::Packet>>> data_;  // [set][command]
   std::map<std::pair<int, int>, std::unique_ptr<sdma::Queue>> queues_;  // (rank, engine)
@@ -318,12 +422,11 @@ class SdmaEngine final : public Engine {
       if (auto why = p_->gpu_initiated_unsupported()) return *why;
     for (int d : plan.devices)
       if (d >= p_->device_count()) return fmt::format("device {} is not one of the {} devices of the {}", d, p_->device_count(), p_->name());
+    if (auto why = host_kind_problem(plan, *p_)) return why;
     auto units = sdma_commands::plan_units(plan, o, choice_of(*p_));
     if (!units) return units.why_not();
-    if (p_->hardware_times()) return std::nullopt;
-    std::size_t bytes = 0;  // on the software engine the buffers are host memory, and validation reads them back
-    for (int r = 0; r < plan.ranks(); ++r) bytes += plan.src_allocation(r) + (plan.exchange ? 0 : plan.dst_allocation(r));
-    return host_memory_shortfall(2 * bytes);
+    if (auto why = ring_problem(sdma_commands::schedule(units.value(), o), o, ops_per_sample)) return why;
+    return host_memory_shortfall(host_bytes_needed(plan));
   }
   std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
     const SdmaOptions o = SdmaOptions::from(options);
@@ -334,6 +437,19 @@ class SdmaEngine final : public Engine {
   bool exchanges(const Options& options) const override { return SdmaOptions::from(options).packet == SdmaPacketKind::swap; }
 
  private:
+  // Host memory a case takes: its host buffers, a validation copy of every device destination, and on the
+  // software engine the device buffers too (host memory there), twice (the staging of fill and poison).
+  std::size_t host_bytes_needed(const Plan& plan) const {
+    std::size_t host = 0, device = 0, readback = 0;
+    for (int r = 0; r < plan.ranks(); ++r) {
+      (plan.src_location(r).host ? host : device) += plan.src_allocation(r);
+      if (plan.exchange) continue;
+      (plan.dst_location(r).host ? host : device) += plan.dst_allocation(r);
+      if (!plan.dst_location(r).host) readback += plan.dst_allocation(r);
+    }
+    return host + (p_->hardware_times() ? readback : 2 * device);
+  }
+
   std::unique_ptr<sdma::Platform> p_;
 };
 

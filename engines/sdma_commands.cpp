@@ -48,22 +48,50 @@ class Chooser {
                                 c_.engine_count(s))};
     return e;
   }
+  // The engine for transfer `t`: a host-facing one where it reads or writes host memory, else as above.
+  int operator()(const Transfer& t) { return plan_.touches_host(t) ? host_engine(t) : (*this)(t.issuer, t.dst_rank); }
   struct Refused {
     std::string why;
   };
 
  private:
+  // A copy from or to host memory runs on one of the issuing GPU's host-facing (PCIe) engines, 0 ..
+  // first_xgmi - 1 (SDMA0 and SDMA1 on MI300X; engines 2..15 are xGMI engines that serve peer links,
+  // ../shared/SDMA-FACTS.md §2.3), under every `engines` option: the driver recommends engines per xGMI
+  // link only, and an engine map names GPU pairs. recommended and map take ROCr's own assignment
+  // (ROCm/ROCR-Runtime, runtime/hsa-runtime/core/runtime/amd_gpu_agent.cpp, GpuAgent::InitDma: the
+  // host-to-device blit is made for SDMA0 and the device-to-host blit for SDMA1, and "gfx94x is more
+  // efficient with reverse order of SDMA0/1 for host<->device copies" swaps them on gfx9.4 and later):
+  // on gfx94x/95x, and where the ISA is unknown (the software engine), host -> device on engine 1 and
+  // device -> host on engine 0, so the two directions of h2d-bidir run on two engines at once; on older
+  // ISAs host -> device on 0 and device -> host on 1. round-robin: the rank's host copies over its
+  // host-facing engines in turn. On gfx90a engine 0 takes host-to-device copies only ("Due to a RAS issue,
+  // GFX90a can only support H2D copies on SDMA0", GpuAgent::DmaCopyOnEngine): other host copies avoid it.
+  int host_engine(const Transfer& t) {
+    const int s = plan_.devices[t.issuer], host_facing = c_.first_xgmi(s);
+    const std::string gfx = c_.gfx_target ? c_.gfx_target(s) : std::string();
+    const bool to_device = plan_.src_location(t.src_rank).host && !plan_.dst_location(t.dst_rank).host;
+    const int first = !to_device && gfx.rfind("gfx90a", 0) == 0 ? 1 : 0;  // engines this copy may use: first ..
+    if (host_facing - first <= 0)
+      throw Refused{fmt::format("a copy from or to host memory needs a host-facing (PCIe) SDMA engine, and GPU {} has {} "
+                                "(its first xGMI engine is {}){}",
+                                s, host_facing - first, host_facing, first ? "; gfx90a keeps engine 0 for host-to-device copies" : "")};
+    if (o_.engines == SdmaEngines::round_robin) return first + host_issued_[t.issuer]++ % (host_facing - first);
+    const bool reversed = gfx.empty() || (gfx.size() > 5 && gfx.rfind("gfx9", 0) == 0 && gfx[4] >= '4' && gfx[4] <= '9');
+    return (to_device == reversed ? 1 : 0) % host_facing;
+  }
+
   const Plan& plan_;
   const SdmaOptions& o_;
   const EngineChoice& c_;
   std::vector<amd::MapEntry> map_;
-  std::map<int, int> issued_;
+  std::map<int, int> issued_, host_issued_;
 };
 
 std::vector<Unit> copy_units(const Plan& plan, Chooser& choose) {
   std::vector<Unit> units;
   for (const Transfer& t : plan.transfers)
-    units.push_back(Unit{Unit::copy, t.issuer, choose(t.issuer, t.dst_rank), {t}});
+    units.push_back(Unit{Unit::copy, t.issuer, choose(t), {t}});
   return units;
 }
 
@@ -86,7 +114,7 @@ std::vector<Unit> broadcast_units(const Plan& plan, Chooser& choose) {
     u.transfers.push_back(t);
     open.erase(it);
   }
-  for (Unit& u : units) u.engine = choose(u.rank, u.transfers.back().dst_rank);
+  for (Unit& u : units) u.engine = choose(u.transfers.back());
   return units;
 }
 

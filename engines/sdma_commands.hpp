@@ -28,6 +28,7 @@ struct Unit {
 struct EngineChoice {
   std::function<int(int src_device, int dst_device)> recommended;  // -1: none
   std::function<int(int device)> engine_count, first_xgmi;
+  std::function<std::string(int device)> gfx_target = {};  // "gfx942", or "" when unknown
 };
 
 // The units of one operation in the variant's order, or why the variant cannot run this plan.

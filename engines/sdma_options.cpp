@@ -65,7 +65,8 @@ std::vector<OptionSpec> sdma_option_specs() {
       OptionSpec{.name = "engines",
                  .help = "the SDMA engine of each command: recommended (the driver's per-link recommended engine), "
                          "round-robin (a GPU's commands over its xGMI engines in turn), map:FILE (src,engine,dst lines, the "
-                         "hsa engine's format); a GPU's copy to itself uses its first xGMI engine unless the map names one",
+                         "hsa engine's format); a GPU's copy to itself uses its first xGMI engine unless the map names one; copies "
+                         "from or to host memory use the GPU's host-facing (PCIe) engines under every value",
                  .default_value = "recommended",
                  .choices = names_of(kEngines),
                  .prefix = "map:",

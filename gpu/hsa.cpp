@@ -88,6 +88,23 @@ hsa_agent_t agent_of(int device) {
 
 hsa_signal_t sig(const Signal& s) { return hsa_signal_t{s.handle()}; }
 
+// The first CPU agent HSA lists.
+hsa_agent_t first_cpu_agent() {
+  gpu_agents();  // hsa_init
+  hsa_agent_t found{};
+  const hsa_status_t s = hsa_iterate_agents(
+      [](hsa_agent_t a, void* data) {
+        hsa_device_type_t type{};
+        if (hsa_agent_get_info(a, HSA_AGENT_INFO_DEVICE, &type) != HSA_STATUS_SUCCESS) return HSA_STATUS_ERROR;
+        if (type != HSA_DEVICE_TYPE_CPU) return HSA_STATUS_SUCCESS;
+        *static_cast<hsa_agent_t*>(data) = a;
+        return HSA_STATUS_INFO_BREAK;
+      },
+      &found);
+  if (s != HSA_STATUS_INFO_BREAK) throw std::runtime_error("HSA lists no CPU agent");
+  return found;
+}
+
 // ---- tracing ----------------------------------------------------------------------------------------
 std::atomic<bool> g_tracing{false};
 std::mutex g_mu;
@@ -174,8 +191,42 @@ void Signal::spin_until_zero(double timeout_s) const {
 }
 
 // ---- copies ---------------------------------------------------------------------------------------------
+// Host memory's agent: the CPU agent hsa_amd_pointer_info names as its owner, as TransferBench takes a NUMA
+// node's CPU agent (ROCm/TransferBench, src/header/TransferBench.hpp, GetHsaAgent) and HIP passes its CPU
+// agent for host memory (ROCm/clr, rocclr/device/rocm/rocblit.cpp, DmaBlitManager::hsaCopy). ROCr then
+// copies with the other side's GPU agent (Runtime::CopyMemory) on its host-to-device or device-to-host
+// SDMA blit (GpuAgent::GetBlitObject). hsa_amd_memory_async_copy wants an agent that "must be able to
+// directly access both the source and destination buffers" (hsa_ext_amd.h): memory the runtime allocated
+// or locked, never pageable memory it does not know.
+Maybe<HostMemory> host_memory(const void* p) {
+  gpu_agents();  // hsa_init
+  hsa_amd_pointer_info_t info{};
+  info.size = sizeof(info);
+  DMABENCH_HSA_CHECK(hsa_amd_pointer_info(p, &info, nullptr, nullptr, nullptr));
+  if (info.type == HSA_EXT_POINTER_TYPE_UNKNOWN || !info.agentBaseAddress || !info.hostBaseAddress)
+    return Maybe<HostMemory>::no("the HSA runtime does not know this host memory (hsa_amd_pointer_info: not allocated by "
+                                 "the runtime nor locked), so no GPU agent can access it");
+  hsa_agent_t owner = info.agentOwner;
+  hsa_device_type_t type{};
+  if (hsa_agent_get_info(owner, HSA_AGENT_INFO_DEVICE, &type) != HSA_STATUS_SUCCESS || type != HSA_DEVICE_TYPE_CPU)
+    owner = first_cpu_agent();  // locked memory may name no CPU owner: any CPU agent marks the side as host memory
+  const auto offset = static_cast<const char*>(p) - static_cast<const char*>(info.hostBaseAddress);
+  return HostMemory{owner.handle, static_cast<char*>(info.agentBaseAddress) + offset};
+}
+
+int host_sdma_engine_count(int device) {
+#ifdef DMABENCH_HSA_HAS_SDMA_INFO
+  std::uint32_t host = 0;
+  DMABENCH_HSA_CHECK(hsa_agent_get_info(agent_of(device), static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_NUM_SDMA_ENG), &host));
+  return static_cast<int>(host);
+#else
+  return std::max(0, properties(device).sdma_engines);
+#endif
+}
+
 void async_copy(const Copy& c, const Signal* dependency, const Signal& completion) {
-  const hsa_agent_t dst = agent_of(c.dst_device), src = agent_of(c.src_device);
+  const hsa_agent_t dst = c.dst_cpu_agent ? hsa_agent_t{c.dst_cpu_agent} : agent_of(c.dst_device);
+  const hsa_agent_t src = c.src_cpu_agent ? hsa_agent_t{c.src_cpu_agent} : agent_of(c.src_device);
   hsa_signal_t dep{};
   if (dependency) dep = sig(*dependency);
   const std::uint32_t ndep = dependency ? 1 : 0;

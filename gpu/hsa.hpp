@@ -37,7 +37,24 @@ struct Copy {
   int src_device = 0;
   std::size_t bytes = 0;
   int engine = -1;  // SDMA engine index (bit of hsa_amd_sdma_engine_id_t); -1: the runtime picks
+  // A side in host memory: the handle of the CPU agent that owns it (HostMemory::cpu_agent; 0: the side is
+  // the device's memory, its agent the device's), and dst / src are then the addresses GPU agents use.
+  std::uint64_t dst_cpu_agent = 0, src_cpu_agent = 0;
 };
+
+// How an HSA copy names a host buffer: the CPU agent that owns it and the address GPU agents use for the
+// byte `p` points at (hsa_amd_pointer_info; the host's address for runtime allocations, the locked
+// mapping's for registered memory).
+struct HostMemory {
+  std::uint64_t cpu_agent = 0;
+  void* agent_address = nullptr;
+};
+// Host memory as an HSA copy endpoint, or why HSA does not know it as memory a GPU agent can access
+// (pageable memory: neither allocated by the runtime nor locked).
+Maybe<HostMemory> host_memory(const void* p);
+// Host-facing (PCIe) SDMA engines of a GPU, HSA engine ids 0 .. n-1 (HSA_AMD_AGENT_INFO_NUM_SDMA_ENG where
+// the headers have it, else the driver's num_sdma_engines); 0 when unknown.
+int host_sdma_engine_count(int device);
 
 // Posts one copy that starts once `dependency` (if any) is 0 and decrements `completion` when done.
 void async_copy(const Copy& c, const Signal* dependency, const Signal& completion);

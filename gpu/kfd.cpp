@@ -36,6 +36,7 @@
 #include "amd/sdma/packets.hpp"
 #include "amd/sdma/ring.hpp"
 #include "amd/topology.hpp"
+#include "core/host_memory.hpp"
 #include "gpu/call_error.hpp"
 #include "gpu/gpu.hpp"
 
@@ -315,6 +316,10 @@ class KfdPlatform final : public sdma::Platform {
   int device_count() const override { return static_cast<int>(st_->devices.size()); }
   int engine_count(int device) const override { return dev(device).sdma + dev(device).xgmi; }
   int first_xgmi_engine(int device) const override { return dev(device).sdma; }
+  std::string gfx_target(int device) const override {
+    const Device& d = dev(device);
+    return fmt::format("gfx{}{}{:x}", d.gfx_major, d.gfx_minor, d.gfx_stepping);
+  }
   int recommended_engine(int src, int dst) const override {
     (void)dev(src);
     (void)dev(dst);
@@ -324,6 +329,9 @@ class KfdPlatform final : public sdma::Platform {
   Allocation alloc_host(std::size_t bytes, const std::vector<int>& devices) override {
     return kmt_memory(0, bytes, host_flags(false), nodes_of(devices));
   }
+  WhyNot host_kind_unsupported(HostKind kind) const override;
+  sdma::HostBuffer alloc_host_buffer(HostKind kind, std::size_t bytes, int node, const std::vector<int>& devices,
+                                     hostmem::BufferInfo& info) override;
   void write(void* device_dst, const void* host_src, std::size_t bytes) override;
   void read(void* host_dst, const void* device_src, std::size_t bytes) override;
   Maybe<std::unique_ptr<sdma::Queue>> create_queue(int device, int engine, std::size_t ring_bytes) override;
@@ -455,6 +463,69 @@ Allocation KfdPlatform::alloc_device(int device, std::size_t bytes, const std::v
   std::lock_guard lock(st_->mu);
   st_->ranges[addr(a.get())] = DeviceRange{page_round(bytes), device};
   return a;
+}
+
+// ---- host memory as a copy endpoint -------------------------------------------------------------------
+// SDMA reaches system memory only through the GPU's page tables: the pages must be mapped for the GPU
+// (hsaKmtMapMemoryToGPUNodes), which pins them. pinned and mapped are one allocation here,
+// hsaKmtAllocMemory(HostAccess) mapped to every device of the plan at one address for the CPU and the GPUs
+// (how the artifact allocates its host buffers, SDMA-FACTS.md §2.2): NoNUMABind keeps libhsakmt's own
+// binding off and the thread's MPOL_BIND policy places the pages (kmt_memory touches them inside the scope);
+// hostmem::verify reads back where they landed (pages the kernel allocates itself, GTT memory, may not
+// follow the policy; the record says so). registered: ordinary pages placed and touched, then
+// hsaKmtRegisterMemoryToNodes and hsaKmtMapMemoryToGPUNodes, whose AlternateVAGPU is the address packets use
+// (libhsakmt's fmm_register_user_memory makes a userptr BO in the GPU's own aperture). pageable memory has
+// no GPU mapping at all.
+WhyNot KfdPlatform::host_kind_unsupported(HostKind kind) const {
+  if (kind != HostKind::pageable) return std::nullopt;
+  return std::string("SDMA queues read and write system memory only through GPU-mapped pages (KFD memory or registered "
+                     "userptr pages), and pageable memory is never mapped for the GPU; use host_memory kind registered");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Placed, touched pages registered with KFD and mapped to `nodes`; packets use the GPU address it returns.
+sdma::HostBuffer registered_pages(std::size_t bytes, int node, std::vector<HSAuint32> nodes, hostmem::BufferInfo& info) {
+  hostmem::Memory pages = hostmem::map_pages(bytes, node, false, info);  // alloc_s, placement, "mmap+mbind"
+  const std::size_t n = page_round(bytes);
+  const auto t0 = std::chrono::steady_clock::now();
+  DMABENCH_KMT_CHECK(hsaKmtRegisterMemoryToNodes(pages.get(), n, nodes.size(), nodes.data()));
+  HSAuint64 gpu_va = 0;
+  HsaMemMapFlags map_flags{};
+  const HSAKMT_STATUS s = hsaKmtMapMemoryToGPUNodes(pages.get(), n, &gpu_va, map_flags, nodes.size(), nodes.data());
+  if (s != HSAKMT_STATUS_SUCCESS) {
+    DMABENCH_KMT_QUIETLY(hsaKmtDeregisterMemory(pages.get()));
+    throw_kmt(s, "hsaKmtMapMemoryToGPUNodes(pages.get(), n, &gpu_va, map_flags, nodes.size(), nodes.data())", __FILE__, __LINE__);
+  }
+  info.register_s = seconds_since(t0);
+  info.method += "+hsaKmtRegisterMemoryToNodes+hsaKmtMapMemoryToGPUNodes";
+  const std::uint64_t device_address = gpu_va ? gpu_va : addr(pages.get());
+  Allocation a(pages.release(), [unmap = pages.get_deleter()](void* p) {
+    DMABENCH_KMT_QUIETLY(hsaKmtUnmapMemoryToGPU(p));
+    DMABENCH_KMT_QUIETLY(hsaKmtDeregisterMemory(p));
+    unmap(p);
+  });
+  return sdma::HostBuffer{std::move(a), device_address};
+}
+
+sdma::HostBuffer KfdPlatform::alloc_host_buffer(HostKind kind, std::size_t bytes, int node, const std::vector<int>& devices,
+                                                hostmem::BufferInfo& info) {
+  if (auto why = host_kind_unsupported(kind)) throw std::logic_error("KFD platform: " + *why);
+  if (kind == HostKind::registered) return registered_pages(bytes, node, nodes_of(devices), info);
+  const auto t0 = std::chrono::steady_clock::now();
+  Allocation a;
+  {
+    hostmem::ScopedPolicy policy(node);
+    a = kmt_memory(0, bytes, host_flags(false), nodes_of(devices));
+  }
+  info.alloc_s = seconds_since(t0);
+  info.method = "hsaKmtAllocMemory(HostAccess)+hsaKmtMapMemoryToGPUNodes";
+  if (node >= 0) info.method += " under MPOL_BIND";
+  info.placement = hostmem::verify(a.get(), bytes, node >= 0 ? node : hostmem::nodes().front());
+  const std::uint64_t device_address = addr(a.get());
+  return sdma::HostBuffer{std::move(a), device_address};
 }
 
 int KfdPlatform::owner(const void* p, std::size_t bytes) const {

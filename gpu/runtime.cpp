@@ -204,7 +204,11 @@ Memory allocate_host(HostKind kind, std::size_t bytes, int node, hostmem::Buffer
                                                                            : cudaHostAllocPortable));
 #endif
     }
-    m = Memory(p, [](void* q) { (void)GPU(FreeHost)(q); });
+#if defined(DMABENCH_GPU_HIP)
+    m = Memory(p, [](void* q) { (void)hipHostFree(q); });  // hipFreeHost is deprecated (an error with -Werror)
+#else
+    m = Memory(p, [](void* q) { (void)cudaFreeHost(q); });
+#endif
     if (kind == HostKind::mapped) {
       void* dev = nullptr;
       DMABENCH_GPU_CHECK(GPU(HostGetDevicePointer)(&dev, p, 0));

@@ -592,19 +592,11 @@ TEST(GpuHostMemory, AMisplacedBlockFailsTheCase) {
     const Case c = host_gpu_case(pattern, "ce", json::object(), HostKind::pinned, gpu_blocks(Layout::Order::random),
                                  backend->default_devices(), 64 * 4096);
     const std::size_t free_slot = c.plan->unwritten(0).front().first;
-    struct Misplacing final : Engine {
-      Engine& inner;
-      std::size_t slot;
-      bool swap;
-      Misplacing(Engine& e, std::size_t s, bool w) : inner(e), slot(s), swap(w) {}
-      WhyNot unsupported(const Plan& p, const Options& o, int k) const override { return inner.unsupported(p, o, k); }
-      std::unique_ptr<Operation> prepare(const Plan& plan, const Options& o) override {
-        Plan bad = plan;
-        if (swap) std::swap(bad.transfers[3].dst_offset, bad.transfers[7].dst_offset);
-        else bad.transfers[5].dst_offset = slot;
-        return inner.prepare(bad, o);
-      }
-    } misplacing(*engine("ce"), free_slot, std::string(pattern) == "d2h");
+    const bool swap = std::string(pattern) == "d2h";
+    testing_support::TamperingEngine misplacing(*engine("ce"), [free_slot, swap](Plan& bad) {
+      if (swap) std::swap(bad.transfers[3].dst_offset, bad.transfers[7].dst_offset);
+      else bad.transfers[5].dst_offset = free_slot;
+    });
     const json r = to_json(run_case(c, &misplacing, *backend));
     EXPECT_EQ(r["status"], "failed") << pattern << ": " << r.dump();
     EXPECT_NE(r["reason"].get<std::string>().find("validation: rank 0"), std::string::npos) << r["reason"];

@@ -33,24 +33,11 @@ Case make_case(const std::string& pattern, int ranks, std::size_t bytes, Timing 
               .not_runnable = used > 0 ? "" : "too few"};
 }
 
-// An engine that hands the real host engine a tampered plan, so that the data it produces is
-// wrong: validation has to notice.
-class TamperingEngine final : public Engine {
- public:
-  TamperingEngine(std::unique_ptr<Engine> inner, std::function<void(Plan&)> tamper)
-      : inner_(std::move(inner)), tamper_(std::move(tamper)) {}
-  WhyNot unsupported(const Plan& p, const Options& o, int k) const override {
-    return inner_->unsupported(p, o, k);
-  }
-  std::unique_ptr<Operation> prepare(const Plan& plan, const Options& o) override {
-    Plan bad = plan;
-    tamper_(bad);
-    return inner_->prepare(bad, o);
-  }
-
- private:
-  std::unique_ptr<Engine> inner_;
-  std::function<void(Plan&)> tamper_;
+// The real host engine, and one that hands it a tampered plan: validation has to notice.
+struct Tampered {
+  std::unique_ptr<Engine> inner = make_engine("host").value();
+  testing_support::TamperingEngine engine;
+  explicit Tampered(std::function<void(Plan&)> tamper) : engine(*inner, std::move(tamper)) {}
 };
 
 }  // namespace
@@ -95,8 +82,8 @@ INSTANTIATE_TEST_SUITE_P(Host, HostEveryPattern,
 
 TEST(HostEngine, ValidationCatchesAMissingTransfer) {
   auto backend = host_backend();
-  TamperingEngine engine(make_engine("host").value(), [](Plan& p) { p.transfers.pop_back(); });
-  const json r = to_json(run_case(testing_support::planned(make_case("allgather", 3, 4096, Timing::oneshot)), &engine, *backend));
+  Tampered tampered([](Plan& p) { p.transfers.pop_back(); });
+  const json r = to_json(run_case(testing_support::planned(make_case("allgather", 3, 4096, Timing::oneshot)), &tampered.engine, *backend));
   EXPECT_EQ(r["status"], "failed");
   EXPECT_EQ(r["validated"], false);
   EXPECT_EQ(r["latency_us"], nullptr);
@@ -108,8 +95,8 @@ TEST(HostEngine, ValidationCatchesAMissingTransfer) {
 TEST(HostEngine, ValidationCatchesAnInPlaceBlockLeftOut) {
   auto backend = host_backend();
   // an operation that does not put rank 1's own block in place before running
-  TamperingEngine engine(make_engine("host").value(), [](Plan& p) { p.preset.erase(p.preset.begin() + 1); });
-  const json r = to_json(run_case(testing_support::planned(make_case("allgather-inplace", 3, 4096, Timing::oneshot)), &engine, *backend));
+  Tampered tampered([](Plan& p) { p.preset.erase(p.preset.begin() + 1); });
+  const json r = to_json(run_case(testing_support::planned(make_case("allgather-inplace", 3, 4096, Timing::oneshot)), &tampered.engine, *backend));
   EXPECT_EQ(r["status"], "failed");
   const std::string reason = r["reason"];
   EXPECT_NE(reason.find("validation: rank 1 (device 1) destination byte 4096"), std::string::npos) << reason;
@@ -118,11 +105,11 @@ TEST(HostEngine, ValidationCatchesAnInPlaceBlockLeftOut) {
 TEST(HostEngine, ValidationCatchesWrongBytesAndNamesTheOffset) {
   auto backend = host_backend();
   // rank 0 sends block 1 twice instead of block 0 to itself: the bytes are real data, just wrong.
-  TamperingEngine engine(make_engine("host").value(), [](Plan& p) {
+  Tampered tampered([](Plan& p) {
     for (auto& t : p.transfers)
       if (t.src_rank == 0 && t.dst_rank == 0) t.src_offset = 1000;
   });
-  const json r = to_json(run_case(testing_support::planned(make_case("alltoall", 2, 1000, Timing::oneshot)), &engine, *backend));
+  const json r = to_json(run_case(testing_support::planned(make_case("alltoall", 2, 1000, Timing::oneshot)), &tampered.engine, *backend));
   EXPECT_EQ(r["status"], "failed");
   const std::string reason = r["reason"];
   EXPECT_NE(reason.find("rank 0 (device 0) destination byte 0"), std::string::npos) << reason;
@@ -131,8 +118,8 @@ TEST(HostEngine, ValidationCatchesWrongBytesAndNamesTheOffset) {
 TEST(HostEngine, ValidationCatchesASingleWrongByte) {
   auto backend = host_backend();
   // One byte short of a 4 KiB copy: only the last byte stays poisoned.
-  TamperingEngine engine(make_engine("host").value(), [](Plan& p) { p.transfers[0].bytes -= 1; });
-  const json r = to_json(run_case(testing_support::planned(make_case("copy", 2, 4096, Timing::oneshot)), &engine, *backend));
+  Tampered tampered([](Plan& p) { p.transfers[0].bytes -= 1; });
+  const json r = to_json(run_case(testing_support::planned(make_case("copy", 2, 4096, Timing::oneshot)), &tampered.engine, *backend));
   ASSERT_EQ(r["status"], "failed");
   // the poison byte can collide with the expected one (1 in 256); the seed of this case does not
   EXPECT_NE(r["reason"].get<std::string>().find("destination byte 4095"), std::string::npos) << r["reason"];

@@ -43,17 +43,7 @@ Case host_case(const std::string& pattern, std::size_t bytes, const Layout& layo
 json run(const Case& c, const std::function<void(Plan&)>& tamper = {}) {
   auto backend = testing_support::host_backend();
   auto engine = make_engine("host").value();
-  struct Tampering final : Engine {
-    Engine& inner;
-    std::function<void(Plan&)> tamper;
-    Tampering(Engine& e, std::function<void(Plan&)> t) : inner(e), tamper(std::move(t)) {}
-    WhyNot unsupported(const Plan& p, const Options& o, int k) const override { return inner.unsupported(p, o, k); }
-    std::unique_ptr<Operation> prepare(const Plan& plan, const Options& o) override {
-      Plan bad = plan;
-      if (tamper) tamper(bad);
-      return inner.prepare(bad, o);
-    }
-  } wrapped(*engine, tamper);
+  testing_support::TamperingEngine wrapped(*engine, tamper);
   return to_json(run_case(c, &wrapped, *backend));
 }
 

@@ -1,8 +1,13 @@
 // The software SDMA engine and the sdma engine on it: ring wrap-around, faults, every variant on
-// 2, 4 and 8 ranks with every byte validated, packet dumps.
+// 2, 4 and 8 ranks with every byte validated, packet dumps; host memory endpoints with block layouts
+// (every block and every gap validated, a misplaced block caught, host-facing engines, 4096 blocks).
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <numeric>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -10,7 +15,9 @@
 #include "amd/sdma/packets.hpp"
 #include "amd/sdma/ring.hpp"
 #include "amd/sdma/soft_engine.hpp"
+#include "bench/patterns/layout.hpp"
 #include "bench/run_case.hpp"
+#include "core/host_memory.hpp"
 #include "engines/engine_factories.hpp"
 #include "tests/test_support.hpp"
 
@@ -247,6 +254,11 @@ class PlantingPlatform final : public sdma::Platform {
   int recommended_engine(int s, int d) const override { return inner_->recommended_engine(s, d); }
   sdma::Allocation alloc_device(int d, std::size_t n, const std::vector<int>& p) override { return inner_->alloc_device(d, n, p); }
   sdma::Allocation alloc_host(std::size_t n, const std::vector<int>& p) override { return inner_->alloc_host(n, p); }
+  WhyNot host_kind_unsupported(HostKind k) const override { return inner_->host_kind_unsupported(k); }
+  sdma::HostBuffer alloc_host_buffer(HostKind k, std::size_t n, int node, const std::vector<int>& d,
+                                     hostmem::BufferInfo& info) override {
+    return inner_->alloc_host_buffer(k, n, node, d, info);
+  }
   void write(void* d, const void* s, std::size_t n) override { inner_->write(d, s, n); }
   void read(void* d, const void* s, std::size_t n) override { inner_->read(d, s, n); }
   Maybe<std::unique_ptr<sdma::Queue>> create_queue(int device, int engine, std::size_t ring) override {
@@ -331,5 +343,160 @@ TEST(SdmaEngine, BreakdownComesFromTimestampPackets) {
     EXPECT_GT(b["copy"].get<double>(), 0.0);
     EXPECT_LE(b["copy"].get<double>(), b["total"].get<double>() * 2);  // the engine's copy inside the operation's time
     EXPECT_EQ(b["aligned_fraction"], 1.0) << trigger;
+  }
+}
+
+// ---- host memory and block layouts ------------------------------------------------------------
+
+namespace {
+
+Layout block_layout(std::uint64_t block, Layout::Order order, std::uint64_t pool = 0) {
+  Layout l;
+  l.blocks = true;
+  l.block_bytes = block;
+  l.order = order;
+  l.pool_bytes = pool;
+  l.stride_bytes = order == Layout::Order::strided ? 3 * block : 0;  // strided: two free slots between blocks
+  return l;
+}
+
+// A host-memory pattern's case on the software engine: `blocks` blocks of `block` bytes per transfer.
+Case host_sdma_case(const std::string& pattern, int ranks, std::size_t block, std::size_t blocks, const Layout::Order order,
+                    json options, HostKind kind = HostKind::pinned, Timing timing = Timing::oneshot, int depth = 4) {
+  std::vector<int> devs(static_cast<std::size_t>(find_pattern(pattern)->ranks_used(ranks)));
+  std::iota(devs.begin(), devs.end(), 0);
+  Case c{.pattern = pattern,
+         .engine = EngineVariant{"sdma", with_defaults("sdma", std::move(options))},
+         .devices = devs,
+         .bytes_per_rank = block * blocks,
+         .timing = timing,
+         .warmup = 1,
+         .iterations = 3,
+         .pipeline_depth = timing == Timing::pipelined ? depth : 1};
+  // random blocks in a pool of twice their size: half the destination's slots stay unwritten (gaps)
+  c.layout = block_layout(block, order, order == Layout::Order::random ? 2 * block * blocks : 0);
+  c.host.kind = kind;
+  return testing_support::planned(c);
+}
+
+// Runs a case on the software engine, or with one whose operation moves a tampered plan (the harness
+// validates against the true one).
+json run_sdma(const Case& c, const std::function<void(Plan&)>& tamper = {}) {
+  auto backend = testing_support::host_backend();
+  auto engine = make_engine("sdma", "host").value();
+  testing_support::TamperingEngine wrapped(*engine, tamper);
+  return to_json(run_case(c, &wrapped, *backend));
+}
+
+// The packet dump of one operation of a case (set up and validated).
+json dump_of(const Case& c) {
+  auto backend = testing_support::host_backend();
+  auto engine = make_engine("sdma", "host").value();
+  CaseExecution e(c, engine.get(), "", *backend);
+  e.setup();
+  EXPECT_EQ(e.status(), Status::ok) << e.reason();
+  return e.packet_dump();
+}
+
+int count_packets(const json& dump, const std::string& name) {
+  int n = 0;
+  for (const auto& q : dump["queues"])
+    for (const auto& p : q["packets"]) n += p == name;
+  return n;
+}
+
+}  // namespace
+
+class SdmaHostLayouts : public ::testing::TestWithParam<std::tuple<std::string, std::string, Layout::Order>> {};
+
+TEST_P(SdmaHostLayouts, EveryBlockAndEveryGapValidates) {
+  const auto& [pattern, schedule, order] = GetParam();
+  json options{{"schedule", schedule}};
+  if (schedule == "b2b") options["ways"] = 4096;  // every block of a rank behind one completion
+  const Case c = host_sdma_case(pattern, 2, 1024, 24, order, options);
+  ASSERT_TRUE(c.plan);
+  EXPECT_EQ(c.plan->gaps, order == Layout::Order::random);
+  const json r = run_sdma(c);
+  ASSERT_EQ(r["status"], "ok") << r["name"] << ": " << r["reason"];
+  EXPECT_EQ(r["validated"], true);
+  const json& h = r["host_memory"];
+  ASSERT_TRUE(h.is_object()) << r.dump();
+  EXPECT_EQ(h["verified"], true) << h.dump();
+  for (const json& b : h["buffers"]) EXPECT_FALSE(b["register_s"].is_null()) << b.dump();  // pinned: mlock'ed
+  const std::size_t blocks = c.plan->transfers.size(), issuers = c.plan->issuers().size();
+  const std::size_t commands = schedule == "pcpy" ? blocks : issuers;
+  EXPECT_EQ(r["engine_details"]["commands_per_operation"], commands);
+  EXPECT_EQ(r["engine_details"]["packets_per_operation"]["COPY_LINEAR"], blocks);  // one packet per block
+  for (const json& q : r["engine_details"]["queues"]) EXPECT_LT(q["engine"].get<int>(), 2) << q;  // host-facing engines
+  const json dump = dump_of(c);
+  EXPECT_EQ(count_packets(dump, "COPY_LINEAR"), static_cast<int>(blocks));
+  EXPECT_EQ(count_packets(dump, "ATOMIC_ADD64"), static_cast<int>(commands));
+}
+
+INSTANTIATE_TEST_SUITE_P(Soft, SdmaHostLayouts,
+                         ::testing::Combine(::testing::Values("h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"),
+                                            ::testing::Values("pcpy", "b2b"),
+                                            ::testing::Values(Layout::Order::sequential, Layout::Order::random)),
+                         [](const auto& info) {
+                           std::string n = std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" +
+                                           std::string(to_string(std::get<2>(info.param)));
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+TEST(SdmaHostMemory, ABlockPlantedInAnotherBlocksSlotFailsValidation) {
+  for (const char* pattern : {"d2h", "h2d"}) {
+    const Case c = host_sdma_case(pattern, 1, 4096, 16, Layout::Order::random, {{"schedule", "pcpy"}});
+    // the operation writes blocks 3 and 7 into each other's slots: every byte is real data, misplaced
+    const json r = run_sdma(c, [](Plan& p) { std::swap(p.transfers[3].dst_offset, p.transfers[7].dst_offset); });
+    ASSERT_EQ(r["status"], "failed") << pattern << ": " << r.dump();
+    EXPECT_NE(r["reason"].get<std::string>().find("validation: rank 0"), std::string::npos) << r["reason"];
+    // and a block put in a pool slot no block was meant for: the gap there loses its poison
+    const std::size_t free_slot = c.plan->unwritten(0).front().first;
+    const json g = run_sdma(c, [free_slot](Plan& p) { p.transfers[5].dst_offset = free_slot; });
+    ASSERT_EQ(g["status"], "failed") << pattern << ": " << g.dump();
+  }
+}
+
+TEST(SdmaHostMemory, HostCopiesRunOnHostFacingEnginesUnderEveryOption) {
+  for (const std::string engines : {"recommended", "round-robin", "map:" DMABENCH_SOURCE_DIR "/configs/mi300x-sdma.map"}) {
+    const Case c = host_sdma_case("h2d-bidir", 1, 4096, 8, Layout::Order::sequential, {{"engines", engines}});
+    const json r = run_sdma(c);
+    ASSERT_EQ(r["status"], "ok") << engines << ": " << r["reason"];
+    std::map<int, std::set<int>> engines_of_rank;
+    for (const json& q : r["engine_details"]["queues"]) engines_of_rank[q["rank"]].insert(q["engine"].get<int>());
+    if (engines == "round-robin") {  // each direction's blocks over both host-facing engines
+      EXPECT_EQ(engines_of_rank[0], (std::set<int>{0, 1}));
+      EXPECT_EQ(engines_of_rank[1], (std::set<int>{0, 1}));
+    } else {  // ROCr's gfx94x assignment: host -> device on SDMA1, device -> host on SDMA0
+      EXPECT_EQ(engines_of_rank[0], std::set<int>{1}) << engines;
+      EXPECT_EQ(engines_of_rank[1], std::set<int>{0}) << engines;
+    }
+  }
+}
+
+TEST(SdmaHostMemory, FourThousandBlocksKeepTheRingsSane) {
+  // 4096 one-block commands per operation (pcpy): the ring is capped, one operation fits, the sample runs
+  const Case c = host_sdma_case("h2d", 1, 256, 4096, Layout::Order::random, {{"schedule", "pcpy"}});
+  const json r = run_sdma(c);
+  ASSERT_EQ(r["status"], "ok") << r["reason"];
+  EXPECT_EQ(r["engine_details"]["commands_per_operation"], 4096);
+  // pre-launch posts every operation of a sample ahead: 4 fit, 64 would need more than the largest ring
+  const json four = run_sdma(host_sdma_case("d2h", 1, 256, 4096, Layout::Order::random, {{"trigger", "prelaunch"}},
+                                            HostKind::pinned, Timing::pipelined, 4));
+  EXPECT_EQ(four["status"], "ok") << four["reason"];
+  const json many = run_sdma(host_sdma_case("d2h", 1, 256, 4096, Layout::Order::random, {{"trigger", "prelaunch"}},
+                                            HostKind::pinned, Timing::pipelined, 64));
+  ASSERT_EQ(many["status"], "skipped") << many.dump();
+  EXPECT_NE(many["reason"].get<std::string>().find("posts the 64 operations of a sample ahead"), std::string::npos)
+      << many["reason"];
+}
+
+TEST(SdmaHostMemory, EveryHostKindRunsOnTheSoftwareEngine) {
+  for (HostKind kind : all_host_kinds()) {
+    const json r = run_sdma(host_sdma_case("d2h", 1, 4096, 4, Layout::Order::strided, {}, kind));
+    ASSERT_EQ(r["status"], "ok") << to_string(kind) << ": " << r["reason"];
+    EXPECT_EQ(r["host_memory"]["kind"], to_string(kind));
+    for (const json& b : r["host_memory"]["buffers"]) EXPECT_EQ(b["register_s"].is_null(), kind == HostKind::pageable) << b.dump();
   }
 }

@@ -1,5 +1,6 @@
 #pragma once
 // Shared by the tests that run cases.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "bench/patterns/pattern.hpp"
 #include "bench/sweep.hpp"
 #include "engines/backend.hpp"
+#include "engines/engine.hpp"
 
 namespace dmabench::testing_support {
 
@@ -43,6 +45,23 @@ inline std::vector<std::string> every_pattern_name() {
   }
   return out;
 }
+
+// An engine whose operations move a tampered copy of the plan (the harness validates against the true
+// one): how tests plant a block in the wrong slot, a missing transfer, a wrong source.
+class TamperingEngine final : public Engine {
+ public:
+  TamperingEngine(Engine& inner, std::function<void(Plan&)> tamper) : inner_(inner), tamper_(std::move(tamper)) {}
+  WhyNot unsupported(const Plan& p, const Options& o, int k) const override { return inner_.unsupported(p, o, k); }
+  std::unique_ptr<Operation> prepare(const Plan& plan, const Options& o) override {
+    Plan moved = plan;
+    if (tamper_) tamper_(moved);
+    return inner_.prepare(moved, o);
+  }
+
+ private:
+  Engine& inner_;
+  std::function<void(Plan&)> tamper_;
+};
 
 // The case with its plan (what expand() gives every case), after a test has set its fields.
 inline Case planned(Case c) {

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/host_memory.hpp"  // HostKind, hostmem::BufferInfo (vendor-neutral)
 #include "core/why_not.hpp"
 
 namespace dmabench::amd::sdma {
@@ -60,6 +61,15 @@ struct ClockPair {
 // Memory the platform allocates: freed when the last owner lets go.
 using Allocation = std::shared_ptr<void>;
 
+// A host buffer as a copy endpoint (a plan's Location in host memory): the host fills, poisons and checks
+// it through `memory` (its CPU address); packets address it at `device_address`, which is the same address
+// except where the GPU maps the pages elsewhere (registered memory on KFD: the userptr's GPU mapping lies in
+// the GPU's own aperture, the address hsaKmtMapMemoryToGPUNodes returns).
+struct HostBuffer {
+  Allocation memory;
+  std::uint64_t device_address = 0;
+};
+
 class Platform {
  public:
   virtual ~Platform() = default;
@@ -69,6 +79,11 @@ class Platform {
   virtual int device_count() const = 0;
   virtual int engine_count(int device) const = 0;      // SDMA engines of the device (PCIe + xGMI)
   virtual int first_xgmi_engine(int device) const = 0;  // engines below it face the host (PCIe)
+  // The device's ISA ("gfx942"), where the platform knows it ("" otherwise): engine rules differ per ISA.
+  virtual std::string gfx_target(int device) const {
+    (void)device;
+    return {};
+  }
   // The driver's recommended engine for copies src -> dst (KFD's per-link recommended_sdma_engine_id
   // mask with a single bit), or -1 where there is none.
   virtual int recommended_engine(int src, int dst) const = 0;
@@ -77,6 +92,13 @@ class Platform {
   virtual Allocation alloc_device(int device, std::size_t bytes, const std::vector<int>& peers) = 0;
   // Host memory every device in `devices` can address (signals, trigger words).
   virtual Allocation alloc_host(std::size_t bytes, const std::vector<int>& devices) = 0;
+  // Why host memory of `kind` cannot be a copy endpoint here (e.g. pageable pages that no GPU maps), or nullopt.
+  virtual WhyNot host_kind_unsupported(HostKind kind) const = 0;
+  // Host memory of `kind` that every device in `devices` can address, its pages bound to NUMA node `node`
+  // (-1: wherever the kernel puts them); fills info's method, alloc_s, register_s and placement (read back
+  // from the kernel). Throws on failure, and for a kind host_kind_unsupported() refuses.
+  virtual HostBuffer alloc_host_buffer(HostKind kind, std::size_t bytes, int node, const std::vector<int>& devices,
+                                       hostmem::BufferInfo& info) = 0;
   // Copies between host memory and memory from alloc_device (validation, never timed).
   virtual void write(void* device_dst, const void* host_src, std::size_t bytes) = 0;
   virtual void read(void* host_dst, const void* device_src, std::size_t bytes) = 0;

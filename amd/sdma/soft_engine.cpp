@@ -240,6 +240,16 @@ class SoftPlatform final : public Platform {
   int recommended_engine(int src, int dst) const override { return soft_recommended_engine(src, dst); }
   Allocation alloc_device(int, std::size_t bytes, const std::vector<int>&) override { return aligned_bytes(bytes); }
   Allocation alloc_host(std::size_t bytes, const std::vector<int>&) override { return aligned_bytes(bytes); }
+  // Every kind is host memory here (the engine's threads read and write the process's pages): placed on the
+  // node and touched, and mlock'ed for every kind but pageable, as the host backend stands in for pinning
+  // (engines/host.cpp).
+  WhyNot host_kind_unsupported(HostKind) const override { return std::nullopt; }
+  HostBuffer alloc_host_buffer(HostKind kind, std::size_t bytes, int node, const std::vector<int>&,
+                               hostmem::BufferInfo& info) override {
+    Allocation memory(hostmem::map_pages(bytes, node, kind != HostKind::pageable, info));
+    const auto at = reinterpret_cast<std::uint64_t>(memory.get());
+    return HostBuffer{std::move(memory), at};
+  }
   void write(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void read(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   Maybe<std::unique_ptr<Queue>> create_queue(int device, int engine, std::size_t ring_bytes) override {
