@@ -151,6 +151,13 @@ def bad_input(exe, configs, tmp):
     bad({**base, "patterns": ["broadcast"]}, ["'broadcast'", "allgather"])
     bad({**base, "overlap": {"compute": "fft"}}, ["overlap.compute", "\"gemm\"", "\"stream\""])
     bad({"sweeps": [{"sizes": "1KiB", "engines": ["host"]}, {"engines": ["host"]}]}, ["sizes", "missing", "(sweeps[1])"])
+    # host memory and block layouts: a block larger than its pool, a NUMA node the machine lacks, blocks on
+    # a pattern that moves parts of buffers, a host kind nobody has
+    blocks = {"kind": "blocks", "block_bytes": "64KiB", "order": "random", "pool_bytes": "32KiB"}
+    bad({**base, "patterns": ["d2h"], "layout": blocks}, ["layout.pool_bytes", "smaller than one block"])
+    bad({**base, "patterns": ["d2h"], "host_memory": {"numa": 1000}}, ["host_memory.numa", "does not exist"])
+    bad({**base, "patterns": ["allgather"], "layout": {"kind": "blocks", "block_bytes": "1KiB"}}, ["layout.kind", "allgather"])
+    bad({**base, "patterns": ["h2d"], "host_memory": {"kind": "locked"}}, ["host_memory.kind", "pinned", "pageable"])
     bad("{not json", ["not valid JSON"])
     bad(base, ["unknown argument '--fast'"], "--fast")
     bad(base, ["--devices", "'a'"], "--devices", "a")
