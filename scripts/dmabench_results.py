@@ -12,7 +12,7 @@ SCHEMA_PREFIX = "dmabench/"
 SCHEMA_MAJOR = "dmabench/1"  # the major version every script reads
 JOURNAL_SCHEMA = "dmabench-journal/1"  # the header of a results file's journal, `<out>.journal`
 JOURNAL_SUFFIX = ".journal"
-PATTERN_ORDER = ["copy", "bidir", "allgather", "alltoall"]
+PATTERN_ORDER = ["copy", "bidir", "allgather", "alltoall", "h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"]
 UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
          "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
 
@@ -423,7 +423,9 @@ def to_frame(paths, tool="dmabench_results"):
     max/stddev (µs), algbw, busbw (GB/s), energy_per_GB_J, active_W, power_uncertainty, and
     bd_control / bd_schedule / bd_copy / bd_sync / bd_total (µs) where a breakdown exists, and for
     overlap cases beside (the workload), compute_slowdown_pct, comm_with_us, comm_with_p99_us,
-    comm_slowdown_pct, busbw_with, overlap_efficiency.
+    comm_slowdown_pct, busbw_with, overlap_efficiency; and how the bytes lie and where the host buffers are:
+    layout ("contiguous" or "blocks"), block_bytes, blocks_per_op, order, per_block_us, host_kind, numa,
+    numa_node, host_verified (None where a record has no block layout or no host memory).
     """
     import pandas as pd  # only the DataFrame users need pandas
 
@@ -455,5 +457,11 @@ def to_frame(paths, tool="dmabench_results"):
                            ("comm_with_p99_us", "comm_with_p99_us"), ("comm_slowdown_pct", "comm_slowdown_pct"),
                            ("busbw_with_GBps", "busbw_with"), ("overlap_efficiency", "overlap_efficiency")):
                 row[col] = ov.get(k) if "error" not in ov else None
+            lay = r.get("layout") or {"kind": "contiguous"}
+            host = r.get("host_memory") or {}
+            row.update({"layout": lay.get("kind"), "block_bytes": lay.get("block_bytes"),
+                        "blocks_per_op": lay.get("blocks_per_op"), "order": lay.get("order"),
+                        "per_block_us": r.get("per_block_us"), "host_kind": host.get("kind"), "numa": host.get("numa"),
+                        "numa_node": host.get("numa_node"), "host_verified": host.get("verified")})
             rows.append(row)
     return pd.DataFrame(rows)
