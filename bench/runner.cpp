@@ -22,6 +22,8 @@
 #include "bench/power_setup.hpp"
 #include "bench/processes.hpp"
 #include "bench/report.hpp"
+#include "bench/check.hpp"
+#include "bench/matrix.hpp"
 #include "bench/run_case.hpp"
 #include "bench/sweep.hpp"
 #include "bench/watchdog.hpp"
@@ -144,19 +146,26 @@ json run_context(const CliOptions& options, const std::vector<std::string>& comm
 class Recorder {
  public:
   // results: null in the processes of a multi-process run other than rank 0 (which writes the file).
-  explicit Recorder(ResultsFile* results) : results_(results) {}
+  // keep: also keep every record for what is reported after the sweep (matrices, --check).
+  Recorder(ResultsFile* results, bool keep) : results_(results), keep_(keep) {}
   void add(const CaseRecord& r) {
     ++counts_[r.status];
     if (r.status == Status::failed && first_failure_.empty()) first_failure_ = r.spec.name() + ": " + r.reason;
     if (r.status == Status::failed && !dist::world().stopped().empty()) interrupt::stop_recorded();
-    if (results_) results_->add(to_json(r));
+    if (!results_) return;
+    json j = to_json(r);
+    if (keep_) kept_.push_back(j);
+    results_->add(std::move(j));
   }
+  const std::vector<json>& kept() const { return kept_; }
   int count(Status s) const { return counts_.count(s) ? counts_.at(s) : 0; }
   int total() const { return count(Status::ok) + count(Status::skipped) + count(Status::failed); }
   const std::string& first_failure() const { return first_failure_; }
 
  private:
   ResultsFile* results_;
+  bool keep_ = false;
+  std::vector<json> kept_;
   std::map<Status, int> counts_;
   std::string first_failure_;
 };
@@ -368,6 +377,29 @@ RunPower run_power(const CliOptions& options, const Config& config, const json& 
   return setup_power(options, config, machine, wake);
 }
 
+bool uses_pairs(Config& config) {
+  bool pairs = false;
+  for_each_sweep(config, [&](Config& c) {
+    for (const auto& set : c.devices) pairs = pairs || set.pairs;
+  });
+  return pairs;
+}
+
+// After the sweep, in the process that writes the results: the matrices of a "pairs" run and the
+// --check verdicts. Whether every check passed.
+bool report_findings(const std::optional<check::Expectations>& expectations, bool pairs, const std::vector<json>& records,
+                     const json& machine, const Backend& backend) {
+  if (pairs) print_pair_matrices(records, device_word(backend));
+  if (!expectations) return true;
+  std::vector<check::Verdict> verdicts;
+  std::size_t unchecked = 0;
+  for (const auto& r : records) {
+    if (auto v = expectations->judge(r, machine)) verdicts.push_back(std::move(*v));
+    else unchecked += r.value("status", "") == "ok";
+  }
+  return check::print_verdicts(verdicts, unchecked, expectations->path());
+}
+
 }  // namespace
 
 int run(const CliOptions& options, const std::vector<std::string>& command_line) {
@@ -381,6 +413,9 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   dist::start();  // one process per rank when a launcher started this one
   const bool lead = dist::world().rank() == 0;  // the process that prints and writes the results
   auto [config, backend, cases] = start_sweep(options, command_line);
+  const auto expectations = agreed_input([&] {
+    return options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);
+  });
   if (options.list) {
     if (!lead) return 0;
     fmt::print("# {} cases (backend {}); names work with --benchmark_filter\n", cases.size(), backend->name());
@@ -400,8 +435,9 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   if (lead && !out->note.empty()) fmt::print("dmabench: {}\n", out->note);
   RunPower power;
   std::unique_ptr<ResultsFile> results;
+  json context;
   if (lead) {
-    json context = run_context(options, command_line, config, *backend);
+    context = run_context(options, command_line, config, *backend);
     power = run_power(options, config, context["machine"], *backend);
     context["power"] = power.context;
     results = std::make_unique<ResultsFile>(out->path, context);  // written with the first record (an existing file is kept until then)
@@ -409,7 +445,8 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
                backend->name(), cases.size(), options.config,
                dist::world().multi() ? fmt::format(", {} processes", dist::world().size()) : std::string(), out->path);
   }
-  Recorder recorder(results.get());
+  const bool pairs = uses_pairs(config);
+  Recorder recorder(results.get(), pairs || expectations.has_value());
   const interrupt::Guard signals;
   std::size_t selected = 0;
   bool stopped = false;
@@ -442,7 +479,8 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
              recorder.count(Status::skipped), recorder.count(Status::failed),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), options.out);
   if (!recorder.first_failure().empty()) fmt::print("dmabench: first failure: {}\n", recorder.first_failure());
-  return recorder.count(Status::failed) > 0 ? 1 : 0;
+  const bool checked = report_findings(expectations, pairs, recorder.kept(), context["machine"], *backend);
+  return recorder.count(Status::failed) > 0 ? 1 : checked ? 0 : check::kExitCheckFailed;
 }
 
 }  // namespace dmabench
