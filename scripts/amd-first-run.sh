@@ -7,7 +7,7 @@
 #
 # usage: scripts/amd-first-run.sh [--out FILE.tar.gz] [--backend auto|hip|host] [--build-dir DIR]
 #          [--root DIR] [--sizes LIST] [--latte-sizes LIST] [--all-devices all|0,1,...] [--case-timeout S]
-#          [--config FILE] [--steps sweep-2,sweep-all,dma-latte]
+#          [--config FILE] [--steps sweep-2,sweep-all,dma-latte] [--max-hangs N]
 #   --out           the archive (default ./amd-first-run-<host>-<UTC time>.tar.gz); never replaced if it exists
 #   --backend       dmabench's backend (default auto: hip where dmabench sees AMD GPUs, else host, where the
 #                   software SDMA engine stands in and no number is a hardware measurement)
@@ -20,6 +20,7 @@
 #                   sizes 1 KiB, 64 KiB, 1 MiB, 16 MiB on 8 GPUs, where size = bytes per rank x 8)
 #   --all-devices   the "all GPUs" runs' devices (default all; on the host backend 0,1,...,7)
 #   --case-timeout  seconds before a case counts as hung (default 60; dmabench's watchdog records it)
+#   --max-hangs     a step stops after this many hung cases (default 5; its other cases are then `not run`)
 #   --config        the sweep's config (default configs/amd-first-run.json)
 #   --steps         which runs (default all three: sweep-2 = the sweep on GPUs 0,1; sweep-all = on all GPUs;
 #                   dma-latte = configs/mi300x-dma-latte.json at --latte-sizes)
@@ -35,15 +36,15 @@ bad() { echo "amd-first-run.sh: $*" >&2; exit 2; }
 
 OUT="" BACKEND=auto BUILD="$ROOT_DIR/build" FAKE_ROOT="${DMABENCH_SYSFS_ROOT:-/}" SIZES="" ALL=""
 LATTE_SIZES="128,8KiB,128KiB,2MiB" CASE_TIMEOUT=60 CONFIG="$ROOT_DIR/configs/amd-first-run.json"
-STEPS_WANTED="sweep-2,sweep-all,dma-latte"
+STEPS_WANTED="sweep-2,sweep-all,dma-latte" MAX_HANGS=5
 while [ $# -gt 0 ]; do
   opt="$1"
   case "$opt" in
-    --out|--backend|--build-dir|--root|--sizes|--latte-sizes|--all-devices|--case-timeout|--config|--steps)
+    --out|--backend|--build-dir|--root|--sizes|--latte-sizes|--all-devices|--case-timeout|--config|--steps|--max-hangs)
       [ $# -ge 2 ] || bad "$opt needs a value"
       val="$2"; shift 2 ;;
     -h|--help) sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) bad "unknown argument '$opt'; accepted: --out, --backend, --build-dir, --root, --sizes, --latte-sizes, --all-devices, --case-timeout, --config, --steps, --help" ;;
+    *) bad "unknown argument '$opt'; accepted: --out, --backend, --build-dir, --root, --sizes, --latte-sizes, --all-devices, --case-timeout, --config, --steps, --max-hangs, --help" ;;
   esac
   case "$opt" in
     --out) OUT="$val" ;;
@@ -56,12 +57,14 @@ while [ $# -gt 0 ]; do
     --case-timeout) CASE_TIMEOUT="$val" ;;
     --config) CONFIG="$val" ;;
     --steps) STEPS_WANTED="$val" ;;
+    --max-hangs) MAX_HANGS="$val" ;;
   esac
 done
 case "$BACKEND" in auto|hip|host) ;; *) bad "--backend: '$BACKEND' is not accepted; accepted: auto, hip, host" ;; esac
 [ -d "$FAKE_ROOT" ] || bad "--root: '$FAKE_ROOT' is not a directory"
 [[ "$CASE_TIMEOUT" =~ ^[0-9]+([.][0-9]+)?$ ]] && [ "$CASE_TIMEOUT" != 0 ] || bad "--case-timeout: '$CASE_TIMEOUT' is not accepted; accepted: seconds > 0"
 [ -z "$ALL" ] || [ "$ALL" = all ] || [[ "$ALL" =~ ^[0-9]+(,[0-9]+)+$ ]] || bad "--all-devices: '$ALL' is not accepted; accepted: all, or 2 or more ids such as 0,1,2,3"
+[[ "$MAX_HANGS" =~ ^[1-9][0-9]*$ ]] || bad "--max-hangs: '$MAX_HANGS' is not accepted; accepted: an integer >= 1"
 [ -f "$CONFIG" ] || bad "--config: '$CONFIG' is not a file"
 CONFIG="$(cd "$(dirname "$CONFIG")" && pwd)/$(basename "$CONFIG")"
 for s in ${STEPS_WANTED//,/ }; do
@@ -371,7 +374,7 @@ LATTE_CONFIG="$WORK/configs/mi300x-dma-latte-sizes.json"
 "${HELPER[@]}" sizes "$ROOT_DIR/configs/mi300x-dma-latte.json" "$LATTE_SIZES" "$LATTE_CONFIG"
 meta "sweep sizes (bytes per rank)" "${SIZES:-as in the config}"; meta "dma-latte sizes (bytes per rank)" "$LATTE_SIZES"
 meta "all GPUs" "$ALL"; meta "case timeout (s)" "$CASE_TIMEOUT"; meta "sweep config" "${CONFIG#"$ROOT_DIR/"}"
-meta "steps" "$STEPS_WANTED"
+meta "steps" "$STEPS_WANTED"; meta "max hangs per step" "$MAX_HANGS"
 
 # One dmabench process per step; a hang is recorded by the watchdog (exit 4) and ends that process, and the
 # cases not yet recorded then run in a new one (so one hang costs one case, never the sweep).
@@ -405,6 +408,10 @@ run_step() {  # step config devices
     after=$(wc -l < "$dir/done.txt")
     [ $rc -le 1 ] || [ $rc = 4 ] || log "$step: dmabench exited $rc: $(tail -c 300 "$WORK/${res%.json}.log" | tr '\n' ' ')"
     [ $rc = 0 ] || FAILED=1
+    if [ $rc = 4 ] && [ "$(cat "$WORK"/runs/"$step"/t*.tsv 2>/dev/null | awk -F'\t' '$2 == "hung"' | wc -l)" -ge "$MAX_HANGS" ]; then
+      log "$step: $MAX_HANGS cases hung (--max-hangs): the step stops; its other cases are not run"
+      break
+    fi
     [ $rc = 4 ] && [ "$after" -gt "$before" ] && continue  # the hung case is recorded: run the rest
     break
   done

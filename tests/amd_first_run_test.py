@@ -198,13 +198,21 @@ def check_hang(tmp):
         expect(f"`copy/sdma/oneshot/dev=0,1/{size}` | timeout: still running" in s, f"summary names the hung case at {size}")
     merged = json.loads(read("results/sweep-2.json"))
     expect(sorted(r["reason"][:8] for r in merged["results"]) == ["timeout:"] * 2, "both cases recorded as timeouts")
+    # --max-hangs 1: the step stops at its first hang; the other case is `not run`
+    out = os.path.join(tmp, "hang1.tar.gz")
+    p = run_kit(["--root", root, "--out", out, "--config", cfg, "--steps", "sweep-2", "--case-timeout", "0.01", "--max-hangs", "1"])
+    expect(p.returncode == 1 and os.path.exists(out), f"--max-hangs 1: exit 1 and an archive, got {p.returncode}")
+    if os.path.exists(out):
+        files, read = archive(out)
+        expect(len(read("runs/sweep-2/runs.tsv").splitlines()) == 1, "--max-hangs 1: one dmabench run")
+        expect("| first-run sweep, 2 GPUs | 2 | 0 | 0 | 0 | 1 | 1 |" in read("summary.md"), "--max-hangs 1: 1 hung, 1 not run")
 
 
 def check_bad_input(tmp):
     existing = os.path.join(tmp, "exists.tar.gz")
     write(existing, "keep")
     for args, what in [(["--backend", "cuda"], "--backend"), (["--out", existing], "exists"), (["--root", "/nonexistent"], "--root"),
-                       (["--sizes", "lots"], "sizes"), (["--steps", "sweep-3"], "--steps"), (["--case-timeout", "0"], "--case-timeout"),
+                       (["--sizes", "lots"], "sizes"), (["--steps", "sweep-3"], "--steps"), (["--max-hangs", "0"], "--max-hangs"), (["--case-timeout", "0"], "--case-timeout"),
                        (["--bogus"], "unknown argument")]:
         out = os.path.join(tmp, "bad.tar.gz")
         p = run_kit(args if "--out" in args else args + ["--out", out], timeout=60)
