@@ -77,6 +77,7 @@ want_step() { [[ ",$STEPS_WANTED," == *",$1,"* ]]; }
 [ -d "$(dirname "$OUT")" ] || bad "--out: the directory of '$OUT' does not exist"
 OUT="$(cd "$(dirname "$OUT")" && pwd)/$(basename "$OUT")"
 FAKE_ROOT="$(cd "$FAKE_ROOT" && pwd)"
+R="${FAKE_ROOT%/}"  # the prefix of every path the checks read: empty for /
 command -v python3 >/dev/null || bad "python3 is needed (apt install python3)"
 # the sizes are checked here, before anything runs (the helper writes the configs with them later)
 for s in ${SIZES:+"$SIZES"} "$LATTE_SIZES"; do
@@ -101,8 +102,8 @@ check() {  # name verdict value meaning
   [ "$2" = FAIL ] && FAILED=1
   return 0
 }
-KFD="$FAKE_ROOT/sys/class/kfd/kfd/topology/nodes"
-PCI="$FAKE_ROOT/sys/bus/pci/devices"
+KFD="$R/sys/class/kfd/kfd/topology/nodes"
+PCI="$R/sys/bus/pci/devices"
 prop() { awk -v k="$2" '$1 == k { print $2; found = 1; exit } END { if (!found) print "" }' "$1" 2>/dev/null; }
 node_ids() { for d in "$KFD"/*/; do b="$(basename "$d")"; [[ "$b" =~ ^[0-9]+$ ]] && echo "$b"; done | sort -n; }
 GPUS=() CPUS=()
@@ -140,7 +141,7 @@ check_render_nodes() {  # libhsakmt skips a GPU whose render node it cannot open
   local g minor hidden=()
   for g in "${GPUS[@]}"; do
     minor="$(prop "$KFD/$g/properties" drm_render_minor)"
-    local dev="$FAKE_ROOT/dev/dri/renderD${minor:-?}"
+    local dev="$R/dev/dri/renderD${minor:-?}"
     { [ -n "$minor" ] && [ -e "$dev" ] && [ -r "$dev" ] && [ -w "$dev" ]; } || hidden+=("node $g ($(bus_of "$g")): /dev/dri/renderD${minor:-?} cannot be opened")
   done
   [ ${#GPUS[@]} -eq 0 ] && return
@@ -153,11 +154,11 @@ check_render_nodes() {  # libhsakmt skips a GPU whose render node it cannot open
 
 check_kfd_version() {
   local v rc
-  if [ ! -e "$FAKE_ROOT/dev/kfd" ]; then
+  if [ ! -e "$R/dev/kfd" ]; then
     check kfd-version FAIL "no /dev/kfd" "the KFD device is missing (driver not loaded, or not passed into this container): the sdma engine cannot create queues"
     return
   fi
-  v="$("${HELPER[@]}" kfd-version "$FAKE_ROOT/dev/kfd" 2>&1)"; rc=$?
+  v="$("${HELPER[@]}" kfd-version "$R/dev/kfd" 2>&1)"; rc=$?
   if [ $rc -ne 0 ]; then
     check kfd-version FAIL "cannot read: $v" "/dev/kfd cannot be opened (add the user to the render and video groups): no KFD queue can be made"
   elif [ "${v%%.*}" -gt 1 ] || { [ "${v%%.*}" = 1 ] && [ "${v#*.}" -ge 17 ]; }; then
@@ -275,15 +276,15 @@ check_recommended() {  # io_links' recommended_sdma_engine_id_mask (KFD ioctl 1.
 
 check_libhsakmt() {  # BY_ENG_ID: hsaKmtCreateQueueExt + HSA_QUEUE_SDMA_BY_ENG_ID (ROCm >= 6.3's libhsakmt; SDMA-FACTS.md §2.3)
   local h dir found=() has=() rocm="${ROCM_PATH:-/opt/rocm}" lib sym=""
-  for h in "$FAKE_ROOT$rocm/include/hsakmt/hsakmt.h" "$FAKE_ROOT/opt/rocm/include/hsakmt/hsakmt.h" \
-           "$FAKE_ROOT/usr/include/hsakmt/hsakmt.h" "$FAKE_ROOT/usr/include/hsakmt.h"; do
+  for h in "$R$rocm/include/hsakmt/hsakmt.h" "$R/opt/rocm/include/hsakmt/hsakmt.h" \
+           "$R/usr/include/hsakmt/hsakmt.h" "$R/usr/include/hsakmt.h"; do
     [ -f "$h" ] || continue
     [[ " ${found[*]} " == *" $h "* ]] && continue
     found+=("$h"); dir="$(dirname "$h")"
     if grep -q hsaKmtCreateQueueExt "$h" && grep -qs HSA_QUEUE_SDMA_BY_ENG_ID "$dir"/hsakmt*.h; then has+=("$h"); fi
     echo "header $h: hsaKmtCreateQueueExt $(grep -c hsaKmtCreateQueueExt "$h") line(s), HSA_QUEUE_SDMA_BY_ENG_ID $(cat "$dir"/hsakmt*.h | grep -c HSA_QUEUE_SDMA_BY_ENG_ID) line(s)" >> "$WORK/system/hsakmt.txt"
   done
-  for lib in "$FAKE_ROOT$rocm"/lib/libhsakmt.{a,so} "$FAKE_ROOT"/usr/lib/*/libhsakmt.{a,so}; do
+  for lib in "$R$rocm"/lib/libhsakmt.{a,so} "$R"/usr/lib/*/libhsakmt.{a,so}; do
     [ -f "$lib" ] && command -v nm >/dev/null || continue
     if nm -D "$lib" 2>/dev/null | grep -q ' T hsaKmtCreateQueueExt' || nm "$lib" 2>/dev/null | grep -q ' T hsaKmtCreateQueueExt'; then sym+=" $lib: has hsaKmtCreateQueueExt"; else sym+=" $lib: no hsaKmtCreateQueueExt"; fi
   done
@@ -330,7 +331,9 @@ if [ -x "$DMABENCH" ]; then
   if [ "$USE_BACKEND" = auto ]; then
     grep -qE '^backend hip: available' "$WORK/features.txt" && USE_BACKEND=hip || USE_BACKEND=host
   fi
-  grep -iE 'atomics|usable|fused' "$WORK/features.txt" | grep -vE '^\s*option ' > "$WORK/features-amd.txt" 2>/dev/null
+  # the sdma platform's facts per GPU (PCIe 64-bit atomics, so what sync=auto completes with; usable engines)
+  { awk '/^sdma platform on/ { p = 1 } p && /^$/ { p = 0 } p' "$WORK/features.txt"
+    grep -iE 'atomics|usable|fused' "$WORK/features.txt" | grep -vE '^\s*option |^sdma platform|^  '; } > "$WORK/features-amd.txt" 2>/dev/null
   meta "dmabench" "$(head -1 "$WORK/features.txt")"
 else
   [ "$USE_BACKEND" = auto ] && USE_BACKEND=host
@@ -343,9 +346,9 @@ check_libhsakmt
 
 # ---- system text: KFD topology, partitions, rocm-smi --------------------------------------------------------
 {
-  for f in "$FAKE_ROOT/sys/class/kfd/kfd/topology/system_properties" "$FAKE_ROOT/sys/class/kfd/kfd/topology/generation_id" \
+  for f in "$R/sys/class/kfd/kfd/topology/system_properties" "$R/sys/class/kfd/kfd/topology/generation_id" \
            $(find "$KFD" -name properties 2>/dev/null | sort -V); do
-    [ -f "$f" ] && { echo "== ${f#"$FAKE_ROOT"}"; cat "$f"; }
+    [ -f "$f" ] && { echo "== ${f#"$R"}"; cat "$f"; }
   done
 } > "$WORK/system/kfd-topology.txt" 2>&1
 for g in "${GPUS[@]}"; do
