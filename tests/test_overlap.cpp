@@ -77,6 +77,15 @@ json run_overlap(CaseExecution& ex, const std::function<compute::Load&()>& workl
   return r;
 }
 
+// The case run beside the workload its overlap names, made by compute::make_load: the record.
+json run_beside_its_workload(const Case& c, Engine& engine, Backend& backend) {
+  CaseExecution ex(testing_support::planned(c), &engine, "", backend);
+  auto made = compute::make_load(backend, c.overlap->compute, c.devices);
+  if (!made) return {{"status", "no workload"}, {"reason", made.why_not()}};
+  std::unique_ptr<compute::Load> load = std::move(made).value();
+  return run_overlap(ex, [&]() -> compute::Load& { return *load; });
+}
+
 // A workload whose device times are scripted: alone runs take `alone_ms`, runs beside the
 // communication `with_ms`; each run "finishes" after `polls` finished() calls.
 class ScriptedLoad final : public compute::Load {
@@ -149,11 +158,7 @@ TEST(Overlap, HostStreamWorkloadRunsBesideEveryTiming) {
   for (Timing t : {Timing::oneshot, Timing::pipelined}) {
     Case c = overlap_case("stream", t);
     c.overlap->duration_ms = 30;  // long enough for samples on a busy 2-core CI machine
-    CaseExecution ex(testing_support::planned(c), engine.get(), "", *backend);
-    auto made = compute::make_load(*backend, c.overlap->compute, c.devices);
-    ASSERT_TRUE(made) << made.why_not();
-    std::unique_ptr<compute::Load> load = std::move(made).value();
-    const json r = run_overlap(ex, [&]() -> compute::Load& { return *load; });
+    const json r = run_beside_its_workload(c, *engine, *backend);
     ASSERT_EQ(r["status"], "ok") << r["reason"];
     const json& o = r["overlap"];
     ASSERT_FALSE(o.contains("error")) << o.dump();
@@ -263,12 +268,7 @@ TEST(Overlap, TransferWorkloadRunsBesideACaseWithBothSidesValidated) {
   auto backend = host_backend();
   auto engine = make_engine("host").value();
   for (const std::string pattern : {"d2h", "h2d"}) {  // the other direction, and the same one
-    Case c = beside_transfer(pattern);
-    CaseExecution ex(testing_support::planned(c), engine.get(), "", *backend);
-    auto made = compute::make_load(*backend, c.overlap->compute, c.devices);
-    ASSERT_TRUE(made) << made.why_not();
-    std::unique_ptr<compute::Load> load = std::move(made).value();
-    const json r = run_overlap(ex, [&]() -> compute::Load& { return *load; });
+    const json r = run_beside_its_workload(beside_transfer(pattern), *engine, *backend);
     ASSERT_EQ(r["status"], "ok") << r["reason"];
     const json& o = r["overlap"];
     ASSERT_FALSE(o.contains("error")) << o.dump();
