@@ -320,3 +320,25 @@ TEST(Overlap, TransferWorkloadThatCannotRunSaysWhy) {
   s.options = with_defaults("ce", json::object());
   EXPECT_THROW(compute::make_transfer_load(*backend, s, {0}), std::exception);
 }
+
+// On AMD the record names the SDMA engines each side used: the background's engine details carry its
+// queues' engines (here the software SDMA engine of the host backend; the foreground's are in the record's
+// own engine_details).
+TEST(Overlap, SdmaBackgroundNamesTheEnginesItUsed) {
+  auto backend = host_backend();
+  auto sdma = make_engine("sdma", "host");
+  ASSERT_TRUE(sdma) << sdma.why_not();
+  Case c = beside_transfer("d2h");
+  c.engine = EngineVariant{"sdma", with_defaults("sdma", json::object())};
+  c.overlap->compute.engine = "sdma";
+  c.overlap->compute.options = with_defaults("sdma", json::object());
+  c.overlap->compute.engine_label = "sdma";
+  const json r = run_beside_its_workload(c, **sdma, *backend);
+  ASSERT_EQ(r["status"], "ok") << r["reason"];
+  const json& o = r["overlap"];
+  ASSERT_FALSE(o.contains("error")) << o.dump();
+  const json& queues = o["compute"]["details"]["engine_details"]["queues"];
+  ASSERT_TRUE(queues.is_array() && !queues.empty()) << o["compute"]["details"].dump();
+  EXPECT_TRUE(queues[0].contains("engine")) << queues.dump();
+  EXPECT_TRUE(r["engine_details"]["queues"][0].contains("engine")) << r["engine_details"].dump();
+}
