@@ -1,13 +1,14 @@
 #include "bench/cli.hpp"
 
-#include "dist/team.hpp"
-
 #include <cctype>
 
 #include <algorithm>
+#include <filesystem>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "bench/gbench.hpp"
 #include "core/errors.hpp"
 #include "dist/team.hpp"
 
@@ -28,8 +29,9 @@ validates every case's data, times it, and writes one JSON record per case.
   --power[=SOURCE]     measure power and energy per case (auto, nvml, rocm-smi, rapl, none)
   --power-window S     seconds of each power window (default 2)
   --power-trace FILE   also write the power readings of every window, with case boundaries
-  --case-timeout S     a case still running after S seconds fails with "timeout" and the run stops, its
-                       results file complete (exit 4); 0: no limit (default 600)
+  --case-timeout S     a case still running after S seconds (decimal; time the process is stopped not
+                       counted) fails with "timeout" and the run stops, its results file complete
+                       (exit 4); 0: no limit (default 600)
   --packets DIR        write the ring contents of one operation per queue for every sdma case (DIR/<case>.json)
   --list               print the expanded cases and exit without running anything
   --features           print what this build and machine support, and why not where not
@@ -38,7 +40,8 @@ validates every case's data, times it, and writes one JSON record per case.
 
 Google Benchmark's flags work too, e.g. --benchmark_filter=REGEX (on the case names that --list
 prints), --benchmark_repetitions=N, --benchmark_min_time=... (then the number of timed samples is
-chosen by Google Benchmark instead of the config's "iterations"), --benchmark_out=FILE.
+chosen by Google Benchmark instead of the config's "iterations"), --benchmark_out=FILE,
+--benchmark_format=json (stdout is then its JSON alone; dmabench's lines go to stderr). Every flag once.
 
 Exit codes: 0 every case ok or skipped, 1 some case failed, 2 bad input (nothing was run), 3 internal
 or I/O error, 4 a case exceeded --case-timeout (the run stopped), 130 / 143 interrupted by SIGINT /
@@ -48,27 +51,55 @@ SIGTERM (the case in flight finished and was recorded).
 
 namespace {
 
-// A decimal number of seconds from lo to hi (digits first: no sign, no "nan", no "inf").
-double seconds(const std::string& v, const char* flag, double lo, double hi) {
-  std::size_t used = 0;
-  double s = 0;
-  try {
-    s = std::stod(v, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used == 0 || used != v.size() || !std::isdigit(static_cast<unsigned char>(v[0])) || !(s >= lo && s <= hi))
-    throw InputError(fmt::format("{}: '{}' is not a number of seconds from {} to {}", flag, v, lo, hi));
+// A decimal number of seconds from lo to hi: digits, then optionally '.' and digits (no sign, hex,
+// exponent, "nan" or "inf"); `zero_is_none`: a value equal to 0 (0, 0.0, 00) is 0 whatever lo is.
+double seconds(const std::string& v, const char* flag, double lo, double hi, bool zero_is_none = false) {
+  const auto digits = [](const std::string& d) {
+    return !d.empty() && d.size() <= 12 && std::all_of(d.begin(), d.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
+  };
+  const auto dot = v.find('.');
+  const bool ok = digits(v.substr(0, dot)) && (dot == std::string::npos || digits(v.substr(dot + 1)));
+  const double s = ok ? std::stod(v) : 0;
+  if (ok && zero_is_none && s == 0) return 0;
+  if (!ok || !(s >= lo && s <= hi))
+    throw InputError(fmt::format("{}: '{}' is not a decimal number of seconds from {} to {}{}", flag, v, lo, hi,
+                                 zero_is_none ? ", or 0 (no limit)" : ""));
   return s;
+}
+
+// Whether two paths name one file (existing or not: compared as absolute paths, symlinks resolved).
+bool same_path(const std::string& a, const std::string& b) {
+  std::error_code ec1, ec2;
+  const auto ca = std::filesystem::weakly_canonical(a, ec1), cb = std::filesystem::weakly_canonical(b, ec2);
+  return ec1 || ec2 ? a == b : ca == cb;
+}
+
+// The files a run writes are distinct, and the power trace is not the config.
+void check_distinct_files(const CliOptions& o) {
+  std::vector<std::pair<std::string, std::string>> files = {{"--out", o.out}};
+  if (const std::string b = gbench::flag_value(o.benchmark_args, "--benchmark_out"); !b.empty())
+    files.emplace_back("--benchmark_out", b);
+  if (!o.power_trace.empty()) files.emplace_back("--power-trace", o.power_trace);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    // (--out and --benchmark_out against the config: check_out_path and its kin, with the other path checks)
+    if (files[i].first == "--power-trace" && !o.config.empty() && same_path(files[i].second, o.config))
+      throw InputError(fmt::format("{} {}: that is the --config file; choose another file", files[i].first, files[i].second));
+    for (std::size_t j = 0; j < i; ++j)
+      if (same_path(files[i].second, files[j].second))
+        throw InputError(fmt::format("{} {}: {} writes that file; give each its own file", files[i].first,
+                                     files[i].second, files[j].first));
+  }
 }
 
 }  // namespace
 
 CliOptions parse_cli(const std::vector<std::string>& args) {
   CliOptions o;
+  std::vector<std::string> seen;  // every flag once: a second --config (or --out ...) would silently win
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
     if (arg.rfind("--benchmark_", 0) == 0) {
+      gbench::check_flag(arg);
       o.benchmark_args.push_back(arg);
       continue;
     }
@@ -79,6 +110,9 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       arg = arg.substr(0, eq);
       has_value = true;
     }
+    if (std::find(seen.begin(), seen.end(), arg) != seen.end() && arg.rfind("-", 0) == 0)
+      throw InputError(fmt::format("{}: given twice; give it once", arg));
+    seen.push_back(arg);
     auto take = [&](const char* flag) {
       if (has_value) return value;
       if (i + 1 >= args.size()) throw InputError(fmt::format("{}: missing value", flag));
@@ -106,8 +140,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     } else if (arg == "--power-window") {
       o.power_window_s = seconds(take("--power-window"), "--power-window", 0.2, 600);
     } else if (arg == "--case-timeout") {
-      const std::string v = take("--case-timeout");
-      o.case_timeout_s = v == "0" ? 0 : seconds(v, "--case-timeout", 0.01, 86400);
+      o.case_timeout_s = seconds(take("--case-timeout"), "--case-timeout", 0.01, 86400, /*zero_is_none=*/true);
     } else if (arg == "--power-trace") {
       o.power_trace = take("--power-trace");
     } else if (arg == "--packets") {
@@ -130,6 +163,11 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
           args[i]));
     }
   }
+  if (o.list + o.features + o.version > 1)
+    throw InputError(fmt::format("{}: choose one", o.list ? (o.features ? "--list and --features" : "--list and --version")
+                                                          : "--features and --version"));
+  gbench::check_flags(o.benchmark_args);
+  check_distinct_files(o);
   return o;
 }
 

@@ -16,7 +16,10 @@ namespace dmabench::gbench {
 bool has_flag(const std::vector<std::string>& args, const std::string& name);
 std::string flag_value(const std::vector<std::string>& args, const std::string& name);
 
-// Refuses --benchmark_* flags dmabench cannot honour (InputError).
+// Refuses (InputError, one line) a --benchmark_* flag that Google Benchmark does not know, a value it
+// would reject (it prints its usage and exits) or that makes no sense, and flags dmabench cannot honour.
+void check_flag(const std::string& arg);
+// check_flag for each, no flag twice, and the filter's regular expression.
 void check_flags(const std::vector<std::string>& args);
 
 // The name Google Benchmark filters on: the case name plus its iterations and manual-time suffixes.

@@ -16,7 +16,7 @@
 namespace dmabench {
 namespace {
 
-constexpr std::size_t kMaxCases = 200000;  // a 16k-case sweep is large; this one would not fit in memory
+constexpr std::uint64_t kMaxCases = 200000;  // per run: a 16k-case sweep is large; this one would not fit in memory
 
 const Pattern* pattern_of(const std::string& name, bool in_place) {
   const Pattern* p = find_pattern(name);
@@ -75,8 +75,6 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
         for (Timing timing : config.timings)
           for (int rotate : config.rotate)
             for (std::uint64_t bytes : layout.count ? std::vector<std::uint64_t>{layout.count * layout.block_bytes} : config.sizes) {
-              if (out.size() >= kMaxCases)
-                throw InputError(fmt::format("the config expands to more than {} cases; split it into several runs", kMaxCases));
               check_byte_range(bytes, static_cast<int>(devs.size()), rotate);
               Case c{.pattern = pattern_name,
                      .engine = engine,
@@ -98,6 +96,29 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
               c.iterations = case_iterations(config, c);
               out.push_back(std::move(c));
             }
+}
+
+// a * b, or kMaxCases + 1 where it is larger (no overflow however long the axes)
+std::uint64_t times(std::uint64_t a, std::uint64_t b) { return b != 0 && a > kMaxCases / b ? kMaxCases + 1 : a * b; }
+
+// The cases one config (or one sweep of it) expands to, counted from its axes without making them (before
+// names merge equal cases: never fewer than expand() makes), capped at kMaxCases + 1.
+std::uint64_t count_cases(const Config& config) {
+  std::uint64_t total = 0;
+  for (const auto& part : config.sweeps) total = std::min(kMaxCases + 1, total + count_cases(part));
+  if (!config.sweeps.empty()) return total;
+  std::uint64_t per_set = 0;  // cases on one device set
+  for (const auto& pattern_name : config.patterns)
+    for (bool in_place : config.in_place) {
+      const Pattern* pattern = pattern_of(pattern_name, in_place);
+      if (!pattern) continue;  // no in-place form
+      std::uint64_t sizes = 0;
+      for (const Layout& layout : config.layouts) sizes += layout.count ? 1 : config.sizes.size();
+      std::uint64_t n = times(sizes, pattern->uses_host_memory() ? config.host.size() : 1);
+      for (std::size_t axis : {config.engines.size(), config.timings.size(), config.rotate.size()}) n = times(n, axis);
+      per_set = std::min(kMaxCases + 1, per_set + n);
+    }
+  return times(per_set, config.devices.size());
 }
 
 }  // namespace
@@ -144,13 +165,22 @@ void for_each_sweep(Config& config, const std::function<void(Config&)>& fn) {
 
 std::vector<Case> expand(const Config& config, int device_count, const std::vector<int>& all_devices,
                          const std::string& device_word) {
+  if (const std::uint64_t n = count_cases(config); n > kMaxCases)
+    throw InputError(fmt::format("the config expands to more than {} cases{}; split it into several runs", kMaxCases,
+                                 config.sweeps.empty() ? "" : " (all its sweeps together)"));
   std::vector<Case> all;
   if (!config.sweeps.empty()) {
     for (const auto& part : config.sweeps)
       for (auto& c : expand(part, device_count, all_devices, device_word)) all.push_back(std::move(c));
   } else {
+    std::vector<std::vector<int>> seen_sets;  // "all" and [0, 1] may be one set: compared as resolved
     for (const DeviceSet& set : config.devices) {
       const std::vector<int> ids = device_ids(set, device_count, all_devices, device_word);
+      if (auto at = std::find(seen_sets.begin(), seen_sets.end(), ids); at != seen_sets.end())
+        throw InputError(fmt::format("devices: the device set {} is listed twice (devices[{}] and devices[{}]); list each "
+                                     "set once",
+                                     fmt::join(ids, ","), at - seen_sets.begin(), seen_sets.size()));
+      seen_sets.push_back(ids);
       for (const auto& pattern_name : config.patterns)
         for (bool in_place : config.in_place) add_pattern_cases(config, pattern_name, in_place, ids, device_word, all);
     }
