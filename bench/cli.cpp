@@ -3,7 +3,6 @@
 #include <cctype>
 
 #include <algorithm>
-#include <filesystem>
 #include <utility>
 
 #include <fmt/format.h>
@@ -67,30 +66,6 @@ double seconds(const std::string& v, const char* flag, double lo, double hi, boo
   return s;
 }
 
-// Whether two paths name one file (existing or not: compared as absolute paths, symlinks resolved).
-bool same_path(const std::string& a, const std::string& b) {
-  std::error_code ec1, ec2;
-  const auto ca = std::filesystem::weakly_canonical(a, ec1), cb = std::filesystem::weakly_canonical(b, ec2);
-  return ec1 || ec2 ? a == b : ca == cb;
-}
-
-// The files a run writes are distinct, and the power trace is not the config.
-void check_distinct_files(const CliOptions& o) {
-  std::vector<std::pair<std::string, std::string>> files = {{"--out", o.out}};
-  if (const std::string b = gbench::flag_value(o.benchmark_args, "--benchmark_out"); !b.empty())
-    files.emplace_back("--benchmark_out", b);
-  if (!o.power_trace.empty()) files.emplace_back("--power-trace", o.power_trace);
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    // (--out and --benchmark_out against the config: check_out_path and its kin, with the other path checks)
-    if (files[i].first == "--power-trace" && !o.config.empty() && same_path(files[i].second, o.config))
-      throw InputError(fmt::format("{} {}: that is the --config file; choose another file", files[i].first, files[i].second));
-    for (std::size_t j = 0; j < i; ++j)
-      if (same_path(files[i].second, files[j].second))
-        throw InputError(fmt::format("{} {}: {} writes that file; give each its own file", files[i].first,
-                                     files[i].second, files[j].first));
-  }
-}
-
 }  // namespace
 
 CliOptions parse_cli(const std::vector<std::string>& args) {
@@ -110,9 +85,6 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       arg = arg.substr(0, eq);
       has_value = true;
     }
-    if (std::find(seen.begin(), seen.end(), arg) != seen.end() && arg.rfind("-", 0) == 0)
-      throw InputError(fmt::format("{}: given twice; give it once", arg));
-    seen.push_back(arg);
     auto take = [&](const char* flag) {
       if (has_value) return value;
       if (i + 1 >= args.size()) throw InputError(fmt::format("{}: missing value", flag));
@@ -162,12 +134,14 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
           "--power-trace, --packets, --case-timeout, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
           args[i]));
     }
+    if (std::find(seen.begin(), seen.end(), arg) != seen.end())  // (after the value's own check)
+      throw InputError(fmt::format("{}: given twice; give it once", arg));
+    seen.push_back(arg);
   }
   if (o.list + o.features + o.version > 1)
     throw InputError(fmt::format("{}: choose one", o.list ? (o.features ? "--list and --features" : "--list and --version")
                                                           : "--features and --version"));
-  gbench::check_flags(o.benchmark_args);
-  check_distinct_files(o);
+  gbench::check_flags(o.benchmark_args);  // (--out, --benchmark_out, --power-trace: checked with the paths, run())
   return o;
 }
 

@@ -127,8 +127,7 @@ const std::vector<FlagSpec>& flag_specs() {
       {"--benchmark_context", Value::pairs, {}},
       {"--benchmark_enable_random_interleaving", Value::boolean, {},
        "not supported; dmabench keeps one case's buffers alive at a time"},
-      {"--benchmark_list_tests", Value::boolean, {}, "not supported; --list prints the cases (their names work with "
-                                                     "--benchmark_filter)"},
+      {"--benchmark_list_tests", Value::boolean, {}},
       {"--benchmark_report_aggregates_only", Value::boolean, {},
        "not supported; dmabench records every case from its runs (the results file has the statistics)"},
       {"--benchmark_display_aggregates_only", Value::boolean, {},

@@ -17,7 +17,8 @@ bool has_flag(const std::vector<std::string>& args, const std::string& name);
 std::string flag_value(const std::vector<std::string>& args, const std::string& name);
 
 // Refuses (InputError, one line) a --benchmark_* flag that Google Benchmark does not know, a value it
-// would reject (it prints its usage and exits) or that makes no sense, and flags dmabench cannot honour.
+// would reject (it prints its usage and exits) or that makes no sense, and flags dmabench cannot honour
+// (the flags of Google Benchmark 1.7, the version Debian 12 ships).
 void check_flag(const std::string& arg);
 // check_flag for each, no flag twice, and the filter's regular expression.
 void check_flags(const std::vector<std::string>& args);

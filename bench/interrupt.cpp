@@ -15,7 +15,7 @@ namespace {
 
 std::atomic<int> g_signal{0};
 std::atomic<bool> g_stop_recorded{false};
-struct sigaction g_old_int {}, g_old_term {}, g_old_pipe {};
+struct sigaction g_old_int {}, g_old_term {}, g_old_pipe {}, g_old_hup {};
 sem_t g_posted;  // posted by the handler (sem_post is async-signal-safe): wait_requested()
 
 extern "C" void on_signal(int sig) {  // lock-free: async-signal-safe
@@ -41,7 +41,7 @@ extern "C" void on_sigpipe(int) {
 
 }  // namespace
 
-Guard::Guard() {
+Guard::Guard(bool restore) : restore_(restore) {
   g_signal.store(0);
   g_stop_recorded.store(false);
   sem_init(&g_posted, 0, 0);
@@ -56,12 +56,18 @@ Guard::Guard() {
   sigemptyset(&pipe.sa_mask);
   pipe.sa_flags = SA_RESTART;
   sigaction(SIGPIPE, &pipe, &g_old_pipe);
+  struct sigaction hup {};  // a closed terminal: the run goes on (its output to the terminal is dropped)
+  hup.sa_handler = SIG_IGN;
+  sigemptyset(&hup.sa_mask);
+  sigaction(SIGHUP, &hup, &g_old_hup);
 }
 
 Guard::~Guard() {
+  if (!restore_) return;
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
   sigaction(SIGPIPE, &g_old_pipe, nullptr);
+  sigaction(SIGHUP, &g_old_hup, nullptr);
 }
 
 int requested() { return g_signal.load(); }

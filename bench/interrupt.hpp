@@ -6,8 +6,8 @@
 // nobody listens (before the sweep: no case starts; after the last case: the run ends as usual).
 //
 // The console: a console that is gone (`dmabench ... | head`, a closed terminal) never stops a run:
-// SIGPIPE is caught, a standard stream whose reader is gone is pointed at /dev/null, and dmabench's
-// messages are written by console::say / console::warn, which drop what cannot be written.
+// SIGPIPE is caught, a standard stream whose reader is gone is pointed at /dev/null, SIGHUP is ignored,
+// and dmabench's messages are written by console::say / console::warn, which drop what cannot be written.
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -17,14 +17,17 @@
 
 namespace dmabench::interrupt {
 
-// Installs the handlers (SIGINT, SIGTERM, SIGPIPE) for the life of the guard, restoring the previous
-// ones after.
+// Installs the handlers (SIGINT, SIGTERM, SIGPIPE, SIGHUP) for the life of the guard and, with `restore`,
+// puts the previous ones back after (main keeps them to the very end of the process: restore false).
 class Guard {
  public:
-  Guard();
+  explicit Guard(bool restore = true);
   ~Guard();
   Guard(const Guard&) = delete;
   Guard& operator=(const Guard&) = delete;
+
+ private:
+  bool restore_;
 };
 
 // The signal that asked the sweep to stop (SIGINT, SIGTERM), or 0.

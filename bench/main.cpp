@@ -22,8 +22,9 @@ int main(int argc, char** argv) {
   setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
 
   // SIGINT, SIGTERM and SIGPIPE are handled from here to the end: no signal lands where the run holds
-  // its lock and nobody listens, and a console that is gone does not end the run.
-  const dmabench::interrupt::Guard signals;
+  // its lock and nobody listens, and a console that is gone does not end the run (not restored: a signal
+  // while the process exits changes nothing either).
+  const dmabench::interrupt::Guard signals(/*restore=*/false);
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     const dmabench::CliOptions options = dmabench::parse_cli(args);

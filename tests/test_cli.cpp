@@ -16,10 +16,10 @@ TEST(Cli, ParsesFlagsInBothForms) {
   EXPECT_EQ(o.devices->ids, (std::vector<int>{0, 2}));
   EXPECT_TRUE(o.list);
   EXPECT_EQ(o.benchmark_args, (std::vector<std::string>{"--benchmark_filter=copy", "--benchmark_repetitions=3"}));
-  o = parse_cli({"--devices", "all", "--features", "--version"});
+  o = parse_cli({"--devices", "all", "--features"});
   EXPECT_TRUE(o.devices->all);
   EXPECT_TRUE(o.features);
-  EXPECT_TRUE(o.version);
+  EXPECT_TRUE(parse_cli({"--version"}).version);
   EXPECT_EQ(parse_cli({}).out, "dmabench-results.json");
 }
 
@@ -71,11 +71,10 @@ TEST(Cli, GoogleBenchmarkFlagsCheckedFirst) {
   expect({"--benchmark_min_time=1e400"}, "--benchmark_min_time: '1e400'");
   expect({"--benchmark_repetitions=12abc"}, "--benchmark_repetitions: '12abc'");
   expect({"--benchmark_colour=yes"}, "unknown Google Benchmark flag '--benchmark_colour'");
-  expect({"--benchmark_list_tests=true"}, "--benchmark_list_tests: not supported");
   expect({"--benchmark_report_aggregates_only"}, "--benchmark_report_aggregates_only: not supported");
   expect({"--benchmark_out"}, "--benchmark_out: needs a value");
   expect({"--benchmark_repetitions=2", "--benchmark_repetitions=3"}, "--benchmark_repetitions: given twice");
-  EXPECT_NO_THROW(gbench::check_flags({"--benchmark_list_tests=false", "--benchmark_counters_tabular",
+  EXPECT_NO_THROW(gbench::check_flags({"--benchmark_list_tests=true", "--benchmark_counters_tabular",
                                        "--benchmark_context=a=1,b=2", "--benchmark_min_time=0.05", "--benchmark_color=no",
                                        "--benchmark_out_format=csv", "--benchmark_min_warmup_time=0"}));
   EXPECT_NO_THROW(gbench::check_flags({"--benchmark_repetitions=3", "--benchmark_filter=copy/.*", "--benchmark_format=json"}));
@@ -83,12 +82,17 @@ TEST(Cli, GoogleBenchmarkFlagsCheckedFirst) {
 
 TEST(Cli, EdgeValuesAndRepeatedFlags) {
   auto expect = [](std::vector<std::string> args, const char* fragment) {
-    try {
-      parse_cli(args);
-      FAIL() << "accepted " << args[0] << " " << args[1];
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-    }
+    EXPECT_THROW(
+        {
+          try {
+            parse_cli(args);
+          } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+            throw;
+          }
+        },
+        InputError)
+        << args[0] << " " << args[1];
   };
   expect({"--case-timeout", "0x10"}, "--case-timeout: '0x10' is not a decimal number");
   expect({"--case-timeout", "1e400"}, "--case-timeout: '1e400'");
@@ -101,8 +105,4 @@ TEST(Cli, EdgeValuesAndRepeatedFlags) {
   expect({"--out", "a.json", "--out=b.json"}, "--out: given twice");
   expect({"--list", "--features"}, "--list and --features: choose one");
   expect({"--version", "--features"}, "--features and --version: choose one");
-  expect({"--out", "r.json", "--benchmark_out=r.json"}, "--benchmark_out r.json: --out writes that file");
-  expect({"--out", "r.json", "--benchmark_out=./r.json"}, "--out writes that file");
-  expect({"--power-trace", "dmabench-results.json"}, "--power-trace dmabench-results.json: --out writes that file");
-  expect({"--config", "c.json", "--power-trace", "c.json"}, "the --config file");
 }
