@@ -66,6 +66,15 @@ double seconds(const std::string& v, const char* flag, double lo, double hi, boo
   return s;
 }
 
+// Flags checked together: one of --list, --features and --version; Google Benchmark's (each once). (--out,
+// --benchmark_out, --power-trace: checked with the paths, in run().)
+void check_together(const CliOptions& o) {
+  if (o.list + o.features + o.version > 1)
+    throw InputError(fmt::format("{}: choose one", o.list ? (o.features ? "--list and --features" : "--list and --version")
+                                                          : "--features and --version"));
+  gbench::check_flags(o.benchmark_args);
+}
+
 }  // namespace
 
 CliOptions parse_cli(const std::vector<std::string>& args) {
@@ -93,11 +102,16 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     auto no_value = [&](const char* flag) {
       if (has_value) throw InputError(fmt::format("{}: takes no value", flag));
     };
+    // a file name that is empty would silently mean "none" (--packets, --power-trace) or the default
+    auto file = [&](const char* flag) {
+      std::string f = take(flag);
+      if (f.empty()) throw InputError(fmt::format("{}: empty file name", flag));
+      return f;
+    };
     if (arg == "--config") {
-      o.config = take("--config");
+      o.config = file("--config");
     } else if (arg == "--out") {
-      o.out = take("--out");
-      if (o.out.empty()) throw InputError("--out: empty file name");
+      o.out = file("--out");
     } else if (arg == "--backend") {
       o.backend = take("--backend");
       if (o.backend != "auto" && o.backend != "host" && o.backend != "cuda" && o.backend != "hip")
@@ -114,9 +128,9 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     } else if (arg == "--case-timeout") {
       o.case_timeout_s = seconds(take("--case-timeout"), "--case-timeout", 0.01, 86400, /*zero_is_none=*/true);
     } else if (arg == "--power-trace") {
-      o.power_trace = take("--power-trace");
+      o.power_trace = file("--power-trace");
     } else if (arg == "--packets") {
-      o.packets_dir = take("--packets");
+      o.packets_dir = file("--packets");
     } else if (arg == "--list") {
       no_value("--list");
       o.list = true;
@@ -138,10 +152,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       throw InputError(fmt::format("{}: given twice; give it once", arg));
     seen.push_back(arg);
   }
-  if (o.list + o.features + o.version > 1)
-    throw InputError(fmt::format("{}: choose one", o.list ? (o.features ? "--list and --features" : "--list and --version")
-                                                          : "--features and --version"));
-  gbench::check_flags(o.benchmark_args);  // (--out, --benchmark_out, --power-trace: checked with the paths, run())
+  check_together(o);
   return o;
 }
 

@@ -157,10 +157,12 @@ bool value_ok(const FlagSpec& f, const std::string& v, std::string& accepted) {
     case Value::count:
       accepted = "an integer from 1 to 999999";
       return all_digits(v) && v.size() <= 6 && std::stoi(v) >= 1;
-    case Value::seconds:
-      accepted = std::string("a decimal number of seconds ") + (f.name == std::string("--benchmark_min_time") ? "above 0" : "from 0") +
-                 " to 86400";
-      return decimal(v) && std::stod(v) <= 86400 && (std::stod(v) > 0 || f.name != std::string("--benchmark_min_time"));
+    case Value::seconds: {
+      // --benchmark_min_time: Google Benchmark then runs up to 10^9 iterations, and dmabench keeps every sample
+      const bool min_time = f.name == std::string("--benchmark_min_time");
+      accepted = min_time ? "a decimal number of seconds above 0, at most 60" : "a decimal number of seconds from 0 to 86400";
+      return decimal(v) && std::stod(v) <= (min_time ? 60 : 86400) && (std::stod(v) > 0 || !min_time);
+    }
     case Value::choice:
       accepted = fmt::format("{}", fmt::join(f.choices, ", "));
       return std::find(f.choices.begin(), f.choices.end(), v) != f.choices.end();
@@ -213,6 +215,16 @@ void check_flags(const std::vector<std::string>& args) {
     seen.push_back(name);
   }
   Filter{args};  // a bad regex is refused before anything runs
+}
+
+void check_samples(const std::vector<std::string>& args, int most_iterations) {
+  constexpr long long kMaxSamples = 10000000;  // 80 MB of samples for one case
+  const std::string reps = flag_value(args, "--benchmark_repetitions");
+  if (reps.empty() || has_flag(args, "--benchmark_min_time")) return;
+  if (const long long n = std::stoll(reps) * most_iterations; n > kMaxSamples)
+    throw InputError(fmt::format("--benchmark_repetitions={}: {} repetitions of {} iterations are {} samples of a case, which "
+                                 "dmabench keeps; accepted: at most {} samples per case (fewer repetitions or iterations)",
+                                 reps, reps, most_iterations, n, kMaxSamples));
 }
 
 std::string benchmark_name(const Case& c, bool fixed_iterations) {

@@ -23,6 +23,10 @@ void check_flag(const std::string& arg);
 // check_flag for each, no flag twice, and the filter's regular expression.
 void check_flags(const std::vector<std::string>& args);
 
+// --benchmark_repetitions times the most iterations of a case: the samples dmabench keeps for one case,
+// at most 10^7 (InputError).
+void check_samples(const std::vector<std::string>& args, int most_iterations);
+
 // The name Google Benchmark filters on: the case name plus its iterations and manual-time suffixes.
 std::string benchmark_name(const Case& c, bool fixed_iterations);
 

@@ -87,6 +87,9 @@ std::vector<Case> sweep_cases(const CliOptions& options, Config& config, const B
     for_each_sweep(config, [&](Config& c) { c.devices = {*options.devices}; });
   }
   std::vector<Case> cases = expand(config, device_count, backend.default_devices(), device_word(backend));
+  int most_iterations = 0;
+  for (const auto& c : cases) most_iterations = std::max(most_iterations, c.iterations);
+  gbench::check_samples(options.benchmark_args, most_iterations);
   for_each_sweep(config, [&](Config& c) {
     for (auto& set : c.devices)
       if (set.all) set = DeviceSet{false, backend.default_devices()};

@@ -46,6 +46,7 @@ def flags(exe, tmp):
                         ("--benchmark_min_time=-1", ["--benchmark_min_time: '-1'", "above 0"]),
                         ("--benchmark_min_time=0", ["--benchmark_min_time: '0'"]),
                         ("--benchmark_min_time=0x10", ["--benchmark_min_time: '0x10'"]),
+                        ("--benchmark_min_time=86400", ["--benchmark_min_time: '86400'", "at most 60"]),
                         ("--benchmark_min_warmup_time=nan", ["--benchmark_min_warmup_time: 'nan'"]),
                         ("--benchmark_repetitions=abc", ["--benchmark_repetitions: 'abc'"]),
                         ("--benchmark_repetitions=99999999999", ["--benchmark_repetitions: '99999999999'"]),
@@ -76,6 +77,11 @@ def flags(exe, tmp):
     bad(exe, base + ["--config", cfg], ["--config: given twice"], out)
     bad(exe, base + ["--out", out + "2"], ["--out: given twice"], out)
     bad(exe, ["--list", "--features"], ["--list and --features"], out)
+    many, _ = host_sweep(tmp, "many", sizes=[4096], iterations=1000000)  # main would keep 10^12 samples (8 TB) of the case
+    bad(exe, ["--backend", "host", "--config", many, "--out", out, "--list", "--benchmark_repetitions=999999"],
+        ["--benchmark_repetitions=999999", "at most 10000000 samples"], out)
+    for flag in ("--packets", "--power-trace"):  # main took an empty name as "none"
+        bad(exe, base + [f"{flag}="], [f"{flag}: empty file name"], out)
     bad(exe, ["--features", "--version"], ["--features and --version"], out)
     # 0 in any decimal spelling means no limit
     for zero in ("0.0", "00", "0.000"):

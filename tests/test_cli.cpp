@@ -104,5 +104,8 @@ TEST(Cli, EdgeValuesAndRepeatedFlags) {
   expect({"--config", "a.json", "--config", "b.json"}, "--config: given twice");
   expect({"--out", "a.json", "--out=b.json"}, "--out: given twice");
   expect({"--list", "--features"}, "--list and --features: choose one");
+  expect({"--packets="}, "--packets: empty file name");
+  expect({"--power-trace", ""}, "--power-trace: empty file name");
+  expect({"--config="}, "--config: empty file name");
   expect({"--version", "--features"}, "--features and --version: choose one");
 }
