@@ -23,7 +23,7 @@ validates every case's data, times it, and writes one JSON record per case.
   --out FILE           results JSON (default: dmabench-results.json); every finished case goes at once
                        into FILE.journal, FILE is rewritten at most every 2 s and whole at the end
   --backend NAME       auto (default: the build's GPU backend when a GPU is visible, else host), host, cuda, hip
-  --devices LIST       devices to use, e.g. 0,1 or all (overrides the config's "devices"); under mpirun /
+  --devices LIST       devices to use, e.g. 0,1, all or pairs (overrides the config's "devices"); under mpirun /
                        srun: the GPU of each local rank of a node (0,0 puts two processes on GPU 0)
   --power[=SOURCE]     measure power and energy per case (auto, nvml, rocm-smi, rapl, none)
   --power-window S     seconds of each power window (default 2)
@@ -32,6 +32,8 @@ validates every case's data, times it, and writes one JSON record per case.
                        counted) fails with "timeout" and the run stops, its results file complete
                        (exit 4); 0: no limit (default 600)
   --packets DIR        write the ring contents of one operation per queue for every sdma case (DIR/<case>.json)
+  --check FILE         judge every case against FILE (an expectations file, e.g. configs/expect/h200.json, or
+                       a reference results file): PASS/FAIL per case, exit 5 when a check fails
   --list               print the expanded cases and exit without running anything
   --features           print what this build and machine support, and why not where not
   --version            print the version and exit
@@ -43,8 +45,8 @@ chosen by Google Benchmark instead of the config's "iterations"), --benchmark_ou
 --benchmark_format=json (stdout is then its JSON alone; dmabench's lines go to stderr). Every flag once.
 
 Exit codes: 0 every case ok or skipped, 1 some case failed, 2 bad input (nothing was run), 3 internal
-or I/O error, 4 a case exceeded --case-timeout (the run stopped), 130 / 143 interrupted by SIGINT /
-SIGTERM (the case in flight finished and was recorded).
+or I/O error, 4 a case exceeded --case-timeout (the run stopped), 5 no case failed but a --check did,
+130 / 143 interrupted by SIGINT / SIGTERM (the case in flight finished and was recorded).
 )";
 }
 
@@ -131,6 +133,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       o.power_trace = file("--power-trace");
     } else if (arg == "--packets") {
       o.packets_dir = file("--packets");
+    } else if (arg == "--check") {
+      o.check = file("--check");
     } else if (arg == "--list") {
       no_value("--list");
       o.list = true;
@@ -145,7 +149,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     } else {
       throw InputError(fmt::format(
           "unknown argument '{}'; accepted: --config, --out, --backend, --devices, --power, --power-window, "
-          "--power-trace, --packets, --case-timeout, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
+          "--power-trace, --packets, --check, --case-timeout, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
           args[i]));
     }
     if (std::find(seen.begin(), seen.end(), arg) != seen.end())  // (after the value's own check)

@@ -25,6 +25,8 @@
 #include "bench/power_setup.hpp"
 #include "bench/processes.hpp"
 #include "bench/report.hpp"
+#include "bench/check.hpp"
+#include "bench/matrix.hpp"
 #include "bench/run_case.hpp"
 #include "bench/sweep.hpp"
 #include "bench/watchdog.hpp"
@@ -150,14 +152,18 @@ json run_context(const CliOptions& options, const std::vector<std::string>& comm
 class Recorder {
  public:
   // results: null in the processes of a multi-process run other than rank 0 (which writes the file).
-  explicit Recorder(ResultsFile* results) : results_(results) {}
+  // keep: also keep every record for what is reported after the sweep (matrices, --check).
+  Recorder(ResultsFile* results, bool keep) : results_(results), keep_(keep) {}
   void add(const CaseRecord& r) {
     std::lock_guard lock(mu_);
     if (finished_) return;  // the file was finished on a signal (SealOnSignal): the case came too late
     ++counts_[r.status];
     if (r.status == Status::failed && first_failure_.empty()) first_failure_ = r.spec.name() + ": " + r.reason;
     if (r.status == Status::failed && !dist::world().stopped().empty()) interrupt::stop_recorded();
-    if (results_) results_->add(to_json(r));
+    if (!results_) return;
+    json j = to_json(r);
+    if (keep_) kept_.push_back(j);
+    results_->add(std::move(j));
   }
   // Writes the file whole and removes the journal, once; later records are dropped.
   void finish() {
@@ -165,6 +171,7 @@ class Recorder {
     if (!finished_ && results_) results_->finish();
     finished_ = true;
   }
+  const std::vector<json>& kept() const { return kept_; }
   int count(Status s) const {
     std::lock_guard lock(mu_);
     return counts_.count(s) ? counts_.at(s) : 0;
@@ -177,6 +184,8 @@ class Recorder {
   ResultsFile* results_;
   mutable std::mutex mu_;
   bool finished_ = false;
+  bool keep_ = false;
+  std::vector<json> kept_;
   std::map<Status, int> counts_;
   std::string first_failure_;
 };
@@ -450,6 +459,29 @@ Outcome sweep_all(const CliOptions& options, const std::vector<Case>& cases, Bac
   return o;
 }
 
+bool uses_pairs(Config& config) {
+  bool pairs = false;
+  for_each_sweep(config, [&](Config& c) {
+    for (const auto& set : c.devices) pairs = pairs || set.pairs;
+  });
+  return pairs;
+}
+
+// After the sweep, in the process that writes the results: the matrices of a "pairs" run and the
+// --check verdicts. Whether every check passed.
+bool report_findings(const std::optional<check::Expectations>& expectations, bool pairs, const std::vector<json>& records,
+                     const json& machine, const Backend& backend) {
+  if (pairs) print_pair_matrices(records, device_word(backend));
+  if (!expectations) return true;
+  std::vector<check::Verdict> verdicts;
+  std::size_t unchecked = 0;
+  for (const auto& r : records) {
+    if (auto v = expectations->judge(r, machine)) verdicts.push_back(std::move(*v));
+    else unchecked += r.value("status", "") == "ok";
+  }
+  return check::print_verdicts(verdicts, unchecked, expectations->path());
+}
+
 }  // namespace
 
 int run(const CliOptions& options, const std::vector<std::string>& command_line) {
@@ -463,6 +495,9 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   dist::start();  // one process per rank when a launcher started this one
   const bool lead = dist::world().rank() == 0;  // the process that prints and writes the results
   auto [config, backend, cases] = start_sweep(options, command_line);
+  const auto expectations = agreed_input([&] {
+    return options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);
+  });
   if (options.list) {
     if (!lead) return 0;
     console::write(stdout, fmt::format("# {} cases (backend {}); names work with --benchmark_filter\n", cases.size(), backend->name()));
@@ -482,8 +517,9 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   if (lead && !out->note.empty()) console::say("dmabench: {}\n", out->note);
   RunPower power;
   std::unique_ptr<ResultsFile> results;
+  json context;
   if (lead) {
-    json context = run_context(options, command_line, config, *backend);
+    context = run_context(options, command_line, config, *backend);
     power = run_power(options, config, context["machine"], *backend);
     context["power"] = power.context;
     results = std::make_unique<ResultsFile>(out->path, context);  // written with the first record (an existing file is kept until then)
@@ -491,7 +527,8 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
                backend->name(), cases.size(), options.config,
                dist::world().multi() ? fmt::format(", {} processes", dist::world().size()) : std::string(), out->path);
   }
-  Recorder recorder(results.get());
+  const bool pairs = uses_pairs(config);
+  Recorder recorder(results.get(), pairs || expectations.has_value());
   const Outcome outcome = sweep_all(options, cases, *backend, power, recorder, lock ? &*lock : nullptr);
   const std::size_t selected = outcome.selected;
   const bool stopped = outcome.stopped;
@@ -512,7 +549,8 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
              recorder.count(Status::skipped), recorder.count(Status::failed),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), options.out);
   if (!recorder.first_failure().empty()) console::say("dmabench: first failure: {}\n", recorder.first_failure());
-  return recorder.count(Status::failed) > 0 ? 1 : 0;
+  const bool checked = report_findings(expectations, pairs, recorder.kept(), context["machine"], *backend);
+  return recorder.count(Status::failed) > 0 ? 1 : checked ? 0 : check::kExitCheckFailed;
 }
 
 }  // namespace dmabench

@@ -48,13 +48,35 @@ void check_byte_range(std::uint64_t bytes, int ranks, int rotate) {
 // The ids of a device set, checked against the machine.
 std::vector<int> device_ids(const DeviceSet& set, int device_count, const std::vector<int>& all_devices,
                             const std::string& device_word) {
-  const std::vector<int> ids = set.all ? all_devices : set.ids;
+  const std::vector<int> ids = set.all || (set.pairs && set.ids.empty()) ? all_devices : set.ids;
   for (int id : ids)
     if (id >= device_count)
       throw InputError(fmt::format("devices: {} {} does not exist; this machine has {}s 0..{}", device_word, id,
                                    device_word, device_count - 1));
   if (ids.empty()) throw InputError(fmt::format("devices: no {} is visible", device_word));
   return ids;
+}
+
+// devices "pairs": the device lists a pattern runs on, one case each. Two-device patterns (copy, bidir) get
+// every ordered pair, one-device patterns (h2d, d2h, h2d-bidir) every device alone; where there is no
+// pair (one device) the whole list, so that the case is skipped with the pattern's reason.
+std::vector<std::vector<int>> device_pairs(const std::string& pattern_name, const std::vector<int>& ids) {
+  const Pattern* p = pattern_of(pattern_name, false);
+  const bool one = p->ranks_used(1) == 1 && p->ranks_used(2) == 1;
+  const bool two = p->ranks_used(1) == 0 && p->ranks_used(2) == 2 && p->ranks_used(3) == 2;
+  if (!one && !two)
+    throw InputError(fmt::format("devices: \"pairs\" applies to patterns on one or two devices (copy, bidir, h2d, d2h, "
+                                 "h2d-bidir); '{}' runs on all its devices at once: give it a device list",
+                                 pattern_name));
+  std::vector<std::vector<int>> out;
+  for (int a : ids) {
+    if (one) out.push_back({a});
+    else
+      for (int b : ids)
+        if (a != b) out.push_back({a, b});
+  }
+  if (out.empty()) out.push_back(ids);
+  return out;
 }
 
 // Every case of one pattern form on one device set, in sweep order.
@@ -125,13 +147,7 @@ std::uint64_t count_cases(const Config& config) {
 
 std::string Case::name() const {
   // Options at their default value are left out of the name (they are all in the result's `options`).
-  std::string engine_part = engine.engine;
-  const EngineSpec* spec = find_engine_spec(engine.engine);
-  for (const auto& o : spec ? spec->options : std::vector<OptionSpec>{}) {
-    if (!engine.options.contains(o.name) || engine.options[o.name] == o.default_value) continue;
-    const auto& v = engine.options[o.name];
-    engine_part += fmt::format(",{}={}", o.name, v.is_string() ? v.get<std::string>() : v.dump());
-  }
+  const std::string engine_part = variant_label(engine.engine, engine.options);
   const Pattern* p = find_pattern(pattern);
   const std::string host_part = p && p->uses_host_memory()
                                     ? fmt::format("/host={},numa={}", to_string(host.kind), host.numa.label())
@@ -182,7 +198,9 @@ std::vector<Case> expand(const Config& config, int device_count, const std::vect
                                      fmt::join(ids, ","), at - seen_sets.begin(), seen_sets.size()));
       seen_sets.push_back(ids);
       for (const auto& pattern_name : config.patterns)
-        for (bool in_place : config.in_place) add_pattern_cases(config, pattern_name, in_place, ids, device_word, all);
+        for (bool in_place : config.in_place)
+          for (const auto& each : set.pairs ? device_pairs(pattern_name, ids) : std::vector<std::vector<int>>{ids})
+            add_pattern_cases(config, pattern_name, in_place, each, device_word, all);
     }
   }
   std::vector<Case> cases;  // the first case of each name
