@@ -124,23 +124,29 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
 std::uint64_t times(std::uint64_t a, std::uint64_t b) { return b != 0 && a > kMaxCases / b ? kMaxCases + 1 : a * b; }
 
 // The cases one config (or one sweep of it) expands to, counted from its axes without making them (before
-// names merge equal cases: never fewer than expand() makes), capped at kMaxCases + 1.
-std::uint64_t count_cases(const Config& config) {
+// names merge equal cases: never fewer than expand() makes), capped at kMaxCases + 1. `all_devices`: the
+// devices "all" means (a set's ids are checked when it is expanded).
+std::uint64_t count_cases(const Config& config, const std::vector<int>& all_devices) {
   std::uint64_t total = 0;
-  for (const auto& part : config.sweeps) total = std::min(kMaxCases + 1, total + count_cases(part));
+  for (const auto& part : config.sweeps) total = std::min(kMaxCases + 1, total + count_cases(part, all_devices));
   if (!config.sweeps.empty()) return total;
-  std::uint64_t per_set = 0;  // cases on one device set
-  for (const auto& pattern_name : config.patterns)
-    for (bool in_place : config.in_place) {
-      const Pattern* pattern = pattern_of(pattern_name, in_place);
-      if (!pattern) continue;  // no in-place form
-      std::uint64_t sizes = 0;
-      for (const Layout& layout : config.layouts) sizes += layout.count ? 1 : config.sizes.size();
-      std::uint64_t n = times(sizes, pattern->uses_host_memory() ? config.host.size() : 1);
-      for (std::size_t axis : {config.engines.size(), config.timings.size(), config.rotate.size()}) n = times(n, axis);
-      per_set = std::min(kMaxCases + 1, per_set + n);
-    }
-  return times(per_set, config.devices.size());
+  for (const DeviceSet& set : config.devices)
+    for (const auto& pattern_name : config.patterns)
+      for (bool in_place : config.in_place) {
+        const Pattern* pattern = pattern_of(pattern_name, in_place);
+        if (!pattern) continue;  // no in-place form
+        std::uint64_t n = 1;     // placements of the set: one, or its devices / ordered pairs with "pairs"
+        if (set.pairs) {
+          const std::uint64_t ids = set.all || set.ids.empty() ? all_devices.size() : set.ids.size();
+          n = device_pairs(pattern_name, {0, 1, 2}).size() == 3 ? ids : times(ids, ids > 0 ? ids - 1 : 0);
+        }
+        std::uint64_t sizes = 0;
+        for (const Layout& layout : config.layouts) sizes += layout.count ? 1 : config.sizes.size();
+        n = times(n, times(sizes, pattern->uses_host_memory() ? config.host.size() : 1));
+        for (std::size_t axis : {config.engines.size(), config.timings.size(), config.rotate.size()}) n = times(n, axis);
+        total = std::min(kMaxCases + 1, total + n);
+      }
+  return total;
 }
 
 }  // namespace
@@ -181,7 +187,7 @@ void for_each_sweep(Config& config, const std::function<void(Config&)>& fn) {
 
 std::vector<Case> expand(const Config& config, int device_count, const std::vector<int>& all_devices,
                          const std::string& device_word) {
-  if (const std::uint64_t n = count_cases(config); n > kMaxCases)
+  if (const std::uint64_t n = count_cases(config, all_devices); n > kMaxCases)
     throw InputError(fmt::format("the config expands to more than {} cases{}; split it into several runs", kMaxCases,
                                  config.sweeps.empty() ? "" : " (all its sweeps together)"));
   std::vector<Case> all;

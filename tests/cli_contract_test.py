@@ -117,6 +117,12 @@ def case_limit(exe, tmp):
     t0 = time.time()
     bad(exe, ["--backend", "host", "--config", path, "--out", out, "--list"], ["more than 200000 cases", "all its sweeps"], out)
     expect(time.time() - t0 < 20, f"the limit took {time.time() - t0:.1f} s")
+    # "pairs": every ordered pair of 8 devices is 56 placements of each case (56 x 230 x 2 x 8 = 206080 cases)
+    with open(path, "w") as f:
+        json.dump({"iterations": 1, "patterns": ["copy"], "engines": ["host"], "timing": ["oneshot", "pipelined"],
+                   "rotate": [1, 2, 3, 4, 5, 6, 7, 8], "devices": {"pairs": list(range(8))},
+                   "sizes": {"from": 1, "to": 230, "step": 1}}, f)
+    bad(exe, ["--backend", "host", "--config", path, "--out", out, "--list"], ["more than 200000 cases"], out)
     print(f"case limit: 229376 cases in 7 sweeps refused in {time.time() - t0:.2f} s")
 
 
