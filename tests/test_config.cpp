@@ -359,7 +359,7 @@ TEST(Config, TransferWorkloadIsParsedAndNamesTheCase) {
   // Written back, the config parses to the same workload.
   const json back = to_json(c);
   EXPECT_EQ(back["overlap"]["engine"]["name"], "host");
-  EXPECT_EQ(parse_config(back).overlap->compute.label(), w.label());
+  EXPECT_EQ(parse_config(json{{"sizes", "1KiB"}, {"overlap", back["overlap"]}}).overlap->compute.label(), w.label());
   // Defaults: 256 MiB d2h on ce, pinned; options not at their default name the variant.
   Config d = parse(R"({"sizes": 1, "overlap": {"compute": "transfer", "engine": {"name": "ce", "options": {"streams": 2}}}})");
   EXPECT_EQ(d.overlap->compute.label(), "transfer-d2h-ce,streams=2-256MiB");
