@@ -1,4 +1,5 @@
 #include "bench/check.hpp"
+#include "bench/interrupt.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -243,18 +244,18 @@ std::optional<Verdict> Expectations::judge(const json& r, const json& machine) c
 
 bool print_verdicts(const std::vector<Verdict>& verdicts, std::size_t unchecked, const std::string& path) {
   std::size_t failed = 0;
-  fmt::print("\ncheck against {}:\n", path);
+  console::say("\ncheck against {}:\n", path);
   for (const auto& v : verdicts) {
     failed += !v.pass;
     if (!v.problem.empty()) {
-      fmt::print("FAIL  {}  {}: {}\n", v.name, v.metric, v.problem);
+      console::say("FAIL  {}  {}: {}\n", v.name, v.metric, v.problem);
       continue;
     }
     const bool lower = v.metric == "p50_us";
-    fmt::print("{}  {}  {} {:.4g} {} {:.4g} ({:+.1f}%, tolerance {}%; {})\n", v.pass ? "PASS" : "FAIL", v.name, v.metric,
+    console::say("{}  {}  {} {:.4g} {} {:.4g} ({:+.1f}%, tolerance {}%; {})\n", v.pass ? "PASS" : "FAIL", v.name, v.metric,
                *v.measured, lower ? "<=" : ">=", *v.expected, v.deviation_pct(), v.tolerance_pct, v.basis);
   }
-  fmt::print("check: {} PASS, {} FAIL, {} measured cases with no expectation\n", verdicts.size() - failed, failed, unchecked);
+  console::say("check: {} PASS, {} FAIL, {} measured cases with no expectation\n", verdicts.size() - failed, failed, unchecked);
   return failed == 0;
 }
 

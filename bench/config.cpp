@@ -708,6 +708,10 @@ json parse_config_text(const std::string& text, const std::string& path) {
     return json::parse(text, check);
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("config '{}': not valid JSON: {}", path, e.what()));
+  } catch (const json::out_of_range& e) {  // a number past a double's range (1e400)
+    const std::string what = e.what();
+    throw InputError(fmt::format("config '{}': {}; a number must fit in a 64-bit float", path,
+                                 what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2)));
   }
 }
 

@@ -1,4 +1,5 @@
 #include "bench/matrix.hpp"
+#include "bench/interrupt.hpp"
 
 #include <map>
 #include <regex>
@@ -37,21 +38,21 @@ std::string cell(const Table& t, const std::string& row, const std::string& col)
 }
 
 void print_table(const std::string& key, const Table& t) {
-  fmt::print("\n{}: busbw GB/s at the p50, rows = source, columns = destination\n{:>14}", key, "");
-  for (const auto& c : t.cols) fmt::print(" {:>14}", c);
-  fmt::print(" {:>10}\n", "row sum");
+  console::say("\n{}: busbw GB/s at the p50, rows = source, columns = destination\n{:>14}", key, "");
+  for (const auto& c : t.cols) console::say(" {:>14}", c);
+  console::say(" {:>10}\n", "row sum");
   double total = 0;
   for (const auto& r : t.rows) {
     double sum = 0;
-    fmt::print("{:>14}", r);
+    console::say("{:>14}", r);
     for (const auto& c : t.cols) {
-      fmt::print(" {:>14}", cell(t, r, c));
+      console::say(" {:>14}", cell(t, r, c));
       if (auto it = t.cells.find({r, c}); it != t.cells.end()) sum += it->second;
     }
-    fmt::print(" {:>10.1f}\n", sum);
+    console::say(" {:>10.1f}\n", sum);
     total += sum;
   }
-  fmt::print("{:>14} {} pairs measured, sum {:.1f} GB/s\n", "", t.cells.size(), total);
+  console::say("{:>14} {} pairs measured, sum {:.1f} GB/s\n", "", t.cells.size(), total);
 }
 
 }  // namespace
