@@ -620,7 +620,7 @@ def machine_label(doc):
     ctx = doc.get("context", {})
     devices = ctx.get("machine", {}).get("devices", [])
     if devices:
-        names = sorted({d.get("name", "?") for d in devices})
+        names = sorted({str(d.get("name", "?")) for d in devices})  # not checked: any JSON value
         return f"{len(devices)} x {'/'.join(names)}"
     return f"host {ctx.get('machine', {}).get('cpu', ctx.get('host', '?'))}"
 

@@ -273,6 +273,20 @@ def figure_energy(df, pattern, variants, palette, captions, in_place=False):
     return fig
 
 
+DRAWN = ["min", "p50", "p95", "busbw", "energy_per_GB_J", "power_uncertainty"] + [c for c, _ in PHASES] + ["bd_total"]
+DRAWABLE = 1e300  # matplotlib's axis range overflows near the float limit (1.7e308): refused, not drawn wrong
+
+
+def check_drawable(df):
+    """ResultsError naming the first case with a number a figure cannot show (check_document accepts any finite)."""
+    for col in DRAWN:
+        beyond = df[col].abs() > DRAWABLE
+        if beyond.any():
+            row = df[beyond].iloc[0]
+            raise ResultsError(f"{row['file']}: {row['name']}: {col} {row[col]:g} is beyond what a figure can show "
+                               f"(at most {DRAWABLE:g})")
+
+
 def main(argv=None):
     return run_tool(TOOL, run, argv)
 
@@ -295,6 +309,7 @@ def run(argv=None):
     if a.engines:
         df = df[df.engine.isin(a.engines.split(","))]
     df = collapse_repeats(df)
+    check_drawable(df[df.status == "ok"])
     if df[df.status == "ok"].empty:
         raise ResultsError(f"nothing to plot: no ok results in {', '.join(a.results)} (after the filters)")
     timings = ["oneshot", "pipelined"] if a.timing == "both" else [a.timing]

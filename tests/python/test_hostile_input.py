@@ -622,3 +622,87 @@ def test_notebook_runs_on_names_that_are_not_text(tmp_path):
     assert not [o for o in outputs if o.get("output_type") == "error"]
     assert not [o for o in outputs if o.get("name") == "stderr"], [o for o in outputs if o.get("name") == "stderr"]
     assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3
+
+
+# ---- a fuzz: every field of every kind of record set to each hostile value, through every script -----------------
+
+HOSTILE = [0, -1, 5e-324, 1.7e308, 10 ** 30, 10 ** 400, 1 << 64, None, "x", "\ud800", True, [], {}]
+
+
+def fuzz_doc():
+    rs = [result("copy", "ce", 1024, "oneshot", 8.0), result("copy", "nccl", 1024, "oneshot", 9.0),
+          overlap_result("ce", 1 << 20, "oneshot", 20.0, 0.5, 30.0), overlap_result("nccl", 1 << 20, "oneshot", 20.0, 0.5, 30.0),
+          result("copy", "ce", 1024, "oneshot", 8.0, options={"schedule": "pcpy"},
+                 breakdown_us={"control": 3, "schedule": 1, "copy": 1.5, "sync": 2.5, "total": 8, "aligned_fraction": 1.0}),
+          block_result("ce", 4096, 16, 10.0), block_result("ce", 4096, 32, 18.0)]
+    for engine in ("ce", "nccl"):
+        r = result("allgather", engine, 1 << 30, "oneshot", 3000.0)
+        r["power"] = {"energy_per_GB_J": 1.5, "active_W": 200.0, "uncertainty": 0.01, "window_s": 2.0, "busy_fraction": 1.0}
+        rs.append(r)
+    return document(rs)
+
+
+def leaf_paths(value, path=()):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from leaf_paths(v, path + (k,))
+    elif isinstance(value, list) and value:
+        for i, v in enumerate(value):
+            yield from leaf_paths(v, path + (i,))
+    else:
+        yield path
+
+
+def test_fuzz_every_field_of_every_record_kind(tmp_path):
+    # in this process (nothing here can block): each script's exit status and stderr, for every mutation
+    base = fuzz_doc()
+    good_path = tmp_path / "good.json"
+    good_path.write_text(json.dumps(base))
+    f = tmp_path / "m.json"
+    calls = [("summarize.py", [f]), ("compare.py", [f, good_path]), ("compare.py", [good_path, f]),
+             ("dma_latte_report.py", [good_path, "--breakdown", f]), ("overlap_report.py", [f, "--targets"]),
+             ("blocks_report.py", [f])]
+    seen, bad = 0, []
+    # every field of a plain record and of the context, and the parts the other kinds add (not their common fields
+    # again: the test stays under a minute)
+    paths = [*leaf_paths(base["context"], ("context",)), *leaf_paths(base["results"][0], ("results", 0)),
+             *leaf_paths(base["results"][2]["overlap"], ("results", 2, "overlap")),
+             *leaf_paths(base["results"][4]["breakdown_us"], ("results", 4, "breakdown_us")),
+             *[q for q in leaf_paths(base["results"][5], ("results", 5)) if q[2] in ("layout", "host_memory",
+                                                                                    "per_block_us", "name")],
+             *leaf_paths(base["results"][7]["power"], ("results", 7, "power"))]
+    for path in paths:
+        for value in HOSTILE:
+            doc = copy.deepcopy(base)
+            target = doc
+            for k in path[:-1]:
+                target = target[k]
+            target[path[-1]] = value
+            f.write_text(json.dumps(doc))
+            for name, args in calls:
+                p = inproc(name, *args)
+                seen += 1
+                lines = p.stderr.splitlines()
+                fine = (p.returncode == 0 and not lines) or (p.returncode == 1 and name == "compare.py" and not lines) or \
+                    (p.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"{name}: error: "))
+                if not fine:
+                    bad.append((name, path, repr(value)[:20], p.returncode, p.stderr[-300:]))
+    assert seen > 5000 and not bad, (len(bad), sorted({(b[0], b[1][-1], b[4][-160:]) for b in bad}))
+
+
+@pytest.mark.parametrize("value", [5e-324, 1.7e308, 10 ** 30, 10 ** 400, 0, None, "\ud800"],
+                         ids=["smallest", "largest", "int-1e30", "int-1e400", "zero", "null", "surrogate"])
+def test_fuzz_plot_latencies_and_names(tmp_path, value):
+    # plot.py draws what check_document accepts; the rest is one line and exit 2
+    for path in (("latency_us", "p50"), ("latency_us", "p95"), ("busbw_GBps",), ("name",)):
+        doc = fuzz_doc()
+        target = doc["results"][0]
+        for k in path[:-1]:
+            target = target[k]
+        target[path[-1]] = value if path != ("name",) else f"copy/ce,x={value}/oneshot/dev=0,1/1024"
+        src = tmp_path / "p.json"
+        src.write_text(json.dumps(doc))
+        p = inproc("plot.py", src, "--out", tmp_path / "figs")
+        lines = p.stderr.splitlines()
+        assert (p.returncode == 0 and not lines) or (p.returncode == 2 and len(lines) == 1 and
+                                                     lines[0].startswith("plot.py: error: ")), (path, value, p.stderr)
