@@ -280,7 +280,7 @@ DRAWABLE = 1e300  # matplotlib's axis range overflows near the float limit (1.7e
 def check_drawable(df):
     """ResultsError naming the first case with a number a figure cannot show (check_document accepts any finite)."""
     for col in DRAWN:
-        beyond = df[col].abs() > DRAWABLE
+        beyond = pd.to_numeric(df[col], errors="coerce").abs() > DRAWABLE  # an all-None column is of objects
         if beyond.any():
             row = df[beyond].iloc[0]
             raise ResultsError(f"{row['file']}: {row['name']}: {col} {row[col]:g} is beyond what a figure can show "

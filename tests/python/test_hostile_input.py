@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from test_scripts import H200, ROOT, SCRIPTS, document, overlap_result, result, run
+from test_scripts import H200, ROOT, SCRIPTS, document, execute_notebook, overlap_result, result, run
 
 import sys
 sys.path.insert(0, SCRIPTS)
@@ -528,6 +528,9 @@ def test_edge_values_are_read(tmp_path, edge):
                        ("dma_latte_report.py", [src]), ("blocks_report.py", [src]),
                        ("plot.py", [src, "--out", tmp_path / "figs"])):
         p = (inproc if name == "plot.py" else script)(name, *args)
+        if name == "plot.py" and edge == "latencies near the float limit":  # read, but no axis can span them
+            one_line(p, name, "p50 1e+308 is beyond what a figure can show (at most 1e+300)")
+            continue
         assert p.returncode == 0 and p.stderr == "", (name, p.stderr[-2000:])
 
 
@@ -596,30 +599,12 @@ def test_notebook_cells_have_ids():
 
 
 def test_notebook_runs_on_names_that_are_not_text(tmp_path):
-    import shutil
-    nbconvert = shutil.which("jupyter-nbconvert") or shutil.which("jupyter")
-    if not nbconvert:
-        pytest.skip("jupyter-nbconvert is not installed (scripts/test.sh installs it on Debian)")
-    nb_dir = tmp_path / "notebooks"
-    nb_dir.mkdir()
-    shutil.copy(os.path.join(ROOT, "notebooks", "explore.ipynb"), nb_dir)
-    os.symlink(SCRIPTS, tmp_path / "scripts")
     src = tmp_path / "s.json"
     src.write_text(json.dumps(surrogate_doc()))
     odd = os.path.join(os.fsencode(tmp_path), b"r\xff.json")  # a path that is not UTF-8, too
     with open(odd, "w") as f:
         f.write(json.dumps(surrogate_doc()))
-    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    env = {k.encode() if isinstance(k, str) else k: v.encode() if isinstance(v, str) else v for k, v in env.items()}
-    env[b"DMABENCH_RESULTS"] = os.fsencode(src) + b"," + odd
-    cmd = ([nbconvert] if nbconvert.endswith("nbconvert") else [nbconvert, "nbconvert"]) + [
-        "--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=300", "--output", "out.ipynb",
-        str(nb_dir / "explore.ipynb")]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=nb_dir, timeout=600)
-    assert p.returncode == 0, p.stderr[-3000:]
-    out = json.loads((nb_dir / "out.ipynb").read_text())
-    outputs = [o for c in out["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
-    assert not [o for o in outputs if o.get("output_type") == "error"]
+    outputs = execute_notebook(tmp_path, [src, odd])  # no error output
     assert not [o for o in outputs if o.get("name") == "stderr"], [o for o in outputs if o.get("name") == "stderr"]
     assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3
 
