@@ -5,6 +5,7 @@
 // vendor-header exception: outside gpu/, this file includes rocm_smi.h for the types of the functions
 // it loads with dlsym (decltype) and nothing else; nothing links rocm-smi (tests/check_vendor_includes.cmake).
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -20,6 +21,47 @@
 
 namespace dmabench::power {
 namespace {
+
+// rsmi_init writes lines of its own to stderr where it finds no AMD GPU ("Failed to open drm root directory
+// /sys/class/drm.: ...", "Exception caught: rsmi_init."; reported upstream as ROCm/rocm_smi_lib pull 213 and
+// ROCm/rocm-systems issue 8612): stderr goes to an anonymous temporary file while it runs, and what it wrote is
+// shown only when it succeeds; when it fails, the one line of --power's "power not measured" says why.
+class HeldStderr {
+ public:
+  HeldStderr() {
+    std::fflush(stderr);
+    file_ = std::tmpfile();
+    if (!file_) return;  // stderr stays as it is
+    saved_ = dup(STDERR_FILENO);
+    if (saved_ >= 0 && dup2(fileno(file_), STDERR_FILENO) < 0) {
+      close(saved_);
+      saved_ = -1;
+    }
+  }
+  HeldStderr(const HeldStderr&) = delete;
+  HeldStderr& operator=(const HeldStderr&) = delete;
+  ~HeldStderr() { restore(true); }
+
+  // Puts stderr back; what was written meanwhile is copied to it when `show`.
+  void restore(bool show) {
+    if (saved_ >= 0) {
+      std::fflush(stderr);
+      const bool back = dup2(saved_, STDERR_FILENO) >= 0;
+      close(saved_);
+      saved_ = -1;
+      if (back && show && std::fseek(file_, 0, SEEK_SET) == 0) {
+        char buf[4096];
+        for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, file_)) > 0;) std::fwrite(buf, 1, n, stderr);
+      }
+    }
+    if (file_) std::fclose(file_);
+    file_ = nullptr;
+  }
+
+ private:
+  std::FILE* file_ = nullptr;
+  int saved_ = -1;
+};
 
 // Every symbol typed from rocm_smi.h: an API change breaks the build, not the run.
 struct Rsmi {
@@ -68,7 +110,9 @@ struct Rsmi {
     sym(r.power, kPowerCall);
     sym(r.status_string, "rsmi_status_string");
     if (r.why_not.empty()) {
+      HeldStderr held;
       const rsmi_status_t s = r.init(0);
+      held.restore(s == RSMI_STATUS_SUCCESS);
       if (s != RSMI_STATUS_SUCCESS) r.why_not = fmt::format("rsmi_init: {}", r.text(s));
     }
     return r;

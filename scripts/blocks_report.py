@@ -37,7 +37,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dmabench_results import (ResultsError, _number, _of, arg_parser, fmt_size, load, pattern_label,  # noqa: E402
-                              run_tool, software_times, table, variant, versions_caption)
+                              run_tool, software_times, table, variant, versions_caption, write_file)
 
 TOOL = "blocks_report.py"
 REPORT_SCHEMA = "dmabench-blocks-report/1"
@@ -444,14 +444,6 @@ def report_of(paths, timing):
             "notes": notes_of(notes, timing), "tables": tables}
 
 
-def write(path, text):
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as e:
-        raise ResultsError(f"cannot write {path}: {e}") from None
-
-
 def main(argv=None):
     return run_tool(TOOL, run, argv)
 
@@ -466,9 +458,9 @@ def run(argv=None):
     report = report_of(a.results, a.timing)
     text = markdown(report)
     if a.markdown:
-        write(a.markdown, text)
+        write_file(a.markdown, text)
     if a.json:
-        write(a.json, json.dumps(report, indent=1) + "\n")
+        write_file(a.json, json.dumps(report, indent=1) + "\n")
     sys.stdout.write(text)
     return 0
 

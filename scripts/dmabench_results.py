@@ -2,11 +2,16 @@
 
 A run that has not finished (crashed, killed -9, or still running) leaves its journal `<out>.journal` next to its
 results file `<out>`; `load` reads either, and reads the journal in place of a results file that lags behind it."""
+import errno
+import fcntl
+import io
 import json
 import math
 import os
 import re
+import stat
 import sys
+import tempfile
 
 SCHEMA_PREFIX = "dmabench/"
 SCHEMA_MAJOR = "dmabench/1"  # the major version every script reads
@@ -25,25 +30,196 @@ class ResultsError(Exception):
         super().__init__(" ".join(str(message).split()))
 
 
+# ---- the scripts' command-line contract --------------------------------------------------------------------------
+# Every script's entry point is `run_tool`: bad input (a malformed or unreadable file, a bad argument, an output path
+# that cannot be written) is one line `<script>: error: ...` on stderr and exit 2; a reader that goes away (`| head`)
+# ends nothing early and prints nothing; Ctrl-C is one line and exit 130; a bug is one line and exit 3. Never a
+# traceback: exit 1 stays what each script documents (compare.py: a regression), which a CI gate reads.
+
+INTERNAL_ERROR = 3  # a bug in a script, never bad input
+MAX_INPUT_BYTES = 1 << 30  # a results file or journal: dmabench's 200000-case limit is about 300 MB of JSON
+
+
 def fail(tool, error):
     """The scripts' one way out on bad input: one line on stderr, exit status 2."""
     print(f"{tool}: error: {error}", file=sys.stderr)
     return 2
 
 
+class _Console:
+    """sys.stdout / sys.stderr of a script: text that cannot be encoded is written escaped (a lone surrogate from a
+    non-UTF-8 path argument: '\\udcff'), and a reader that has gone away (`compare.py ... | head`) makes the rest
+    of the output go to /dev/null, so the script still finishes its work and exits with its own status, silently."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        stream.reconfigure(errors="backslashreplace")
+
+    def _gone(self):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self.stream.fileno())  # the buffered rest goes there too, also at interpreter exit
+        os.close(devnull)
+
+    def write(self, text):
+        try:
+            return self.stream.write(text)
+        except BrokenPipeError:
+            self._gone()
+            return len(text)
+
+    def flush(self):
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            self._gone()
+
+    def __getattr__(self, name):  # fileno, isatty, encoding, buffer, ...
+        return getattr(self.stream, name)
+
+
+def _guard_console():
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if isinstance(stream, io.TextIOWrapper):  # a real console; not a test's StringIO, not already guarded
+            setattr(sys, name, _Console(stream))
+
+
 def run_tool(tool, run, argv=None):
-    """A script's entry point: `run(argv)`'s exit code, or a malformed results file as one line and exit 2."""
+    """A script's entry point: `run(argv)`'s exit code; bad input one line and exit 2 (the contract above)."""
+    _guard_console()
     try:
-        return run(argv)
+        try:
+            return run(argv)
+        finally:
+            sys.stdout.flush()
     except ResultsError as e:
         return fail(tool, e)
+    except KeyboardInterrupt:
+        print(f"{tool}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - a bug: still one line, never a traceback, never exit 1
+        import traceback
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        print(f"{tool}: internal error: {type(e).__name__}: {' '.join(str(e).split())[:200]} "
+              f"(at {os.path.basename(where.filename)}:{where.lineno}; please report it)", file=sys.stderr)
+        return INTERNAL_ERROR
 
 
 def arg_parser(doc):
-    """The command-line parser of a script whose docstring ends with its "Exit codes" section."""
+    """The command-line parser of a script whose docstring ends with its "Exit codes" section; a bad argument raises
+    ResultsError (one line and exit 2 through run_tool, not argparse's usage and error)."""
     import argparse
-    return argparse.ArgumentParser(description=doc.splitlines()[0], epilog=doc[doc.index("Exit codes"):],
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):
+            raise ResultsError(message)
+
+    return Parser(description=doc.splitlines()[0], epilog=doc[doc.index("Exit codes"):],
+                  formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode):
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def read_bytes(path, what="results file", limit=MAX_INPUT_BYTES):
+    """The bytes of the regular file at `path`; FileNotFoundError when there is none; ResultsError (one line) when it
+    is anything else (a FIFO, a device, a directory: their type is checked before they are opened, so a FIFO with no
+    writer never blocks), larger than `limit`, or unreadable."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise ResultsError(f"cannot read {path}: {_kind(st.st_mode)}; a {what} is a regular file")
+        if st.st_size > limit:
+            raise ResultsError(f"cannot read {path}: {st.st_size} bytes; a {what} is at most {limit >> 20} MiB")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # replaced by a FIFO since the stat: no hang
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ResultsError(f"cannot read {path}: replaced by {_kind(os.fstat(fd).st_mode)} while read")
+            data = f.read(limit + 1)
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError) as e:  # ValueError: a path with a NUL byte
+        raise ResultsError(f"cannot read {path}: {e}") from None
+    if len(data) > limit:
+        raise ResultsError(f"cannot read {path}: more than {limit >> 20} MiB; a {what} is at most {limit >> 20} MiB")
+    return data
+
+
+def _open_output(path):
+    """A file object writing to `path`, which is not a directory; a FIFO without a reader is an error, not a hang."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise ResultsError(f"cannot write {path}: a FIFO that nothing reads") from None
+        raise ResultsError(f"cannot write {path}: {e.strerror}") from None
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return os.fdopen(fd, "wb")
+
+
+def open_log(path):
+    """A text file to append console output to as it comes (launch_compare.py's runs.log), checked like write_file."""
+    return io.TextIOWrapper(_open_output(path), encoding="utf-8", errors="backslashreplace", line_buffering=True)
+
+
+def write_file(path, data):
+    """Writes `data` (str: UTF-8, anything not encodable escaped; or bytes) to `path` whole or not at all: a regular
+    file (or a new one) is replaced by a complete temporary file beside it (an unpredictable name, created
+    exclusively), so a full disk or an error leaves an existing file as it was; a device or a FIFO with a reader is
+    written directly. Any failure is a ResultsError `cannot write PATH: why` (exit 2)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "backslashreplace")
+    path = os.fspath(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise ResultsError(f"cannot write {path}: {e.strerror}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise ResultsError(f"cannot write {path}: a directory")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        try:
+            with _open_output(path) as f:
+                f.write(data)
+        except OSError as e:
+            raise ResultsError(f"cannot write {path}: {e.strerror}") from None
+        return
+    directory, name = os.path.split(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory or ".")
+    except OSError as e:
+        raise ResultsError(f"cannot write {path}: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(f.fileno(), 0o666 & ~umask)
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise ResultsError(f"cannot write {path}: {e.strerror}") from None
+
+
+def make_dir(path, what="--out"):
+    """The output directory `path`, created if missing; ResultsError naming it when it cannot be."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise ResultsError(f"{what} {path}: {'not a directory' if isinstance(e, FileExistsError) else e.strerror}; "
+                           "accepted: a directory or a path where one can be made") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ResultsError(f"{what} {path}: a directory this user cannot write to")
+    return path
 
 
 def load(path, tool=None):
@@ -88,9 +264,10 @@ def load(path, tool=None):
 
 def _load_results(path):
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+        doc = parse_json(read_bytes(path))
+    except FileNotFoundError as e:
+        raise ResultsError(f"cannot read {path}: {e}") from None
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
         kind = "nests too deeply to parse" if isinstance(e, RecursionError) else str(e)
         raise ResultsError(f"cannot read {path}: {kind}") from None
     try:
@@ -98,6 +275,39 @@ def _load_results(path):
     except ResultsError as e:
         raise ResultsError(f"{path}: {e}") from None
     return doc
+
+
+def parse_json(data):
+    """The JSON value of UTF-8 `data`, its lone surrogates escaped (escape_surrogates); ValueError, RecursionError."""
+    value = json.loads(data.decode("utf-8"))
+    return escape_surrogates(value) if re.search(rb"\\u[dD][89a-fA-F]", data) else value
+
+
+def escape_surrogates(value):
+    """`value` (parsed JSON) with every string that holds a lone surrogate (JSON's `\\ud800` escape, which is no
+    character) replaced by its escaped text (the six characters `\\ud800`), keys too, so that every script can print,
+    write and draw it. Anything else is returned as it is."""
+    def clean(text):
+        try:
+            text.encode("utf-8")
+            return text
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+    if isinstance(value, str):
+        return clean(value)
+    stack = [value]
+    while stack:  # not recursive: the parser already accepted the nesting, this must not fail on it
+        node = stack.pop()
+        items = list(node.items()) if isinstance(node, dict) else list(enumerate(node)) if isinstance(node, list) else []
+        for k, v in items:
+            if isinstance(v, str):
+                node[k] = clean(v)
+            elif isinstance(v, (dict, list)):
+                stack.append(v)
+            if isinstance(k, str) and clean(k) is not k:
+                node[clean(k)] = node.pop(k)
+    return value
 
 
 def _unreadable(e):
@@ -130,18 +340,12 @@ def read_journal(path):
     document is {"schema": results_schema, "context": context, "results": records}, checked by `check_document`
     with each record named by its line. `document` is None when not even the header line is complete (an empty
     journal: the run was killed before it wrote one)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise
-    except OSError as e:
-        raise ResultsError(f"cannot read {path}: {e}") from None
+    data = read_bytes(path, "journal")  # FileNotFoundError: none
     lines = data.split(b"\n")  # the last element is b"" when the file ends with a newline, else the unfinished line
     values, torn = [], None
     for i, line in enumerate(lines[:-1]):
         try:
-            values.append(json.loads(line.decode("utf-8")))
+            values.append(parse_json(line))
         except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
             if i == len(lines) - 2 and not lines[-1]:  # the last line: torn
                 torn = i + 1
@@ -175,10 +379,18 @@ def read_journal(path):
     return doc, torn
 
 
+def _finite(value):
+    """Whether a JSON number is a finite float; an integer too large for one is not (10**400)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _number(value, where, positive=False, nullable=False):
     if value is None and nullable:
         return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or \
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value) or \
             (positive and value <= 0) or (not positive and value < 0 and where.rsplit(".", 1)[-1] not in SIGNED):
         want = "a positive number" if positive else "a finite number" if where.rsplit(".", 1)[-1] in SIGNED \
             else "a number >= 0"
@@ -191,6 +403,11 @@ def _of(value, kind, where, nullable=False):
         return
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise ResultsError(f"{where}: expected {names[kind]}{' or null' if nullable else ''}, got {_show(value)}")
+    if kind is int and not -INT64 <= value < INT64:  # what dmabench writes and pandas holds: 64-bit integers
+        raise ResultsError(f"{where}: expected an integer of at most 64 bits, got {_show(value)}")
+
+
+INT64 = 1 << 63
 
 
 def _show(value):
@@ -360,11 +577,16 @@ def fmt_size(n, compact=False):
 
 
 def parse_size(text, tool=None):
-    """Bytes of '64KiB', '1M', '4096'; ResultsError (a bad argument: exit 2 too) for anything else."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    """Bytes of '64KiB', '1M', '4096', '1.5GiB' (below 2^63); ResultsError (a bad argument: exit 2 too) for
+    anything else."""
+    from fractions import Fraction
+    m = re.fullmatch(r"\s*(\d{1,30}(?:\.\d{1,30})?)\s*([a-zA-Z]*)\s*", text)
     if not m or m.group(2).lower() not in UNITS:
         raise ResultsError(f"'{text}' is not a size such as 64KiB")
-    return int(float(m.group(1)) * UNITS[m.group(2).lower()])
+    size = int(Fraction(m.group(1)) * UNITS[m.group(2).lower()])
+    if size >= INT64:
+        raise ResultsError(f"'{text}' is not a size such as 64KiB: 2^63 bytes or more")
+    return size
 
 
 def table(header, rows):
@@ -398,7 +620,7 @@ def machine_label(doc):
     ctx = doc.get("context", {})
     devices = ctx.get("machine", {}).get("devices", [])
     if devices:
-        names = sorted({d.get("name", "?") for d in devices})
+        names = sorted({str(d.get("name", "?")) for d in devices})  # not checked: any JSON value
         return f"{len(devices)} x {'/'.join(names)}"
     return f"host {ctx.get('machine', {}).get('cpu', ctx.get('host', '?'))}"
 
@@ -429,6 +651,9 @@ def to_frame(paths, tool="dmabench_results"):
     """
     import pandas as pd  # only the DataFrame users need pandas
 
+    def number(value):  # a number check_document checked: a float column, also for 10**30 written as an integer
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
     rows = []
     for path in paths:
         doc = load(path, tool)
@@ -444,19 +669,19 @@ def to_frame(paths, tool="dmabench_results"):
                    "bytes": r.get("bytes"), "bytes_per_rank": r["bytes_per_rank"], "timing": r["timing"],
                    "status": r["status"], "reason": r.get("reason", ""), "validated": r.get("validated"),
                    "clock": r.get("clock", "host"), "iterations": r.get("iterations"),
-                   "algbw": r.get("algbw_GBps"), "busbw": r.get("busbw_GBps"),
-                   "energy_per_GB_J": power.get("energy_per_GB_J"), "active_W": power.get("active_W"),
-                   "power_uncertainty": power.get("uncertainty"), "hardware_times": not software_times(r)}
+                   "algbw": number(r.get("algbw_GBps")), "busbw": number(r.get("busbw_GBps")),
+                   "energy_per_GB_J": number(power.get("energy_per_GB_J")), "active_W": number(power.get("active_W")),
+                   "power_uncertainty": number(power.get("uncertainty")), "hardware_times": not software_times(r)}
             for k in ("min", "p50", "mean", "p95", "p99", "max", "stddev"):
-                row[k] = lat.get(k)
+                row[k] = number(lat.get(k))
             for k in ("control", "schedule", "copy", "sync", "total"):
-                row[f"bd_{k}"] = bd.get(k) if "error" not in bd else None
+                row[f"bd_{k}"] = number(bd.get(k)) if "error" not in bd else None
             ov = r.get("overlap") or {}
             row["beside"] = beside(r)
             for k, col in (("compute_slowdown_pct", "compute_slowdown_pct"), ("comm_with_us", "comm_with_us"),
                            ("comm_with_p99_us", "comm_with_p99_us"), ("comm_slowdown_pct", "comm_slowdown_pct"),
                            ("busbw_with_GBps", "busbw_with"), ("overlap_efficiency", "overlap_efficiency")):
-                row[col] = ov.get(k) if "error" not in ov else None
+                row[col] = number(ov.get(k)) if "error" not in ov else None
             lay = r.get("layout") or {"kind": "contiguous"}
             host = r.get("host_memory") or {}
             row.update({"layout": lay.get("kind"), "block_bytes": lay.get("block_bytes"),

@@ -11,7 +11,9 @@ reference and difference:
   paged h2d / d2h (4096 random pages, pinned; sm on mapped memory), oneshot p50 against the probe's:
     `ce` (one copy per block) = probe "loop", `ce-batch` = "batch", `sm` = "kernel"; the target is within 5%.
 A pair beyond its target is flagged; nothing is averaged or dropped. Exit codes: 0 every pair within its
-target, 1 some pair beyond it (or no pair at all), 2 unreadable input.
+target, 1 some pair beyond it (or no pair at all), 2 bad input: an unreadable or malformed probe or results file
+(a probe line whose fields are not numbers > 0), a bad argument or an unwritable --markdown, one line
+`host_reference.py: error: ...` on stderr (scripts/dmabench_results.py, run_tool).
 """
 import json
 import sys
@@ -22,24 +24,51 @@ CONTIGUOUS_TOL, PAGED_TOL = 3.0, 5.0
 MECHANISM = {"loop": ("ce", "pinned"), "batch": ("ce-batch", "pinned"), "kernel": ("sm", "mapped")}
 
 
+PROBE_FIELDS = {"bytes": int, "block_bytes": int, "blocks": int, "oneshot_us_p50": float, "b2b_per_op_us_median": float}
+
+
 def read_probe(path):
+    """The probe's lines (JSON objects), each field this script reads checked: ResultsError naming the line."""
     try:
-        with open(path) as f:
-            return [json.loads(line) for line in f if line.strip()]
-    except (OSError, ValueError) as e:
-        raise dr.ResultsError(f"{path}: not the probe's JSON lines ({e})")
+        data = dr.read_bytes(path, "probe file", 64 << 20)
+    except FileNotFoundError as e:
+        raise dr.ResultsError(f"cannot read {path}: {e}") from None
+    lines = []
+    for i, line in enumerate(data.split(b"\n")):
+        if not line.strip():
+            continue
+        try:
+            p = dr.parse_json(line)
+        except (ValueError, RecursionError) as e:
+            raise dr.ResultsError(f"{path}: line {i + 1}: not the probe's JSON lines ({e})") from None
+        where = f"{path}: line {i + 1}"
+        dr._of(p, dict, where)
+        for field in ("test", "mechanism"):
+            if field in p:
+                dr._of(p[field], str, f"{where}: {field}")
+        lines.append((where, p))
+    return lines
+
+
+def field(p, name, where):
+    """A numeric field of a probe line, checked when it is used: an integer > 0, or a time > 0."""
+    value = p.get(name)
+    if PROBE_FIELDS[name] is int:
+        dr._of(value, int, f"{where}: {name}")
+    dr._number(value, f"{where}: {name}", positive=True)
+    return value
 
 
 def plain(r, engine, kind):
     """A validated ok record of `engine` with default options on `kind` host memory on the local node."""
-    h = r.get("host_memory") or {}
-    return (r["status"] == "ok" and r["validated"] and r["engine"] == engine and not dr.engine_options_in_name(r)
+    h = r.get("host_memory") if isinstance(r.get("host_memory"), dict) else {}
+    return (r["status"] == "ok" and r.get("validated") is True and r["engine"] == engine and not dr.engine_options_in_name(r)
             and h.get("kind") == kind and h.get("numa") == "local")
 
 
 def find(records, **want):
     for r in records:
-        lay = r.get("layout") or {"kind": "contiguous"}
+        lay = r.get("layout") if isinstance(r.get("layout"), dict) else {"kind": "contiguous"}
         if all((lay if k in ("order", "block_bytes", "blocks_per_op", "kind") else r).get(k) == v for k, v in want.items()):
             return r
     return None
@@ -47,24 +76,25 @@ def find(records, **want):
 
 def pairs(probe, records):
     out = []
-    for p in probe:
+    for where, p in probe:
         test = p.get("test", "")
-        if test in ("h2d", "d2h", "h2d-bidir") and p["bytes"] >= 64 << 20:
+        if test in ("h2d", "d2h", "h2d-bidir") and field(p, "bytes", where) >= 64 << 20:
             ce = [r for r in records if plain(r, "ce", "pinned")]
-            for timing, ref in (("oneshot", p["oneshot_us_p50"]), ("pipelined", p["b2b_per_op_us_median"])):
+            for timing, name in (("oneshot", "oneshot_us_p50"), ("pipelined", "b2b_per_op_us_median")):
                 r = find(ce, pattern=test, bytes_per_rank=p["bytes"], timing=timing, kind="contiguous")
-                out.append((f"{test} {dr.fmt_size(p['bytes'])} ce {timing}", r, ref, CONTIGUOUS_TOL))
+                out.append((f"{test} {dr.fmt_size(p['bytes'])} ce {timing}", r, field(p, name, where), CONTIGUOUS_TOL))
         elif test.startswith("paged-") and p.get("mechanism") in MECHANISM:
             engine, kind = MECHANISM[p["mechanism"]]
             recs = [r for r in records if plain(r, engine, kind)]
+            block, blocks = field(p, "block_bytes", where), field(p, "blocks", where)
             r = find(recs, pattern=test[len("paged-"):], timing="oneshot", kind="blocks", order="random",
-                     block_bytes=p["block_bytes"], blocks_per_op=p["blocks"])
-            out.append((f"{test[6:]} {p['blocks']} x {dr.fmt_size(p['block_bytes'])} {engine} ({p['mechanism']})", r,
-                        p["oneshot_us_p50"], PAGED_TOL))
+                     block_bytes=block, blocks_per_op=blocks)
+            out.append((f"{test[6:]} {blocks} x {dr.fmt_size(block)} {engine} ({p['mechanism']})", r,
+                        field(p, "oneshot_us_p50", where), PAGED_TOL))
     return out
 
 
-def run(argv):
+def run(argv=None):
     ap = dr.arg_parser(__doc__)
     ap.add_argument("probe")
     ap.add_argument("results", nargs="+")
@@ -85,12 +115,15 @@ def run(argv):
         rows.append([label, f"{got:.1f}", f"{ref:.1f}", f"{diff:+.1f}%", f"±{tol:.0f}%", "within" if ok else "BEYOND"])
     text = dr.table(["case", "dmabench p50 µs", "reference µs", "difference", "target", "verdict"], rows)
     text += f"\n\n{len(rows) - beyond} of {len(rows)} pairs within their target.\n"
-    print(text)
     if a.markdown:
-        with open(a.markdown, "w") as f:
-            f.write(text)
+        dr.write_file(a.markdown, text)
+    print(text)
     return 0 if rows and beyond == 0 else 1
 
 
+def main(argv=None):
+    return dr.run_tool("host_reference.py", run, argv)
+
+
 if __name__ == "__main__":
-    sys.exit(dr.run_tool("host_reference.py", run))
+    sys.exit(main())

@@ -25,20 +25,22 @@ its status and reason. The summary line gives, for sizes of at least --large byt
 |mpi/one - 1| and its case.
 
 Exit codes: 0 every run exited 0 and the table was made; 1 a run exited non-zero (see DIR/runs.log; the table is
-made from the files there are); 2 bad input: a bad argument, an unreadable or malformed results file, no case
-present in both sides (one line `launch_compare.py: error: ...` on stderr).
+made from the files there are); 2 bad input: a bad argument (a --launcher that does not split or is no command, a
+--dmabench that is not executable), a DIR that cannot be written, an unreadable or malformed results file, no case
+present in both sides (one line `launch_compare.py: error: ...` on stderr, before any run where it can be known).
 """
 import os
 import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import (ResultsError, arg_parser, case_key, fmt_size, load, parse_size, pattern_label,  # noqa: E402
-                              placement_order, run_tool, spread, table, variant)
+from dmabench_results import (ResultsError, arg_parser, case_key, fmt_size, load, make_dir, open_log,  # noqa: E402
+                              parse_size, pattern_label, placement_order, run_tool, spread, table, variant, write_file)
 
 TOOL = "launch_compare.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -46,7 +48,10 @@ SIDES = ("one", "mpi")
 
 
 def launcher_command(text, np):
-    words = shlex.split(text.replace("{np}", str(np)))
+    try:
+        words = shlex.split(text.replace("{np}", str(np)))
+    except ValueError as e:  # an unclosed quote
+        raise ResultsError(f"--launcher {text!r}: {e}; accepted: a command line such as 'mpirun -np {{np}}'") from None
     if not words:
         raise ResultsError("--launcher is empty")
     if os.path.basename(words[0]) == "mpirun" and os.geteuid() == 0 and "--allow-run-as-root" not in words:
@@ -56,14 +61,18 @@ def launcher_command(text, np):
 
 def run_all(a, launcher, extra):
     """Runs every file in turn; returns whether every run exited 0."""
-    os.makedirs(a.out, exist_ok=True)
+    make_dir(a.out)
     stale = sorted(f for f in os.listdir(a.out) if re.fullmatch(r"(one|mpi)-\d+\.json(\.journal)?", f))
     for f in stale:  # an earlier run's: none of them may be read as this run's
-        os.remove(os.path.join(a.out, f))
+        path = os.path.join(a.out, f)
+        try:
+            os.remove(path)
+        except OSError as e:
+            raise ResultsError(f"cannot remove {path} of an earlier run: {e.strerror}") from None
     if stale:
         print(f"{TOOL}: removed {len(stale)} results files of an earlier run from {a.out}", file=sys.stderr)
     clean = True
-    with open(os.path.join(a.out, "runs.log"), "w") as log:
+    with open_log(os.path.join(a.out, "runs.log")) as log:
         for k in range(1, a.repeat + 1):
             for side in SIDES:
                 out = os.path.join(a.out, f"{side}-{k}.json")
@@ -71,12 +80,16 @@ def run_all(a, launcher, extra):
                 log.write(f"$ {shlex.join(cmd)}\n")
                 log.flush()
                 t0 = time.monotonic()
-                p = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
-                line = f"{side}-{k}: exit {p.returncode} after {time.monotonic() - t0:.1f} s"
+                try:
+                    code = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
+                except OSError as e:  # it could not be started: recorded as a failed run, the next one still runs
+                    log.write(f"cannot start {cmd[0]}: {e.strerror}\n")
+                    code = 127
+                line = f"{side}-{k}: exit {code} after {time.monotonic() - t0:.1f} s"
                 log.write(f"# {line}\n\n")
                 log.flush()
                 print(line, file=sys.stderr)
-                clean = clean and p.returncode == 0
+                clean = clean and code == 0
     return clean
 
 
@@ -196,6 +209,10 @@ def run(argv=None):
         for what, path in (("--dmabench", a.dmabench), ("--config", a.config)):
             if not os.path.isfile(path):
                 raise ResultsError(f"{what} {path}: no such file")
+        if not os.access(a.dmabench, os.X_OK):
+            raise ResultsError(f"--dmabench {a.dmabench}: not executable")
+        if not shutil.which(launcher[0]):
+            raise ResultsError(f"--launcher: {launcher[0]}: no such command")
         clean = run_all(a, launcher, extra)
     runs = [read_side(a.out, side) for side in SIDES]
     for side, got in zip(SIDES, runs):
@@ -205,8 +222,7 @@ def run(argv=None):
     if not rows:
         raise ResultsError(f"{a.out}: no case is in every file of both sides")
     text = markdown(rows, [len(r) for r in runs], a.threshold, large)
-    with open(os.path.join(a.out, "compare.md"), "w") as f:
-        f.write(text)
+    write_file(os.path.join(a.out, "compare.md"), text)
     print(text, end="")
     return 0 if clean else 1
 

@@ -18,18 +18,20 @@ A results file may also be given as its run's journal, `<file>.journal`; a resul
 it (its run has not finished) is read from the journal when that holds more cases, with a note on stderr
 (scripts/dmabench_results.py, load).
 
-Exit codes: 0 figures written; 2 bad input: an unreadable or malformed results file, a bad argument, or
-no ok result to plot (an empty `results` list, none left after --patterns/--engines, or none of the
+Exit codes: 0 figures written; 2 bad input: an unreadable or malformed results file, a bad argument, an
+--out where the figures cannot be written (each is written whole or not at all), or no ok result to plot (an empty `results` list, none left after --patterns/--engines, or none of the
 --timing asked for), with one line
 `plot.py: error: ...` on stderr (never a traceback; scripts/dmabench_results.py, check_document, says what
 is checked).
 """
+import io
 import os
 import re
 import sys
 import zlib
 
 import matplotlib
+import numpy
 import pandas as pd
 
 if "ipykernel" not in sys.modules:  # files only; a notebook keeps its inline backend
@@ -38,7 +40,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, fmt_size, load, pattern_label, placement_order, to_frame, versions_caption, arg_parser, run_tool  # noqa: E402
+from dmabench_results import (ResultsError, arg_parser, escape_surrogates, fmt_size, load, make_dir,  # noqa: E402
+                              pattern_label, placement_order, run_tool, to_frame, versions_caption, write_file)
 
 TOOL = "plot.py"
 STYLES = ["-", "--", ":", "-."]
@@ -90,8 +93,14 @@ def _label(text, width=48):
     return "\n".join(lines + [line])
 
 
+def _name(path):
+    """A file's name in a figure, a byte that is not UTF-8 escaped ('\\udcff'): no glyph is missing."""
+    return escape_surrogates(os.path.basename(os.fspath(path)))
+
+
 def _marker(v):
-    return MARKERS[zlib.crc32(v.encode()) % len(MARKERS)]
+    return MARKERS[zlib.crc32(v.encode("utf-8", "backslashreplace")) % len(MARKERS)]
+
 
 
 def _figure():
@@ -102,7 +111,8 @@ def _figure():
 
 
 def _legend(ax):
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    if ax.get_legend_handles_labels()[0]:  # a figure with no line (no variant has the baseline's sizes) has none
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
 
 def pick_variants(df, baseline, max_variants):
@@ -159,7 +169,7 @@ def _series(df, pattern, timing, variants, in_place):
 def _figure_lines(df, pattern, timing, variants, palette, files, captions, column, band, ylabel, title, log_y, in_place):
     fig, ax = _figure()
     for f, v, g in _series(df, pattern, timing, variants, in_place):
-        label = _label(v if len(files) == 1 else f"{v} [{os.path.basename(f)}]")
+        label = _label(v if len(files) == 1 else f"{v} [{_name(f)}]")
         ax.plot(g.bytes_per_rank, g[column], STYLES[files.index(f) % len(STYLES)], marker=_marker(v), ms=4,
                 color=palette[v], label=label)
         if band:
@@ -198,7 +208,7 @@ def figure_speedup(df, pattern, timing, variants, palette, files, captions, base
             common = base.index.intersection(g.index)
             if common.empty or v == baseline:
                 continue
-            label = _label(v if len(files) == 1 else f"{v} [{os.path.basename(f)}]")
+            label = _label(v if len(files) == 1 else f"{v} [{_name(f)}]")
             ax.plot(common, base[common] / g[common], STYLES[files.index(f) % len(STYLES)], marker=_marker(v), ms=4,
                     color=palette[v], label=label)
     ax.axhline(1.0, color="0.2", lw=1)
@@ -234,6 +244,11 @@ def figure_breakdown(df, captions):
     return fig
 
 
+def _error_bars(err):
+    """Error bars where the uncertainty is known (power.uncertainty may be null), none where no bar has one."""
+    return err.fillna(0).tolist() if err.notna().any() else None
+
+
 def figure_energy(df, pattern, variants, palette, captions, in_place=False):
     ok = _cases(df, pattern, in_place)
     ok = ok[(ok.status == "ok") & ok.energy_per_GB_J.notna()]
@@ -245,9 +260,9 @@ def figure_energy(df, pattern, variants, palette, captions, in_place=False):
     for i, (f, v) in enumerate(bars):
         g = ok[(ok.file == f) & (ok.variant == v)].set_index("bytes_per_rank").reindex(sizes)
         xs = [j + i * width for j in range(len(sizes))]
-        label = _label(v if len(files) == 1 else f"{v} [{os.path.basename(f)}]")
+        label = _label(v if len(files) == 1 else f"{v} [{_name(f)}]")
         ax.bar(xs, g.energy_per_GB_J, width, color=palette[v], label=label, hatch=["", "//", "..", "xx"][files.index(f) % 4],
-               yerr=g.energy_per_GB_J * g.power_uncertainty, capsize=2)
+               yerr=_error_bars(g.energy_per_GB_J * g.power_uncertainty), capsize=2)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(sizes))], [size_label(s) for s in sizes])
     ax.set_xlabel("bytes per rank")
     ax.set_ylabel("energy per GB above idle, J/GB (error bar: uncertainty)")
@@ -256,6 +271,20 @@ def figure_energy(df, pattern, variants, palette, captions, in_place=False):
     _legend(ax)
     _caption(fig, captions)
     return fig
+
+
+DRAWN = ["min", "p50", "p95", "busbw", "energy_per_GB_J", "power_uncertainty"] + [c for c, _ in PHASES] + ["bd_total"]
+DRAWABLE = 1e300  # matplotlib's axis range overflows near the float limit (1.7e308): refused, not drawn wrong
+
+
+def check_drawable(df):
+    """ResultsError naming the first case with a number a figure cannot show (check_document accepts any finite)."""
+    for col in DRAWN:
+        beyond = pd.to_numeric(df[col], errors="coerce").abs() > DRAWABLE  # an all-None column is of objects
+        if beyond.any():
+            row = df[beyond].iloc[0]
+            raise ResultsError(f"{row['file']}: {row['name']}: {col} {row[col]:g} is beyond what a figure can show "
+                               f"(at most {DRAWABLE:g})")
 
 
 def main(argv=None):
@@ -280,6 +309,7 @@ def run(argv=None):
     if a.engines:
         df = df[df.engine.isin(a.engines.split(","))]
     df = collapse_repeats(df)
+    check_drawable(df[df.status == "ok"])
     if df[df.status == "ok"].empty:
         raise ResultsError(f"nothing to plot: no ok results in {', '.join(a.results)} (after the filters)")
     timings = ["oneshot", "pipelined"] if a.timing == "both" else [a.timing]
@@ -287,8 +317,8 @@ def run(argv=None):
         have = ", ".join(sorted(set(df[df.status == "ok"].timing)))
         raise ResultsError(f"nothing to plot: no ok {a.timing} results in {', '.join(a.results)} (they have {have}: "
                            "use --timing)")
-    os.makedirs(a.out, exist_ok=True)
-    captions = [versions_caption(load(f)) + f"  [{os.path.basename(f)}, line style {STYLES[i % 4]!r}]"
+    make_dir(a.out)
+    captions = [versions_caption(load(f)) + f"  [{_name(f)}, line style {STYLES[i % 4]!r}]"
                 for i, f in enumerate(a.results)]
     variants = pick_variants(df, a.baseline, a.max_variants)
     palette = colours(set(df.variant.unique()))
@@ -296,24 +326,27 @@ def run(argv=None):
 
     def save(fig, name):
         path = os.path.join(a.out, name)
-        fig.savefig(path, dpi=130)
+        image = io.BytesIO()
+        fig.savefig(image, format="png", dpi=130)
         plt.close(fig)
+        write_file(path, image.getvalue())  # whole or not at all; an unwritable --out is one line and exit 2
         written.append(path)
 
-    for p, in_place in sorted(set(zip(df.pattern, df.in_place)), key=placement_order):
-        cases, stem = _cases(df, p, in_place), file_stem(p, in_place)
-        for t in timings:
-            if cases[(cases.timing == t) & (cases.status == "ok")].empty:
-                continue
-            save(figure_latency(df, p, t, variants, palette, a.results, captions, in_place), f"latency_{stem}_{t}.png")
-            save(figure_busbw(df, p, t, variants, palette, a.results, captions, in_place), f"busbw_{stem}_{t}.png")
-            if (df.variant == a.baseline).any():
-                save(figure_speedup(df, p, t, variants, palette, a.results, captions, a.baseline, in_place),
-                     f"speedup_{stem}_{t}.png")
-        if cases.energy_per_GB_J.notna().any():
-            save(figure_energy(df, p, variants, palette, captions, in_place), f"energy_{stem}.png")
-    if df.bd_total.notna().any():
-        save(figure_breakdown(df, captions), "breakdown.png")
+    with numpy.errstate(all="ignore"):  # numbers near the float limit overflow on a log axis: no warning
+        for p, in_place in sorted(set(zip(df.pattern, df.in_place)), key=placement_order):
+            cases, stem = _cases(df, p, in_place), file_stem(p, in_place)
+            for t in timings:
+                if cases[(cases.timing == t) & (cases.status == "ok")].empty:
+                    continue
+                save(figure_latency(df, p, t, variants, palette, a.results, captions, in_place), f"latency_{stem}_{t}.png")
+                save(figure_busbw(df, p, t, variants, palette, a.results, captions, in_place), f"busbw_{stem}_{t}.png")
+                if (df.variant == a.baseline).any():
+                    save(figure_speedup(df, p, t, variants, palette, a.results, captions, a.baseline, in_place),
+                         f"speedup_{stem}_{t}.png")
+            if cases.energy_per_GB_J.notna().any():
+                save(figure_energy(df, p, variants, palette, captions, in_place), f"energy_{stem}.png")
+        if df.bd_total.notna().any():
+            save(figure_breakdown(df, captions), "breakdown.png")
     for w in written:
         print(w)
     return 0

@@ -8,33 +8,51 @@ Kernels that do not report recommended_sdma_engine_id_mask give no line for that
 says so on stderr and exits 1 when no pair has one.
 
 usage: scripts/sdma_map.py [--root /sys/class/kfd/kfd/topology/nodes] > my.map
+
+Exit codes: 0 the map is written; 1 no AMD kernel driver (no --root directory) or no GPU pair with a recommended
+engine (said on stderr); 2 bad input: a bad argument or a topology file that cannot be read (a FIFO, a device, too
+large), one line `sdma_map.py: error: ...` on stderr.
 """
-import argparse
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dmabench_results import ResultsError, arg_parser, read_bytes, run_tool  # noqa: E402
+
+TOOL = "sdma_map.py"
+
 
 def properties(path):
-    out = {}
+    """The `name value` lines of a topology properties file with an integer value; {} when there is none. A file
+    that is not a regular file (checked before it is opened: a FIFO never blocks), over 1 MiB or unreadable is a
+    ResultsError."""
     try:
-        with open(path) as f:
-            for line in f:
-                parts = line.split()
-                if len(parts) == 2 and parts[1].lstrip("-").isdigit():
-                    out[parts[0]] = int(parts[1])
-    except OSError:
-        pass
+        data = read_bytes(path, "topology properties file", 1 << 20)
+    except FileNotFoundError:
+        return {}
+    out = {}
+    for line in data.decode("utf-8", "replace").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit() and len(parts[1]) <= 20:
+            out[parts[0]] = int(parts[1])
     return out
 
 
+def listdir(path):
+    try:
+        return sorted(os.listdir(path))
+    except OSError as e:
+        raise ResultsError(f"cannot read {path}: {e.strerror}") from None
+
+
 def engine_map(root):
-    nodes = sorted((int(n) for n in os.listdir(root) if n.isdigit()))
+    nodes = sorted(int(n) for n in listdir(root) if n.isdigit() and len(n) <= 9)
     gpus = [n for n in nodes if properties(os.path.join(root, str(n), "properties")).get("simd_count", 0) > 0]
     ordinal = {node: i for i, node in enumerate(gpus)}
     lines, missing = [], []
     for node in gpus:
         links = os.path.join(root, str(node), "io_links")
-        for link in sorted(os.listdir(links)) if os.path.isdir(links) else []:
+        for link in listdir(links) if os.path.isdir(links) else []:
             p = properties(os.path.join(links, link, "properties"))
             dst = p.get("node_to")
             if dst not in ordinal or dst == node:
@@ -48,22 +66,26 @@ def engine_map(root):
     return lines, missing
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def run(argv=None):
+    ap = arg_parser(__doc__)
     ap.add_argument("--root", default="/sys/class/kfd/kfd/topology/nodes")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if not os.path.isdir(args.root):
-        print(f"sdma_map: {args.root} does not exist (no AMD kernel driver here)", file=sys.stderr)
+        print(f"{TOOL}: {args.root} does not exist (no AMD kernel driver here)", file=sys.stderr)
         return 1
     lines, missing = engine_map(args.root)
     for s, d in missing:
-        print(f"sdma_map: GPU {s} -> GPU {d}: the driver reports no recommended_sdma_engine_id_mask", file=sys.stderr)
+        print(f"{TOOL}: GPU {s} -> GPU {d}: the driver reports no recommended_sdma_engine_id_mask", file=sys.stderr)
     if not lines:
-        print("sdma_map: no GPU pair has a recommended SDMA engine", file=sys.stderr)
+        print(f"{TOOL}: no GPU pair has a recommended SDMA engine", file=sys.stderr)
         return 1
     print("# src,engine,dst from recommended_sdma_engine_id_mask (scripts/sdma_map.py)")
     print("\n".join(lines))
     return 0
+
+
+def main(argv=None):
+    return run_tool(TOOL, run, argv)
 
 
 if __name__ == "__main__":

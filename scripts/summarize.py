@@ -134,8 +134,9 @@ def run(argv=None):
                     if not other:
                         return "–"
                     e_d, e_o = dma["power"]["energy_per_GB_J"], other["power"]["energy_per_GB_J"]
-                    u = (dma["power"]["uncertainty"] + other["power"]["uncertainty"]) * e_d / e_o
-                    return f"{100 * (1 - e_d / e_o):+.1f}% ± {100 * u:.1f}%"
+                    u_d, u_o = dma["power"].get("uncertainty"), other["power"].get("uncertainty")
+                    u = f" ± {100 * (u_d + u_o) * e_d / e_o:.1f}%" if u_d is not None and u_o is not None else ""
+                    return f"{100 * (1 - e_d / e_o):+.1f}%{u}"
 
                 out.append(f"| {pattern_label(*p)} | {fmt_size(size)} | {dma['power']['energy_per_GB_J']:.3f} ({variant(dma)}) | "
                            f"{sm['power']['energy_per_GB_J']:.3f} | {saving(sm)} | "

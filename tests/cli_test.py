@@ -171,6 +171,8 @@ def bad_input(exe, configs, tmp):
     expect("larger than" in p.stderr, p.stderr)
     bad(base, ["--devices", "''"], "--devices", "0,")
     bad(base, ["--power-window", "'nan'"], "--power-window", "nan")
+    # rocm-smi without an AMD GPU (or without the library): one line, none of rsmi_init's own stderr lines
+    bad(base, ["--power rocm-smi: not available"], "--power=rocm-smi")
     # Google Benchmark's flags are checked before anything is created: an existing --out survives
     keep = os.path.join(tmp, "keep.json")
     for flag in ("--benchmark_format=csv", "--benchmark_filter=copy(", "--benchmark_repetitions=-3",

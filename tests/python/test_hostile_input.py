@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from test_scripts import H200, SCRIPTS, document, overlap_result, result, run
+from test_scripts import H200, ROOT, SCRIPTS, document, execute_notebook, overlap_result, result, run
 
 import sys
 sys.path.insert(0, SCRIPTS)
@@ -77,14 +77,23 @@ CASES = {
     "power numbers strings": (broken(setitem(["results", 0, "power"], {"active_W": "a lot", "window_s": 2.0})),
                               "results[0].power.active_W"),
     "devices not ints": (broken(setitem(["results", 0, "devices"], ["a"])), "results[0].devices[0]"),
+    # numbers Python reads as integers of any size: one beyond a float, one beyond 64 bits (pandas, dmabench)
+    "huge integer p50": (json.dumps(good()).replace('"p50": 8.0', '"p50": 1' + "0" * 400, 1),
+                         "results[0].latency_us.p50: expected a positive number, got 1000"),
+    "huge integer busbw": (json.dumps(good()).replace('"busbw_GBps": ', '"busbw_GBps": 9' + "9" * 320 + ", \"x\": ", 1),
+                           "results[0].busbw_GBps: expected a number >= 0"),
+    "bytes_per_rank beyond 64 bits": (broken(setitem(["results", 1, "bytes_per_rank"], 1 << 64)),
+                                      "results[1].bytes_per_rank: expected an integer of at most 64 bits"),
 }
 
 
 def invocations(path, other, out):
     """Every script with the file in each place it reads one."""
+    probe = os.path.join(os.path.dirname(os.fspath(other)), "probe.jsonl")  # an empty probe: host_reference reads on
     return [("compare.py", [path, other]), ("compare.py", [other, path]), ("summarize.py", [path]),
             ("plot.py", [path, "--out", out]), ("dma_latte_report.py", [path]),
-            ("dma_latte_report.py", [other, "--breakdown", path]), ("overlap_report.py", [path])]
+            ("dma_latte_report.py", [other, "--breakdown", path]), ("overlap_report.py", [path]),
+            ("blocks_report.py", [path]), ("blocks_report.py", [other, path]), ("host_reference.py", [probe, path])]
 
 
 def check_one_line(p, script, want=None):
@@ -105,6 +114,7 @@ def hostile_dir(tmp_path_factory):
         else:
             f.write_text(content if isinstance(content, str) else json.dumps(content))
     (d / "good.json").write_text(json.dumps(good()))
+    (d / "probe.jsonl").write_text("")
     return d
 
 
@@ -159,7 +169,8 @@ def run_python(*args):
     return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, timeout=600)
 
 
-@pytest.mark.parametrize("script", ["compare.py", "summarize.py", "plot.py", "dma_latte_report.py", "overlap_report.py"])
+@pytest.mark.parametrize("script", ["compare.py", "summarize.py", "plot.py", "dma_latte_report.py", "overlap_report.py",
+                                    "blocks_report.py", "host_reference.py"])
 def test_command_line_error_is_one_line_and_exit_2(hostile_dir, script, tmp_path):
     # through the real command line: the deepest nesting, and a file that does not exist
     for name in ("deep nesting", "p50 zero"):
@@ -220,3 +231,463 @@ def test_plot_committed_files_not_covered_elsewhere(tmp_path, name):
     assert any(f.startswith("latency_") for f in os.listdir(out))
     if name == "overlap.json":
         assert {"speedup_allgather_oneshot.png", "speedup_alltoall_oneshot.png"} <= set(os.listdir(out))
+
+
+# ---- the rest of the command-line contract (issue 26, items 14, 17, 18): files that are not files, output paths
+# that cannot be written, a reader that goes away, argument errors, names that are not text, a bug ----------------
+
+import re  # noqa: E402
+import subprocess  # noqa: E402
+
+from test_blocks_report import block_result  # noqa: E402
+
+ALL = ["compare.py", "summarize.py", "plot.py", "dma_latte_report.py", "overlap_report.py", "blocks_report.py",
+       "host_reference.py", "launch_compare.py", "sdma_map.py"]
+HANG_S = 60  # a script that blocks on a FIFO is killed here and the test fails
+
+
+def one_line(p, script, want=None, rc=2):
+    """Exit `rc` with exactly one line `<script>: error: ...` (naming `want`) on stderr, never a traceback."""
+    assert p.returncode == rc, (script, p.returncode, p.stderr[-2000:])
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{script}: error: "), (script, p.stderr[-2000:])
+    assert want is None or want in lines[0], (script, want, lines[0])
+
+
+def script(name, *args, timeout=HANG_S, **kw):
+    return subprocess.run([sys.executable, os.path.join(SCRIPTS, name), *map(os.fspath, args)], capture_output=True,
+                          text=True, timeout=timeout, **kw)
+
+
+def inproc(name, *args):
+    """`name`'s main() in this process, as a CompletedProcess, warnings printed to its stderr as they would be: for
+    what cannot hang (plot.py's interpreter start, pandas and matplotlib, takes seconds on a busy machine)."""
+    import contextlib
+    import importlib
+    import io
+    import warnings
+    mod = importlib.import_module(name[:-3])
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = lambda message, category, filename, lineno, file=None, line=None: \
+            sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+        try:
+            rc = mod.main([os.fspath(a) for a in args])
+        except SystemExit as e:
+            rc = e.code
+    return subprocess.CompletedProcess([name, *args], rc, out.getvalue(), err.getvalue())
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_argument_errors_are_one_line_without_usage(name):
+    p = inproc(name, "--no-such-option")
+    one_line(p, name)  # argparse printed its usage and then the error: two lines
+    assert "usage:" not in p.stderr and ("--no-such-option" in p.stderr or "required" in p.stderr), p.stderr
+
+
+def test_missing_required_argument_is_one_line(tmp_path):
+    one_line(inproc("plot.py", os.path.join(H200, "default.json")), "plot.py", "the following arguments are required: --out")
+    one_line(inproc("launch_compare.py", "--no-run"), "launch_compare.py", "required: --out")
+    one_line(inproc("compare.py", "--threshold", "x", "a", "b"), "compare.py", "invalid float value: 'x'")
+
+
+def results_places(tmp_path, planted):
+    """Every script with `planted` in each place it reads a results file or its journal from: (script, args, rc)."""
+    good_path = tmp_path / "good.json"
+    good_path.write_text(json.dumps(good()))
+    probe = tmp_path / "probe.jsonl"
+    probe.write_text("")
+    out = tmp_path / "figs"
+    return [("compare.py", [planted, good_path]), ("compare.py", [good_path, planted]), ("summarize.py", [planted]),
+            ("plot.py", [planted, "--out", out]), ("dma_latte_report.py", [good_path, "--breakdown", planted]),
+            ("overlap_report.py", [planted]), ("blocks_report.py", [good_path, planted]),
+            ("host_reference.py", [planted, good_path]), ("host_reference.py", [probe, planted])]
+
+
+def test_fifo_devices_and_directories_are_refused_not_read(tmp_path):
+    # a FIFO with no writer would block open() for ever; /dev/null and a directory are not results files either
+    fifo = tmp_path / "run.json"
+    os.mkfifo(fifo)
+    for planted, kind in ((fifo, "a FIFO"), ("/dev/null", "a character device"), (tmp_path, "a directory")):
+        for name, args in results_places(tmp_path, planted):
+            # a process that can be killed where a FIFO blocks; plot.py (seconds to start) only there
+            one_line(script(name, *args) if planted == fifo or name != "plot.py" else inproc(name, *args), name, kind)
+
+
+def test_fifo_at_the_journal_beside_a_results_file(tmp_path):
+    # load() looks for <results>.journal (a run that has not finished) before it reads the results file
+    res = tmp_path / "run.json"
+    res.write_text(json.dumps(good()))
+    os.mkfifo(str(res) + ".journal")
+    for name, args in results_places(tmp_path, res):
+        if args[0] != res or name != "host_reference.py":  # there it is the probe file: no journal
+            one_line(script(name, *args), name, "run.json.journal: a FIFO")
+
+
+def test_results_file_over_the_size_limit(tmp_path):
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate((1 << 30) + 1)  # sparse: nothing is written
+    one_line(script("summarize.py", big), "summarize.py", "a results file is at most 1024 MiB")
+    (tmp_path / "j.json").write_text(json.dumps(good()))
+    os.rename(big, tmp_path / "j.json.journal")
+    one_line(script("compare.py", tmp_path / "j.json", tmp_path / "j.json"), "compare.py", "a journal is at most")
+
+
+def test_launch_compare_fifos_and_unwritable_outputs(tmp_path):
+    d = tmp_path / "lc"
+    d.mkdir()
+    doc = json.dumps(good())
+    for f in ("one-1.json", "mpi-1.json"):
+        (d / f).write_text(doc)
+    os.mkfifo(d / "mpi-2.json")
+    one_line(script("launch_compare.py", "--out", d, "--no-run"), "launch_compare.py", "mpi-2.json: a FIFO")
+    os.remove(d / "mpi-2.json")
+    os.symlink("/dev/full", d / "compare.md")  # a full disk
+    one_line(script("launch_compare.py", "--out", d, "--no-run"), "launch_compare.py",
+             "cannot write " + str(d / "compare.md") + ": No space left on device")
+    os.remove(d / "compare.md")
+    os.mkfifo(d / "compare.md")  # nothing reads it
+    one_line(script("launch_compare.py", "--out", d, "--no-run"), "launch_compare.py", "a FIFO that nothing reads")
+
+
+def test_launch_compare_bad_arguments_before_anything_runs(tmp_path):
+    cfg = tmp_path / "c.json"
+    cfg.write_text("{}")
+    exe = tmp_path / "dmabench"
+    exe.write_text("#!/bin/sh\nexit 0\n")
+    os.chmod(exe, 0o755)
+    base = ["--config", cfg, "--dmabench", exe]
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    for args, want in (([*base, "--out", tmp_path / "o", "--launcher", "mpirun '-np"], "No closing quotation"),
+                       ([*base, "--out", tmp_path / "o", "--large", "9" * 40], "is not a size"),
+                       ([*base, "--out", tmp_path / "o", "--large", "99999999TiB"], "2^63 bytes or more"),
+                       ([*base, "--out", afile], "not a directory"),
+                       ([*base, "--out", tmp_path / "o", "--launcher", "no-such-launcher -n {np}"],
+                        "no-such-launcher: no such command"),
+                       (["--config", cfg, "--dmabench", cfg, "--out", tmp_path / "o"], "not executable")):
+        one_line(script("launch_compare.py", *args), "launch_compare.py", want)
+    assert not (tmp_path / "o" / "runs.log").exists()
+    os.mkdir(tmp_path / "o2")
+    os.mkfifo(tmp_path / "o2" / "runs.log")
+    one_line(script("launch_compare.py", *base, "--out", tmp_path / "o2"), "launch_compare.py",
+             "runs.log: a FIFO that nothing reads")
+
+
+def read_only_dir(tmp_path):
+    """A directory this process cannot create files in: mode 0555, or for root (who may write there anyway) sysfs."""
+    if os.geteuid() == 0:
+        if not os.path.isdir("/sys/kernel"):
+            pytest.skip("root without /sys/kernel: no directory root cannot write to")
+        return "/sys/kernel"
+    d = tmp_path / "ro"
+    d.mkdir(mode=0o555)
+    return d
+
+
+def test_plot_output_that_cannot_be_written(tmp_path):
+    src = tmp_path / "g.json"
+    src.write_text(json.dumps(good()))
+    afile = tmp_path / "afile"
+    afile.write_text("keep")
+    one_line(inproc("plot.py", src, "--out", afile), "plot.py", f"--out {afile}: not a directory")
+    assert afile.read_text() == "keep"
+    one_line(inproc("plot.py", src, "--out", read_only_dir(tmp_path)), "plot.py", "Permission denied")
+    full = tmp_path / "full"
+    full.mkdir()
+    os.symlink("/dev/full", full / "latency_copy_oneshot.png")
+    one_line(inproc("plot.py", src, "--out", full), "plot.py", "No space left on device")
+    one_line(inproc("plot.py", src, "--out", "/dev/full"), "plot.py", "not a directory")
+
+
+def test_report_outputs_that_cannot_be_written(tmp_path):
+    src = tmp_path / "g.json"
+    src.write_text(json.dumps(document([block_result("ce", 4096, 16, 10.0)])))
+    probe = tmp_path / "probe.jsonl"
+    probe.write_text("")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    ro = read_only_dir(tmp_path)
+    for name, args in (("blocks_report.py", [src, "--markdown"]), ("blocks_report.py", [src, "--json"]),
+                       ("host_reference.py", [probe, src, "--markdown"])):
+        one_line(script(name, *args, "/dev/full"), name, "No space left on device")
+        one_line(script(name, *args, tmp_path), name, "a directory")
+        one_line(script(name, *args, fifo), name, "a FIFO that nothing reads")
+        one_line(script(name, *args, os.path.join(ro, "out.md")), name, "Permission denied")
+    # a report that cannot be written whole leaves the file that was there as it was
+    md = tmp_path / "keep.md"
+    md.write_text("keep")
+    p = script("blocks_report.py", src, "--markdown", md)
+    assert p.returncode == 0 and md.read_text().startswith("# Block layouts"), p.stderr
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("name,args,rc", [
+    ("compare.py", ["{big}", "{big}", "--all"], 0), ("summarize.py", ["{big}"], 0), ("dma_latte_report.py", ["{big}"], 0),
+    ("blocks_report.py", ["{host}"], 0), ("plot.py", ["{small}", "--out", "{out}"], 0),
+    ("compare.py", ["{big}", "{missing}"], 2)])
+def test_a_reader_that_goes_away_ends_nothing_and_prints_nothing(tmp_path, name, args, rc):
+    # `script | head`: the pipe's reader is gone before the script writes; the script finishes its work silently
+    # with its own exit status (compare.py's 1 still means a regression) instead of a BrokenPipeError traceback
+    values = {"big": os.path.join(ROOT, "results", "h200x2", "dma-latte.json"),
+              "host": os.path.join(ROOT, "results", "h200x1", "host.json"), "small": os.path.join(H200, "default.json"),
+              "out": tmp_path / "figs", "missing": tmp_path / "missing.json"}
+    argv = [os.fspath(values[a[1:-1]]) if a.startswith("{") else a for a in args]
+    r, w = os.pipe()
+    os.close(r)  # the reader has gone: every write to w fails with EPIPE
+    try:
+        p = subprocess.run([sys.executable, os.path.join(SCRIPTS, name), *argv], stdout=w, stderr=subprocess.PIPE,
+                           text=True, timeout=600)
+    finally:
+        os.close(w)
+    if rc == 2:  # bad input still says so on stderr
+        one_line(p, name)
+    else:
+        assert p.returncode == rc and p.stderr == "", (name, p.returncode, p.stderr[-2000:])
+    if name == "plot.py":
+        assert any(f.startswith("latency_") for f in os.listdir(tmp_path / "figs"))
+
+
+def surrogate_doc():
+    """A run whose case names, reason and host carry JSON's lone-surrogate escapes (no character: not encodable)."""
+    rs = [result("copy", "ce", 1024, "oneshot", 8.0, options={"tag": "a\ud800b"}),
+          result("copy", "nccl", 1024, "oneshot", 9.0), result("copy", "ce", 4096, "oneshot", 9.0, options={"tag": "a\ud800b"}),
+          result("copy", "sm", 1024, "oneshot", 9.0, status="failed", reason="bad \udcff byte"),
+          overlap_result("ce", 1 << 20, "oneshot", 20.0, 0.5, 30.0, options={"tag": "\udfff"}),
+          block_result("ce", 4096, 16, 10.0, options={"tag": "\ud800"})]
+    doc = document(rs)
+    doc["context"]["host"] = "h\ud800st"
+    return doc
+
+
+def test_lone_surrogates_in_names_are_printed_escaped(tmp_path):
+    src = tmp_path / "s.json"
+    text = json.dumps(surrogate_doc())
+    assert "\\ud800" in text  # json.dumps writes the escape, as a file from elsewhere would
+    src.write_text(text)
+    lc = tmp_path / "lc"
+    lc.mkdir()
+    for f in ("one-1.json", "mpi-1.json"):
+        (lc / f).write_text(text)
+    probe = tmp_path / "probe.jsonl"
+    probe.write_text('{"test": "info", "host": "\\ud800"}\n')
+    for name, args in (("compare.py", [src, src, "--all"]), ("compare.py", [src, src, "--json"]), ("summarize.py", [src]),
+                       ("dma_latte_report.py", [src]), ("overlap_report.py", [src]), ("blocks_report.py", [src]),
+                       ("plot.py", [src, "--out", tmp_path / "figs"]), ("launch_compare.py", ["--out", lc, "--no-run"]),
+                       ("blocks_report.py", [src, "--markdown", tmp_path / "b.md", "--json", tmp_path / "b.json"])):
+        p = (inproc if name == "plot.py" else script)(name, *args)
+        assert p.returncode == 0 and p.stderr == "", (name, p.returncode, p.stderr[-2000:])  # no "Glyph missing" either
+    for name, args in (("compare.py", [src, src, "--all"]), ("summarize.py", [src]), ("blocks_report.py", [src])):
+        assert "\\ud800" in script(name, *args).stdout, name
+    assert "\\ud800" in (tmp_path / "b.md").read_text()
+    p = script("host_reference.py", probe, src)
+    assert p.returncode == 1 and p.stderr == "" and "0 of 0 pairs" in p.stdout, p.stderr  # no pair: exit 1 as documented
+
+
+def test_non_utf8_path_is_named_escaped(tmp_path):
+    bad = os.path.join(os.fsencode(tmp_path), b"r\xff.json")
+    with open(bad, "w") as f:
+        f.write("{")
+    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "summarize.py"), bad], capture_output=True, timeout=HANG_S)
+    assert p.returncode == 2 and p.stderr.count(b"\n") == 1 and b"r\\udcff.json" in p.stderr, p.stderr
+
+
+# documents every script must read (exit 0) though their numbers are at the edges of what check_document accepts
+EDGES = {
+    "energy without uncertainty": lambda d: [r["power"].update(uncertainty=None) for r in d["results"] if r.get("power")],
+    "NCCL p99 under load 0": lambda d: [r["overlap"].update(comm_with_p99_us=0) for r in d["results"]
+                                         if r.get("overlap") and r["engine"] == "nccl"],
+    "latencies near the float limit": lambda d: [r["latency_us"].update(p50=1e308, p95=1.7e308, p99=1.7e308, max=1.7e308)
+                                                 for r in d["results"][:2]],
+    "smallest latencies": lambda d: [r["latency_us"].update(min=0, p50=5e-324, mean=5e-324, p95=5e-324)
+                                     for r in d["results"][:2]],
+    "integer latencies": lambda d: [r["latency_us"].update({k: 10 ** 30 for k in r["latency_us"]})
+                                    for r in d["results"][:1]],
+}
+
+
+def edge_doc():
+    rs = [result("copy", "ce", 1024, "oneshot", 8.0), result("copy", "nccl", 1024, "oneshot", 9.0)]
+    for engine in ("ce", "sm", "nccl"):
+        r = result("allgather", engine, 1 << 30, "oneshot", 3000.0)
+        r["power"] = {"energy_per_GB_J": 1.5, "active_W": 200.0, "uncertainty": 0.01, "window_s": 2.0}
+        rs.append(r)
+    rs += [overlap_result(e, 1 << 20, "oneshot", 20.0, 0.5, 30.0) for e in ("ce", "nccl")]
+    return document(rs)
+
+
+@pytest.mark.parametrize("edge", list(EDGES))
+def test_edge_values_are_read(tmp_path, edge):
+    doc = edge_doc()
+    EDGES[edge](doc)
+    src = tmp_path / "e.json"
+    src.write_text(json.dumps(doc))
+    for name, args in (("summarize.py", [src]), ("overlap_report.py", [src, "--targets"]), ("compare.py", [src, src]),
+                       ("dma_latte_report.py", [src]), ("blocks_report.py", [src]),
+                       ("plot.py", [src, "--out", tmp_path / "figs"])):
+        p = (inproc if name == "plot.py" else script)(name, *args)
+        if name == "plot.py" and edge == "latencies near the float limit":  # read, but no axis can span them
+            one_line(p, name, "p50 1e+308 is beyond what a figure can show (at most 1e+300)")
+            continue
+        assert p.returncode == 0 and p.stderr == "", (name, p.stderr[-2000:])
+
+
+def test_host_reference_probe_lines_it_cannot_use(tmp_path):
+    res = tmp_path / "r.json"
+    res.write_text(json.dumps(document([])))
+    probe = tmp_path / "probe.jsonl"
+    for text, want in (("[1]\n", "line 1: expected an object"),
+                       ('{"test": "h2d"}\n', "line 1: bytes: expected an integer, got null"),
+                       ('{"test": "h2d", "bytes": 67108864, "oneshot_us_p50": "fast", "b2b_per_op_us_median": 1}\n',
+                        "line 1: oneshot_us_p50: expected a positive number"),
+                       ('\n{"test": "paged-h2d", "mechanism": "loop", "block_bytes": 4096, "blocks": 4096, '
+                        '"oneshot_us_p50": 0}\n', "line 2: oneshot_us_p50: expected a positive number, got 0"),
+                       ('{"test": 7}\n', "line 1: test: expected a string")):
+        probe.write_text(text)
+        one_line(script("host_reference.py", probe, res), "host_reference.py", want)
+
+
+def test_host_reference_record_without_validated_is_no_pair(tmp_path):
+    rec = block_result("ce", 4096, 4096, 1000.0, order="random", host=("pinned", "local"))
+    del rec["validated"]
+    res = tmp_path / "r.json"
+    res.write_text(json.dumps(document([rec])))
+    probe = tmp_path / "probe.jsonl"
+    probe.write_text('{"test": "paged-h2d", "mechanism": "loop", "block_bytes": 4096, "blocks": 4096, "bytes": 16777216, '
+                     '"oneshot_us_p50": 1000.0}\n')
+    p = script("host_reference.py", probe, res)
+    assert p.returncode == 1 and p.stderr == "" and "no record" in p.stdout, (p.returncode, p.stderr[-2000:])
+
+
+def test_sdma_map_topology_files_it_cannot_use(tmp_path):
+    root = tmp_path / "nodes"
+    (root / "1" / "io_links" / "0").mkdir(parents=True)
+    (root / "1" / "properties").write_text("simd_count 1216\n")
+    (root / "1" / "io_links" / "0" / "properties").write_text("node_to " + "9" * 5000 + "\n")  # beyond int()'s limit
+    p = script("sdma_map.py", "--root", root)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr  # no pair: exit 1 as documented
+    os.remove(root / "1" / "io_links" / "0" / "properties")
+    os.mkfifo(root / "1" / "io_links" / "0" / "properties")
+    one_line(script("sdma_map.py", "--root", root), "sdma_map.py", "properties: a FIFO")
+
+
+def test_a_bug_is_one_line_and_exit_3_and_ctrl_c_is_130(capsys):
+    from dmabench_results import run_tool
+
+    def broken(argv):
+        return {}["missing"]
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    assert run_tool("x.py", broken, []) == 3
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("x.py: internal error: KeyError: 'missing' (at test_hostile_input.py:"), err
+    assert run_tool("x.py", interrupted, []) == 130
+    assert capsys.readouterr().err == "x.py: interrupted\n"
+
+
+def test_notebook_cells_have_ids():
+    with open(os.path.join(ROOT, "notebooks", "explore.ipynb"), encoding="utf-8") as f:
+        nb = json.load(f)
+    assert (nb["nbformat"], nb["nbformat_minor"]) >= (4, 5)
+    ids = [c.get("id") for c in nb["cells"]]
+    assert all(isinstance(i, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,64}", i) for i in ids), ids  # nbformat 4.5
+    assert len(set(ids)) == len(ids), ids
+
+
+def test_notebook_runs_on_names_that_are_not_text(tmp_path):
+    src = tmp_path / "s.json"
+    src.write_text(json.dumps(surrogate_doc()))
+    odd = os.path.join(os.fsencode(tmp_path), b"r\xff.json")  # a path that is not UTF-8, too
+    with open(odd, "w") as f:
+        f.write(json.dumps(surrogate_doc()))
+    outputs = execute_notebook(tmp_path, [src, odd])  # no error output
+    assert not [o for o in outputs if o.get("name") == "stderr"], [o for o in outputs if o.get("name") == "stderr"]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3
+
+
+# ---- a fuzz: every field of every kind of record set to each hostile value, through every script -----------------
+
+HOSTILE = [0, -1, 5e-324, 1.7e308, 10 ** 30, 10 ** 400, 1 << 64, None, "x", "\ud800", True, [], {}]
+
+
+def fuzz_doc():
+    rs = [result("copy", "ce", 1024, "oneshot", 8.0), result("copy", "nccl", 1024, "oneshot", 9.0),
+          overlap_result("ce", 1 << 20, "oneshot", 20.0, 0.5, 30.0), overlap_result("nccl", 1 << 20, "oneshot", 20.0, 0.5, 30.0),
+          result("copy", "ce", 1024, "oneshot", 8.0, options={"schedule": "pcpy"},
+                 breakdown_us={"control": 3, "schedule": 1, "copy": 1.5, "sync": 2.5, "total": 8, "aligned_fraction": 1.0}),
+          block_result("ce", 4096, 16, 10.0), block_result("ce", 4096, 32, 18.0)]
+    for engine in ("ce", "nccl"):
+        r = result("allgather", engine, 1 << 30, "oneshot", 3000.0)
+        r["power"] = {"energy_per_GB_J": 1.5, "active_W": 200.0, "uncertainty": 0.01, "window_s": 2.0, "busy_fraction": 1.0}
+        rs.append(r)
+    return document(rs)
+
+
+def leaf_paths(value, path=()):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from leaf_paths(v, path + (k,))
+    elif isinstance(value, list) and value:
+        for i, v in enumerate(value):
+            yield from leaf_paths(v, path + (i,))
+    else:
+        yield path
+
+
+def test_fuzz_every_field_of_every_record_kind(tmp_path):
+    # in this process (nothing here can block): each script's exit status and stderr, for every mutation
+    base = fuzz_doc()
+    good_path = tmp_path / "good.json"
+    good_path.write_text(json.dumps(base))
+    f = tmp_path / "m.json"
+    calls = [("summarize.py", [f]), ("compare.py", [f, good_path]), ("compare.py", [good_path, f]),
+             ("dma_latte_report.py", [good_path, "--breakdown", f]), ("overlap_report.py", [f, "--targets"]),
+             ("blocks_report.py", [f])]
+    seen, bad = 0, []
+    # every field of a plain record and of the context, and the parts the other kinds add (not their common fields
+    # again: the test stays under a minute)
+    paths = [*leaf_paths(base["context"], ("context",)), *leaf_paths(base["results"][0], ("results", 0)),
+             *leaf_paths(base["results"][2]["overlap"], ("results", 2, "overlap")),
+             *leaf_paths(base["results"][4]["breakdown_us"], ("results", 4, "breakdown_us")),
+             *[q for q in leaf_paths(base["results"][5], ("results", 5)) if q[2] in ("layout", "host_memory",
+                                                                                    "per_block_us", "name")],
+             *leaf_paths(base["results"][7]["power"], ("results", 7, "power"))]
+    for path in paths:
+        for value in HOSTILE:
+            doc = copy.deepcopy(base)
+            target = doc
+            for k in path[:-1]:
+                target = target[k]
+            target[path[-1]] = value
+            f.write_text(json.dumps(doc))
+            for name, args in calls:
+                p = inproc(name, *args)
+                seen += 1
+                lines = p.stderr.splitlines()
+                fine = (p.returncode == 0 and not lines) or (p.returncode == 1 and name == "compare.py" and not lines) or \
+                    (p.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"{name}: error: "))
+                if not fine:
+                    bad.append((name, path, repr(value)[:20], p.returncode, p.stderr[-300:]))
+    assert seen > 5000 and not bad, (len(bad), sorted({(b[0], b[1][-1], b[4][-160:]) for b in bad}))
+
+
+@pytest.mark.parametrize("value", [5e-324, 1.7e308, 10 ** 30, 10 ** 400, 0, None, "\ud800"],
+                         ids=["smallest", "largest", "int-1e30", "int-1e400", "zero", "null", "surrogate"])
+def test_fuzz_plot_latencies_and_names(tmp_path, value):
+    # plot.py draws what check_document accepts; the rest is one line and exit 2
+    for path in (("latency_us", "p50"), ("latency_us", "p95"), ("busbw_GBps",), ("name",)):
+        doc = fuzz_doc()
+        target = doc["results"][0]
+        for k in path[:-1]:
+            target = target[k]
+        target[path[-1]] = value if path != ("name",) else f"copy/ce,x={value}/oneshot/dev=0,1/1024"
+        src = tmp_path / "p.json"
+        src.write_text(json.dumps(doc))
+        p = inproc("plot.py", src, "--out", tmp_path / "figs")
+        lines = p.stderr.splitlines()
+        assert (p.returncode == 0 and not lines) or (p.returncode == 2 and len(lines) == 1 and
+                                                     lines[0].startswith("plot.py: error: ")), (path, value, p.stderr)

@@ -238,16 +238,18 @@ def test_dma_latte_report_baseline(tmp_path):
     assert "speedup over plain `ce schedule=pcpy` (enqueue, event)" in p.stdout and "| sdma schedule=b2b |" not in p.stdout
 
 
-def test_notebook_executes_headless(tmp_path):
+def execute_notebook(tmp_path, results):
+    """The code cells' outputs of notebooks/explore.ipynb run headless on `results` (DMABENCH_RESULTS: paths, as
+    bytes where they are not UTF-8); skips where jupyter-nbconvert is not installed."""
     nbconvert = shutil.which("jupyter-nbconvert") or shutil.which("jupyter")
     if not nbconvert:
         pytest.skip("jupyter-nbconvert is not installed (scripts/test.sh installs it on Debian)")
     nb_dir = tmp_path / "notebooks"
     nb_dir.mkdir()
     shutil.copy(os.path.join(ROOT, "notebooks", "explore.ipynb"), nb_dir)
-    env = dict(os.environ, DMABENCH_RESULTS=",".join(os.path.join(H200, f) for f in ("default.json", "power.json",
-                                                                                    "breakdown.json", "overlap.json")),
-               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    env = dict(os.environb, PATH=os.fsencode(os.path.dirname(sys.executable)) + os.pathsep.encode() +
+               os.environb.get(b"PATH", b""))
+    env[b"DMABENCH_RESULTS"] = b",".join(os.fsencode(p) for p in results)
     os.symlink(SCRIPTS, tmp_path / "scripts")
     cmd = ([nbconvert] if nbconvert.endswith("nbconvert") else [nbconvert, "nbconvert"]) + [
         "--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=300", "--output", "out.ipynb",
@@ -257,6 +259,12 @@ def test_notebook_executes_headless(tmp_path):
     out = json.loads((nb_dir / "out.ipynb").read_text())
     outputs = [o for c in out["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
+    return outputs
+
+
+def test_notebook_executes_headless(tmp_path):
+    outputs = execute_notebook(tmp_path, [os.path.join(H200, f) for f in ("default.json", "power.json", "breakdown.json",
+                                                                           "overlap.json")])
     assert sum("image/png" in o.get("data", {}) for o in outputs) >= 5  # 4 of alone cases + the overlap scatter
 
 
