@@ -139,6 +139,8 @@ void check_replaceable(const std::string& path, const Refuse& refuse) {
 
 OutPath resolved(const std::string& flag, const std::string& given, const Refuse& refuse) {
   if (given.empty()) refuse("empty");
+  if (const fs::path name = fs::path(given).filename(); name.empty() || name == "." || name == "..")
+    refuse("no file name (it ends in '/', '.' or '..')");
   check_own_name(given, refuse);
   OutPath r{given, ""};
   const fs::path p = resolve_links(given, refuse);

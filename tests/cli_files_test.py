@@ -302,6 +302,10 @@ def written_paths_checked_first(exe, tmp):
         os.makedirs(ro)
         os.chmod(ro, 0o555)
         check(["--packets", ro], "--packets", "not writable")
+    # an --out that names no file (it wrote "DIR/.journal", then failed with exit 3 after the first case)
+    r = run(exe, ["--backend", "host", "--config", cfg, "--out", os.path.join(d, "newdir") + "/"], d)
+    refused(r, "--out", "no file name")
+    expect(not os.path.exists(os.path.join(d, "newdir")), "a directory was made for an --out that names none")
     # an --out whose journal name would be too long for the file system
     long_out = os.path.join(d, "b" * 240 + ".json")
     r = run(exe, ["--backend", "host", "--config", cfg, "--out", long_out], d)

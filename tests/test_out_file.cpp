@@ -155,6 +155,8 @@ TEST(OutPaths, EveryWrittenPathIsCheckedFirst) {
     refused([&] { check_out_path((dir / name).string(), cfg); }, "named like a run's own file");
   for (const char* name : {"x.tmp.json", "x.tmp.1.json", "x.tmp.abcdefg"})  // not a temporary name: accepted
     EXPECT_EQ(check_out_path((dir / name).string(), cfg).path, (dir / name).string());
+  refused([&] { check_out_path((dir / "new").string() + "/", cfg); }, "no file name");
+  refused([&] { check_output_file("--power-trace", (dir / "..").string(), cfg, true); }, "no file name");
   fs::create_directories(out + ".journal");
   refused([&] { check_out_path(out, cfg); }, "out.json.journal exists and is a directory");
   fs::remove(out + ".journal");
