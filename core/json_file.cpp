@@ -29,6 +29,18 @@ int create_temporary(const std::string& path, std::string& tmp) {
   throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
 }
 
+namespace {
+
+// Removes the temporary and throws, naming what failed with errno's reason.
+[[noreturn]] void fail_write(const std::string& tmp, const char* what, const std::string& name, int fd = -1) {
+  const int err = errno;
+  if (fd >= 0) ::close(fd);
+  ::unlink(tmp.c_str());
+  throw std::runtime_error(fmt::format("cannot {} '{}': {}", what, name, std::strerror(err)));
+}
+
+}  // namespace
+
 void write_text_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   const fs::path target(path);
@@ -36,31 +48,16 @@ void write_text_atomically(const std::string& path, const std::string& text) {
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
   std::string tmp;
   const int fd = create_temporary(path, tmp);
-  auto fail = [&](const char* what, const std::string& name) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(fmt::format("cannot {} '{}': {}", what, name, std::strerror(err)));
-  };
   std::size_t written = 0;
   while (written < text.size()) {
     const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      errno = err;
-      fail("write", tmp);
-    }
+    if (n < 0) fail_write(tmp, "write", tmp, fd);
     written += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0) {
-    const int err = errno;
-    ::close(fd);
-    errno = err;
-    fail("write", tmp);
-  }
-  if (::close(fd) != 0) fail("write", tmp);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("replace", path);
+  if (::fsync(fd) != 0) fail_write(tmp, "write", tmp, fd);
+  if (::close(fd) != 0) fail_write(tmp, "write", tmp);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail_write(tmp, "replace", path);
 }
 
 std::string escape_non_utf8(std::string_view s) {
