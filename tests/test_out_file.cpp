@@ -18,6 +18,13 @@
 #include "bench/report.hpp"
 #include "core/errors.hpp"
 #include "core/json_file.hpp"
+#if defined(DMABENCH_HAVE_NCCL)
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "gpu/nccl_comm.hpp"
+#endif
 
 using namespace dmabench;
 using json = nlohmann::json;
@@ -175,3 +182,21 @@ TEST(OutPaths, EveryWrittenPathIsCheckedFirst) {
   refused([&] { check_packets_dir((dir / "pk").string(), {std::string(250, 'c') + ".json"}); }, "longer than");
   EXPECT_NO_THROW(check_packets_dir((dir / "new" / "pk").string(), {"a.json"}));
 }
+
+#if defined(DMABENCH_HAVE_NCCL)
+// NCCL opens its log with fopen(..., "w"), following links: the log dmabench asks for lies in a new directory of
+// its own (mode 0700), never at a predictable name in /tmp ("/tmp/dmabench-nccl-<pid>.log" before), where a link
+// planted by another user would have its target truncated. Needs no GPU.
+TEST(NcclLog, InADirectoryOfItsOwnNeverAPredictableName) {
+  if (std::getenv("NCCL_DEBUG")) GTEST_SKIP() << "NCCL_DEBUG is set: NCCL writes where the user asked";
+  gpu::nccl_prepare_log();
+  const std::string path = gpu::nccl_log_path();
+  ASSERT_FALSE(path.empty());
+  EXPECT_NE(path, fmt::format("/tmp/dmabench-nccl-{}.log", ::getpid()));
+  struct stat st {};
+  ASSERT_EQ(::lstat(fs::path(path).parent_path().c_str(), &st), 0) << path;
+  EXPECT_TRUE(S_ISDIR(st.st_mode)) << path;
+  EXPECT_EQ(st.st_mode & 0777, 0700u) << path;
+  EXPECT_EQ(st.st_uid, ::getuid()) << path;
+}
+#endif
