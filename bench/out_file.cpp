@@ -137,6 +137,17 @@ void check_replaceable(const std::string& path, const Refuse& refuse) {
     refuse(fmt::format("{} exists and is {}; the run writes that name", path, kind_of(st.st_mode)));
 }
 
+// Whether another run holds the lock beside `path`: the file is that run's results, being written. (A shared lock
+// taken for an instant: a run starting at that very instant on that file would refuse, as with any holder.)
+bool written_by_a_run(const std::string& path) {
+  const int fd = ::open((path + kLockSuffix).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  const bool held = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::flock(fd, LOCK_SH | LOCK_NB) != 0;
+  ::close(fd);
+  return held;
+}
+
 OutPath resolved(const std::string& flag, const std::string& given, const Refuse& refuse) {
   if (given.empty()) refuse("empty");
   if (const fs::path name = fs::path(given).filename(); name.empty() || name == "." || name == "..")
@@ -173,6 +184,8 @@ OutPath check_output_file(const std::string& flag, const std::string& path, cons
   OutPath r = resolved(flag, path, refuse);
   check_name_lengths(r.path, creates_directories ? kTemporarySuffixBytes : 0, refuse);
   check_written_file(r.path, config_path, creates_directories, refuse);
+  if (written_by_a_run(r.path))
+    refuse(fmt::format("another dmabench run is writing it (it holds {}{})", r.path, kLockSuffix));
   return r;
 }
 

@@ -171,6 +171,12 @@ TEST(OutPaths, EveryWrittenPathIsCheckedFirst) {
   refused([&] { check_output_file("--benchmark_out", (dir / "no" / "x.json").string(), cfg, false); }, "does not exist");
   EXPECT_NO_THROW(check_output_file("--power-trace", (dir / "no" / "x.json").string(), cfg, true));
   refused([&] { check_output_file("--benchmark_out", cfg, cfg, false); }, "the --config file itself");
+  {
+    const OutLock running((dir / "running.json").string());  // another run's results, being written
+    refused([&] { check_output_file("--power-trace", (dir / "running.json").string(), cfg, true); },
+            "another dmabench run is writing it");
+  }
+  EXPECT_NO_THROW(check_output_file("--power-trace", (dir / "running.json").string(), cfg, true));
   refused([&] { check_distinct_outputs({{"--out", out}, {"--benchmark_out", (dir / "." / "out.json").string()}}); },
           "the same file as --out");
   put(dir / "afile", "x");
