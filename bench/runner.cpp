@@ -445,7 +445,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
       fmt::print("{}{}\n", c.name(), c.not_runnable.empty() ? "" : "    (skipped: " + c.not_runnable + ")");
     return 0;
   }
-  const auto to_run = agreed_input([&] { return selected_cases(options, cases); });
+  const auto to_run = agreed_input([&, &all = cases] { return selected_cases(options, all); });
   std::optional<OutPath> out;
   std::optional<OutLock> lock;
   agreed_input([&] {
