@@ -1,13 +1,13 @@
 #include "bench/cli.hpp"
 
-#include "dist/team.hpp"
-
 #include <cctype>
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "bench/gbench.hpp"
 #include "core/errors.hpp"
 #include "dist/team.hpp"
 
@@ -23,14 +23,17 @@ validates every case's data, times it, and writes one JSON record per case.
   --out FILE           results JSON (default: dmabench-results.json); every finished case goes at once
                        into FILE.journal, FILE is rewritten at most every 2 s and whole at the end
   --backend NAME       auto (default: the build's GPU backend when a GPU is visible, else host), host, cuda, hip
-  --devices LIST       devices to use, e.g. 0,1 or all (overrides the config's "devices"); under mpirun /
+  --devices LIST       devices to use, e.g. 0,1, all or pairs (overrides the config's "devices"); under mpirun /
                        srun: the GPU of each local rank of a node (0,0 puts two processes on GPU 0)
   --power[=SOURCE]     measure power and energy per case (auto, nvml, rocm-smi, rapl, none)
   --power-window S     seconds of each power window (default 2)
   --power-trace FILE   also write the power readings of every window, with case boundaries
-  --case-timeout S     a case still running after S seconds fails with "timeout" and the run stops, its
-                       results file complete (exit 4); 0: no limit (default 600)
+  --case-timeout S     a case still running after S seconds (decimal; time the process is stopped not
+                       counted) fails with "timeout" and the run stops, its results file complete
+                       (exit 4); 0: no limit (default 600)
   --packets DIR        write the ring contents of one operation per queue for every sdma case (DIR/<case>.json)
+  --check FILE         judge every case against FILE (an expectations file, e.g. configs/expect/h200.json, or
+                       a reference results file): PASS/FAIL per case, exit 5 when a check fails
   --list               print the expanded cases and exit without running anything
   --features           print what this build and machine support, and why not where not
   --version            print the version and exit
@@ -38,37 +41,51 @@ validates every case's data, times it, and writes one JSON record per case.
 
 Google Benchmark's flags work too, e.g. --benchmark_filter=REGEX (on the case names that --list
 prints), --benchmark_repetitions=N, --benchmark_min_time=... (then the number of timed samples is
-chosen by Google Benchmark instead of the config's "iterations"), --benchmark_out=FILE.
+chosen by Google Benchmark instead of the config's "iterations"), --benchmark_out=FILE,
+--benchmark_format=json (stdout is then its JSON alone; dmabench's lines go to stderr). Every flag once.
 
 Exit codes: 0 every case ok or skipped, 1 some case failed, 2 bad input (nothing was run), 3 internal
-or I/O error, 4 a case exceeded --case-timeout (the run stopped), 130 / 143 interrupted by SIGINT /
-SIGTERM (the case in flight finished and was recorded).
+or I/O error, 4 a case exceeded --case-timeout (the run stopped), 5 no case failed but a --check did,
+130 / 143 interrupted by SIGINT / SIGTERM (the case in flight finished and was recorded).
 )";
 }
 
 namespace {
 
-// A decimal number of seconds from lo to hi (digits first: no sign, no "nan", no "inf").
-double seconds(const std::string& v, const char* flag, double lo, double hi) {
-  std::size_t used = 0;
-  double s = 0;
-  try {
-    s = std::stod(v, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used == 0 || used != v.size() || !std::isdigit(static_cast<unsigned char>(v[0])) || !(s >= lo && s <= hi))
-    throw InputError(fmt::format("{}: '{}' is not a number of seconds from {} to {}", flag, v, lo, hi));
+// A decimal number of seconds from lo to hi: digits, then optionally '.' and digits (no sign, hex,
+// exponent, "nan" or "inf"); `zero_is_none`: a value equal to 0 (0, 0.0, 00) is 0 whatever lo is.
+double seconds(const std::string& v, const char* flag, double lo, double hi, bool zero_is_none = false) {
+  const auto digits = [](const std::string& d) {
+    return !d.empty() && d.size() <= 12 && std::all_of(d.begin(), d.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
+  };
+  const auto dot = v.find('.');
+  const bool ok = digits(v.substr(0, dot)) && (dot == std::string::npos || digits(v.substr(dot + 1)));
+  const double s = ok ? std::stod(v) : 0;
+  if (ok && zero_is_none && s == 0) return 0;
+  if (!ok || !(s >= lo && s <= hi))
+    throw InputError(fmt::format("{}: '{}' is not a decimal number of seconds from {} to {}{}", flag, v, lo, hi,
+                                 zero_is_none ? ", or 0 (no limit)" : ""));
   return s;
+}
+
+// Flags checked together: one of --list, --features and --version; Google Benchmark's (each once). (--out,
+// --benchmark_out, --power-trace: checked with the paths, in run().)
+void check_together(const CliOptions& o) {
+  if (o.list + o.features + o.version > 1)
+    throw InputError(fmt::format("{}: choose one", o.list ? (o.features ? "--list and --features" : "--list and --version")
+                                                          : "--features and --version"));
+  gbench::check_flags(o.benchmark_args);
 }
 
 }  // namespace
 
 CliOptions parse_cli(const std::vector<std::string>& args) {
   CliOptions o;
+  std::vector<std::string> seen;  // every flag once: a second --config (or --out ...) would silently win
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
     if (arg.rfind("--benchmark_", 0) == 0) {
+      gbench::check_flag(arg);
       o.benchmark_args.push_back(arg);
       continue;
     }
@@ -87,11 +104,16 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     auto no_value = [&](const char* flag) {
       if (has_value) throw InputError(fmt::format("{}: takes no value", flag));
     };
+    // a file name that is empty would silently mean "none" (--packets, --power-trace) or the default
+    auto file = [&](const char* flag) {
+      std::string f = take(flag);
+      if (f.empty()) throw InputError(fmt::format("{}: empty file name", flag));
+      return f;
+    };
     if (arg == "--config") {
-      o.config = take("--config");
+      o.config = file("--config");
     } else if (arg == "--out") {
-      o.out = take("--out");
-      if (o.out.empty()) throw InputError("--out: empty file name");
+      o.out = file("--out");
     } else if (arg == "--backend") {
       o.backend = take("--backend");
       if (o.backend != "auto" && o.backend != "host" && o.backend != "cuda" && o.backend != "hip")
@@ -106,12 +128,13 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     } else if (arg == "--power-window") {
       o.power_window_s = seconds(take("--power-window"), "--power-window", 0.2, 600);
     } else if (arg == "--case-timeout") {
-      const std::string v = take("--case-timeout");
-      o.case_timeout_s = v == "0" ? 0 : seconds(v, "--case-timeout", 0.01, 86400);
+      o.case_timeout_s = seconds(take("--case-timeout"), "--case-timeout", 0.01, 86400, /*zero_is_none=*/true);
     } else if (arg == "--power-trace") {
-      o.power_trace = take("--power-trace");
+      o.power_trace = file("--power-trace");
     } else if (arg == "--packets") {
-      o.packets_dir = take("--packets");
+      o.packets_dir = file("--packets");
+    } else if (arg == "--check") {
+      o.check = file("--check");
     } else if (arg == "--list") {
       no_value("--list");
       o.list = true;
@@ -126,10 +149,14 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     } else {
       throw InputError(fmt::format(
           "unknown argument '{}'; accepted: --config, --out, --backend, --devices, --power, --power-window, "
-          "--power-trace, --packets, --case-timeout, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
+          "--power-trace, --packets, --check, --case-timeout, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
           args[i]));
     }
+    if (std::find(seen.begin(), seen.end(), arg) != seen.end())  // (after the value's own check)
+      throw InputError(fmt::format("{}: given twice; give it once", arg));
+    seen.push_back(arg);
   }
+  check_together(o);
   return o;
 }
 

@@ -19,6 +19,7 @@ struct CliOptions {
   std::string power_trace;                   // --power-trace FILE
   double case_timeout_s = 600;               // --case-timeout SECONDS (0: none)
   std::string packets_dir;                   // --packets DIR: per-case packet dumps (engines that write packets)
+  std::string check;                         // --check FILE: expectations or a reference results file
   std::vector<std::string> benchmark_args;   // --benchmark_* flags, for Google Benchmark
 };
 

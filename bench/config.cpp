@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -198,8 +199,18 @@ DeviceSet parse_device_set(const json& v, const std::string& field) {
     set.all = true;
     return set;
   }
+  if (v.is_string() && v.get<std::string>() == "pairs") {
+    set.pairs = true;
+    return set;
+  }
+  if (v.is_object() && v.size() == 1 && v.contains("pairs")) {  // {"pairs": [ids]}: the pairs of these devices
+    set = parse_device_set(v["pairs"], field + ".pairs");
+    if (set.all) fail(field + ".pairs", "expected a list of device ids (\"pairs\" alone takes every device)");
+    set.pairs = true;
+    return set;
+  }
   if (!v.is_array() || v.empty())
-    fail(field, fmt::format("expected \"all\" or a non-empty list of device ids, got {}", show(v)));
+    fail(field, fmt::format("expected \"all\", \"pairs\", {{\"pairs\": [ids]}} or a non-empty list of device ids, got {}", show(v)));
   for (std::size_t i = 0; i < v.size(); ++i) {
     const int id = parse_int(v[i], fmt::format("{}[{}]", field, i), 0, 1 << 20);
     if (std::find(set.ids.begin(), set.ids.end(), id) != set.ids.end())
@@ -210,8 +221,8 @@ DeviceSet parse_device_set(const json& v, const std::string& field) {
 }
 
 std::vector<DeviceSet> parse_devices(const json& v) {
-  // "all" | [0, 1] | [[0, 1], "all", ...]
-  if (v.is_array() && !v.empty() && (v[0].is_array() || v[0].is_string())) {
+  // "all" | "pairs" | {"pairs": [0, 1, 2]} | [0, 1] | [[0, 1], "all", ...]
+  if (v.is_array() && !v.empty() && (v[0].is_array() || v[0].is_string() || v[0].is_object())) {
     std::vector<DeviceSet> sets;
     for (std::size_t i = 0; i < v.size(); ++i) sets.push_back(parse_device_set(v[i], fmt::format("devices[{}]", i)));
     return sets;
@@ -250,20 +261,61 @@ void parse_power(const json& v, Config& c) {
   }
 }
 
-// "overlap": false | {"compute": "gemm" | "stream", "m", "n", "k", "dtype", "bytes", "duration_ms",
+std::vector<Location> parse_host(const json& v);
+
+// The keys of a "transfer" workload (compute/transfer_load.cpp): what moves, how, in which host memory.
+bool parse_transfer_key(const std::string& k, const json& x, compute::Spec& spec) {
+  const std::string field = "overlap." + k;
+  if (k == "pattern") {
+    if (!x.is_string() || x == "all") fail(field, fmt::format("expected one pattern name, got {}", show(x)));
+    spec.pattern = parse_names(x, field, pattern_names()).at(0);
+  } else if (k == "engine") {
+    const auto variants = parse_engine(x, field);
+    if (variants.size() != 1)
+      fail(field, fmt::format("the option lists make {} variants; a background transfer is one variant", variants.size()));
+    spec.engine = variants[0].engine;
+    spec.options = variants[0].options;
+    spec.engine_label = variant_label(spec.engine, spec.options);
+  } else if (k == "host_memory") {
+    const auto locations = parse_host(x);
+    if (locations.size() != 1) fail(field, "expected one host kind and one NUMA request for a background transfer");
+    spec.host = locations[0];
+  } else if (k == "pipeline_depth") {
+    spec.depth = parse_int(x, field, 1, 1000);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// "overlap": false | {"compute": "gemm" | "stream" | "transfer", "m", "n", "k", "dtype" (gemm), "bytes"
+// (stream, transfer), "pattern", "engine", "host_memory", "pipeline_depth" (transfer), "duration_ms",
 // "rounds", "min_samples"}
 std::optional<OverlapConfig> parse_overlap(const json& v) {
   if (v.is_boolean() && !v.get<bool>()) return std::nullopt;
+  const std::string kinds = "\"gemm\", \"stream\", \"transfer\"";
   if (!v.is_object())
-    fail("overlap", fmt::format("expected false or an object {{\"compute\": \"gemm\" or \"stream\", ...}}, got {}", show(v)));
+    fail("overlap", fmt::format("expected false or an object {{\"compute\": {}, ...}}, got {}", kinds, show(v)));
+  if (!v.contains("compute")) fail("overlap", "missing 'compute'; accepted: " + kinds);
+  const json& kind = v["compute"];
+  if (!kind.is_string() || (kind != "gemm" && kind != "stream" && kind != "transfer"))
+    fail("overlap.compute", fmt::format("{} is not a compute workload; accepted: {}", show(kind), kinds));
   OverlapConfig o;
-  const bool gemm_keys = v.contains("m") || v.contains("n") || v.contains("k") || v.contains("dtype");
+  o.compute.kind = kind.get<std::string>();
+  if (o.compute.kind == "transfer") o.compute.bytes = 256ull << 20;
+  const std::map<std::string, std::vector<std::string>> own = {
+      {"gemm", {"m", "n", "k", "dtype"}}, {"stream", {"bytes"}},
+      {"transfer", {"bytes", "pattern", "engine", "host_memory", "pipeline_depth"}}};
   for (const auto& [k, x] : v.items()) {
     const std::string field = "overlap." + k;
-    if (k == "compute") {
-      if (!x.is_string() || (x != "gemm" && x != "stream"))
-        fail(field, fmt::format("{} is not a compute workload; accepted: \"gemm\", \"stream\"", show(x)));
-      o.compute.kind = x.get<std::string>();
+    const auto& mine = own.at(o.compute.kind);
+    std::vector<std::string> owners;  // the workloads whose key it is
+    for (const auto& [kind_name, keys] : own)
+      if (std::find(keys.begin(), keys.end(), k) != keys.end()) owners.push_back(fmt::format("\"{}\"", kind_name));
+    if (!owners.empty() && std::find(mine.begin(), mine.end(), k) == mine.end())
+      fail(field, fmt::format("{} belongs to compute {}, not \"{}\" (whose keys are {})", k, fmt::join(owners, " or "),
+                              o.compute.kind, fmt::join(mine, ", ")));
+    if (k == "compute" || parse_transfer_key(k, x, o.compute)) {
     } else if (k == "m" || k == "n" || k == "k") {
       const int d = parse_int(x, field, 1, 1 << 20);
       (k == "m" ? o.compute.m : k == "n" ? o.compute.n : o.compute.k) = d;
@@ -282,12 +334,9 @@ std::optional<OverlapConfig> parse_overlap(const json& v) {
     } else if (k == "min_samples") {
       o.min_samples = parse_int(x, field, 1, 1000000);
     } else {
-      fail(field, "unknown key; accepted: compute, m, n, k, dtype, bytes, duration_ms, rounds, min_samples");
+      fail(field, fmt::format("unknown key; accepted: compute, {}, duration_ms, rounds, min_samples", fmt::join(mine, ", ")));
     }
   }
-  if (!v.contains("compute")) fail("overlap", "missing 'compute'; accepted: \"gemm\", \"stream\"");
-  if (o.compute.kind == "stream" && gemm_keys) fail("overlap", "m, n, k and dtype belong to compute \"gemm\", not \"stream\"");
-  if (o.compute.kind == "gemm" && v.contains("bytes")) fail("overlap.bytes", "bytes belongs to compute \"stream\", not \"gemm\"");
   return o;
 }
 
@@ -296,6 +345,10 @@ json overlap_json(const std::optional<OverlapConfig>& o) {
   json j = o->compute.to_json();
   j["compute"] = j["kind"];
   j.erase("kind");
+  if (o->compute.kind == "transfer") {  // written back as a config gives it
+    j["engine"] = {{"name", o->compute.engine}, {"options", o->compute.options}};
+    j.erase("options");
+  }
   j["duration_ms"] = o->duration_ms;
   j["rounds"] = o->rounds;
   j["min_samples"] = o->min_samples;
@@ -652,6 +705,10 @@ json parse_config_text(const std::string& text, const std::string& path) {
     return json::parse(text, check);
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("config '{}': not valid JSON: {}", path, e.what()));
+  } catch (const json::out_of_range& e) {  // a number past a double's range (1e400)
+    const std::string what = e.what();
+    throw InputError(fmt::format("config '{}': {}; a number must fit in a 64-bit float", path,
+                                 what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2)));
   }
 }
 
@@ -692,7 +749,8 @@ json to_json(const Config& c) {
   json engines = json::array();
   for (const auto& e : c.engines) engines.push_back({{"name", e.engine}, {"options", e.options}});
   json devices = json::array();
-  for (const auto& d : c.devices) devices.push_back(d.all ? json("all") : json(d.ids));
+  for (const auto& d : c.devices)
+    devices.push_back(d.pairs ? (d.ids.empty() ? json("pairs") : json{{"pairs", d.ids}}) : d.all ? json("all") : json(d.ids));
   json timings = json::array();
   for (auto t : c.timings) timings.push_back(to_string(t));
   return {{"name", c.name},     {"description", c.description}, {"sizes", c.sizes},
@@ -709,7 +767,12 @@ json to_json(const Config& c) {
 
 DeviceSet parse_device_list(const std::string& text, const std::string& field, bool repeats) {
   if (text == "all") return DeviceSet{true, {}};
-  const std::string accepted = "accepted: \"all\" or ids such as 0,1,3 (digits and commas only)";
+  if (text == "pairs") {
+    DeviceSet set;
+    set.pairs = true;
+    return set;
+  }
+  const std::string accepted = "accepted: \"all\", \"pairs\" or ids such as 0,1,3 (digits and commas only)";
   if (text.empty()) throw InputError(fmt::format("{}: empty; {}", field, accepted));
   json list = json::array();
   std::size_t start = 0;

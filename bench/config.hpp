@@ -32,7 +32,10 @@ struct EngineVariant {
 
 struct DeviceSet {
   bool all = false;      // "all": every device of the backend
-  std::vector<int> ids;  // when !all
+  std::vector<int> ids;  // when !all; with pairs: the devices to pair (empty: every device)
+  // "pairs" (or {"pairs": [ids]}): every device of the backend (or of ids), taken a pair at a time: two-device patterns (copy, bidir) on
+  // every ordered pair, one-device patterns (h2d, d2h, h2d-bidir) on every device alone (bench/sweep.cpp).
+  bool pairs = false;
 };
 
 struct Config {

@@ -16,8 +16,16 @@ namespace dmabench::gbench {
 bool has_flag(const std::vector<std::string>& args, const std::string& name);
 std::string flag_value(const std::vector<std::string>& args, const std::string& name);
 
-// Refuses --benchmark_* flags dmabench cannot honour (InputError).
+// Refuses (InputError, one line) a --benchmark_* flag that Google Benchmark does not know, a value it
+// would reject (it prints its usage and exits) or that makes no sense, and flags dmabench cannot honour
+// (the flags of Google Benchmark 1.7, the version Debian 12 ships).
+void check_flag(const std::string& arg);
+// check_flag for each, no flag twice, and the filter's regular expression.
 void check_flags(const std::vector<std::string>& args);
+
+// --benchmark_repetitions times the most iterations of a case: the samples dmabench keeps for one case,
+// at most 10^7 (InputError).
+void check_samples(const std::vector<std::string>& args, int most_iterations);
 
 // The name Google Benchmark filters on: the case name plus its iterations and manual-time suffixes.
 std::string benchmark_name(const Case& c, bool fixed_iterations);

@@ -1,16 +1,33 @@
 #pragma once
-// SIGINT and SIGTERM during a sweep: the first one only asks the sweep to stop (the case in flight
-// finishes and is recorded, no later case starts); the handler is then reset, so a second one ends
-// the process at once (the results file is still whole: it is only ever replaced atomically).
+// SIGINT and SIGTERM: the first one only asks the sweep to stop (the case in flight finishes and is
+// recorded, no later case starts); the handler is then reset, so a second one ends the process at once
+// (the results file is still whole: it is only ever replaced atomically). The handlers are installed
+// first thing in main and kept to the end, so that no signal can land where the run holds its lock and
+// nobody listens (before the sweep: no case starts; after the last case: the run ends as usual).
+//
+// The console: a console that is gone (`dmabench ... | head`, a closed terminal) never stops a run:
+// SIGPIPE is caught, a standard stream whose reader is gone is pointed at /dev/null, SIGHUP is ignored,
+// and dmabench's messages are written by console::say / console::warn, which drop what cannot be written.
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
 namespace dmabench::interrupt {
 
-// Installs the handlers for the life of the guard (the sweep), restoring the previous ones after.
+// Installs the handlers (SIGINT, SIGTERM, SIGPIPE, SIGHUP) for the life of the guard and, with `restore`,
+// puts the previous ones back after (main keeps them to the very end of the process: restore false).
 class Guard {
  public:
-  Guard();
+  explicit Guard(bool restore = true);
   ~Guard();
   Guard(const Guard&) = delete;
   Guard& operator=(const Guard&) = delete;
+
+ private:
+  bool restore_;
 };
 
 // The signal that asked the sweep to stop (SIGINT, SIGTERM), or 0.
@@ -23,5 +40,27 @@ bool stop_agreed();
 void stop_recorded();
 // The documented exit code of an interrupted run: 128 + the signal (130 for SIGINT, 143 for SIGTERM).
 int exit_code();
+// Blocks until a signal asks the run to stop or `timeout` passes; whether one did. For a thread that acts
+// on the signal at once (the handler itself only records it).
+bool wait_requested(std::chrono::milliseconds timeout);
 
 }  // namespace dmabench::interrupt
+
+namespace dmabench::console {
+
+// dmabench's own messages go to stderr instead of stdout (stdout carries Google Benchmark's JSON).
+void messages_to_stderr(bool yes);
+std::FILE* messages();
+// Writes the text whole or not at all; never throws (a console that is gone drops it).
+void write(std::FILE* f, const std::string& text) noexcept;
+
+template <typename... T>
+void say(fmt::format_string<T...> format, T&&... args) {
+  write(messages(), fmt::format(format, std::forward<T>(args)...));
+}
+template <typename... T>
+void warn(fmt::format_string<T...> format, T&&... args) {
+  write(stderr, fmt::format(format, std::forward<T>(args)...));
+}
+
+}  // namespace dmabench::console

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "bench/cli.hpp"
+#include "bench/gbench.hpp"
+#include "bench/interrupt.hpp"
 #include "core/errors.hpp"
 #include "bench/runner.hpp"
 #include "dist/team.hpp"
@@ -19,17 +21,25 @@ int main(int argc, char** argv) {
   // not-yet-loaded kernel on another stream can hang forever. A user's explicit choice wins.
   setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
 
+  // SIGINT, SIGTERM and SIGPIPE are handled from here to the end: no signal lands where the run holds
+  // its lock and nobody listens, and a console that is gone does not end the run (not restored: a signal
+  // while the process exits changes nothing either).
+  const dmabench::interrupt::Guard signals(/*restore=*/false);
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     const dmabench::CliOptions options = dmabench::parse_cli(args);
     if (options.help) {
-      fmt::print("{}", dmabench::usage());
+      dmabench::console::say("{}", dmabench::usage());
       return 0;
     }
     if (options.version) {
-      fmt::print("dmabench {} (git {})\n", dmabench::kVersion, dmabench::kGitRevision);
+      dmabench::console::say("dmabench {} (git {})\n", dmabench::kVersion, dmabench::kGitRevision);
       return 0;
     }
+    // Checked before Google Benchmark sees them: it prints its usage and exits 0 on some bad values
+    dmabench::gbench::check_flags(options.benchmark_args);
+    // stdout carries Google Benchmark's JSON: dmabench's own messages go to stderr
+    dmabench::console::messages_to_stderr(dmabench::gbench::flag_value(options.benchmark_args, "--benchmark_format") == "json");
     // Google Benchmark sees only its own flags.
     std::vector<char*> gb_argv = {argv[0]};
     std::vector<std::string> gb_args = options.benchmark_args;
@@ -47,12 +57,12 @@ int main(int argc, char** argv) {
     return rc;
   } catch (const dmabench::InputError& e) {
     // bad input: every process of a multi-process run found it at the same point; rank 0 says it
-    if (dmabench::dist::world().rank() == 0) fmt::print(stderr, "dmabench: error: {}\n", e.what());
+    if (dmabench::dist::world().rank() == 0) dmabench::console::warn("dmabench: error: {}\n", e.what());
     dmabench::dist::finish(/*clean=*/true);
     return 2;
   } catch (const std::exception& e) {
     // the other processes may be waiting in a collective: no MPI_Finalize, the launcher ends the job
-    fmt::print(stderr, "dmabench: fatal{}: {}\n",
+    dmabench::console::warn("dmabench: fatal{}: {}\n",
                dmabench::dist::world().multi() ? " (rank " + std::to_string(dmabench::dist::world().rank()) + ")" : "",
                e.what());
     dmabench::dist::finish(/*clean=*/false);

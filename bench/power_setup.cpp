@@ -1,5 +1,7 @@
 #include "bench/power_setup.hpp"
 
+#include "bench/interrupt.hpp"
+
 #include <cstdio>
 #include <exception>
 
@@ -29,7 +31,7 @@ RunPower setup_power(const CliOptions& options, const Config& config, const nloh
   if (!opened && source != "auto") throw InputError(fmt::format("--power {}: not available: {}", source, opened.why_not()));
   if (!opened) {
     p.context = {{"enabled", false}, {"error", opened.why_not()}};
-    fmt::print("dmabench: power not measured: {}\n", opened.why_not());
+    console::say("dmabench: power not measured: {}\n", opened.why_not());
     return p;
   }
   std::unique_ptr<power::Source> src = std::move(opened).value();
@@ -37,7 +39,7 @@ RunPower setup_power(const CliOptions& options, const Config& config, const nloh
   p.per_device = !devs.bus_ids.empty() && src->channels() == static_cast<int>(devs.bus_ids.size());
   auto meter = std::make_unique<power::Meter>(std::move(src), options.power_window_s.value_or(config.power_window_s),
                                               p.trace.get());
-  fmt::print("dmabench: power: calibrating {} (update period, idle baseline {} x {:.1f} s{})\n", meter->source().name(), 2,
+  console::say("dmabench: power: calibrating {} (update period, idle baseline {} x {:.1f} s{})\n", meter->source().name(), 2,
              meter->window_s(), wake ? ", once before and once after the GPUs are woken" : "");
   std::fflush(stdout);
   try {
@@ -47,7 +49,7 @@ RunPower setup_power(const CliOptions& options, const Config& config, const nloh
     p.meter = std::move(meter);
   } catch (const std::exception& e) {
     p.context = {{"enabled", false}, {"error", std::string("calibration failed: ") + e.what()}};
-    fmt::print("dmabench: power not measured: calibration failed: {}\n", e.what());
+    console::say("dmabench: power not measured: calibration failed: {}\n", e.what());
   }
   return p;
 }

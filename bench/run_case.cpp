@@ -166,6 +166,10 @@ double CaseExecution::sample_seconds() {
   return s.seconds_per_op;
 }
 
+void CaseExecution::poison_destinations() { measure::poison(subject()); }
+
+std::optional<std::string> CaseExecution::check_destinations() { return measure::check_written(subject()); }
+
 void CaseExecution::add_invocation(std::vector<double> samples_us) { invocations_.push_back(std::move(samples_us)); }
 
 const std::vector<double>& CaseExecution::last_invocation() const {

@@ -38,6 +38,10 @@ class CaseExecution {
   void warm_up();
   // One timed sample in seconds per operation (measure::take_sample). Throws on runtime errors.
   double sample_seconds();
+  // Poisons the destinations, then checks what the samples taken since wrote (measure::check_written):
+  // for a case run as a background workload (compute/transfer_load.cpp). Throw on runtime errors.
+  void poison_destinations();
+  std::optional<std::string> check_destinations();
   // Records the samples (µs) of one invocation.
   void add_invocation(std::vector<double> samples_us);
   // The timed samples (µs) of the last invocation; empty before the first.

@@ -9,6 +9,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <atomic>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -22,6 +25,8 @@
 #include "bench/power_setup.hpp"
 #include "bench/processes.hpp"
 #include "bench/report.hpp"
+#include "bench/check.hpp"
+#include "bench/matrix.hpp"
 #include "bench/run_case.hpp"
 #include "bench/sweep.hpp"
 #include "bench/watchdog.hpp"
@@ -84,6 +89,9 @@ std::vector<Case> sweep_cases(const CliOptions& options, Config& config, const B
     for_each_sweep(config, [&](Config& c) { c.devices = {*options.devices}; });
   }
   std::vector<Case> cases = expand(config, device_count, backend.default_devices(), device_word(backend));
+  int most_iterations = 0;
+  for (const auto& c : cases) most_iterations = std::max(most_iterations, c.iterations);
+  gbench::check_samples(options.benchmark_args, most_iterations);
   for_each_sweep(config, [&](Config& c) {
     for (auto& set : c.devices)
       if (set.all) set = DeviceSet{false, backend.default_devices()};
@@ -142,25 +150,84 @@ json run_context(const CliOptions& options, const std::vector<std::string>& comm
 }
 
 // Records every finished case in the results file and counts statuses for the summary and the
-// exit code.
+// exit code. Thread-safe: the watchdog and the seal (below) record and finish from their threads.
 class Recorder {
  public:
   // results: null in the processes of a multi-process run other than rank 0 (which writes the file).
-  explicit Recorder(ResultsFile* results) : results_(results) {}
+  // keep: also keep every record for what is reported after the sweep (matrices, --check).
+  Recorder(ResultsFile* results, bool keep) : results_(results), keep_(keep) {}
   void add(const CaseRecord& r) {
+    std::lock_guard lock(mu_);
+    if (finished_) return;  // the file was finished on a signal (SealOnSignal): the case came too late
     ++counts_[r.status];
     if (r.status == Status::failed && first_failure_.empty()) first_failure_ = r.spec.name() + ": " + r.reason;
     if (r.status == Status::failed && !dist::world().stopped().empty()) interrupt::stop_recorded();
-    if (results_) results_->add(to_json(r));
+    if (!results_) return;
+    json j = to_json(r);
+    if (keep_) kept_.push_back(j);
+    results_->add(std::move(j));
   }
-  int count(Status s) const { return counts_.count(s) ? counts_.at(s) : 0; }
+  // Writes the file whole and removes the journal, once; later records are dropped.
+  void finish() {
+    std::lock_guard lock(mu_);
+    if (!finished_ && results_) results_->finish();
+    finished_ = true;
+  }
+  const std::vector<json>& kept() const { return kept_; }
+  int count(Status s) const {
+    std::lock_guard lock(mu_);
+    return counts_.count(s) ? counts_.at(s) : 0;
+  }
   int total() const { return count(Status::ok) + count(Status::skipped) + count(Status::failed); }
   const std::string& first_failure() const { return first_failure_; }
+  std::string path() const { return results_ ? results_->path() : std::string("rank 0's file"); }
 
  private:
   ResultsFile* results_;
+  mutable std::mutex mu_;
+  bool finished_ = false;
+  bool keep_ = false;
+  std::vector<json> kept_;
   std::map<Status, int> counts_;
   std::string first_failure_;
+};
+
+// A multi-process run signalled through its launcher (SIGINT or SIGTERM to mpirun or srun: what Ctrl-C,
+// timeout, kill and batch systems send): the launcher passes SIGTERM to every process and kills them a
+// moment later (Open MPI: about a second), whatever case is in flight. Rank 0 therefore finishes its file
+// as soon as the signal comes, from this thread: every finished case, the journal removed, the lock
+// released, the summary line printed; a case that finishes after that is not recorded. The sweep itself
+// stops as after any signal, if the launcher lets it.
+class SealOnSignal {
+ public:
+  SealOnSignal(Recorder& recorder, const OutLock* lock, std::size_t selected) {
+    if (dist::world().multi() && lock)
+      thread_ = std::thread([this, &recorder, lock, selected] {
+        while (!done_.load())
+          if (interrupt::wait_requested(std::chrono::milliseconds(100))) {
+            recorder.finish();
+            lock->release();
+            console::say("\ndmabench: interrupted after {} of {} cases (the launcher ends every process); results in {}\n",
+                         recorder.total(), selected, recorder.path());
+            std::fflush(nullptr);
+            sealed_.store(true);
+            return;
+          }
+      });
+  }
+  ~SealOnSignal() { stop(); }
+  SealOnSignal(const SealOnSignal&) = delete;
+  SealOnSignal& operator=(const SealOnSignal&) = delete;
+  // Ends the thread; whether it finished the file.
+  bool stop() {
+    done_.store(true);
+    if (thread_.joinable()) thread_.join();
+    return sealed_.load();
+  }
+
+ private:
+  std::atomic<bool> done_{false}, sealed_{false};
+  std::thread thread_;
 };
 
 // The file of a case's packet dump in --packets DIR: <case name, '/' and other odd characters as '_'>.json.
@@ -281,7 +348,7 @@ class Sweep {
 
   void run_batch() {
     if (dist::world().rank() == 0)
-      for (const auto& [why, n] : skipped_now_) fmt::print("dmabench: skipped {} case(s), not run: {}\n", n, why);
+      for (const auto& [why, n] : skipped_now_) console::say("dmabench: skipped {} case(s), not run: {}\n", n, why);
     skipped_now_.clear();
     std::fflush(stdout);
     session_.run_registered();
@@ -319,25 +386,23 @@ class Sweep {
 
 // --case-timeout: the case is recorded as failed, the file written whole, and the process ends (exit 4):
 // the case's thread is blocked in an operation that cannot be cancelled.
-[[noreturn]] void stop_on_timeout(const Case& c, double seconds, ResultsFile* results, const OutLock* lock) {
+[[noreturn]] void stop_on_timeout(const Case& c, double seconds, Recorder& recorder, const OutLock* lock) {
   CaseRecord r;
   r.spec = c;
   r.status = Status::failed;
-  r.reason = fmt::format("timeout: still running after {} s (--case-timeout); the run stopped here, since an operation "
-                         "that never completes cannot be cancelled",
+  r.reason = fmt::format("timeout: still running after {} s (--case-timeout; time the process was stopped is not "
+                         "counted); the run stopped here, since an operation that never completes cannot be cancelled",
                          seconds);
   try {
-    if (results) {
-      results->add(to_json(r));
-      results->finish();
-    }
+    recorder.add(r);
+    recorder.finish();
   } catch (const std::exception& e) {
-    fmt::print(stderr, "dmabench: could not record the timeout: {}\n", e.what());
+    console::warn("dmabench: could not record the timeout: {}\n", e.what());
   }
-  fmt::print(stderr,
+  console::warn(
              "dmabench: {} still running after {} s (--case-timeout): the run stops (exit 4); the device may need "
              "attention; results in {}\n",
-             c.name(), seconds, results ? results->path() : std::string("rank 0's file"));
+             c.name(), seconds, recorder.path());
   std::fflush(nullptr);
   if (lock) lock->release();
   std::_Exit(4);
@@ -425,6 +490,55 @@ OutPath check_outputs(const CliOptions& options, const std::vector<const Case*>&
   return out;
 }
 
+struct Outcome {
+  std::size_t selected = 0;  // the cases --benchmark_filter selects
+  bool stopped = false;      // a signal stopped the sweep before its last case
+  bool sealed = false;       // the file was finished on a signal (SealOnSignal)
+};
+
+// The sweep under the watchdog (and, in a multi-process run, the seal); every finished case in the file
+// whatever stops it.
+Outcome sweep_all(const CliOptions& options, const std::vector<Case>& cases, Backend& backend, RunPower& power,
+                  Recorder& recorder, const OutLock* lock) {
+  Outcome o;
+  Watchdog watchdog(options.case_timeout_s, [&](const Case& c, double s) { stop_on_timeout(c, s, recorder, lock); });
+  try {
+    Sweep sweep(options, cases, backend, power, recorder, watchdog);
+    o.selected = sweep.selected();
+    SealOnSignal seal(recorder, lock, o.selected);
+    sweep.run();
+    o.stopped = sweep.stopped();
+    o.sealed = seal.stop();
+  } catch (...) {
+    recorder.finish();
+    throw;
+  }
+  return o;
+}
+
+bool uses_pairs(Config& config) {
+  bool pairs = false;
+  for_each_sweep(config, [&](Config& c) {
+    for (const auto& set : c.devices) pairs = pairs || set.pairs;
+  });
+  return pairs;
+}
+
+// After the sweep, in the process that writes the results: the matrices of a "pairs" run and the
+// --check verdicts. Whether every check passed.
+bool report_findings(const std::optional<check::Expectations>& expectations, bool pairs, const std::vector<json>& records,
+                     const json& machine, const Backend& backend) {
+  if (pairs) print_pair_matrices(records, device_word(backend));
+  if (!expectations) return true;
+  std::vector<check::Verdict> verdicts;
+  std::size_t unchecked = 0;
+  for (const auto& r : records) {
+    if (auto v = expectations->judge(r, machine)) verdicts.push_back(std::move(*v));
+    else unchecked += r.value("status", "") == "ok";
+  }
+  return check::print_verdicts(verdicts, unchecked, expectations->path());
+}
+
 }  // namespace
 
 int run(const CliOptions& options, const std::vector<std::string>& command_line) {
@@ -438,69 +552,62 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   dist::start();  // one process per rank when a launcher started this one
   const bool lead = dist::world().rank() == 0;  // the process that prints and writes the results
   auto [config, backend, cases] = start_sweep(options, command_line);
+  const auto expectations = agreed_input([&] {
+    return options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);
+  });
   if (options.list || lists_tests(options.benchmark_args)) {
     if (!lead) return 0;
-    fmt::print("# {} cases (backend {}); names work with --benchmark_filter\n", cases.size(), backend->name());
+    console::write(stdout, fmt::format("# {} cases (backend {}); names work with --benchmark_filter\n", cases.size(), backend->name()));
     for (const auto& c : cases)
-      fmt::print("{}{}\n", c.name(), c.not_runnable.empty() ? "" : "    (skipped: " + c.not_runnable + ")");
+      console::write(stdout, fmt::format("{}{}\n", c.name(), c.not_runnable.empty() ? "" : "    (skipped: " + c.not_runnable + ")"));
     return 0;
   }
-  const auto to_run = agreed_input([&, &all = cases] { return selected_cases(options, all); });
   std::optional<OutPath> out;
   std::optional<OutLock> lock;
-  agreed_input([&] {
+  agreed_input([&, &all = cases] {  // bad input: a filter that selects no case, an output that cannot be written
     if (lead) {
-      out = check_outputs(options, to_run);
+      out = check_outputs(options, selected_cases(options, all));
       lock.emplace(out->path);
     }
     return 0;
   });
-  if (lead && !out->note.empty()) fmt::print("dmabench: {}\n", out->note);
+  if (lead && !out->note.empty()) console::say("dmabench: {}\n", out->note);
   RunPower power;
   std::unique_ptr<ResultsFile> results;
+  json context;
   if (lead) {
-    json context = run_context(options, command_line, config, *backend);
+    context = run_context(options, command_line, config, *backend);
     power = run_power(options, config, context["machine"], *backend);
     context["power"] = power.context;
     results = std::make_unique<ResultsFile>(out->path, context);  // written with the first record (an existing file is kept until then)
-    fmt::print("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, kGitRevision,
+    console::say("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, kGitRevision,
                backend->name(), cases.size(), options.config,
                dist::world().multi() ? fmt::format(", {} processes", dist::world().size()) : std::string(), out->path);
   }
-  Recorder recorder(results.get());
-  const interrupt::Guard signals;
-  std::size_t selected = 0;
-  bool stopped = false;
-  {
-    Watchdog watchdog(options.case_timeout_s,
-                      [&](const Case& c, double s) { stop_on_timeout(c, s, results.get(), lock ? &*lock : nullptr); });
-    try {
-      Sweep sweep(options, cases, *backend, power, recorder, watchdog);
-      selected = sweep.selected();
-      sweep.run();
-      stopped = sweep.stopped();
-    } catch (...) {
-      if (results) results->finish();  // every finished case in the file, whatever stopped the sweep
-      throw;
-    }
-  }
-  if (results) results->finish();  // the whole file (also for a run with no case), and the journal removed
+  const bool pairs = uses_pairs(config);
+  Recorder recorder(results.get(), pairs || expectations.has_value());
+  const Outcome outcome = sweep_all(options, cases, *backend, power, recorder, lock ? &*lock : nullptr);
+  const std::size_t selected = outcome.selected;
+  const bool stopped = outcome.stopped;
+  recorder.finish();  // the whole file and the journal removed (nothing changed if no case was recorded)
   if (!dist::world().stopped().empty()) {  // a process of the run is gone
-    fmt::print(stderr, "\ndmabench: the run stopped after {} cases: {}{}\n", recorder.total(), dist::world().stopped(),
+    console::warn("\ndmabench: the run stopped after {} cases: {}{}\n", recorder.total(), dist::world().stopped(),
                results ? "; results in " + results->path() : std::string());
     return 3;
   }
   if (!lead) return stopped ? (interrupt::requested() ? interrupt::exit_code() : 143) : recorder.count(Status::failed) > 0;
   // a signal that came after the last case stopped nothing: the run ends as usual
   if (stopped && static_cast<std::size_t>(recorder.total()) < selected) {
-    fmt::print("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(), selected, out->path);
+    if (!outcome.sealed)  // else said when the file was finished
+      console::say("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(), selected, out->path);
     return interrupt::requested() ? interrupt::exit_code() : 143;
   }
-  fmt::print("\ndmabench: {} ok, {} skipped, {} failed in {:.1f} s; results in {}\n", recorder.count(Status::ok),
+  console::say("\ndmabench: {} ok, {} skipped, {} failed in {:.1f} s; results in {}\n", recorder.count(Status::ok),
              recorder.count(Status::skipped), recorder.count(Status::failed),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), options.out);
-  if (!recorder.first_failure().empty()) fmt::print("dmabench: first failure: {}\n", recorder.first_failure());
-  return recorder.count(Status::failed) > 0 ? 1 : 0;
+  if (!recorder.first_failure().empty()) console::say("dmabench: first failure: {}\n", recorder.first_failure());
+  const bool checked = report_findings(expectations, pairs, recorder.kept(), context["machine"], *backend);
+  return recorder.count(Status::failed) > 0 ? 1 : checked ? 0 : check::kExitCheckFailed;
 }
 
 }  // namespace dmabench

@@ -16,7 +16,7 @@
 namespace dmabench {
 namespace {
 
-constexpr std::size_t kMaxCases = 200000;  // a 16k-case sweep is large; this one would not fit in memory
+constexpr std::uint64_t kMaxCases = 200000;  // per run: a 16k-case sweep is large; this one would not fit in memory
 
 const Pattern* pattern_of(const std::string& name, bool in_place) {
   const Pattern* p = find_pattern(name);
@@ -48,13 +48,35 @@ void check_byte_range(std::uint64_t bytes, int ranks, int rotate) {
 // The ids of a device set, checked against the machine.
 std::vector<int> device_ids(const DeviceSet& set, int device_count, const std::vector<int>& all_devices,
                             const std::string& device_word) {
-  const std::vector<int> ids = set.all ? all_devices : set.ids;
+  const std::vector<int> ids = set.all || (set.pairs && set.ids.empty()) ? all_devices : set.ids;
   for (int id : ids)
     if (id >= device_count)
       throw InputError(fmt::format("devices: {} {} does not exist; this machine has {}s 0..{}", device_word, id,
                                    device_word, device_count - 1));
   if (ids.empty()) throw InputError(fmt::format("devices: no {} is visible", device_word));
   return ids;
+}
+
+// devices "pairs": the device lists a pattern runs on, one case each. Two-device patterns (copy, bidir) get
+// every ordered pair, one-device patterns (h2d, d2h, h2d-bidir) every device alone; where there is no
+// pair (one device) the whole list, so that the case is skipped with the pattern's reason.
+std::vector<std::vector<int>> device_pairs(const std::string& pattern_name, const std::vector<int>& ids) {
+  const Pattern* p = pattern_of(pattern_name, false);
+  const bool one = p->ranks_used(1) == 1 && p->ranks_used(2) == 1;
+  const bool two = p->ranks_used(1) == 0 && p->ranks_used(2) == 2 && p->ranks_used(3) == 2;
+  if (!one && !two)
+    throw InputError(fmt::format("devices: \"pairs\" applies to patterns on one or two devices (copy, bidir, h2d, d2h, "
+                                 "h2d-bidir); '{}' runs on all its devices at once: give it a device list",
+                                 pattern_name));
+  std::vector<std::vector<int>> out;
+  for (int a : ids) {
+    if (one) out.push_back({a});
+    else
+      for (int b : ids)
+        if (a != b) out.push_back({a, b});
+  }
+  if (out.empty()) out.push_back(ids);
+  return out;
 }
 
 // Every case of one pattern form on one device set, in sweep order.
@@ -75,8 +97,6 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
         for (Timing timing : config.timings)
           for (int rotate : config.rotate)
             for (std::uint64_t bytes : layout.count ? std::vector<std::uint64_t>{layout.count * layout.block_bytes} : config.sizes) {
-              if (out.size() >= kMaxCases)
-                throw InputError(fmt::format("the config expands to more than {} cases; split it into several runs", kMaxCases));
               check_byte_range(bytes, static_cast<int>(devs.size()), rotate);
               Case c{.pattern = pattern_name,
                      .engine = engine,
@@ -100,17 +120,40 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
             }
 }
 
+// a * b, or kMaxCases + 1 where it is larger (no overflow however long the axes)
+std::uint64_t times(std::uint64_t a, std::uint64_t b) { return b != 0 && a > kMaxCases / b ? kMaxCases + 1 : a * b; }
+
+// The cases one config (or one sweep of it) expands to, counted from its axes without making them (before
+// names merge equal cases: never fewer than expand() makes), capped at kMaxCases + 1. `all_devices`: the
+// devices "all" means (a set's ids are checked when it is expanded).
+std::uint64_t count_cases(const Config& config, const std::vector<int>& all_devices) {
+  std::uint64_t total = 0;
+  for (const auto& part : config.sweeps) total = std::min(kMaxCases + 1, total + count_cases(part, all_devices));
+  if (!config.sweeps.empty()) return total;
+  for (const DeviceSet& set : config.devices)
+    for (const auto& pattern_name : config.patterns)
+      for (bool in_place : config.in_place) {
+        const Pattern* pattern = pattern_of(pattern_name, in_place);
+        if (!pattern) continue;  // no in-place form
+        std::uint64_t n = 1;     // placements of the set: one, or its devices / ordered pairs with "pairs"
+        if (set.pairs) {
+          const std::uint64_t ids = set.all || set.ids.empty() ? all_devices.size() : set.ids.size();
+          n = device_pairs(pattern_name, {0, 1, 2}).size() == 3 ? ids : times(ids, ids > 0 ? ids - 1 : 0);
+        }
+        std::uint64_t sizes = 0;
+        for (const Layout& layout : config.layouts) sizes += layout.count ? 1 : config.sizes.size();
+        n = times(n, times(sizes, pattern->uses_host_memory() ? config.host.size() : 1));
+        for (std::size_t axis : {config.engines.size(), config.timings.size(), config.rotate.size()}) n = times(n, axis);
+        total = std::min(kMaxCases + 1, total + n);
+      }
+  return total;
+}
+
 }  // namespace
 
 std::string Case::name() const {
   // Options at their default value are left out of the name (they are all in the result's `options`).
-  std::string engine_part = engine.engine;
-  const EngineSpec* spec = find_engine_spec(engine.engine);
-  for (const auto& o : spec ? spec->options : std::vector<OptionSpec>{}) {
-    if (!engine.options.contains(o.name) || engine.options[o.name] == o.default_value) continue;
-    const auto& v = engine.options[o.name];
-    engine_part += fmt::format(",{}={}", o.name, v.is_string() ? v.get<std::string>() : v.dump());
-  }
+  const std::string engine_part = variant_label(engine.engine, engine.options);
   const Pattern* p = find_pattern(pattern);
   const std::string host_part = p && p->uses_host_memory()
                                     ? fmt::format("/host={},numa={}", to_string(host.kind), host.numa.label())
@@ -144,15 +187,26 @@ void for_each_sweep(Config& config, const std::function<void(Config&)>& fn) {
 
 std::vector<Case> expand(const Config& config, int device_count, const std::vector<int>& all_devices,
                          const std::string& device_word) {
+  if (const std::uint64_t n = count_cases(config, all_devices); n > kMaxCases)
+    throw InputError(fmt::format("the config expands to more than {} cases{}; split it into several runs", kMaxCases,
+                                 config.sweeps.empty() ? "" : " (all its sweeps together)"));
   std::vector<Case> all;
   if (!config.sweeps.empty()) {
     for (const auto& part : config.sweeps)
       for (auto& c : expand(part, device_count, all_devices, device_word)) all.push_back(std::move(c));
   } else {
+    std::vector<std::vector<int>> seen_sets;  // "all" and [0, 1] may be one set: compared as resolved
     for (const DeviceSet& set : config.devices) {
       const std::vector<int> ids = device_ids(set, device_count, all_devices, device_word);
+      if (auto at = std::find(seen_sets.begin(), seen_sets.end(), ids); at != seen_sets.end())
+        throw InputError(fmt::format("devices: the device set {} is listed twice (devices[{}] and devices[{}]); list each "
+                                     "set once",
+                                     fmt::join(ids, ","), at - seen_sets.begin(), seen_sets.size()));
+      seen_sets.push_back(ids);
       for (const auto& pattern_name : config.patterns)
-        for (bool in_place : config.in_place) add_pattern_cases(config, pattern_name, in_place, ids, device_word, all);
+        for (bool in_place : config.in_place)
+          for (const auto& each : set.pairs ? device_pairs(pattern_name, ids) : std::vector<std::vector<int>>{ids})
+            add_pattern_cases(config, pattern_name, in_place, each, device_word, all);
     }
   }
   std::vector<Case> cases;  // the first case of each name

@@ -1,5 +1,7 @@
 #include "bench/watchdog.hpp"
 
+#include <algorithm>
+
 namespace dmabench {
 
 Watchdog::Watchdog(double timeout_s, std::function<void(const Case&, double)> on_timeout)
@@ -28,16 +30,29 @@ void Watchdog::finished() {
   current_.reset();
 }
 
+// The case is timed by its own progress: the watchdog wakes every tick and counts at most two ticks per
+// wake-up, so that a process stopped for a while (SIGSTOP, Ctrl-Z; the watchdog thread stops with it)
+// does not fail its case as a timeout when it is resumed.
 void Watchdog::run() {
+  using clock = std::chrono::steady_clock;
+  const auto timeout = std::chrono::duration<double>(timeout_s_);
+  const auto tick = std::chrono::duration_cast<clock::duration>(std::min(std::chrono::duration<double>(0.25), timeout / 4));
   std::unique_lock lock(mu_);
   while (!stop_) {
     if (!current_) {
       cv_.wait(lock, [&] { return stop_ || current_.has_value(); });
       continue;
     }
-    const auto deadline = since_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
     const auto started = since_;
-    if (cv_.wait_until(lock, deadline, [&] { return stop_ || !current_ || since_ != started; })) continue;
+    clock::duration ran{0};
+    auto last = clock::now();
+    while (ran < timeout) {
+      if (cv_.wait_until(lock, last + tick, [&] { return stop_ || !current_ || since_ != started; })) break;
+      const auto now = clock::now();
+      ran += std::min(now - last, 2 * tick);
+      last = now;
+    }
+    if (stop_ || !current_ || since_ != started) continue;
     const Case c = *current_;
     lock.unlock();
     on_timeout_(c, timeout_s_);  // does not return when it ends the process

@@ -2,6 +2,7 @@
 // The per-case timeout (--case-timeout): a thread that watches the case in flight. A case that runs
 // longer calls `on_timeout` from the watchdog's thread while the case is still blocked (a GPU
 // operation that never completes cannot be cancelled): the caller records it and ends the process.
+// Only time the process runs counts: a process stopped (SIGSTOP, Ctrl-Z) and resumed goes on.
 #include <chrono>
 #include <condition_variable>
 #include <functional>

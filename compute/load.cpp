@@ -4,6 +4,7 @@
 
 #include "core/units.hpp"
 #include "engines/backend.hpp"
+#include "engines/engine.hpp"
 
 namespace dmabench::compute {
 
@@ -15,30 +16,38 @@ std::unique_ptr<Load> make_gpu_load(const Spec& spec, const std::vector<int>& de
 
 std::string Spec::label() const {
   if (kind == "gemm") return fmt::format("gemm-{}-{}x{}x{}", dtype, m, n, k);
+  if (kind == "transfer")
+    return fmt::format("transfer-{}-{}-{}{}", pattern, engine_label, format_bytes(bytes),
+                       host.kind == HostKind::pinned ? std::string() : fmt::format("-{}", to_string(host.kind)));
   return fmt::format("{}-{}", kind, format_bytes(bytes));
 }
 
 nlohmann::json Spec::to_json() const {
   if (kind == "gemm") return {{"kind", kind}, {"m", m}, {"n", n}, {"k", k}, {"dtype", dtype}};
+  if (kind == "transfer")
+    return {{"kind", kind},       {"pattern", pattern}, {"bytes", bytes}, {"engine", engine}, {"options", options},
+            {"host_memory", {{"kind", to_string(host.kind)}, {"numa", host.numa.label()}}}, {"pipeline_depth", depth}};
   return {{"kind", kind}, {"bytes", bytes}};
 }
 
 double Spec::work_per_launch() const {
   if (kind == "gemm") return 2.0 * m * n * k;
+  if (kind == "transfer") return static_cast<double>(depth) * static_cast<double>(bytes);
   return 2.0 * static_cast<double>(bytes);
 }
 
 std::string Spec::rate_unit() const { return kind == "gemm" ? "TFLOP/s" : "GB/s"; }
 
-double Spec::rate(double launches, double ms) const {
-  const double per_s = work_per_launch() * launches / (ms * 1e-3);
+double Spec::rate(double launches, double ms, std::optional<double> work) const {
+  const double per_s = work.value_or(work_per_launch()) * launches / (ms * 1e-3);
   return kind == "gemm" ? per_s / 1e12 : per_s / 1e9;
 }
 
 WhyNot unsupported(const Backend& backend, const Spec& spec) {
+  if (spec.kind == "transfer") return std::nullopt;  // its engine says, when the workload is made
   if (backend.name() == "host") {
     if (spec.kind != "stream")
-      return fmt::format("compute '{}' needs a GPU backend; the host backend has only 'stream'", spec.kind);
+      return fmt::format("compute '{}' needs a GPU backend; the host backend has 'stream' and 'transfer'", spec.kind);
     return std::nullopt;
   }
 #ifdef DMABENCH_HAVE_GPU
@@ -48,8 +57,9 @@ WhyNot unsupported(const Backend& backend, const Spec& spec) {
 #endif
 }
 
-Maybe<std::unique_ptr<Load>> make_load(const Backend& backend, const Spec& spec, const std::vector<int>& devices) {
+Maybe<std::unique_ptr<Load>> make_load(Backend& backend, const Spec& spec, const std::vector<int>& devices) {
   if (auto why = unsupported(backend, spec)) return Maybe<std::unique_ptr<Load>>::no(*why);
+  if (spec.kind == "transfer") return make_transfer_load(backend, spec, devices);
 #ifdef DMABENCH_HAVE_GPU
   if (backend.name() != "host") return make_gpu_load(spec, devices);
 #endif

@@ -148,6 +148,9 @@ nlohmann::json engine_specs_json();
 // engine's options by hand (tests); configs get theirs filled in and validated by the config layer.
 // Throws std::invalid_argument for an unknown engine.
 Options with_defaults(std::string_view engine, Options given);
+// An engine variant as case names show it: the engine's name, then ",option=value" for each option not
+// at its default, in table order (e.g. "ce,streams=4").
+std::string variant_label(std::string_view engine, const Options& options);
 
 // Creates an engine of this build for a run on `backend` (default: the engine's own), or says why it
 // cannot (e.g. "this build has no NCCL"). Engines are created once per run and live for the whole sweep.

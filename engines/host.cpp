@@ -107,12 +107,14 @@ struct HostBytes {
 // fail or a rank be slow: "corrupt:R" flips the last byte of a transfer issuing rank R writes in
 // every operation (its first transfer to another rank, if any); "delay:R:MS" makes rank R's operations take MS milliseconds longer;
 // "die:R" kills rank R's process (SIGKILL) when its first operation is released: between two cases,
-// after the first is recorded.
+// after the first is recorded; "slow-device:D:MS" makes every rank on host device D take MS milliseconds
+// longer per operation (a slow link: every pair that device D takes part in).
 struct HostFault {
   int rank = -1;
   bool corrupt = false;
   bool die = false;
   int delay_ms = 0;
+  int slow_device = -1;
   static HostFault from_env() {
     HostFault f;
     const char* v = std::getenv("DMABENCH_HOST_FAULT");
@@ -127,8 +129,12 @@ struct HostFault {
     } else if (std::sscanf(v, "die:%d", &r) == 1) {
       f.rank = r;
       f.die = true;
+    } else if (std::sscanf(v, "slow-device:%d:%d", &r, &ms) == 2) {
+      f.slow_device = r;
+      f.delay_ms = ms;
     } else {
-      throw std::runtime_error(fmt::format("DMABENCH_HOST_FAULT='{}': accepted: corrupt:RANK, delay:RANK:MS, die:RANK", v));
+      throw std::runtime_error(fmt::format(
+          "DMABENCH_HOST_FAULT='{}': accepted: corrupt:RANK, delay:RANK:MS, die:RANK, slow-device:DEVICE:MS", v));
     }
     return f;
   }
@@ -273,14 +279,22 @@ class HostOperation final : public Operation {
         if (t == w.transfers.end()) --t;
         dst(t->dst_rank, set)[t->dst_offset + t->bytes - 1] ^= 0x5a;
       }
-      if (fault_.rank == w.rank && fault_.delay_ms > 0)
-        std::this_thread::sleep_for(std::chrono::milliseconds(fault_.delay_ms));
+      const bool slow = fault_.slow_device >= 0 ? touches(w, fault_.slow_device) : fault_.rank == w.rank;
+      if (slow && fault_.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(fault_.delay_ms));
       {
         std::lock_guard lock(mu_);
         ++w.done;
       }
       done_cv_.notify_all();
     }
+  }
+
+  // Whether a worker's transfers read or write device `d` (its own rank's or another's buffers).
+  bool touches(const Worker& w, int d) const {
+    if (plan_.devices[w.rank] == d) return true;
+    return std::any_of(w.transfers.begin(), w.transfers.end(), [&](const Transfer& t) {
+      return plan_.devices[t.src_rank] == d || plan_.devices[t.dst_rank] == d;
+    });
   }
 
   Plan plan_;

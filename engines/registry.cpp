@@ -177,4 +177,15 @@ Maybe<std::unique_ptr<Backend>> make_backend(std::string_view name) {
   return Result::no(fmt::format("unknown backend '{}'", name));
 }
 
+std::string variant_label(std::string_view engine, const Options& options) {
+  std::string label(engine);
+  const EngineSpec* spec = find_engine_spec(engine);
+  for (const auto& o : spec ? spec->options : std::vector<OptionSpec>{}) {
+    if (!options.contains(o.name) || options[o.name] == o.default_value) continue;
+    const auto& v = options[o.name];
+    label += fmt::format(",{}={}", o.name, v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return label;
+}
+
 }  // namespace dmabench

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """DMA-Latte tables from a dmabench run (standard library only).
 
-usage: dma_latte_report.py DMA_LATTE.json [--breakdown BREAKDOWN.json] [--timing oneshot]
+usage: dma_latte_report.py DMA_LATTE.json [--breakdown BREAKDOWN.json] [--timing oneshot] [--baseline VARIANT]
 
 Prints markdown: (1) speedup of every copy-engine variant over plain `ce` pcpy/enqueue/event for
-allgather and alltoall per size (DMA-Latte's table layout), (2) the best DMA variant against the
+allgather and alltoall per size (DMA-Latte's table layout; `--baseline` names another variant as the tables
+print it, e.g. `sdma [software engine]`, and then its engine's variants are listed too), (2) the best DMA variant against the
 best NCCL mode per size, in latency and busbw, (3) the four-phase breakdown of one copy per size
 (when a breakdown file is given). Only ok (validated) results are used.
 A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
@@ -34,6 +35,7 @@ def run(argv=None):
     ap.add_argument("results")
     ap.add_argument("--breakdown")
     ap.add_argument("--timing", default="oneshot", choices=["oneshot", "pipelined"])
+    ap.add_argument("--baseline", default="ce schedule=pcpy", help="the variant the speedups divide by (default: %(default)s)")
     a = ap.parse_args(argv)
     res = [r for r in load(a.results)["results"] if r["status"] == "ok"]
     sizes = sorted({r["bytes_per_rank"] for r in res})
@@ -42,11 +44,12 @@ def run(argv=None):
     # allgather and alltoall, each in place too where the file has such cases
     groups = sorted({placement(r) for r in res if r["pattern"] in ("allgather", "alltoall")} |
                     {("allgather", False), ("alltoall", False)}, key=placement_order)
-    base = "ce schedule=pcpy"
+    base = a.baseline
+    engines = DMA + (base.split(" ")[0],)
     out = []
     for pattern in groups:
-        variants = sorted({variant(r) for r in res if placement(r) == pattern and r["engine"] in DMA})
-        out.append(f"\n**{pattern_label(*pattern)}, {a.timing}: speedup over plain `{base}` (enqueue, event) = its p50 / variant p50**\n")
+        variants = sorted({variant(r) for r in res if placement(r) == pattern and r["engine"] in engines})
+        out.append(f"\n**{pattern_label(*pattern)}, {a.timing}: speedup over plain `{base}`{' (enqueue, event)' if base == 'ce schedule=pcpy' else ''} = its p50 / variant p50**\n")
         rows = [[base] + [f"{p50[(pattern, base, a.timing, s)]:.1f} µs" if (pattern, base, a.timing, s) in p50 else "–" for s in sizes]]
         for v in variants:
             if v == base:

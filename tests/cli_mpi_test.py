@@ -7,7 +7,8 @@ usage: cli_mpi_test.py DMABENCH CONFIG_DIR [gpu]
   every process; a mismatched config and bad flags exit 2 in every process; a rank killed with -9
   mid-run leaves rank 0's file whole with every finished case; engines that cannot run across
   processes are skipped with the reason, and so are rank pairs on different hosts for engines that
-  stay within a node; Ctrl-C to mpirun stops every process after the case in flight; scripts/launch_compare.py
+  stay within a node; Ctrl-C to mpirun stops every process after the case in flight; SIGTERM / SIGINT to
+  mpirun mid-case (Open MPI kills the processes a second later): rank 0's file whole at once; scripts/launch_compare.py
   runs a config both ways and tables the two.
   gpu: `mpirun -np 2` on the build's GPU backend: ce, ce-batch, sm and nccl on copy, allgather and
   alltoall, validated (two GPUs; with one GPU both processes share it and nccl is skipped with the reason);
@@ -273,6 +274,34 @@ def interrupted(exe, tmp):
     print(f"  Ctrl-C to mpirun: {len(res)} of 64 cases, all ok, file whole")
 
 
+def launcher_signal(exe, tmp):
+    """SIGTERM or SIGINT to mpirun (what timeout, kill and batch systems send) mid-case, with cases too long
+    to finish before Open MPI kills the processes (about a second after it passes SIGTERM to them): rank 0
+    finishes its file at once with every finished case, says so, and leaves no journal or lock (main left
+    both, and no message)."""
+    path = write(os.path.join(tmp, "term.json"), {"patterns": ["allgather"], "engines": ["host"],
+                                                  "sizes": [4096, 8192, 16384, 32768], "iterations": 10, "warmup": 0})  # 8 cases
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        out = os.path.join(tmp, f"term-{sig.name}.json")
+        proc = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "2", exe, "--config", path, "--out", out, "--backend",
+                                 "host"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(ENV, DMABENCH_HOST_FAULT="delay:1:300"))  # 3 s per case
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if os.path.exists(out + ".journal") and sum(1 for _ in open(out + ".journal")) >= 2:  # one case done
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=120)
+        expect("dmabench: interrupted after 1 of 8 cases" in stdout, f"{sig.name}: rank 0's message:\n{stdout[-1500:]}\n"
+               f"{stderr[-1500:]}")
+        res = load(out)["results"]
+        expect(len(res) == 1 and res[0]["status"] == "ok", f"{sig.name}: {[(r['status'], r['reason']) for r in res]}")
+        expect(not os.path.exists(out + ".journal") and not os.path.exists(out + ".lock"), f"{sig.name}: journal or lock left")
+        print(f"  {sig.name} to mpirun mid-case: the finished case kept, the file whole at once, mpirun exit {proc.returncode}")
+
+
 def launch_compare(exe, tmp):
     """scripts/launch_compare.py: the same config as one process and under mpirun -np 2, alternating, one table;
     a run that fails is recorded and the script exits 1 with the table of what there is."""
@@ -387,7 +416,7 @@ def main():
         os.remove(stale)
     with tempfile.TemporaryDirectory() as tmp:
         for test in (sweeps, slowest_rank, corrupt, bad_input, two_hosts, killed_rank, died_between_cases, interrupted,
-                     launch_compare):
+                     launcher_signal, launch_compare):
             test(exe, tmp)
         other_engines(exe, configs, tmp)
     print("ok")

@@ -16,10 +16,10 @@ TEST(Cli, ParsesFlagsInBothForms) {
   EXPECT_EQ(o.devices->ids, (std::vector<int>{0, 2}));
   EXPECT_TRUE(o.list);
   EXPECT_EQ(o.benchmark_args, (std::vector<std::string>{"--benchmark_filter=copy", "--benchmark_repetitions=3"}));
-  o = parse_cli({"--devices", "all", "--features", "--version"});
+  o = parse_cli({"--devices", "all", "--features"});
   EXPECT_TRUE(o.devices->all);
   EXPECT_TRUE(o.features);
-  EXPECT_TRUE(o.version);
+  EXPECT_TRUE(parse_cli({"--version"}).version);
   EXPECT_EQ(parse_cli({}).out, "dmabench-results.json");
 }
 
@@ -65,5 +65,47 @@ TEST(Cli, GoogleBenchmarkFlagsCheckedFirst) {
   expect({"--benchmark_repetitions=x"}, "--benchmark_repetitions: 'x'");
   expect({"--benchmark_filter=copy("}, "--benchmark_filter: 'copy(' is not a valid regular expression");
   expect({"--benchmark_format=csv"}, "--benchmark_format: 'csv'");
+  // values Google Benchmark rejects with its usage and exit 0, or takes though they make no sense
+  expect({"--benchmark_format=xml"}, "--benchmark_format: 'xml'");
+  expect({"--benchmark_min_time=-1"}, "--benchmark_min_time: '-1'");
+  expect({"--benchmark_min_time=1e400"}, "--benchmark_min_time: '1e400'");
+  expect({"--benchmark_repetitions=12abc"}, "--benchmark_repetitions: '12abc'");
+  expect({"--benchmark_colour=yes"}, "unknown Google Benchmark flag '--benchmark_colour'");
+  expect({"--benchmark_report_aggregates_only"}, "--benchmark_report_aggregates_only: not supported");
+  expect({"--benchmark_out"}, "--benchmark_out: needs a value");
+  expect({"--benchmark_repetitions=2", "--benchmark_repetitions=3"}, "--benchmark_repetitions: given twice");
+  EXPECT_NO_THROW(gbench::check_flags({"--benchmark_list_tests=true", "--benchmark_counters_tabular",
+                                       "--benchmark_context=a=1,b=2", "--benchmark_min_time=0.05", "--benchmark_color=no",
+                                       "--benchmark_out_format=csv", "--benchmark_min_warmup_time=0"}));
   EXPECT_NO_THROW(gbench::check_flags({"--benchmark_repetitions=3", "--benchmark_filter=copy/.*", "--benchmark_format=json"}));
+}
+
+TEST(Cli, EdgeValuesAndRepeatedFlags) {
+  auto expect = [](std::vector<std::string> args, const char* fragment) {
+    EXPECT_THROW(
+        {
+          try {
+            parse_cli(args);
+          } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+            throw;
+          }
+        },
+        InputError)
+        << args[0] << " " << args[1];
+  };
+  expect({"--case-timeout", "0x10"}, "--case-timeout: '0x10' is not a decimal number");
+  expect({"--case-timeout", "1e400"}, "--case-timeout: '1e400'");
+  expect({"--case-timeout", "0.001"}, "--case-timeout: '0.001'");
+  expect({"--power-window", "0x10"}, "--power-window: '0x10'");
+  EXPECT_EQ(parse_cli({"--case-timeout", "0.0"}).case_timeout_s, 0);
+  EXPECT_EQ(parse_cli({"--case-timeout=00"}).case_timeout_s, 0);
+  EXPECT_EQ(parse_cli({"--case-timeout", "2.5"}).case_timeout_s, 2.5);
+  expect({"--config", "a.json", "--config", "b.json"}, "--config: given twice");
+  expect({"--out", "a.json", "--out=b.json"}, "--out: given twice");
+  expect({"--list", "--features"}, "--list and --features: choose one");
+  expect({"--packets="}, "--packets: empty file name");
+  expect({"--power-trace", ""}, "--power-trace: empty file name");
+  expect({"--config="}, "--config: empty file name");
+  expect({"--version", "--features"}, "--features and --version: choose one");
 }

@@ -348,7 +348,7 @@ TEST(Config, OverlapWorkloadIsParsedAndNamesTheCase) {
 TEST(Config, BadOverlapSaysWhatIsAccepted) {
   expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "fft"}})", {"overlap.compute", "\"gemm\"", "\"stream\""});
   expect_error(R"({"sizes": "4KiB", "overlap": {"m": 4}})", {"missing 'compute'"});
-  expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "stream", "m": 4}})", {"belong to compute \"gemm\""});
+  expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "stream", "m": 4}})", {"belongs to compute \"gemm\""});
   expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "gemm", "bytes": "1MiB"}})", {"overlap.bytes"});
   expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "gemm", "dtype": "fp8"}})", {"overlap.dtype", "bf16"});
   expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "gemm", "m": 0}})", {"overlap.m", "from 1"});
@@ -356,6 +356,81 @@ TEST(Config, BadOverlapSaysWhatIsAccepted) {
   expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "gemm", "duration_ms": 0.5}})", {"overlap.duration_ms"});
   expect_error(R"({"sizes": "4KiB", "overlap": {"compute": "gemm", "shape": 1}})", {"overlap.shape", "unknown key"});
   expect_error(R"({"sizes": "4KiB", "overlap": true})", {"overlap", "expected false or an object"});
+}
+
+TEST(Config, TransferWorkloadIsParsedAndNamesTheCase) {
+  Config c = parse(R"({"sizes": "64KiB", "patterns": ["h2d"], "engines": ["host"], "timing": ["oneshot"],
+                       "overlap": {"compute": "transfer", "pattern": "d2h", "bytes": "8MiB",
+                                   "engine": {"name": "host", "options": {}}, "host_memory": {"kind": "mapped"},
+                                   "pipeline_depth": 3}})");
+  ASSERT_TRUE(c.overlap.has_value());
+  const compute::Spec& w = c.overlap->compute;
+  EXPECT_EQ(w.kind, "transfer");
+  EXPECT_EQ(w.pattern, "d2h");
+  EXPECT_EQ(w.bytes, 8u << 20);
+  EXPECT_EQ(w.engine, "host");
+  EXPECT_EQ(w.depth, 3);
+  EXPECT_EQ(w.host.kind, HostKind::mapped);
+  EXPECT_EQ(w.label(), "transfer-d2h-host-8MiB-mapped");
+  EXPECT_DOUBLE_EQ(w.work_per_launch(), 3.0 * (8 << 20));
+  EXPECT_EQ(expand(c, 2, {0, 1}, "host rank").at(0).name(),
+            "h2d/host/oneshot/dev=0/64KiB/host=pinned,numa=local/beside=transfer-d2h-host-8MiB-mapped");
+  // Written back, the config parses to the same workload.
+  const json back = to_json(c);
+  EXPECT_EQ(back["overlap"]["engine"]["name"], "host");
+  EXPECT_EQ(parse_config(json{{"sizes", "1KiB"}, {"overlap", back["overlap"]}}).overlap->compute.label(), w.label());
+  // Defaults: 256 MiB d2h on ce, pinned; options not at their default name the variant.
+  Config d = parse(R"({"sizes": 1, "overlap": {"compute": "transfer", "engine": {"name": "ce", "options": {"streams": 2}}}})");
+  EXPECT_EQ(d.overlap->compute.label(), "transfer-d2h-ce,streams=2-256MiB");
+  EXPECT_EQ(d.overlap->compute.options["streams"], 2);
+}
+
+TEST(Config, BadTransferWorkloadSaysWhatIsAccepted) {
+  expect_error(R"({"sizes": 1, "overlap": {"compute": "transfer", "m": 4}})", {"overlap.m", "belongs to compute \"gemm\""});
+  expect_error(R"({"sizes": 1, "overlap": {"compute": "stream", "pattern": "d2h"}})", {"overlap.pattern", "\"transfer\""});
+  expect_error(R"({"sizes": 1, "overlap": {"compute": "transfer", "pattern": "d3h"}})", {"overlap.pattern", "d3h", "h2d"});
+  expect_error(R"({"sizes": 1, "overlap": {"compute": "transfer", "pattern": "all"}})", {"overlap.pattern", "one pattern"});
+  expect_error(R"({"sizes": 1, "overlap": {"compute": "transfer", "engine": "dma"}})", {"overlap.engine", "unknown engine"});
+  expect_error(R"({"sizes": 1, "overlap": {"compute": "transfer", "engine": {"name": "ce", "options": {"streams": [1, 2]}}}})",
+               {"overlap.engine", "2 variants"});
+  expect_error(R"({"sizes": 1, "overlap": {"compute": "transfer", "host_memory": {"kind": ["pinned", "mapped"]}}})",
+               {"overlap.host_memory", "one host kind"});
+  expect_error(R"({"sizes": 1, "overlap": {"compute": "transfer", "pipeline_depth": 0}})", {"overlap.pipeline_depth"});
+  expect_error(R"({"sizes": 1, "overlap": {"compute": "transfer", "rate": 1}})", {"overlap.rate", "unknown key", "pattern"});
+}
+
+TEST(Config, DevicePairsExpandEveryOrderedPairAndEveryDevice) {
+  Config c = parse(R"({"sizes": "4KiB", "patterns": ["copy", "bidir", "h2d", "d2h"], "engines": ["host"],
+                       "timing": ["oneshot"], "devices": {"pairs": [0, 1, 2]}})");
+  ASSERT_EQ(c.devices.size(), 1u);
+  EXPECT_TRUE(c.devices[0].pairs);
+  std::map<std::string, std::set<std::vector<int>>> by_pattern;
+  for (const auto& k : expand(c, 8, {0, 1}, "host rank")) {
+    EXPECT_TRUE(k.not_runnable.empty()) << k.name();
+    by_pattern[k.pattern].insert(k.devices);
+  }
+  const std::set<std::vector<int>> ordered = {{0, 1}, {0, 2}, {1, 0}, {1, 2}, {2, 0}, {2, 1}};
+  EXPECT_EQ(by_pattern["copy"], ordered);
+  EXPECT_EQ(by_pattern["bidir"], ordered);
+  EXPECT_EQ(by_pattern["h2d"], (std::set<std::vector<int>>{{0}, {1}, {2}}));
+  EXPECT_EQ(by_pattern["d2h"], (std::set<std::vector<int>>{{0}, {1}, {2}}));
+  EXPECT_EQ(to_json(c)["devices"][0], json::parse(R"({"pairs": [0, 1, 2]})"));
+  // "pairs" alone pairs every device of the backend; one device has no pair: the case says why.
+  Config all = parse(R"({"sizes": "4KiB", "patterns": ["copy"], "engines": ["host"], "timing": ["oneshot"], "devices": "pairs"})");
+  EXPECT_EQ(expand(all, 8, {0, 1}, "GPU").size(), 2u);
+  const auto one = expand(all, 1, {0}, "GPU");
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_NE(one[0].not_runnable.find("cannot run on 1 GPU"), std::string::npos) << one[0].not_runnable;
+  EXPECT_EQ(parse_device_list("pairs", "--devices").pairs, true);
+  Config coll = parse(R"({"sizes": 1, "patterns": ["allgather"], "engines": ["host"], "devices": "pairs"})");
+  try {
+    expand(coll, 4, {0, 1, 2, 3}, "GPU");
+    FAIL() << "allgather on pairs was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'allgather' runs on all its devices"), std::string::npos) << e.what();
+  }
+  expect_error(R"({"sizes": 1, "devices": {"pairs": "all"}})", {"devices.pairs", "list of device ids"});
+  expect_error(R"({"sizes": 1, "devices": {"pair": [0, 1]}})", {"devices", "\"pairs\""});
 }
 
 TEST(Config, SweepsOverrideTheTopLevelAndConcatenate) {

@@ -77,6 +77,15 @@ json run_overlap(CaseExecution& ex, const std::function<compute::Load&()>& workl
   return r;
 }
 
+// The case run beside the workload its overlap names, made by compute::make_load: the record.
+json run_beside_its_workload(const Case& c, Engine& engine, Backend& backend) {
+  CaseExecution ex(testing_support::planned(c), &engine, "", backend);
+  auto made = compute::make_load(backend, c.overlap->compute, c.devices);
+  if (!made) return {{"status", "no workload"}, {"reason", made.why_not()}};
+  std::unique_ptr<compute::Load> load = std::move(made).value();
+  return run_overlap(ex, [&]() -> compute::Load& { return *load; });
+}
+
 // A workload whose device times are scripted: alone runs take `alone_ms`, runs beside the
 // communication `with_ms`; each run "finishes" after `polls` finished() calls.
 class ScriptedLoad final : public compute::Load {
@@ -149,11 +158,7 @@ TEST(Overlap, HostStreamWorkloadRunsBesideEveryTiming) {
   for (Timing t : {Timing::oneshot, Timing::pipelined}) {
     Case c = overlap_case("stream", t);
     c.overlap->duration_ms = 30;  // long enough for samples on a busy 2-core CI machine
-    CaseExecution ex(testing_support::planned(c), engine.get(), "", *backend);
-    auto made = compute::make_load(*backend, c.overlap->compute, c.devices);
-    ASSERT_TRUE(made) << made.why_not();
-    std::unique_ptr<compute::Load> load = std::move(made).value();
-    const json r = run_overlap(ex, [&]() -> compute::Load& { return *load; });
+    const json r = run_beside_its_workload(c, *engine, *backend);
     ASSERT_EQ(r["status"], "ok") << r["reason"];
     const json& o = r["overlap"];
     ASSERT_FALSE(o.contains("error")) << o.dump();
@@ -238,4 +243,102 @@ TEST(Overlap, WorkloadErrorsAreRecordedNotThrown) {
   const json r = run_overlap(ex, []() -> compute::Load& { throw std::runtime_error("out of device memory"); });
   EXPECT_EQ(r["status"], "ok");  // the alone figures stand
   EXPECT_EQ(r["overlap"]["error"], "out of device memory");
+}
+
+namespace {
+
+// A 64 KiB h2d case on host rank 0 beside a `transfer` workload: `pattern` moved by the host engine.
+Case beside_transfer(const std::string& pattern) {
+  Case c = overlap_case("transfer");
+  c.pattern = "h2d";
+  c.devices = {0};
+  c.overlap->compute.pattern = pattern;
+  c.overlap->compute.engine = "host";
+  c.overlap->compute.options = with_defaults("host", json::object());
+  c.overlap->compute.engine_label = "host";
+  c.overlap->compute.bytes = 8 << 20;
+  c.overlap->compute.depth = 2;
+  c.overlap->duration_ms = 30;  // long enough for samples on a busy 2-core CI machine
+  return c;
+}
+
+}  // namespace
+
+TEST(Overlap, TransferWorkloadRunsBesideACaseWithBothSidesValidated) {
+  auto backend = host_backend();
+  auto engine = make_engine("host").value();
+  for (const std::string pattern : {"d2h", "h2d"}) {  // the other direction, and the same one
+    const json r = run_beside_its_workload(beside_transfer(pattern), *engine, *backend);
+    ASSERT_EQ(r["status"], "ok") << r["reason"];
+    const json& o = r["overlap"];
+    ASSERT_FALSE(o.contains("error")) << o.dump();
+    EXPECT_EQ(o["validated"], true);
+    EXPECT_EQ(o["compute"]["kind"], "transfer");
+    EXPECT_EQ(o["compute"]["pattern"], pattern);
+    EXPECT_EQ(o["compute"]["details"]["case"], pattern + "/host/pipelined/dev=0/8MiB/host=pinned,numa=local");
+    EXPECT_DOUBLE_EQ(o["compute"]["details"]["total_bytes"].get<double>(), 8 << 20);
+    // The background's bandwidth is its bytes over its own time: depth x S x launches / ms.
+    const double launches = o["launches"].get<double>();
+    EXPECT_EQ(o["compute"]["rate_unit"], "GB/s");
+    EXPECT_NEAR(o["compute"]["rate_alone"].get<double>(),
+                2.0 * (8 << 20) * launches / (o["compute_alone_ms"].get<double>() * 1e-3) / 1e9, 1e-9);
+    EXPECT_NEAR(o["compute"]["rate_with"].get<double>(),
+                2.0 * (8 << 20) * launches / (o["compute_with_ms"].get<double>() * 1e-3) / 1e9, 1e-9);
+    // The foreground alone and under the load, at the p50 and the p99.
+    EXPECT_GT(o["comm_alone_p99_us"].get<double>(), 0.0);
+    EXPECT_GE(o["comm_with_samples"].get<int>(), 1);
+    EXPECT_LE(o["comm_with_us"].get<double>(), o["comm_with_p99_us"].get<double>());
+  }
+}
+
+TEST(Overlap, WrongDataOnTheBackgroundSideFailsTheCase) {
+  auto backend = host_backend();
+  auto engine = make_engine("host").value();
+  Case c = beside_transfer("d2h");
+  CaseExecution ex(testing_support::planned(c), engine.get(), "", *backend);
+  // Right when it is validated before use, wrong in every run after: only the per-run check sees it.
+  auto load = compute::make_transfer_load(*backend, c.overlap->compute, c.devices,
+                                          std::make_unique<BreaksLaterEngine>(make_engine("host").value()));
+  const json r = run_overlap(ex, [&]() -> compute::Load& { return *load; });
+  EXPECT_EQ(r["status"], "failed");
+  EXPECT_NE(r["reason"].get<std::string>().find("the workload's own data beside the case: transfer-d2h-host-8MiB"),
+            std::string::npos)
+      << r["reason"];
+  EXPECT_EQ(r["overlap"]["validated"], false);
+}
+
+TEST(Overlap, TransferWorkloadThatCannotRunSaysWhy) {
+  auto backend = host_backend();
+  compute::Spec s = beside_transfer("copy").overlap->compute;  // copy needs two devices; the case has one
+  try {
+    compute::make_transfer_load(*backend, s, {0});
+    FAIL() << "a copy on one device was made";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("copy cannot run on the case's 1 device"), std::string::npos) << e.what();
+  }
+  s.engine = "ce";  // an engine of the GPU backends: skipped with the engine's reason
+  s.options = with_defaults("ce", json::object());
+  EXPECT_THROW(compute::make_transfer_load(*backend, s, {0}), std::exception);
+}
+
+// On AMD the record names the SDMA engines each side used: the background's engine details carry its
+// queues' engines (here the software SDMA engine of the host backend; the foreground's are in the record's
+// own engine_details).
+TEST(Overlap, SdmaBackgroundNamesTheEnginesItUsed) {
+  auto backend = host_backend();
+  auto sdma = make_engine("sdma", "host");
+  ASSERT_TRUE(sdma) << sdma.why_not();
+  Case c = beside_transfer("d2h");
+  c.engine = EngineVariant{"sdma", with_defaults("sdma", json::object())};
+  c.overlap->compute.engine = "sdma";
+  c.overlap->compute.options = with_defaults("sdma", json::object());
+  c.overlap->compute.engine_label = "sdma";
+  const json r = run_beside_its_workload(c, **sdma, *backend);
+  ASSERT_EQ(r["status"], "ok") << r["reason"];
+  const json& o = r["overlap"];
+  ASSERT_FALSE(o.contains("error")) << o.dump();
+  const json& queues = o["compute"]["details"]["engine_details"]["queues"];
+  ASSERT_TRUE(queues.is_array() && !queues.empty()) << o["compute"]["details"].dump();
+  EXPECT_TRUE(queues[0].contains("engine")) << queues.dump();
+  EXPECT_TRUE(r["engine_details"]["queues"][0].contains("engine")) << r["engine_details"].dump();
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -68,7 +69,8 @@ Rounds run_rounds(const Subject& s, compute::Load& load, int rounds, int launche
   return r;
 }
 
-void fill_figures(Overlap& out, const Rounds& r, const LatencyStats& alone, const Plan& plan) {
+void fill_figures(Overlap& out, const Rounds& r, const LatencyStats& alone, const Plan& plan,
+                  std::optional<double> work_per_launch) {
   const LatencyStats with = summarize(r.samples_us);
   out.times = OverlapTimes{.compute_alone_ms = median(r.alone_ms),
                            .compute_with_ms = median(r.with_ms),
@@ -76,8 +78,8 @@ void fill_figures(Overlap& out, const Rounds& r, const LatencyStats& alone, cons
                            .comm_with_us = with.p50,
                            .comm_ops_with = median(r.ops_with)};
   out.figures = overlap_figures(out.times);
-  out.rate_alone = out.workload.rate(*out.launches, out.times.compute_alone_ms);
-  out.rate_with = out.workload.rate(*out.launches, out.times.compute_with_ms);
+  out.rate_alone = out.workload.rate(*out.launches, out.times.compute_alone_ms, work_per_launch);
+  out.rate_with = out.workload.rate(*out.launches, out.times.compute_with_ms, work_per_launch);
   out.compute_alone_ms_per_device = per_device_median(r.alone_dev);
   out.compute_with_ms_per_device = per_device_median(r.with_dev);
   out.comm_alone_p99_us = alone.p99;
@@ -127,7 +129,12 @@ Overlap measure_overlap(const Subject& s, const OverlapConfig& config, const std
       out.validation_error = fmt::format("validation beside {}: {}", config.compute.label(), *bad);
       return out;
     }
-    fill_figures(out, r, alone, s.plan);
+    if (auto wrong = load.data_problem()) {  // a workload that moves data: its side, over every run above
+      out.validated = false;
+      out.validation_error = fmt::format("the workload's own data beside the case: {}", *wrong);
+      return out;
+    }
+    fill_figures(out, r, alone, s.plan, load.work_per_launch());
   } catch (const std::exception& e) {
     out = Overlap();
     out.workload = config.compute;

@@ -38,9 +38,17 @@ std::optional<std::string> validate_once(const Subject& s) {
       s.op.launch();
       s.op.wait();
     });
+  return check_written(s);
+}
+
+void poison(const Subject& s) {
+  step([&] { s.op.poison_destinations(s.spec.seed()); });
+}
+
+std::optional<std::string> check_written(const Subject& s) {
   std::string bad;
   step([&] {
-    if (auto m = s.op.check_destinations(s.plan, seed))
+    if (auto m = s.op.check_destinations(s.plan, s.spec.seed()))
       bad = fmt::format("rank {} (device {}) destination byte {} is 0x{:02x}, expected 0x{:02x}", m->rank,
                         s.spec.devices[m->rank], m->offset, m->got, m->expected);
   });

@@ -13,4 +13,11 @@ namespace dmabench::measure {
 // What was wrong (rank, device, offset, bytes), or nullopt. Throws on runtime errors.
 std::optional<std::string> validate_once(const Subject& s);
 
+// Poisons the destinations (the sources keep what validate_once filled them with), so that
+// check_written can tell what the operations run after it wrote.
+void poison(const Subject& s);
+// Every destination byte against the plan, after operations that ran since validate_once or poison:
+// what was wrong (rank, device, offset, bytes), or nullopt. Throws on runtime errors.
+std::optional<std::string> check_written(const Subject& s);
+
 }  // namespace dmabench::measure

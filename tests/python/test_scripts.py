@@ -225,6 +225,19 @@ def test_summaries_of_committed_results():
     assert p.returncode == 0 and "Best DMA variant vs best NCCL mode" in p.stdout and "Latency breakdown" in p.stdout
 
 
+def test_dma_latte_report_baseline(tmp_path):
+    """--baseline: the speedups divide by the variant named (an sdma one), whose engine's variants are listed."""
+    rs = [result("allgather", "sdma", 1024, "oneshot", 40.0), result("allgather", "sdma", 1024, "oneshot", 10.0, options={"schedule": "b2b"}),
+          result("allgather", "ce", 1024, "oneshot", 20.0, options={"schedule": "pcpy"})]
+    path = write(tmp_path, "sdma.json", document(rs))
+    p = run("dma_latte_report.py", path, "--baseline", "sdma")
+    assert p.returncode == 0, p.stderr
+    assert "speedup over plain `sdma` = its p50" in p.stdout and "| sdma schedule=b2b | 4.00 |" in p.stdout, p.stdout
+    assert "| ce schedule=pcpy | 2.00 |" in p.stdout, p.stdout
+    p = run("dma_latte_report.py", path)  # the default baseline: ce pcpy; sdma is not listed
+    assert "speedup over plain `ce schedule=pcpy` (enqueue, event)" in p.stdout and "| sdma schedule=b2b |" not in p.stdout
+
+
 def test_notebook_executes_headless(tmp_path):
     nbconvert = shutil.which("jupyter-nbconvert") or shutil.which("jupyter")
     if not nbconvert:

@@ -1,0 +1,262 @@
+#include "bench/check.hpp"
+#include "bench/interrupt.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+#include "core/units.hpp"
+
+namespace dmabench::check {
+namespace {
+
+using json = nlohmann::json;
+
+const std::set<std::string> kMatchKeys = {"pattern", "engine", "timing", "min_bytes", "max_bytes", "host_kind", "devices"};
+const std::set<std::string> kEntryKeys = {"pattern", "engine", "timing", "min_bytes", "max_bytes", "host_kind", "devices",
+                                          "metric", "expect", "link", "links", "GBps_per_link", "efficiency",
+                                          "reference", "tolerance_pct", "note"};
+const std::vector<std::string> kMetrics = {"busbw_GBps", "algbw_GBps", "p50_us"};
+
+[[noreturn]] void bad(const std::string& path, const std::string& field, const std::string& what) {
+  throw InputError(fmt::format("--check {}: {}: {}", path, field, what));
+}
+
+double number(const json& v, const std::string& path, const std::string& field, double lo, double hi) {
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lo || v.get<double>() > hi)
+    bad(path, field, fmt::format("expected a number from {} to {}, got {}", lo, hi, v.dump()));
+  return v.get<double>();
+}
+
+// A string or a list of strings: the accepted values of a match key.
+void check_names(const json& v, const std::string& path, const std::string& field) {
+  const json list = v.is_array() ? v : json::array({v});
+  if (list.empty()) bad(path, field, "the list is empty");
+  for (const auto& x : list)
+    if (!x.is_string()) bad(path, field, fmt::format("expected a name or a list of names, got {}", v.dump()));
+}
+
+bool name_matches(const json& want, const json& have) {
+  if (want.is_null()) return true;
+  const json list = want.is_array() ? want : json::array({want});
+  return std::find(list.begin(), list.end(), have) != list.end();
+}
+
+// A check entry, validated; byte bounds are stored as numbers.
+json validated_entry(const json& e, const std::string& path, const std::string& where, bool have_reference) {
+  if (!e.is_object()) bad(path, where, fmt::format("expected an object, got {}", e.dump()));
+  json out = e;
+  for (const auto& [k, v] : e.items()) {
+    if (!kEntryKeys.count(k))
+      bad(path, where + "." + k, fmt::format("unknown key; accepted: {}", fmt::join(kEntryKeys, ", ")));
+    if (k == "pattern" || k == "engine" || k == "timing" || k == "host_kind") check_names(v, path, where + "." + k);
+    if (k == "min_bytes" || k == "max_bytes") out[k] = parse_bytes(v.is_string() ? v.get<std::string>() : v.dump(), fmt::format("--check {}: {}.{}", path, where, k));
+  }
+  if (e.contains("devices") && (!e["devices"].is_array() || e["devices"].empty()))
+    bad(path, where + ".devices", "expected a list of device ids");
+  const std::string metric = e.value("metric", "busbw_GBps");
+  if (std::find(kMetrics.begin(), kMetrics.end(), metric) == kMetrics.end())
+    bad(path, where + ".metric", fmt::format("'{}' is not a metric; accepted: {}", metric, fmt::join(kMetrics, ", ")));
+  out["metric"] = metric;
+  const int ways = e.contains("expect") + e.contains("link") + e.contains("reference");
+  if (ways != 1) bad(path, where, "give exactly one of expect (a number), link (\"pcie\" or \"links\") and reference (true)");
+  if (e.contains("expect")) number(e["expect"], path, where + ".expect", 1e-9, 1e12);
+  if (e.contains("reference") && (e["reference"] != true || !have_reference))
+    bad(path, where + ".reference", "true, with a top-level \"reference\" results file");
+  if (e.contains("link")) {
+    if (metric == "p50_us") bad(path, where + ".link", "a link's rate is a bandwidth: use metric busbw_GBps or algbw_GBps");
+    if (e["link"] == "links") {
+      number(e.value("links", json()), path, where + ".links", 1, 1024);
+      number(e.value("GBps_per_link", json()), path, where + ".GBps_per_link", 1e-3, 1e6);
+    } else if (e["link"] != "pcie") {
+      bad(path, where + ".link", fmt::format("{} is not accepted; accepted: \"pcie\" (the GPU's PCIe generation x width, "
+                                             "from the machine) or \"links\" (links x GBps_per_link)", e["link"].dump()));
+    }
+  }
+  if (e.contains("efficiency")) number(e["efficiency"], path, where + ".efficiency", 1e-3, 1);
+  if (e.contains("tolerance_pct")) number(e["tolerance_pct"], path, where + ".tolerance_pct", 0, 100);
+  return out;
+}
+
+// Reads a JSON file dmabench did not write: a regular file (a FIFO would hang the run) of bounded size.
+json read_json_file(const std::string& path, const std::string& what) {
+  constexpr std::uintmax_t kMaxBytes = 512ull << 20;  // a large sweep's results file is tens of MB
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) throw InputError(fmt::format("--check: {} '{}' does not exist", what, path));
+  if (!std::filesystem::is_regular_file(st))
+    throw InputError(fmt::format("--check: {} '{}' is not a regular file", what, path));
+  if (std::filesystem::file_size(path, ec) > kMaxBytes)
+    throw InputError(fmt::format("--check: {} '{}' is larger than {} MiB", what, path, kMaxBytes >> 20));
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(fmt::format("--check: cannot read {} '{}'", what, path));
+  try {
+    return json::parse(f);
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("--check: {} '{}' is not JSON: {}", what, path, e.what()));
+  }
+}
+
+// A case name without its "/beside=<workload>" part: a case beside a workload is checked against the
+// same case measured alone.
+std::string base_name(const std::string& name) {
+  const auto at = name.find("/beside=");
+  return at == std::string::npos ? name : name.substr(0, at);
+}
+
+json reference_records(const json& doc, const std::string& path) {
+  if (!doc.contains("results") || !doc["results"].is_array()) bad(path, "results", "a reference must be a dmabench results file");
+  json by_name = json::object();
+  for (const auto& r : doc["results"])
+    if (r.is_object() && r.value("status", "") == "ok" && r.contains("name") && r["name"].is_string())
+      by_name[base_name(r["name"].get<std::string>())] = r;
+  return by_name;
+}
+
+// "32.0 GT/s PCIe" x "16": GB/s per direction after line coding (8b/10b to 5 GT/s, 128b/130b above).
+std::optional<std::pair<double, std::string>> pcie_GBps(const json& machine, int device) {
+  if (!machine.contains("devices") || !machine["devices"].is_array()) return std::nullopt;
+  for (const auto& d : machine["devices"]) {
+    if (d.value("id", -1) != device || !d.contains("pcie_link")) continue;
+    const json& l = d["pcie_link"];
+    if (!l.value("speed", json()).is_string() || !l.value("width", json()).is_string()) return std::nullopt;
+    const std::string speed = l["speed"].get<std::string>(), width = l["width"].get<std::string>();
+    try {
+      const double gts = std::stod(speed), lanes = std::stod(width);
+      const double coding = gts <= 5.0 ? 8.0 / 10.0 : 128.0 / 130.0;
+      return std::make_pair(gts * lanes * coding / 8.0, fmt::format("PCIe {} x{}", speed.substr(0, speed.find(" PCIe")), width));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+bool entry_matches(const json& e, const json& r) {
+  for (const char* k : {"pattern", "engine", "timing"})
+    if (!name_matches(e.value(k, json()), r.value(k, json()))) return false;
+  const std::uint64_t bytes = r.value("bytes_per_rank", std::uint64_t{0});
+  if (e.contains("min_bytes") && bytes < e["min_bytes"].get<std::uint64_t>()) return false;
+  if (e.contains("max_bytes") && bytes > e["max_bytes"].get<std::uint64_t>()) return false;
+  if (e.contains("host_kind") &&
+      !(r.contains("host_memory") && name_matches(e["host_kind"], r["host_memory"].value("kind", json()))))
+    return false;
+  if (e.contains("devices") && e["devices"] != r.value("devices", json())) return false;
+  return true;
+}
+
+// The figure a record gives for a metric: beside a workload, what it kept beside it.
+std::optional<double> measured_figure(const json& r, const std::string& metric) {
+  const json& ov = r.contains("overlap") && r["overlap"].contains("busbw_with_GBps") ? r["overlap"] : json();
+  json v;
+  if (metric == "p50_us") v = ov.is_null() ? r.value("latency_us", json::object()).value("p50", json()) : ov.value("comm_with_us", json());
+  else v = ov.is_null() ? r.value(metric, json()) : ov.value(metric == "busbw_GBps" ? "busbw_with_GBps" : "algbw_with_GBps", json());
+  if (!v.is_number()) return std::nullopt;
+  return v.get<double>();
+}
+
+}  // namespace
+
+double Verdict::deviation_pct() const {
+  return measured && expected && *expected != 0 ? (*measured / *expected - 1.0) * 100.0 : 0.0;
+}
+
+Expectations Expectations::load(const std::string& path) {
+  Expectations x;
+  x.path_ = path;
+  const json doc = read_json_file(path, "the expectations or reference file");
+  if (!doc.is_object()) bad(path, "document", "expected a JSON object");
+  if (doc.contains("results") && doc.contains("context")) {  // a results file: a reference for every case
+    x.reference_ = reference_records(doc, path);
+    x.checks_.push_back({{"reference", true}, {"metric", "busbw_GBps"}});
+    return x;
+  }
+  if (doc.value("schema", "") != "dmabench-expectations/1")
+    bad(path, "schema", "expected \"dmabench-expectations/1\" (or give a dmabench results file as a reference)");
+  for (const auto& [k, _] : doc.items())
+    if (k != "schema" && k != "name" && k != "source" && k != "tolerance_pct" && k != "reference" && k != "checks")
+      bad(path, k, "unknown key; accepted: schema, name, source, tolerance_pct, reference, checks");
+  if (doc.contains("tolerance_pct")) x.tolerance_pct_ = number(doc["tolerance_pct"], path, "tolerance_pct", 0, 100);
+  if (doc.contains("reference")) {
+    if (!doc["reference"].is_string()) bad(path, "reference", "expected the path of a results file (relative to this file)");
+    const auto ref = std::filesystem::path(path).parent_path() / doc["reference"].get<std::string>();
+    x.reference_ = reference_records(read_json_file(ref.string(), "reference"), ref.string());
+  }
+  if (!doc.contains("checks") || !doc["checks"].is_array() || doc["checks"].empty())
+    bad(path, "checks", "expected a non-empty list of checks");
+  for (std::size_t i = 0; i < doc["checks"].size(); ++i)
+    x.checks_.push_back(validated_entry(doc["checks"][i], path, fmt::format("checks[{}]", i), !x.reference_.is_null()));
+  return x;
+}
+
+std::optional<Verdict> Expectations::judge(const json& r, const json& machine) const {
+  const std::string status = r.value("status", "");
+  if (status == "skipped") return std::nullopt;
+  const auto entry = std::find_if(checks_.begin(), checks_.end(), [&](const json& e) { return entry_matches(e, r); });
+  if (entry == checks_.end()) return std::nullopt;
+  const json& e = *entry;
+  Verdict v;
+  v.name = r.value("name", "?");
+  v.metric = e["metric"].get<std::string>();
+  v.tolerance_pct = e.value("tolerance_pct", tolerance_pct_);
+  const bool bidirectional = r.value("pattern", "") == "bidir" || r.value("pattern", "") == "h2d-bidir";
+  const double efficiency = e.value("efficiency", 1.0);
+  if (e.contains("expect")) {
+    v.expected = e["expect"].get<double>();
+    v.basis = e.value("note", "expected");
+  } else if (e.contains("reference")) {
+    const std::string key = base_name(v.name);
+    if (!reference_.contains(key)) return std::nullopt;  // the reference did not measure it: nothing to check
+    const auto ref = measured_figure(reference_[key], v.metric);
+    if (!ref) return std::nullopt;
+    v.expected = *ref;
+    v.basis = "reference";
+  } else if (e["link"] == "links") {
+    v.expected = e["links"].get<double>() * e["GBps_per_link"].get<double>() * efficiency * (bidirectional ? 2 : 1);
+    v.basis = fmt::format("{} links x {} GB/s{}{}", e["links"].get<double>(), e["GBps_per_link"].get<double>(),
+                          efficiency < 1 ? fmt::format(" x {}", efficiency) : "", bidirectional ? " x 2 directions" : "");
+  } else {
+    const json devices = r.value("devices", json::array());
+    const auto link = devices.empty() ? std::nullopt : pcie_GBps(machine, devices[0].get<int>());
+    if (!link) v.problem = "the machine's PCIe link speed and width are unknown (context.machine.devices[].pcie_link)";
+    else {
+      v.expected = link->first * efficiency * (bidirectional ? 2 : 1);
+      v.basis = fmt::format("{} = {:.1f} GB/s{}{}", link->second, link->first, efficiency < 1 ? fmt::format(" x {}", efficiency) : "",
+                            bidirectional ? " x 2 directions" : "");
+    }
+  }
+  if (status != "ok") {
+    v.problem = "the case failed: " + r.value("reason", std::string("?"));
+    return v;
+  }
+  v.measured = measured_figure(r, v.metric);
+  if (!v.measured && v.problem.empty()) v.problem = "the record has no " + v.metric;
+  if (!v.problem.empty()) return v;
+  const double slack = v.tolerance_pct / 100.0;
+  v.pass = v.metric == "p50_us" ? *v.measured <= *v.expected * (1 + slack) : *v.measured >= *v.expected * (1 - slack);
+  return v;
+}
+
+bool print_verdicts(const std::vector<Verdict>& verdicts, std::size_t unchecked, const std::string& path) {
+  std::size_t failed = 0;
+  console::say("\ncheck against {}:\n", path);
+  for (const auto& v : verdicts) {
+    failed += !v.pass;
+    if (!v.problem.empty()) {
+      console::say("FAIL  {}  {}: {}\n", v.name, v.metric, v.problem);
+      continue;
+    }
+    const bool lower = v.metric == "p50_us";
+    console::say("{}  {}  {} {:.4g} {} {:.4g} ({:+.1f}%, tolerance {}%; {})\n", v.pass ? "PASS" : "FAIL", v.name, v.metric,
+               *v.measured, lower ? "<=" : ">=", *v.expected, v.deviation_pct(), v.tolerance_pct, v.basis);
+  }
+  console::say("check: {} PASS, {} FAIL, {} measured cases with no expectation\n", verdicts.size() - failed, failed, unchecked);
+  return failed == 0;
+}
+
+}  // namespace dmabench::check

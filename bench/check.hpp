@@ -1,0 +1,48 @@
+#pragma once
+// --check FILE: every measured case against what it should reach (node bring-up, "is this link
+// healthy?"). FILE is an expectations file (schema dmabench-expectations/1: checks matched against
+// cases, each expecting a figure, a link's rate from the machine — PCIe generation x width — or a
+// number of links x a rate per link, or a reference results file) or a dmabench results file itself
+// (a reference: each case expects what the same case measured there). README "Checking a machine".
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dmabench::check {
+
+// The exit code of a run in which every case ran (none failed) and some check failed.
+inline constexpr int kExitCheckFailed = 5;
+
+struct Verdict {
+  std::string name;      // the case
+  std::string metric;    // busbw_GBps, algbw_GBps or p50_us (beside a workload: the figure beside it)
+  std::optional<double> measured, expected;  // measured: nullopt when the case failed
+  double tolerance_pct = 10;
+  std::string basis;     // where the expectation comes from, e.g. "PCIe 32.0 GT/s x16 x 0.85"
+  std::string problem;   // non-empty: FAIL without a figure (the case failed, the expectation could not be formed)
+  bool pass = false;
+  double deviation_pct() const;  // (measured / expected - 1) x 100
+};
+
+class Expectations {
+ public:
+  // Reads and checks FILE; throws InputError naming the file, the field and what is accepted.
+  static Expectations load(const std::string& path);
+  // The verdict of one record (results/SCHEMA.md) on a machine (the results context's "machine"), or
+  // nullopt where no check applies (and for skipped cases).
+  std::optional<Verdict> judge(const nlohmann::json& record, const nlohmann::json& machine) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  nlohmann::json checks_ = nlohmann::json::array();  // validated entries
+  double tolerance_pct_ = 10;
+  nlohmann::json reference_;  // case name -> record, for reference checks
+};
+
+// One line per verdict and a summary line; returns whether every verdict passed.
+bool print_verdicts(const std::vector<Verdict>& verdicts, std::size_t unchecked, const std::string& path);
+
+}  // namespace dmabench::check

@@ -1,0 +1,187 @@
+// --check: expectations files and reference results judged against records, and every bad file refused.
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench/check.hpp"
+#include "core/errors.hpp"
+
+using namespace dmabench;
+using json = nlohmann::json;
+
+namespace {
+
+std::string write_file(const std::string& name, const json& doc) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << doc.dump();
+  return path;
+}
+
+check::Expectations load_doc(const json& doc) { return check::Expectations::load(write_file("dmabench-expect.json", doc)); }
+
+json record(const std::string& pattern, std::vector<int> devices, double busbw, double p50, std::uint64_t bytes = 256 << 20) {
+  return {{"name", fmt::format("{}/ce/pipelined/dev={}/x", pattern, devices[0])},
+          {"status", "ok"},
+          {"pattern", pattern},
+          {"engine", "ce"},
+          {"timing", "pipelined"},
+          {"devices", devices},
+          {"bytes_per_rank", bytes},
+          {"host_memory", {{"kind", "pinned"}}},
+          {"busbw_GBps", busbw},
+          {"algbw_GBps", busbw},
+          {"latency_us", {{"p50", p50}}}};
+}
+
+// The machine part of a context: GPU 0 on PCIe Gen5 x16, GPU 1 with no link information.
+const json kMachine = json::parse(R"({"devices": [
+  {"id": 0, "pcie_link": {"speed": "32.0 GT/s PCIe", "width": "16"}},
+  {"id": 1, "pcie_link": {"speed": null, "width": null}}]})");
+
+json expectations(json checks, double tolerance = 10) {
+  return {{"schema", "dmabench-expectations/1"}, {"name", "test"}, {"tolerance_pct", tolerance}, {"checks", checks}};
+}
+
+void expect_bad(const json& doc, std::initializer_list<const char*> fragments) {
+  try {
+    load_doc(doc);
+    FAIL() << "accepted: " << doc.dump();
+  } catch (const InputError& e) {
+    for (const char* f : fragments) EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(Check, AFixedFigurePassesWithinToleranceAndFailsBelow) {
+  const auto x = load_doc(expectations(json::array({{{"pattern", "h2d"}, {"min_bytes", "64MiB"}, {"expect", 50.0}}})));
+  auto v = x.judge(record("h2d", {0}, 45.5, 1), kMachine);  // 9% below: inside 10%
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(v->pass);
+  EXPECT_NEAR(v->deviation_pct(), -9.0, 1e-9);
+  v = x.judge(record("h2d", {0}, 44.0, 1), kMachine);  // 12% below
+  ASSERT_TRUE(v);
+  EXPECT_FALSE(v->pass);
+  EXPECT_TRUE(x.judge(record("h2d", {0}, 80.0, 1), kMachine)->pass);  // faster passes
+  // Not matched: a size below min_bytes, another pattern, a skipped case.
+  EXPECT_FALSE(x.judge(record("h2d", {0}, 1.0, 1, 4096), kMachine));
+  EXPECT_FALSE(x.judge(record("d2h", {0}, 1.0, 1), kMachine));
+  json skipped = record("h2d", {0}, 1.0, 1);
+  skipped["status"] = "skipped";
+  EXPECT_FALSE(x.judge(skipped, kMachine));
+  // A failed case that a check covers fails the check, with its reason.
+  json failed = record("h2d", {0}, 0, 0);
+  failed["status"] = "failed";
+  failed["reason"] = "validation: byte 3";
+  v = x.judge(failed, kMachine);
+  ASSERT_TRUE(v);
+  EXPECT_FALSE(v->pass);
+  EXPECT_NE(v->problem.find("validation: byte 3"), std::string::npos) << v->problem;
+}
+
+TEST(Check, LatencyIsLowerIsBetter) {
+  const auto x = load_doc(expectations(json::array({{{"metric", "p50_us"}, {"expect", 10.0}, {"tolerance_pct", 20}}})));
+  EXPECT_TRUE(x.judge(record("h2d", {0}, 1, 11.9), kMachine)->pass);
+  EXPECT_FALSE(x.judge(record("h2d", {0}, 1, 12.1), kMachine)->pass);
+  EXPECT_TRUE(x.judge(record("h2d", {0}, 1, 2.0), kMachine)->pass);
+}
+
+TEST(Check, PcieExpectationComesFromTheGpusLink) {
+  const auto x = load_doc(expectations(json::array({{{"pattern", json::array({"h2d", "h2d-bidir"})}, {"link", "pcie"}, {"efficiency", 0.85}}})));
+  // Gen5 x16: 32 GT/s x 16 lanes x 128/130 / 8 = 63.015 GB/s per direction; x 0.85 = 53.56.
+  const double expected = 32.0 * 16 * 128.0 / 130.0 / 8.0 * 0.85;
+  auto v = x.judge(record("h2d", {0}, 55.0, 1), kMachine);
+  ASSERT_TRUE(v);
+  EXPECT_NEAR(*v->expected, expected, 1e-9);
+  EXPECT_TRUE(v->pass);
+  EXPECT_NE(v->basis.find("PCIe 32.0 GT/s x16"), std::string::npos) << v->basis;
+  // Both directions at once count twice.
+  EXPECT_NEAR(*x.judge(record("h2d-bidir", {0}, 100.0, 1), kMachine)->expected, 2 * expected, 1e-9);
+  // A GPU whose link the machine does not show fails with the reason, never passes silently.
+  v = x.judge(record("h2d", {1}, 55.0, 1), kMachine);
+  ASSERT_TRUE(v);
+  EXPECT_FALSE(v->pass);
+  EXPECT_NE(v->problem.find("PCIe link"), std::string::npos) << v->problem;
+}
+
+TEST(Check, LinkCountTimesRate) {
+  const auto x = load_doc(expectations(json::array(
+      {{{"pattern", "copy"}, {"link", "links"}, {"links", 18}, {"GBps_per_link", 25}, {"efficiency", 0.8}}})));
+  auto v = x.judge(record("copy", {0, 1}, 350.0, 1), kMachine);
+  ASSERT_TRUE(v);
+  EXPECT_NEAR(*v->expected, 360.0, 1e-9);
+  EXPECT_TRUE(v->pass);  // 350 >= 360 x 0.9
+  EXPECT_FALSE(x.judge(record("copy", {0, 1}, 320.0, 1), kMachine)->pass);
+}
+
+TEST(Check, FirstMatchingCheckAppliesAndDevicesNarrowIt) {
+  const auto x = load_doc(expectations(json::array({{{"pattern", "copy"}, {"devices", {1, 0}}, {"expect", 10.0}},
+                                                    {{"pattern", "copy"}, {"expect", 100.0}}})));
+  EXPECT_DOUBLE_EQ(*x.judge(record("copy", {1, 0}, 50, 1), kMachine)->expected, 10.0);
+  EXPECT_DOUBLE_EQ(*x.judge(record("copy", {0, 1}, 50, 1), kMachine)->expected, 100.0);
+}
+
+TEST(Check, AReferenceResultsFileExpectsWhatEachCaseMeasuredThere) {
+  json ref_rec = record("copy", {0, 1}, 100.0, 5);
+  json unmeasured = record("bidir", {0, 1}, 100.0, 5);
+  json doc = {{"context", json::object()}, {"results", json::array({ref_rec})}};
+  const auto x = check::Expectations::load(write_file("dmabench-reference.json", doc));
+  EXPECT_TRUE(x.judge(record("copy", {0, 1}, 95.0, 5), kMachine)->pass);
+  EXPECT_FALSE(x.judge(record("copy", {0, 1}, 85.0, 5), kMachine)->pass);
+  EXPECT_FALSE(x.judge(unmeasured, kMachine));  // the reference did not measure it: nothing to judge
+  // A case measured beside a workload is judged by what it kept beside it, against the case alone.
+  json beside = record("copy", {0, 1}, 99.0, 5);
+  beside["name"] = ref_rec["name"].get<std::string>() + "/beside=transfer-d2h-ce-256MiB";
+  beside["overlap"] = {{"busbw_with_GBps", 40.0}, {"algbw_with_GBps", 40.0}, {"comm_with_us", 12.0}};
+  const auto v = x.judge(beside, kMachine);
+  ASSERT_TRUE(v);
+  EXPECT_DOUBLE_EQ(*v->measured, 40.0);
+  EXPECT_FALSE(v->pass);
+  // An expectations file may name a reference (relative to itself) for some checks and figures for others.
+  write_file("dmabench-reference-2.json", doc);
+  const auto y = load_doc({{"schema", "dmabench-expectations/1"},
+                           {"reference", "dmabench-reference-2.json"},
+                           {"tolerance_pct", 50},
+                           {"checks", json::array({{{"pattern", "copy"}, {"reference", true}}})}});
+  EXPECT_TRUE(y.judge(record("copy", {0, 1}, 55.0, 5), kMachine)->pass);
+}
+
+TEST(Check, BadFilesAreInputErrorsNamingTheField) {
+  expect_bad(json::array(), {"expected a JSON object"});
+  expect_bad({{"checks", json::array()}}, {"schema", "dmabench-expectations/1"});
+  expect_bad(expectations(json::array()), {"checks", "non-empty"});
+  expect_bad(expectations(json::array({{{"expect", 1}, {"colour", "red"}}})), {"checks[0].colour", "unknown key"});
+  expect_bad(expectations(json::array({{{"pattern", "copy"}}})), {"checks[0]", "exactly one of expect"});
+  expect_bad(expectations(json::array({{{"expect", 1}, {"link", "pcie"}}})), {"checks[0]", "exactly one"});
+  expect_bad(expectations(json::array({{{"expect", -1}}})), {"checks[0].expect", "expected a number"});
+  expect_bad(expectations(json::array({{{"link", "nvlink"}}})), {"checks[0].link", "\"pcie\"", "\"links\""});
+  expect_bad(expectations(json::array({{{"link", "links"}, {"links", 4}}})), {"checks[0].GBps_per_link"});
+  expect_bad(expectations(json::array({{{"expect", 1}, {"metric", "joules"}}})), {"checks[0].metric", "busbw_GBps"});
+  expect_bad(expectations(json::array({{{"expect", 1}, {"min_bytes", "lots"}}})), {"checks[0].min_bytes"});
+  expect_bad(expectations(json::array({{{"reference", true}}})), {"checks[0].reference", "top-level"});
+  expect_bad(expectations(json::array({{{"expect", 1}, {"tolerance_pct", 101}}})), {"checks[0].tolerance_pct"});
+  expect_bad(expectations(json::array({{{"link", "pcie"}, {"metric", "p50_us"}}})), {"checks[0].link", "bandwidth"});
+  try {
+    check::Expectations::load(::testing::TempDir() + "/no-such-expectations.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+  }
+  const std::string fifo = ::testing::TempDir() + "/dmabench-check-fifo";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    check::Expectations::load(fifo);  // must not wait for a writer
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+  }
+  ::unlink(fifo.c_str());
+  std::ofstream(::testing::TempDir() + "/dmabench-notjson.json") << "{nope";
+  EXPECT_THROW(check::Expectations::load(::testing::TempDir() + "/dmabench-notjson.json"), InputError);
+}
