@@ -2,19 +2,21 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "amd/text.hpp"
+#include "core/read_file.hpp"
 
 namespace dmabench::amd {
 
 // ---- engine map ------------------------------------------------------------------------------------
 std::vector<MapEntry> parse_engine_map(std::istream& in, const std::string& name) {
   std::vector<MapEntry> out;
+  std::map<std::pair<int, int>, int> engine_of;  // (src, dst) -> engine: each pair once, found in log time
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     const std::string text = detail::trim(line.substr(0, line.find('#')));
@@ -35,9 +37,8 @@ std::vector<MapEntry> parse_engine_map(std::istream& in, const std::string& name
     if (!src) throw bad(fmt::format("src '{}' is not a GPU id", f[0]));
     if (!engine) throw bad(fmt::format("engine '{}' is not an SDMA engine index", f[1]));
     if (!dst) throw bad(fmt::format("dst '{}' is not a GPU id", f[2]));
-    for (const auto& e : out)
-      if (e.src == *src && e.dst == *dst)
-        throw bad(fmt::format("GPU pair {} -> {} is already mapped (to engine {})", *src, *dst, e.engine));
+    if (const auto [it, added] = engine_of.emplace(std::make_pair(*src, *dst), *engine); !added)
+      throw bad(fmt::format("GPU pair {} -> {} is already mapped (to engine {})", *src, *dst, it->second));
     out.push_back({*src, *engine, *dst});
   }
   if (out.empty())
@@ -46,12 +47,17 @@ std::vector<MapEntry> parse_engine_map(std::istream& in, const std::string& name
 }
 
 std::vector<MapEntry> load_engine_map(const std::string& path) {
-  std::ifstream f(path);
-  if (!f)
-    throw std::invalid_argument(fmt::format("engine map {}: cannot read the file (a path relative to the working directory "
-                                            "{}; scripts/sdma_map.py writes one from the kernel driver's topology)",
-                                            path, std::filesystem::current_path().string()));
-  return parse_engine_map(f, path);
+  const Maybe<std::string> text = read_small_file(path, kMaxMapBytes);
+  if (!text) {
+    std::error_code ec;
+    throw std::invalid_argument(fmt::format("engine map {}: {}; accepted: a regular file of at most {} KiB (a path relative "
+                                            "to the working directory {}; scripts/sdma_map.py writes one from the kernel "
+                                            "driver's topology)",
+                                            path, text.why_not(), kMaxMapBytes >> 10,
+                                            std::filesystem::current_path(ec).string()));
+  }
+  std::istringstream in(*text);
+  return parse_engine_map(in, path);
 }
 
 std::optional<int> map_engine(const std::vector<MapEntry>& map, int src, int dst) {

@@ -1,6 +1,7 @@
 #pragma once
 // AMD SDMA engine choice, needing no vendor header (compiled and tested in every build): the engine
 // map file and the engine selection policies of the `hsa` engine.
+#include <cstddef>
 #include <cstdint>
 #include <istream>
 #include <optional>
@@ -18,9 +19,11 @@ struct MapEntry {
   bool operator==(const MapEntry&) const = default;
 };
 inline constexpr int kMaxEngines = 32;  // HSA's engine id is a 32-bit mask
+inline constexpr std::size_t kMaxMapBytes = 1 << 20;  // 1 MiB: a map of 64 GPUs is 4032 lines, about 40 KiB
 // Throws std::invalid_argument naming `name`, the line number and what is accepted.
 std::vector<MapEntry> parse_engine_map(std::istream& in, const std::string& name);
-// Reads and parses a file; throws std::invalid_argument (unreadable file or a bad line).
+// Reads and parses a file: a regular file (never a FIFO or a device: nothing waits) of at most kMaxMapBytes;
+// throws std::invalid_argument (a file that is not that, or a bad line).
 std::vector<MapEntry> load_engine_map(const std::string& path);
 // For an engine option's value: when it is "map:FILE", why FILE does not load (the parse error), else
 // nullopt (other values, or a map that loads). The option tables of hsa and sdma check with it.

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -15,6 +14,7 @@
 #include "core/errors.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "core/host_memory.hpp"
+#include "core/read_file.hpp"
 #include "core/units.hpp"
 
 namespace dmabench {
@@ -677,17 +677,14 @@ constexpr std::size_t kMaxConfigBytes = 1 << 20;  // 1 MiB: shipped configs are 
 constexpr int kMaxDepth = 32;                     // nesting: the deepest valid config is 6 levels
 
 std::string read_config_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(fmt::format("--config: cannot read '{}'", path));
-  std::string text(kMaxConfigBytes + 1, '\0');
-  f.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (f.bad()) throw InputError(fmt::format("--config: cannot read '{}'", path));
-  text.resize(static_cast<std::size_t>(f.gcount()));
-  if (text.size() > kMaxConfigBytes)
-    throw InputError(fmt::format("config '{}': larger than {} KiB; a config is a small JSON file", path, kMaxConfigBytes >> 10));
-  if (const auto nul = text.find('\0'); nul != std::string::npos)
+  // a regular file only: a FIFO with no writer would wait forever, /dev/zero never ends
+  Maybe<std::string> text = read_small_file(path, kMaxConfigBytes);
+  if (!text)
+    throw InputError(fmt::format("--config {}: {}; accepted: a regular file of at most {} KiB holding a JSON config", path,
+                                 text.why_not(), kMaxConfigBytes >> 10));
+  if (const auto nul = text->find('\0'); nul != std::string::npos)
     throw InputError(fmt::format("config '{}': a NUL byte at offset {}; a config is JSON text", path, nul));
-  return text;
+  return std::move(text).value();
 }
 
 // Parses with the limits: nesting depth, and no key twice in one object (JSON allows it; a

@@ -1,8 +1,14 @@
 #pragma once
-// Where the results go, decided and checked before any case runs: a regular file or a new path,
-// never the config, a directory, a FIFO or a device; a symlink is resolved (and said so); and an
-// advisory lock so that two runs never write one results file.
+// Every path a run writes, decided and checked before anything runs (README, "Input limits"): the
+// results file --out with its journal and lock beside it, --benchmark_out, --power-trace and the
+// --packets directory. A file the run writes is a regular file or a new path, never the config, a
+// directory, a FIFO or a device, never named like a run's own files (".journal", ".lock",
+// ".tmp.*": another run's lock or journal), and its name leaves room for the suffixes the run adds;
+// a symlink given as one is resolved on purpose (and said so). And an advisory lock so that two
+// runs never write one results file.
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace dmabench {
 
@@ -11,11 +17,22 @@ struct OutPath {
   std::string note;  // non-empty: what was decided, for the console (e.g. the symlink resolved)
 };
 
-// Checks `out` against the config file and the filesystem. Throws InputError naming --out.
+// --out, with `<out>.journal` and `<out>.lock` beside it (absent or regular files). Throws InputError naming --out.
 OutPath check_out_path(const std::string& out, const std::string& config_path);
+// Another file the run writes whole (--benchmark_out, --power-trace): the checks of --out.
+// `creates_directories`: missing directories are made (else the directory must exist).
+OutPath check_output_file(const std::string& flag, const std::string& path, const std::string& config_path,
+                          bool creates_directories);
+// Refuses two outputs that are one file: (flag, path as checked) pairs.
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+// --packets DIR: a directory this user may write (made if missing), and the names of the files the
+// run will write in it (each absent or a regular file, short enough with a temporary suffix).
+void check_packets_dir(const std::string& dir, const std::vector<std::string>& file_names);
 
 // An exclusive advisory lock (flock) on "<path>.lock", held for the life of the object and the
-// file removed at the end. Throws InputError when another run holds it.
+// file removed at the end. Throws InputError when another run holds it. A lock taken on a file that
+// its holder removed before we locked it is no lock: it is dropped and taken again on the file now
+// at that name, so two runs never both hold "the" lock.
 class OutLock {
  public:
   explicit OutLock(const std::string& path);

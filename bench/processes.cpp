@@ -109,8 +109,10 @@ void setup_ranks(const CliOptions& options, const Backend& backend) {
 
 void check_same_run(const std::vector<std::string>& command_line, const std::string& config_path, const Config& config) {
   if (!dist::world().multi()) return;
-  const std::vector<std::string> flags(command_line.begin() + (command_line.empty() ? 0 : 1), command_line.end());
-  const json mine = {{"config", fmt::format("{} (digest {})", config_path, digest(to_json(config).dump()))}, {"flags", flags}};
+  std::vector<std::string> flags(command_line.begin() + (command_line.empty() ? 0 : 1), command_line.end());
+  for (auto& f : flags) f = escape_non_utf8(f);  // arguments are bytes
+  const json mine = {{"config", fmt::format("{} (digest {})", escape_non_utf8(config_path), digest(to_json(config).dump()))},
+                     {"flags", flags}};
   const auto all = dist::world().allgather(mine.dump());
   for (std::size_t r = 1; r < all.size(); ++r) {
     if (all[r] == all[0]) continue;

@@ -28,18 +28,37 @@ void ResultsFile::append_line(const std::string& line) {
     throw std::runtime_error(fmt::format("cannot append to '{}': {}", journal_path(), std::strerror(errno)));
 }
 
+// The journal is made under a temporary name and renamed into place: whatever stood at <out>.journal (an
+// earlier run's journal; the checks before the run refuse anything but a regular file) is replaced, and a
+// link there is never written through.
+void ResultsFile::open_journal() {
+  std::error_code ec;
+  if (const auto dir = std::filesystem::path(path_).parent_path(); !dir.empty()) std::filesystem::create_directories(dir, ec);
+  std::string tmp;
+  const int fd = create_temporary(journal_path(), tmp);
+  journal_ = ::fdopen(fd, "w");
+  if (!journal_) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(err)));
+  }
+  try {
+    append_line(dump_json({{"schema", kJournalSchema}, {"results_schema", kSchemaVersion}, {"context", context_}}));
+    if (std::rename(tmp.c_str(), journal_path().c_str()) != 0)
+      throw std::runtime_error(fmt::format("cannot replace '{}': {}", journal_path(), std::strerror(errno)));
+  } catch (...) {
+    std::fclose(journal_);
+    journal_ = nullptr;
+    ::unlink(tmp.c_str());
+    throw;
+  }
+}
+
 void ResultsFile::add(nlohmann::json result) {
   std::lock_guard lock(mu_);
-  if (!path_.empty()) {
-    if (!journal_) {  // the first record: a new journal with the context, and <out> replaced
-      std::error_code ec;
-      if (const auto dir = std::filesystem::path(path_).parent_path(); !dir.empty()) std::filesystem::create_directories(dir, ec);
-      journal_ = std::fopen(journal_path().c_str(), "w");
-      if (!journal_) throw std::runtime_error(fmt::format("cannot write '{}': {}", journal_path(), std::strerror(errno)));
-      append_line(nlohmann::json{{"schema", kJournalSchema}, {"results_schema", kSchemaVersion}, {"context", context_}}.dump());
-    }
-  }
-  records_.push_back(result.dump());
+  if (!path_.empty() && !journal_) open_journal();  // the first record: a new journal with the context, and <out> replaced
+  records_.push_back(dump_json(result));
   if (journal_) append_line(records_.back());
   const bool first = records_.size() == 1;
   if (first || std::chrono::steady_clock::now() - written_at_ >= std::chrono::duration<double>(kRewriteSeconds)) write();
@@ -47,13 +66,16 @@ void ResultsFile::add(nlohmann::json result) {
 
 void ResultsFile::finish() {
   std::lock_guard lock(mu_);
+  // No case recorded (a filter or an interrupt before the first case): an existing <out> and an earlier run's
+  // journal stay as they are.
+  if (records_.empty()) return;
   write();
   if (path_.empty()) return;
   if (journal_) {
     std::fclose(journal_);
     journal_ = nullptr;
   }
-  ::unlink(journal_path().c_str());  // also a stale one of an earlier run that did not end (never a directory)
+  ::unlink(journal_path().c_str());
 }
 
 // {"schema": ..., "context": ..., "results": [one record per line]}
@@ -62,7 +84,7 @@ void ResultsFile::write() {
   if (path_.empty()) return;
   std::size_t size = 64;
   for (const auto& r : records_) size += r.size() + 2;
-  std::string text = fmt::format("{{\"schema\": \"{}\",\n \"context\": {},\n \"results\": [", kSchemaVersion, context_.dump(1));
+  std::string text = fmt::format("{{\"schema\": \"{}\",\n \"context\": {},\n \"results\": [", kSchemaVersion, dump_json(context_, 1));
   text.reserve(text.size() + size);
   for (std::size_t i = 0; i < records_.size(); ++i) {
     text += i ? ",\n  " : "\n  ";

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/json_file.hpp"  // write_json_atomically
+#include "core/json_file.hpp"  // write_json_atomically, dump_json
 
 namespace dmabench {
 
@@ -31,13 +31,15 @@ class ResultsFile {
   // Appends the record to the journal (written through at once) and rewrites `<out>` when it is the
   // first record or kRewriteSeconds have passed. Thread-safe.
   void add(nlohmann::json result);
-  // Writes `<out>` with every record and deletes the journal.
+  // Writes `<out>` with every record and deletes the journal; with no record, changes nothing (an existing
+  // `<out>` and an earlier run's journal stay).
   void finish();
   std::size_t records() const { return records_.size(); }
   const std::string& path() const { return path_; }
   std::string journal_path() const { return path_ + ".journal"; }
 
  private:
+  void open_journal();
   void append_line(const std::string& line);
   void write();
 

@@ -137,11 +137,13 @@ json run_context(const CliOptions& options, const std::vector<std::string>& comm
                  Backend& backend) {
   json context = host_context();
   context["dmabench"] = {{"version", kVersion}, {"git_revision", kGitRevision}};
-  context["command_line"] = command_line;
+  json args = json::array();  // arguments are bytes: recorded with those that are not UTF-8 escaped
+  for (const auto& a : command_line) args.push_back(escape_non_utf8(a));
+  context["command_line"] = args;
   context["backend"] = backend.name();
   context["engines"] = engine_specs_json();
   context["machine"] = backend.context();
-  context["config_file"] = options.config;
+  context["config_file"] = escape_non_utf8(options.config);
   context["config"] = to_json(config);
   context["processes"] = processes_context();
   return context;
@@ -228,17 +230,49 @@ class SealOnSignal {
   std::thread thread_;
 };
 
-// --packets DIR: the case's packet dump as DIR/<case name, '/' and other odd characters as '_'>.json
-// (results/SCHEMA.md, "Packet dumps"); nothing for cases without one.
-void write_packet_dump(const std::string& dir, const CaseExecution& e) {
-  if (dir.empty() || e.packet_dump().is_null()) return;
-  std::string file = e.spec().name();
+// The file of a case's packet dump in --packets DIR: <case name, '/' and other odd characters as '_'>.json.
+std::string packet_file_name(const Case& c) {
+  std::string file = c.name();
   for (char& ch : file)
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.' && ch != '=' && ch != ',') ch = '_';
+  return file + ".json";
+}
+
+// --packets DIR: the case's packet dump as DIR/packet_file_name() (results/SCHEMA.md, "Packet dumps"); nothing for
+// cases without one.
+void write_packet_dump(const std::string& dir, const CaseExecution& e) {
+  if (dir.empty() || e.packet_dump().is_null()) return;
   json doc = {{"schema", "dmabench-packets/1"}, {"case", e.spec().name()}, {"engine", e.spec().engine.engine},
               {"options", e.spec().engine.options}};
   doc.update(e.packet_dump());
-  write_json_atomically(dir + "/" + file + ".json", doc);
+  write_json_atomically(dir + "/" + packet_file_name(e.spec()), doc);
+}
+
+// The cases --benchmark_filter selects; none is bad input (nothing would be recorded).
+std::vector<const Case*> selected_cases(const CliOptions& options, const std::vector<Case>& cases) {
+  const gbench::Filter filter(options.benchmark_args);
+  std::vector<const Case*> selected;
+  for (const auto& c : cases)
+    if (filter.selects(c)) selected.push_back(&c);
+  if (selected.empty() && cases.empty())
+    throw InputError(fmt::format("--config {}: expands to no case on this machine", options.config));
+  if (selected.empty())
+    throw InputError(fmt::format("--benchmark_filter={}: selects no case of the {} of {}; accepted: a regular expression "
+                                 "matching a case name that --list prints",
+                                 gbench::flag_value(options.benchmark_args, "--benchmark_filter"), cases.size(),
+                                 options.config));
+  return selected;
+}
+
+// --benchmark_list_tests[=true]: Google Benchmark's listing, which runs nothing; dmabench lists as --list does
+// (nothing recorded, nothing written). Google Benchmark reads a value as false when it is one of false, no,
+// off (any case), or one character that is 0, f, n or not a letter or digit.
+bool lists_tests(const std::vector<std::string>& args) {
+  if (!gbench::has_flag(args, "--benchmark_list_tests")) return false;
+  std::string v = gbench::flag_value(args, "--benchmark_list_tests");
+  for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (v.size() == 1) return std::isalnum(static_cast<unsigned char>(v[0])) && v != "0" && v != "f" && v != "n";
+  return v != "false" && v != "no" && v != "off";
 }
 
 // Cases registered with Google Benchmark per batch: its run over the registered benchmarks costs more
@@ -257,9 +291,7 @@ class Sweep {
         fixed_iterations_(!gbench::has_flag(options.benchmark_args, "--benchmark_min_time")),
         session_(options.benchmark_args, [this](const std::string& name, std::size_t n) { reported(name, n); },
                  /*display=*/dist::world().rank() == 0) {
-    const gbench::Filter filter(options.benchmark_args);
-    for (const auto& c : cases)
-      if (filter.selects(c)) selected_.push_back(&c);
+    selected_ = selected_cases(options, cases);
   }
 
   // The cases --benchmark_filter selects: what the sweep runs.
@@ -433,6 +465,31 @@ RunPower run_power(const CliOptions& options, const Config& config, const json& 
   return setup_power(options, config, machine, wake);
 }
 
+// Every path the run writes, checked before anything runs or is created (bench/out_file.hpp); returns --out's.
+OutPath check_outputs(const CliOptions& options, const std::vector<const Case*>& selected) {
+  OutPath out = check_out_path(options.out, options.config);
+  std::vector<std::pair<std::string, std::string>> written = {{"--out", out.path}};
+  std::vector<std::string> notes = {out.note};
+  auto other = [&](const char* flag, const std::string& path, bool creates_directories) {
+    const OutPath p = check_output_file(flag, path, options.config, creates_directories);
+    written.emplace_back(flag, p.path);
+    notes.push_back(p.note);
+  };
+  if (gbench::has_flag(options.benchmark_args, "--benchmark_out"))  // Google Benchmark opens it, making no directory
+    other("--benchmark_out", gbench::flag_value(options.benchmark_args, "--benchmark_out"), false);
+  if (!options.power_trace.empty()) other("--power-trace", options.power_trace, true);
+  check_distinct_outputs(written);
+  if (!options.packets_dir.empty()) {
+    std::vector<std::string> dumps;
+    for (const Case* c : selected) dumps.push_back(packet_file_name(*c));
+    check_packets_dir(options.packets_dir, dumps);
+  }
+  out.note.clear();
+  for (const auto& n : notes)
+    if (!n.empty()) out.note += (out.note.empty() ? "" : "\ndmabench: ") + n;
+  return out;
+}
+
 struct Outcome {
   std::size_t selected = 0;  // the cases --benchmark_filter selects
   bool stopped = false;      // a signal stopped the sweep before its last case
@@ -498,7 +555,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   const auto expectations = agreed_input([&] {
     return options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);
   });
-  if (options.list) {
+  if (options.list || lists_tests(options.benchmark_args)) {
     if (!lead) return 0;
     console::write(stdout, fmt::format("# {} cases (backend {}); names work with --benchmark_filter\n", cases.size(), backend->name()));
     for (const auto& c : cases)
@@ -507,9 +564,9 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   }
   std::optional<OutPath> out;
   std::optional<OutLock> lock;
-  agreed_input([&] {
+  agreed_input([&, &all = cases] {  // bad input: a filter that selects no case, an output that cannot be written
     if (lead) {
-      out = check_out_path(options.out, options.config);
+      out = check_outputs(options, selected_cases(options, all));
       lock.emplace(out->path);
     }
     return 0;
@@ -532,7 +589,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   const Outcome outcome = sweep_all(options, cases, *backend, power, recorder, lock ? &*lock : nullptr);
   const std::size_t selected = outcome.selected;
   const bool stopped = outcome.stopped;
-  recorder.finish();  // the whole file (also for a run with no case), and the journal removed
+  recorder.finish();  // the whole file and the journal removed (nothing changed if no case was recorded)
   if (!dist::world().stopped().empty()) {  // a process of the run is gone
     console::warn("\ndmabench: the run stopped after {} cases: {}{}\n", recorder.total(), dist::world().stopped(),
                results ? "; results in " + results->path() : std::string());

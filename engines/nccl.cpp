@@ -151,7 +151,8 @@ class NcclOperation final : public GpuOperation {
         {"confirmed", confirmed},
         {"evidence", confirmed ? lines.back() : std::string()},
         {"how", gpu::nccl_log_path().empty()
-                    ? std::string("no readable NCCL log (NCCL_DEBUG set by the user without a plain NCCL_DEBUG_FILE)")
+                    ? std::string("no readable NCCL log (NCCL_DEBUG set by the user without a plain NCCL_DEBUG_FILE, "
+                                "or no directory could be made for one)")
                     : fmt::format("NCCL INFO log {}: one '{}' line per rank of this process appeared during this case's "
                                   "first collective",
                                   gpu::nccl_log_path(), kCeInitLog)}};

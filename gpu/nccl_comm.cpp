@@ -9,6 +9,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpu/call_error.hpp"
@@ -48,6 +49,10 @@ std::string& log_path() {
   static std::string path;
   return path;
 }
+std::string& log_dir() {  // the private directory of the log dmabench asks NCCL for, or empty
+  static std::string dir;
+  return dir;
+}
 }  // namespace
 
 void nccl_prepare_log() {
@@ -58,11 +63,21 @@ void nccl_prepare_log() {
       if (f && std::string(f).find('%') == std::string::npos) log_path() = f;
       return;
     }
-    log_path() = fmt::format("/tmp/dmabench-nccl-{}.log", ::getpid());
+    // NCCL opens its log with fopen(..., "w"), following links: never a predictable name in /tmp (another user
+    // could plant a link there and have the file it names truncated), but a directory of this process's own
+    // (mkdtemp: a new directory, mode 0700, under a random name). Without one, no log: nothing is read from it.
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string dir = fmt::format("{}/dmabench-nccl-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (::mkdtemp(dir.data()) == nullptr) return;
+    log_dir() = dir;
+    log_path() = dir + "/nccl.log";
     setenv("NCCL_DEBUG", "INFO", 1);
     setenv("NCCL_DEBUG_SUBSYS", "INIT", 1);  // setup messages only: nothing per collective
     setenv("NCCL_DEBUG_FILE", log_path().c_str(), 1);
-    std::atexit([] { std::remove(log_path().c_str()); });
+    std::atexit([] {
+      std::remove(log_path().c_str());
+      ::rmdir(log_dir().c_str());
+    });
   });
 }
 
@@ -70,7 +85,8 @@ std::string nccl_log_path() { return log_path(); }
 
 std::vector<std::string> nccl_log_lines(const std::string& needle) {
   std::vector<std::string> out;
-  if (log_path().empty()) return out;
+  struct stat st {};  // a regular file only: a FIFO at a user's NCCL_DEBUG_FILE would make the open wait
+  if (log_path().empty() || ::stat(log_path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return out;
   std::ifstream f(log_path());
   std::string line;
   while (std::getline(f, line))

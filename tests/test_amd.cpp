@@ -1,9 +1,14 @@
 // AMD helpers (amd/), which need no GPU: the engine map file, engine selection, the kernel driver's
 // topology, the DMA environment pitfalls, the hsa engine's map-file option, and every shipped config
 // (the AMD ones included) loading in this build.
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
+
+#include <sys/stat.h>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -68,6 +73,44 @@ TEST(EngineMap, BadLinesNameFileLineAndWhatIsAccepted) {
   EXPECT_NE(parse_error("0,1,\n").find("dst '' is not a GPU id"), std::string::npos);
   EXPECT_NE(parse_error("0,1,1\n0,2,1\n").find("test.map:2: GPU pair 0 -> 1 is already mapped"), std::string::npos);
   EXPECT_NE(parse_error("# nothing\n").find("no 'src,engine,dst' line"), std::string::npos);
+}
+
+// Only a regular file within the limit is read: a FIFO with no writer would wait forever (this test would
+// hang), /dev/zero never ends.
+TEST(EngineMap, OnlyARegularFileWithinTheLimitIsRead) {
+  const std::string dir = ::testing::TempDir() + "dmabench_map_files";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0644), 0);
+  {
+    std::ofstream big(dir + "/big.map");
+    for (int i = 0; i < 110000; ++i) big << "# padding\n";
+    big << "0,2,1\n";
+  }
+  for (const auto& [path, fragment] : std::vector<std::pair<std::string, std::string>>{
+           {dir + "/fifo", "not a regular file (a FIFO)"}, {"/dev/zero", "not a regular file (a device)"},
+           {dir, "not a regular file (a directory)"}, {dir + "/big.map", "larger than 1024 KiB"}}) {
+    try {
+      amd::load_engine_map(path);
+      ADD_FAILURE() << path << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Each GPU pair once, checked in log time: 102400 pairs (about 0.9 MB, within the limit) took 2.7 CPU seconds when
+// every line was compared with every earlier one.
+TEST(EngineMap, DuplicateCheckIsNotQuadratic) {
+  std::string text;
+  for (int src = 0; src < 1024; ++src)
+    for (int dst = 0; dst < 100; ++dst) text += std::to_string(src) + ",1," + std::to_string(dst) + "\n";
+  ASSERT_LT(text.size(), amd::kMaxMapBytes);
+  std::istringstream in(text);
+  const std::clock_t start = std::clock();
+  EXPECT_EQ(amd::parse_engine_map(in, "big.map").size(), 102400u);
+  const double cpu_s = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+  EXPECT_LT(cpu_s, 0.5) << "102400 map lines took " << cpu_s << " CPU s";
 }
 
 TEST(EngineMap, MissingFileNamesThePath) {

@@ -1,7 +1,12 @@
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <sys/stat.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -63,12 +68,26 @@ TEST(ConfigLimits, DepthSizeDuplicatesAndStrayBytes) {
   EXPECT_EQ(load_text(R"({"sizes": 1, "overlap": {"compute": "stream", "bytes": 4096}})").sizes.size(), 1u);
 }
 
-TEST(ConfigLimits, EndlessFileIsRefusedAfterTheLimit) {
-  try {
-    load_config("/dev/zero");
-    FAIL() << "/dev/zero accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("larger than"), std::string::npos) << e.what();
+// Only a regular file is read, and at most its limit: /dev/zero never ends, a FIFO with no writer would wait
+// forever (this test would hang), a sparse file may be huge.
+TEST(ConfigLimits, OnlyARegularFileWithinTheLimitIsRead) {
+  const std::string dir = ::testing::TempDir() + "dmabench_config_files";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0644), 0);
+  { std::ofstream touch(dir + "/huge"); }
+  std::filesystem::resize_file(dir + "/huge", std::uintmax_t{1} << 30);  // sparse: 1 GiB of zeros
+  for (const auto& [path, fragment] : std::vector<std::pair<std::string, std::string>>{
+           {"/dev/zero", "not a regular file (a device)"}, {dir + "/fifo", "not a regular file (a FIFO)"},
+           {dir, "not a regular file (a directory)"}, {dir + "/huge", "larger than 1024 KiB"},
+           {dir + "/missing", "cannot read it"}}) {
+    try {
+      load_config(path);
+      ADD_FAILURE() << path << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("--config " + path), std::string::npos) << e.what();
+    }
   }
 }
 
