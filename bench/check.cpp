@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/read_file.hpp"
 #include "core/units.hpp"
 
 namespace dmabench::check {
@@ -83,20 +83,14 @@ json validated_entry(const json& e, const std::string& path, const std::string& 
   return out;
 }
 
-// Reads a JSON file dmabench did not write: a regular file (a FIFO would hang the run) of bounded size.
+// Reads a JSON file dmabench did not write through the one reader of input files (core/read_file: a
+// regular file only, never a FIFO that would hang the run, and bounded: a large sweep's results are tens of MB).
 json read_json_file(const std::string& path, const std::string& what) {
-  constexpr std::uintmax_t kMaxBytes = 512ull << 20;  // a large sweep's results file is tens of MB
-  std::error_code ec;
-  const auto st = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(st)) throw InputError(fmt::format("--check: {} '{}' does not exist", what, path));
-  if (!std::filesystem::is_regular_file(st))
-    throw InputError(fmt::format("--check: {} '{}' is not a regular file", what, path));
-  if (std::filesystem::file_size(path, ec) > kMaxBytes)
-    throw InputError(fmt::format("--check: {} '{}' is larger than {} MiB", what, path, kMaxBytes >> 20));
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(fmt::format("--check: cannot read {} '{}'", what, path));
+  constexpr std::size_t kMaxBytes = std::size_t{512} << 20;
+  auto text = read_small_file(path, kMaxBytes);
+  if (!text) throw InputError(fmt::format("--check: {} '{}': {}", what, path, text.why_not()));
   try {
-    return json::parse(f);
+    return json::parse(*text);
   } catch (const json::exception& e) {
     throw InputError(fmt::format("--check: {} '{}' is not JSON: {}", what, path, e.what()));
   }

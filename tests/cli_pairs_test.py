@@ -131,7 +131,7 @@ def check_runs(exe, tmp, cfg, reference):
     bad = {write(os.path.join(tmp, "bad1.json"), {"schema": "dmabench-expectations/1", "checks": [{"expect": "fast"}]}):
            "checks[0].expect",
            write(os.path.join(tmp, "bad2.json"), {"checks": []}): "schema",
-           os.path.join(tmp, "missing.json"): "does not exist",
+           os.path.join(tmp, "missing.json"): "cannot read it",
            fifo: "not a regular file"}
     for path, fragment in bad.items():
         p = run([exe, "--config", cfg, "--backend", "host", "--out", out, "--check", path], rc=2)
