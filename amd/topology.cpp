@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -35,12 +36,31 @@ std::vector<KfdNode> read_kfd_nodes(const std::string& root) {
       else if (key == "domain") n.domain = static_cast<std::uint32_t>(value);
       else if (key == "location_id") n.location_id = static_cast<std::uint32_t>(value);
       else if (key == "gfx_target_version") n.gfx_target_version = static_cast<std::uint32_t>(value);
+      else if (key == "device_id") n.device_id = static_cast<std::uint32_t>(value);
       else if (key == "num_sdma_engines") n.sdma_engines = static_cast<int>(value);
       else if (key == "num_sdma_xgmi_engines") n.sdma_xgmi_engines = static_cast<int>(value);
     }
     if (gpu) out.push_back(n);
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
+  return out;
+}
+
+std::vector<int> read_kfd_cpu_nodes(const std::string& root) {
+  std::vector<int> out;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(root, ec)) return out;
+  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
+    std::ifstream f(entry.path() / "properties");
+    std::string key;
+    long long value = 0;
+    bool cpu = false;
+    while (f >> key >> value)
+      if (key == "cpu_cores_count") cpu = value > 0;
+    const std::string name = entry.path().filename().string();
+    if (cpu && !name.empty() && name.find_first_not_of("0123456789") == std::string::npos) out.push_back(std::stoi(name));
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -90,6 +110,71 @@ int single_engine(std::uint32_t mask) {
     ++e;
   }
   return e;
+}
+
+std::vector<std::vector<int>> recommended_by_bus(const std::vector<std::string>& bus_ids, const std::string& root) {
+  const std::size_t n = bus_ids.size();
+  std::vector<std::vector<int>> out(n, std::vector<int>(n, -1));
+  std::map<int, std::size_t> index_of_node;  // sysfs node id -> index into bus_ids
+  for (const KfdNode& node : read_kfd_nodes(root))
+    for (std::size_t i = 0; i < n; ++i)
+      if (node.bus_id() == bus_ids[i]) index_of_node[node.node] = i;
+  for (const auto& link : read_recommended_engines(root)) {
+    const auto s = index_of_node.find(link.src_node), d = index_of_node.find(link.dst_node);
+    if (s == index_of_node.end() || d == index_of_node.end() || s->second == d->second) continue;
+    out[s->second][d->second] = single_engine(link.mask);
+  }
+  return out;
+}
+
+std::vector<IoLink> read_io_links(int node, const std::string& root) {
+  std::vector<IoLink> out;
+  std::error_code ec;
+  const auto dir = std::filesystem::path(root) / std::to_string(node) / "io_links";
+  if (!std::filesystem::is_directory(dir, ec)) return out;
+  for (const auto& link : std::filesystem::directory_iterator(dir, ec)) {
+    std::ifstream f(link.path() / "properties");
+    IoLink l;
+    std::string key;
+    long long value = 0;
+    while (f >> key >> value) {
+      if (key == "node_from") l.node_from = static_cast<int>(value);
+      else if (key == "node_to") l.node_to = static_cast<int>(value);
+      else if (key == "type") l.type = static_cast<std::uint32_t>(value);
+      else if (key == "flags") l.flags = static_cast<std::uint32_t>(value);
+    }
+    if (l.node_to >= 0) out.push_back(l);
+  }
+  return out;
+}
+
+HostAtomics host_atomics(const std::vector<IoLink>& links, int cpu_node) {
+  if (cpu_node < 0) return {false, "KFD reports no CPU node"};
+  for (const IoLink& l : links) {
+    if (l.node_to != cpu_node) continue;
+    const bool typed = l.type == 1 || l.type == 2 || l.type == 5 || l.type == 11;  // HT, PCIe, QPI, xGMI
+    if (l.flags & kLinkOverride) {
+      if (l.flags & kLinkNoAtomics64)
+        return {false, fmt::format("its link to CPU node {} has the io-link flag NoAtomics64bit (flags 0x{:x}: the PCIe "
+                                   "root did not grant AtomicOps)", cpu_node, l.flags)};
+      return {true, fmt::format("its link to CPU node {} supports 64-bit atomics (flags 0x{:x})", cpu_node, l.flags)};
+    }
+    if (typed) return {true, fmt::format("its link to CPU node {} is of type {}, atomic-capable by default", cpu_node, l.type)};
+    return {false, fmt::format("its link to CPU node {} is of type {}, which ROCr does not take as atomic-capable", cpu_node, l.type)};
+  }
+  return {false, fmt::format("it has no io link to CPU node {}", cpu_node)};
+}
+
+UsableEngines usable_engines(std::uint32_t device_id, int sdma, int xgmi) {
+  UsableEngines u;
+  const int count = std::clamp(std::max(0, sdma) + std::max(0, xgmi), 0, 32);
+  u.mask = count == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << count) - 1;
+  if (device_id == 0x74a2) {  // MI308X: ROCm/mori PR #693
+    u.mask &= 0x55555555u;
+    u.note = "MI308X (PCI device id 0x74a2): only the even engine ids are backed by a physical SDMA engine; the odd ones "
+             "KFD counts are fused off, and a queue on one hangs (ROCm/mori PR #693)";
+  }
+  return u;
 }
 
 std::optional<KfdNode> kfd_node_for_bus(const std::vector<KfdNode>& nodes, const std::string& bus_id) {
