@@ -15,52 +15,62 @@ std::string KfdNode::bus_id() const {
   return fmt::format("{:04x}:{:02x}:{:02x}.{}", domain, location_id >> 8, (location_id >> 3) & 0x1f, location_id & 7);
 }
 
-std::vector<KfdNode> read_kfd_nodes(const std::string& root) {
-  std::vector<KfdNode> out;
+namespace {
+
+using Properties = std::map<std::string, long long>;
+
+// The `key value` lines of a KFD properties file (empty when unreadable).
+Properties properties(const std::filesystem::path& file) {
+  Properties out;
+  std::ifstream f(file);
+  std::string key;
+  long long value = 0;
+  while (f >> key >> value) out[key] = value;
+  return out;
+}
+
+long long get(const Properties& p, const char* key, long long otherwise) {
+  const auto it = p.find(key);
+  return it == p.end() ? otherwise : it->second;
+}
+
+// Every node directory under `root` with a numeric name and a readable properties file, by node id.
+std::map<int, Properties> node_properties(const std::string& root) {
+  std::map<int, Properties> out;
   std::error_code ec;
   if (!std::filesystem::is_directory(root, ec)) return out;
   for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
-    std::ifstream f(entry.path() / "properties");
-    if (!f) continue;
-    KfdNode n;
-    try {
-      n.node = std::stoi(entry.path().filename().string());
-    } catch (...) {
-      continue;
-    }
-    bool gpu = false;
-    std::string key;
-    long long value = 0;
-    while (f >> key >> value) {
-      if (key == "simd_count") gpu = value > 0;
-      else if (key == "domain") n.domain = static_cast<std::uint32_t>(value);
-      else if (key == "location_id") n.location_id = static_cast<std::uint32_t>(value);
-      else if (key == "gfx_target_version") n.gfx_target_version = static_cast<std::uint32_t>(value);
-      else if (key == "device_id") n.device_id = static_cast<std::uint32_t>(value);
-      else if (key == "num_sdma_engines") n.sdma_engines = static_cast<int>(value);
-      else if (key == "num_sdma_xgmi_engines") n.sdma_xgmi_engines = static_cast<int>(value);
-    }
-    if (gpu) out.push_back(n);
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.size() > 6 || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    Properties p = properties(entry.path() / "properties");
+    if (!p.empty()) out.emplace(std::stoi(name), std::move(p));
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
+  return out;
+}
+
+}  // namespace
+
+std::vector<KfdNode> read_kfd_nodes(const std::string& root) {
+  std::vector<KfdNode> out;
+  for (const auto& [id, p] : node_properties(root)) {
+    if (get(p, "simd_count", 0) <= 0) continue;
+    KfdNode n;
+    n.node = id;
+    n.domain = static_cast<std::uint32_t>(get(p, "domain", 0));
+    n.location_id = static_cast<std::uint32_t>(get(p, "location_id", 0));
+    n.gfx_target_version = static_cast<std::uint32_t>(get(p, "gfx_target_version", 0));
+    n.device_id = static_cast<std::uint32_t>(get(p, "device_id", 0));
+    n.sdma_engines = static_cast<int>(get(p, "num_sdma_engines", -1));
+    n.sdma_xgmi_engines = static_cast<int>(get(p, "num_sdma_xgmi_engines", -1));
+    out.push_back(n);
+  }
   return out;
 }
 
 std::vector<int> read_kfd_cpu_nodes(const std::string& root) {
   std::vector<int> out;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(root, ec)) return out;
-  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
-    std::ifstream f(entry.path() / "properties");
-    std::string key;
-    long long value = 0;
-    bool cpu = false;
-    while (f >> key >> value)
-      if (key == "cpu_cores_count") cpu = value > 0;
-    const std::string name = entry.path().filename().string();
-    if (cpu && !name.empty() && name.find_first_not_of("0123456789") == std::string::npos) out.push_back(std::stoi(name));
-  }
-  std::sort(out.begin(), out.end());
+  for (const auto& [id, p] : node_properties(root))
+    if (get(p, "cpu_cores_count", 0) > 0) out.push_back(id);
   return out;
 }
 
@@ -68,16 +78,9 @@ namespace {
 
 // The link properties file `p` as a RecommendedEngines (mask 0 when the kernel does not report one).
 RecommendedEngines read_link(const std::filesystem::path& p) {
-  RecommendedEngines r;
-  std::ifstream f(p);
-  std::string key;
-  long long value = 0;
-  while (f >> key >> value) {
-    if (key == "node_from") r.src_node = static_cast<int>(value);
-    else if (key == "node_to") r.dst_node = static_cast<int>(value);
-    else if (key == "recommended_sdma_engine_id_mask") r.mask = static_cast<std::uint32_t>(value);
-  }
-  return r;
+  const Properties l = properties(p);
+  return RecommendedEngines{static_cast<int>(get(l, "node_from", -1)), static_cast<int>(get(l, "node_to", -1)),
+                            static_cast<std::uint32_t>(get(l, "recommended_sdma_engine_id_mask", 0))};
 }
 
 }  // namespace
@@ -133,16 +136,9 @@ std::vector<IoLink> read_io_links(int node, const std::string& root) {
   const auto dir = std::filesystem::path(root) / std::to_string(node) / "io_links";
   if (!std::filesystem::is_directory(dir, ec)) return out;
   for (const auto& link : std::filesystem::directory_iterator(dir, ec)) {
-    std::ifstream f(link.path() / "properties");
-    IoLink l;
-    std::string key;
-    long long value = 0;
-    while (f >> key >> value) {
-      if (key == "node_from") l.node_from = static_cast<int>(value);
-      else if (key == "node_to") l.node_to = static_cast<int>(value);
-      else if (key == "type") l.type = static_cast<std::uint32_t>(value);
-      else if (key == "flags") l.flags = static_cast<std::uint32_t>(value);
-    }
+    const Properties p = properties(link.path() / "properties");
+    const IoLink l{static_cast<int>(get(p, "node_from", -1)), static_cast<int>(get(p, "node_to", -1)),
+                   static_cast<std::uint32_t>(get(p, "type", 0)), static_cast<std::uint32_t>(get(p, "flags", 0))};
     if (l.node_to >= 0) out.push_back(l);
   }
   return out;

@@ -330,7 +330,8 @@ def sdma_host(exe, configs, tmp):
         expect(r["engine_details"]["hardware_times"] is False, f"{r['name']}: software times not marked")
         expect(r["engine_details"]["platform"]["platform"] == "software SDMA engine", r["name"])
         o = r["options"]
-        key = (r["pattern"] + ("-inplace" if r["in_place"] else ""), o["packet"], o["schedule"], o["trigger"], o["sync"], o["submit"])
+        key = (r["pattern"] + ("-inplace" if r["in_place"] else ""), o["packet"], o["schedule"], o["trigger"],
+               r["engine_details"]["sync"], o["submit"])  # the sync used (sync=auto resolved)
         variants.setdefault(key, set()).add((r["ranks"], r["bytes_per_rank"]))
         name = "".join(ch if ch.isalnum() or ch in "-.=," else "_" for ch in r["name"])
         with open(os.path.join(dumps, name + ".json")) as f:

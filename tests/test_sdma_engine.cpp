@@ -251,15 +251,29 @@ TEST(SdmaEngine, VariantsThatCannotRunAreSkippedWithTheReason) {
 
 namespace {
 
-// A platform whose queues turn the first dword of their first submission into opcode 3.
-class PlantingPlatform final : public sdma::Platform {
+// A queue behind a wrapper, as ForwardingPlatform below.
+struct ForwardingQueue : sdma::Queue {
+  explicit ForwardingQueue(std::unique_ptr<sdma::Queue> q) : q_(std::move(q)) {}
+  const sdma::QueueCells& cells() const override { return q_->cells(); }
+  void submit(std::uint64_t wptr) override { q_->submit(wptr); }
+  int device() const override { return q_->device(); }
+  int engine() const override { return q_->engine(); }
+  std::string describe() const override { return q_->describe(); }
+  WhyNot fault() const override { return q_->fault(); }
+  std::unique_ptr<sdma::Queue> q_;
+};
+
+// A software platform behind a wrapper: every call goes to it unless a test's subclass overrides the call.
+class ForwardingPlatform : public sdma::Platform {
  public:
-  PlantingPlatform() : inner_(sdma::make_soft_platform()) {}
+  explicit ForwardingPlatform(std::unique_ptr<sdma::Platform> inner = sdma::make_soft_platform()) : inner_(std::move(inner)) {}
   std::string name() const override { return inner_->name(); }
   bool hardware_times() const override { return false; }
   int device_count() const override { return inner_->device_count(); }
   int engine_count(int d) const override { return inner_->engine_count(d); }
   int first_xgmi_engine(int d) const override { return inner_->first_xgmi_engine(d); }
+  WhyNot engine_unusable(int d, int e) const override { return inner_->engine_unusable(d, e); }
+  WhyNot host_atomics_unsupported(int d) const override { return inner_->host_atomics_unsupported(d); }
   int recommended_engine(int s, int d) const override { return inner_->recommended_engine(s, d); }
   sdma::Allocation alloc_device(int d, std::size_t n, const std::vector<int>& p) override { return inner_->alloc_device(d, n, p); }
   sdma::Allocation alloc_host(std::size_t n, const std::vector<int>& p) override { return inner_->alloc_host(n, p); }
@@ -271,9 +285,7 @@ class PlantingPlatform final : public sdma::Platform {
   void write(void* d, const void* s, std::size_t n) override { inner_->write(d, s, n); }
   void read(void* d, const void* s, std::size_t n) override { inner_->read(d, s, n); }
   Maybe<std::unique_ptr<sdma::Queue>> create_queue(int device, int engine, std::size_t ring) override {
-    auto q = inner_->create_queue(device, engine, ring);
-    if (!q) return q;
-    return std::unique_ptr<sdma::Queue>(std::make_unique<Planting>(std::move(q).value()));
+    return inner_->create_queue(device, engine, ring);
   }
   sdma::ClockPair clock_counters(int d) override { return inner_->clock_counters(d); }
   WhyNot gpu_initiated_unsupported() const override { return inner_->gpu_initiated_unsupported(); }
@@ -282,22 +294,28 @@ class PlantingPlatform final : public sdma::Platform {
   json describe() const override { return inner_->describe(); }
 
  private:
-  struct Planting final : sdma::Queue {
-    explicit Planting(std::unique_ptr<sdma::Queue> q) : q_(std::move(q)) {}
-    const sdma::QueueCells& cells() const override { return q_->cells(); }
+  std::unique_ptr<sdma::Platform> inner_;
+};
+
+// A platform whose queues turn the first dword of their first submission into opcode 3.
+class PlantingPlatform final : public ForwardingPlatform {
+ public:
+  Maybe<std::unique_ptr<sdma::Queue>> create_queue(int device, int engine, std::size_t ring) override {
+    auto q = ForwardingPlatform::create_queue(device, engine, ring);
+    if (!q) return q;
+    return std::unique_ptr<sdma::Queue>(std::make_unique<Planting>(std::move(q).value()));
+  }
+
+ private:
+  struct Planting final : ForwardingQueue {
+    using ForwardingQueue::ForwardingQueue;
     void submit(std::uint64_t wptr) override {
       if (!planted_) q_->cells().ring[0] = 0x0000FF03;  // opcode 3, sub-op 0xFF
       planted_ = true;
       q_->submit(wptr);
     }
-    int device() const override { return q_->device(); }
-    int engine() const override { return q_->engine(); }
-    std::string describe() const override { return q_->describe(); }
-    WhyNot fault() const override { return q_->fault(); }
-    std::unique_ptr<sdma::Queue> q_;
     bool planted_ = false;
   };
-  std::unique_ptr<sdma::Platform> inner_;
 };
 
 }  // namespace
@@ -660,39 +678,22 @@ TEST(SdmaFirstRun, SwapNeverWritesReservedAddressBits) {
 namespace {
 
 // A software platform that logs when queues are destroyed and memory is freed, and refuses its n-th queue.
-class RecordingPlatform final : public sdma::Platform {
+class RecordingPlatform final : public ForwardingPlatform {
  public:
-  RecordingPlatform(int refuse_queue, std::shared_ptr<std::vector<std::string>> log)
-      : inner_(sdma::make_soft_platform()), refuse_(refuse_queue), log_(std::move(log)) {}
-  std::string name() const override { return inner_->name(); }
-  bool hardware_times() const override { return false; }
-  int device_count() const override { return inner_->device_count(); }
-  int engine_count(int d) const override { return inner_->engine_count(d); }
-  int first_xgmi_engine(int d) const override { return inner_->first_xgmi_engine(d); }
-  int recommended_engine(int s, int d) const override { return inner_->recommended_engine(s, d); }
+  RecordingPlatform(int refuse_queue, std::shared_ptr<std::vector<std::string>> log) : refuse_(refuse_queue), log_(std::move(log)) {}
   sdma::Allocation alloc_device(int d, std::size_t n, const std::vector<int>& p) override {
-    return logged(inner_->alloc_device(d, n, p), "free device");
+    return logged(ForwardingPlatform::alloc_device(d, n, p), "free device");
   }
-  sdma::Allocation alloc_host(std::size_t n, const std::vector<int>& p) override { return logged(inner_->alloc_host(n, p), "free host"); }
-  WhyNot host_kind_unsupported(HostKind k) const override { return inner_->host_kind_unsupported(k); }
-  sdma::HostBuffer alloc_host_buffer(HostKind k, std::size_t n, int node, const std::vector<int>& d,
-                                     hostmem::BufferInfo& info) override {
-    return inner_->alloc_host_buffer(k, n, node, d, info);
+  sdma::Allocation alloc_host(std::size_t n, const std::vector<int>& p) override {
+    return logged(ForwardingPlatform::alloc_host(n, p), "free host");
   }
-  void write(void* d, const void* s, std::size_t n) override { inner_->write(d, s, n); }
-  void read(void* d, const void* s, std::size_t n) override { inner_->read(d, s, n); }
   Maybe<std::unique_ptr<sdma::Queue>> create_queue(int device, int engine, std::size_t ring) override {
     if (++made_ == refuse_) return Maybe<std::unique_ptr<sdma::Queue>>::no("refused for the test");
-    auto q = inner_->create_queue(device, engine, ring);
+    auto q = ForwardingPlatform::create_queue(device, engine, ring);
     if (!q) return q;
     log_->push_back("queue made");
     return std::unique_ptr<sdma::Queue>(std::make_unique<Logged>(std::move(q).value(), log_));
   }
-  sdma::ClockPair clock_counters(int d) override { return inner_->clock_counters(d); }
-  WhyNot gpu_initiated_unsupported() const override { return inner_->gpu_initiated_unsupported(); }
-  void gpu_store(int d, std::uint64_t* w, std::uint64_t v) override { inner_->gpu_store(d, w, v); }
-  void gpu_submit(int d, sdma::Queue& q, const sdma::StagedPackets& s) override { inner_->gpu_submit(d, q, s); }
-  json describe() const override { return inner_->describe(); }
 
  private:
   sdma::Allocation logged(sdma::Allocation a, const char* what) {
@@ -702,22 +703,15 @@ class RecordingPlatform final : public sdma::Platform {
       a.reset();
     });
   }
-  struct Logged final : sdma::Queue {
-    Logged(std::unique_ptr<sdma::Queue> q, std::shared_ptr<std::vector<std::string>> log) : q_(std::move(q)), log_(std::move(log)) {}
+  struct Logged final : ForwardingQueue {
+    Logged(std::unique_ptr<sdma::Queue> q, std::shared_ptr<std::vector<std::string>> log)
+        : ForwardingQueue(std::move(q)), log_(std::move(log)) {}
     ~Logged() override {
       q_.reset();
       log_->push_back("queue destroyed");
     }
-    const sdma::QueueCells& cells() const override { return q_->cells(); }
-    void submit(std::uint64_t wptr) override { q_->submit(wptr); }
-    int device() const override { return q_->device(); }
-    int engine() const override { return q_->engine(); }
-    std::string describe() const override { return q_->describe(); }
-    WhyNot fault() const override { return q_->fault(); }
-    std::unique_ptr<sdma::Queue> q_;
     std::shared_ptr<std::vector<std::string>> log_;
   };
-  std::unique_ptr<sdma::Platform> inner_;
   int refuse_, made_ = 0;
   std::shared_ptr<std::vector<std::string>> log_;
 };
