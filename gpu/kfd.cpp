@@ -384,8 +384,17 @@ class KfdPlatform final : public sdma::Platform {
   // for the packets a kernel copies into a ring (a bump area, reused once the stream has drained).
   struct GpuSide {
     explicit GpuSide(int device) : stream(device) {}
+    ~GpuSide() {  // kernels still copying from the area finish before it is freed (a failure is reported, not thrown)
+      try {
+        stream.synchronize();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "dmabench: submit=gpu stream of device %d at teardown: %s\n", stream.device(), e.what());
+      }
+    }
+    GpuSide(const GpuSide&) = delete;
+    GpuSide& operator=(const GpuSide&) = delete;
+    Allocation area;  // declared first: freed after the stream whose kernels read it
     Stream stream;
-    Allocation area;
     std::size_t used = 0;
   };
   GpuSide& gpu_side(int device) {
