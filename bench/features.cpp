@@ -10,6 +10,7 @@
 #include "bench/patterns/pattern.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
+#include "engines/engine_factories.hpp"
 #include "gpu/features.hpp"
 #include "dist/team.hpp"
 #include "version.hpp"
@@ -83,6 +84,23 @@ void print_engines(const std::map<std::string, std::string>& backend_state) {
   }
 }
 
+// The sdma engine's platform per backend this build runs it on: per GPU whether PCIe 64-bit atomics reach system
+// memory (so what sync=auto completes with) and which SDMA engines are usable (after the fused-off guard).
+void print_sdma_platforms() {
+  for (const auto& b : built_backends()) {
+    if (b != "hip" && b != "host") continue;
+    auto p = make_sdma_platform(b);
+    if (!p) {
+      fmt::print("\nsdma platform on {}: unavailable: {}\n", b, p.why_not());
+      continue;
+    }
+    const int shown = b == "host" ? 2 : (*p)->device_count();  // the software engine's devices are all alike
+    fmt::print("\nsdma platform on {}: {} ({} device(s){})\n", b, (*p)->name(), (*p)->device_count(),
+               shown < (*p)->device_count() ? fmt::format(", the first {} shown", shown) : "");
+    for (const auto& line : sdma_platform_facts(**p, shown)) fmt::print("  {}\n", line);
+  }
+}
+
 }  // namespace
 
 void print_features() {
@@ -91,6 +109,7 @@ void print_features() {
   fmt::print("multi-process runs (mpirun, srun: one process per rank): {}\n",
              dist::mpi_build_unsupported() ? "no: " + *dist::mpi_build_unsupported() : "yes, " + dist::mpi_build_description());
   print_engines(print_backends());
+  print_sdma_platforms();
   // Both vendors' features and the version each needs (gpu/features.cpp): what this build has.
   for (const auto& table : gpu::feature_tables(gpu::this_build())) {
     fmt::print("\n{} features ({} backend), and what this build has:\n", table.vendor, table.backend);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "amd/sdma/packets.hpp"
 #include "amd/sdma/platform.hpp"
@@ -60,7 +61,27 @@ std::uint64_t addr(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
 
 sdma_commands::EngineChoice choice_of(const sdma::Platform& p) {
   return {[&p](int s, int d) { return p.recommended_engine(s, d); }, [&p](int d) { return p.engine_count(d); },
-          [&p](int d) { return p.first_xgmi_engine(d); }, [&p](int d) { return p.gfx_target(d); }};
+          [&p](int d) { return p.first_xgmi_engine(d); }, [&p](int d) { return p.gfx_target(d); },
+          [&p](int d, int e) { return p.engine_unusable(d, e); }};
+}
+
+// The completion packet a command issued by `device` ends with: sync=auto takes ATOMIC where the device's link to
+// the CPU has PCIe 64-bit atomics and FENCE where it has not, the choice ROCr makes for its own SDMA completion
+// (amd/topology.hpp host_atomics); sync=atomic on a device without them is refused earlier (unsupported()).
+SdmaSync sync_for(const sdma::Platform& p, SdmaSync asked, int device) {
+  if (asked != SdmaSync::auto_) return asked;
+  return p.host_atomics_unsupported(device) ? SdmaSync::fence : SdmaSync::atomic;
+}
+
+// Why sync=atomic cannot complete the plan's commands (a GPU without PCIe 64-bit atomics to system memory), or nullopt.
+WhyNot atomics_problem(const Plan& plan, const SdmaOptions& o, const sdma::Platform& p) {
+  if (o.sync != SdmaSync::atomic) return std::nullopt;
+  for (int d : plan.devices)
+    if (auto why = p.host_atomics_unsupported(d))
+      return fmt::format("sync=atomic: the completion word lives in system memory and {}, so an ATOMIC completion would never "
+                         "land (ROCr completes with FENCE there); sync=fence or sync=auto (the default) run",
+                         *why);
+  return std::nullopt;
 }
 
 // What one operation writes at most into each queue's ring, (rank, engine) -> bytes: every command's data
@@ -136,6 +157,7 @@ class SdmaOperation final : public Operation {
     const std::size_t c = commands_.size(), triggers = o.word_per_command ? c : 1;
     signals_ = p.alloc_host((kSlots * c + kSlots * triggers) * 8, plan.devices);
     stamps_ = p.alloc_host(kSlots * c * 64, plan.devices);
+    for (const Command& cmd : commands_) sync_.push_back(sync_for(p, o.sync, plan.devices[cmd.rank]));
     encode_packets();
     create_queues();
   }
@@ -219,13 +241,19 @@ class SdmaOperation final : public Operation {
     return {{"platform", p_.describe()},
             {"hardware_times", p_.hardware_times()},
             {"commands_per_operation", commands_.size()},
+            {"sync", sync_used()},
             {"packets_per_operation", packet_counts()},
             {"queues", queues}};
   }
   // TIMESTAMP GET_GLOBAL after the poll and after the data packets of every command while tracing;
-  // the GPU ticks become host steady-clock ns through two clock-counter pairs (start and stop), the
-  // conversion ROCr's TranslateTime makes: the SDMA global timestamp and KFD's GPU clock counter are
-  // taken to be one time base (SDMA-FACTS.md §1.8, §3.5).
+  // the GPU ticks become host steady-clock ns through two clock-counter pairs (start and stop) of the GPU
+  // whose engine wrote them, the conversion ROCr's GpuAgent::TranslateTime makes per agent: the SDMA global
+  // timestamp and that GPU's KFD clock counter are taken to be one time base (SDMA-FACTS.md §1.8, §3.5);
+  // GPUs' counters differ in offset and need not share a rate. The copy-end TIMESTAMP follows the data
+  // packets directly, as ROCr's end timestamp does (amd_blit_sdma.cpp SubmitCommand: copy packets, then
+  // BuildGetGlobalTimestampCommand); whether the engine takes it only once the copy's last writes have
+  // landed is UNCONFIRMED (ROCr uses FENCE, not WRITE, for signals because "the SDMA engine may overlap a
+  // serial copy/write packets"), so the breakdown's source says copy end may be early.
   Maybe<std::unique_ptr<CopyTracer>> copy_tracer() override { return std::unique_ptr<CopyTracer>(std::make_unique<Tracer>(*this)); }
 
   nlohmann::json packet_dump() const override {
@@ -285,7 +313,7 @@ class SdmaOperation final : public Operation {
   }
   bool complete(std::uint64_t op, std::size_t c) const {
     std::uint64_t* w = completion_word(op, c);
-    if (o_.sync == SdmaSync::fence) return __atomic_load_n(reinterpret_cast<std::uint32_t*>(w), __ATOMIC_ACQUIRE) == 0;
+    if (sync_[c] == SdmaSync::fence) return __atomic_load_n(reinterpret_cast<std::uint32_t*>(w), __ATOMIC_ACQUIRE) == 0;
     return __atomic_load_n(w, __ATOMIC_ACQUIRE) == 0;
   }
   void check_progress(std::uint64_t op, std::size_t c, std::chrono::steady_clock::time_point start) const {
@@ -309,7 +337,7 @@ class SdmaOperation final : public Operation {
       if (tracing_) w.put(sdma::TimestampGlobal{addr(stamp(op, c, 0))});
       for (const auto& pk : data[c]) w.put(pk);
       if (tracing_) w.put(sdma::TimestampGlobal{addr(stamp(op, c, 1))});
-      if (o_.sync == SdmaSync::atomic)
+      if (sync_[c] == SdmaSync::atomic)
         w.put(sdma::AtomicAdd64{addr(completion_word(op, c)), ~std::uint64_t{0}});
       else
         w.put(sdma::Fence{addr(completion_word(op, c)), 0});
@@ -323,7 +351,7 @@ class SdmaOperation final : public Operation {
     std::map<std::string, int> n;
     for (const auto& pks : data_[0])
       for (const auto& pk : pks) ++n[sdma::packet_name(pk)];
-    n[o_.sync == SdmaSync::atomic ? "ATOMIC_ADD64" : "FENCE"] += static_cast<int>(commands_.size());
+    for (SdmaSync sync : sync_) ++n[sync == SdmaSync::atomic ? "ATOMIC_ADD64" : "FENCE"];
     if (o_.trigger != SdmaTrigger::enqueue) n["POLL_REGMEM"] += static_cast<int>(commands_.size());
     return n;
   }
@@ -348,7 +376,9 @@ class SdmaOperation final : public Operation {
     explicit Tracer(SdmaOperation& op) : op_(op) {}
     std::string source() const override {
       return fmt::format("SDMA TIMESTAMP (GET_GLOBAL) packets around each command's data packets on the {}, converted with two "
-                         "clock-counter pairs taken at the start and the end of the traced pass{}",
+                         "clock-counter pairs of the issuing GPU taken at the start and the end of the traced pass{}; the "
+                         "copy-end stamp follows the data packets as ROCr's does, and whether it waits for the copy's last "
+                         "writes is unconfirmed: copy end may be early (copy an under-, completion an over-estimate)",
                          op_.p_.name(), op_.p_.hardware_times() ? "" : " (software times, not hardware times)");
     }
     ~Tracer() override { op_.tracing_ = false; }
@@ -356,23 +386,29 @@ class SdmaOperation final : public Operation {
       op_.ticks_.clear();
       op_.collected_ = op_.launched_;  // operations from here on carry timestamps
       op_.tracing_ = true;
-      begin_ = op_.p_.clock_counters(op_.plan_.devices[0]);
+      begin_.clear();
+      for (int d : op_.plan_.devices) begin_.emplace(d, op_.p_.clock_counters(d));
     }
     std::vector<CopyInterval> stop() override {
       op_.collect_stamps();
       op_.tracing_ = false;
-      const sdma::ClockPair end = op_.p_.clock_counters(op_.plan_.devices[0]);
-      if (end.gpu_ticks <= begin_.gpu_ticks) throw std::runtime_error("the GPU clock counter did not advance while tracing");
-      const double ns_per_tick = (end.host_ns - begin_.host_ns) / static_cast<double>(end.gpu_ticks - begin_.gpu_ticks);
-      auto host_ns = [&](std::uint64_t t) { return begin_.host_ns + (static_cast<double>(t) - static_cast<double>(begin_.gpu_ticks)) * ns_per_tick; };
+      std::map<int, sdma::ClockMap> clocks;  // each GPU's own pairs
+      for (const auto& [d, begin] : begin_) {
+        auto map = sdma::ClockMap::between(begin, op_.p_.clock_counters(d));
+        if (!map) throw std::runtime_error(fmt::format("GPU {}: {}", d, map.why_not()));
+        clocks.emplace(d, *map);
+      }
       std::vector<CopyInterval> out;
-      for (const auto& [a, b, bytes] : op_.ticks_) out.push_back(CopyInterval{host_ns(a), host_ns(b), bytes});
+      for (const Stamp& st : op_.ticks_) {
+        const sdma::ClockMap& m = clocks.at(st.device);
+        out.push_back(CopyInterval{m.host_ns(st.start), m.host_ns(st.end), st.bytes});
+      }
       return out;
     }
 
    private:
     SdmaOperation& op_;
-    sdma::ClockPair begin_;
+    std::map<int, sdma::ClockPair> begin_;
   };
 
   std::uint64_t* stamp(std::uint64_t op, std::size_t c, int which) const {  // 32-byte aligned slots
@@ -386,27 +422,50 @@ class SdmaOperation final : public Operation {
       for (std::size_t c = 0; c < commands_.size(); ++c) {
         std::uint64_t bytes = 0;
         for (const auto& u : commands_[c].units) bytes += u.transfers[0].bytes * u.transfers.size();
-        ticks_.push_back({__atomic_load_n(stamp(collected_, c, 0), __ATOMIC_ACQUIRE),
-                          __atomic_load_n(stamp(collected_, c, 1), __ATOMIC_ACQUIRE), bytes});
+        ticks_.push_back(Stamp{__atomic_load_n(stamp(collected_, c, 0), __ATOMIC_ACQUIRE),
+                               __atomic_load_n(stamp(collected_, c, 1), __ATOMIC_ACQUIRE), bytes,
+                               plan_.devices[commands_[c].rank]});
       }
+  }
+
+  // What a traced command's stamps hold: its ticks, bytes and the GPU whose clock wrote them.
+  struct Stamp {
+    std::uint64_t start = 0, end = 0, bytes = 0;
+    int device = 0;
+  };
+  // "atomic" or "fence" when every command ends the same way, else which GPUs take which (sync=auto).
+  std::string sync_used() const {
+    std::vector<int> atomic, fence;
+    for (std::size_t c = 0; c < commands_.size(); ++c) {
+      auto& list = sync_[c] == SdmaSync::atomic ? atomic : fence;
+      const int d = plan_.devices[commands_[c].rank];
+      if (std::find(list.begin(), list.end(), d) == list.end()) list.push_back(d);
+    }
+    if (fence.empty()) return "atomic";
+    if (atomic.empty()) return "fence";
+    return fmt::format("atomic on GPUs {}, fence on GPUs {}", fmt::join(atomic, ","), fmt::join(fence, ","));
   }
 
   sdma::Platform& p_;
   Plan plan_;
   SdmaOptions o_;
   std::vector<Command> commands_;
+  std::vector<SdmaSync> sync_;  // per command: the completion packet it ends with (sync=auto resolved)
   std::vector<Buffer> src_, dst_;
   std::vector<hostmem::BufferInfo> host_buffers_;
+  // Memory the engines write (completion and trigger words, timestamps) is declared before the queues, so it is
+  // freed after them on every path, a constructor that throws half way included: a queue still running must never
+  // write into freed pages.
   sdma::Allocation signals_;
+  sdma::Allocation stamps_;
   std::vector<std::vector<std::vector<sdma::Packet>>> data_;  // [set][command]
   std::map<std::pair<int, int>, std::unique_ptr<sdma::Queue>> queues_;  // (rank, engine)
   std::map<std::pair<int, int>, std::unique_ptr<sdma::RingWriter>> writers_;
   std::vector<sdma::RingWriter*> writer_of_;  // per command
   std::map<std::pair<int, int>, sdma::RingWriter::Capture> captures_;
   std::uint64_t launched_ = 0, armed_ = 0, waited_ = 0, collected_ = 0;
-  sdma::Allocation stamps_;
   bool tracing_ = false;
-  std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> ticks_;  // start, end, bytes per traced command
+  std::vector<Stamp> ticks_;  // per traced command
 };
 
 class SdmaEngine final : public Engine {
@@ -423,6 +482,7 @@ class SdmaEngine final : public Engine {
     for (int d : plan.devices)
       if (d >= p_->device_count()) return fmt::format("device {} is not one of the {} devices of the {}", d, p_->device_count(), p_->name());
     if (auto why = host_kind_problem(plan, *p_)) return why;
+    if (auto why = atomics_problem(plan, o, *p_)) return why;
     auto units = sdma_commands::plan_units(plan, o, choice_of(*p_));
     if (!units) return units.why_not();
     if (auto why = ring_problem(sdma_commands::schedule(units.value(), o), o, ops_per_sample)) return why;
@@ -460,14 +520,38 @@ std::unique_ptr<Engine> make_sdma_engine_on(std::unique_ptr<sdma::Platform> plat
 }
 
 Maybe<std::unique_ptr<Engine>> make_sdma_engine(std::string_view backend) {
-  using Result = Maybe<std::unique_ptr<Engine>>;
-  if (backend == "host") return std::unique_ptr<Engine>(std::make_unique<SdmaEngine>(sdma::make_soft_platform()));
-#ifdef DMABENCH_HAVE_KFD
-  if (backend == "hip") {
-    auto p = gpu::make_kfd_platform();
-    if (!p) return Result::no(p.why_not());
-    return std::unique_ptr<Engine>(std::make_unique<SdmaEngine>(std::move(p).value()));
+  auto p = make_sdma_platform(backend);
+  if (!p) return Maybe<std::unique_ptr<Engine>>::no(p.why_not());
+  return std::unique_ptr<Engine>(std::make_unique<SdmaEngine>(std::move(p).value()));
+}
+
+std::vector<std::string> sdma_platform_facts(const sdma::Platform& p, int max_devices) {
+  std::vector<std::string> out;
+  for (int d = 0; d < std::min(p.device_count(), max_devices); ++d) {
+    const WhyNot no_atomics = p.host_atomics_unsupported(d);
+    out.push_back(fmt::format("GPU {}: PCIe 64-bit atomics to system memory: {}; sdma sync=auto (the default) completes with {}", d,
+                              no_atomics ? "no (" + *no_atomics + ")" : std::string("yes"), no_atomics ? "FENCE" : "ATOMIC"));
+    std::vector<int> usable;
+    std::string left_out;
+    for (int e = 0; e < p.engine_count(d); ++e) {
+      if (auto why = p.engine_unusable(d, e)) {
+        if (left_out.empty()) left_out = "; left out: " + *why;
+      } else {
+        usable.push_back(e);
+      }
+    }
+    out.push_back(fmt::format("GPU {}: usable SDMA engines: {} ({} of {} counted; host-facing below {}){}", d,
+                              usable.empty() ? std::string("none") : fmt::format("{}", fmt::join(usable, ",")), usable.size(),
+                              p.engine_count(d), p.first_xgmi_engine(d), left_out));
   }
+  return out;
+}
+
+Maybe<std::unique_ptr<sdma::Platform>> make_sdma_platform(std::string_view backend) {
+  using Result = Maybe<std::unique_ptr<sdma::Platform>>;
+  if (backend == "host") return sdma::make_soft_platform();
+#ifdef DMABENCH_HAVE_KFD
+  if (backend == "hip") return gpu::make_kfd_platform();
 #endif
   return Result::no(fmt::format("this build has no sdma engine for the {} backend (the hip backend needs libhsakmt's headers at "
                                 "configure time: Debian libhsakmt-dev, ROCm's hsakmt)",

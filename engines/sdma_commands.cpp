@@ -27,25 +27,31 @@ class Chooser {
     switch (o_.engines) {
       case SdmaEngines::recommended: e = c_.recommended(s, d); break;
       case SdmaEngines::round_robin: {
-        const int xgmi = c_.engine_count(s) - c_.first_xgmi(s);
-        if (xgmi <= 0) throw Refused{fmt::format("round-robin: GPU {} has no xGMI SDMA engine", s)};
-        e = c_.first_xgmi(s) + k % xgmi;
+        const std::vector<int> xgmi = usable_in(s, c_.first_xgmi(s), c_.engine_count(s));
+        if (xgmi.empty()) throw Refused{fmt::format("round-robin: GPU {} has no usable xGMI SDMA engine", s)};
+        e = xgmi[static_cast<std::size_t>(k) % xgmi.size()];
         break;
       }
       case SdmaEngines::map:
         if (auto m = amd::map_engine(map_, s, d)) e = *m;
         break;
     }
-    if (e < 0 && s == d) e = c_.first_xgmi(s);  // a GPU's copy to itself: its first xGMI engine
+    if (e < 0 && s == d) {  // a GPU's copy to itself: its first usable xGMI engine
+      const std::vector<int> xgmi = usable_in(s, c_.first_xgmi(s), c_.engine_count(s));
+      e = xgmi.empty() ? c_.first_xgmi(s) : xgmi.front();
+    }
     if (e < 0)
       throw Refused{o_.engines == SdmaEngines::map
                         ? fmt::format("engine map {} has no line for GPU {} -> GPU {} ('{},ENGINE,{}')", o_.map_file, s, d, s, d)
                         : fmt::format("the driver recommends no SDMA engine for GPU {} -> GPU {} (use engines=round-robin "
                                       "or map:FILE)",
                                       s, d)};
-    if (e >= c_.engine_count(s))
-      throw Refused{fmt::format("engine {} for GPU {} -> GPU {} does not exist: GPU {} has {} SDMA engines", e, s, d, s,
-                                c_.engine_count(s))};
+    if (auto why = unusable(s, e)) {
+      const char* which = o_.engines == SdmaEngines::recommended ? "the driver's recommended"
+                          : o_.engines == SdmaEngines::map       ? "the map's"
+                                                                 : "the";
+      throw Refused{fmt::format("{} engine for GPU {} -> GPU {} cannot be used: {}", which, s, d, *why)};
+    }
     return e;
   }
   // The engine for transfer `t`: a host-facing one where it reads or writes host memory, else as above.
@@ -72,13 +78,30 @@ class Chooser {
     const std::string gfx = c_.gfx_target ? c_.gfx_target(s) : std::string();
     const bool to_device = plan_.src_location(t.src_rank).host && !plan_.dst_location(t.dst_rank).host;
     const int first = !to_device && gfx.rfind("gfx90a", 0) == 0 ? 1 : 0;  // engines this copy may use: first ..
-    if (host_facing - first <= 0)
-      throw Refused{fmt::format("a copy from or to host memory needs a host-facing (PCIe) SDMA engine, and GPU {} has {} "
-                                "(its first xGMI engine is {}){}",
-                                s, host_facing - first, host_facing, first ? "; gfx90a keeps engine 0 for host-to-device copies" : "")};
-    if (o_.engines == SdmaEngines::round_robin) return first + host_issued_[t.issuer]++ % (host_facing - first);
+    const std::vector<int> usable = usable_in(s, first, host_facing);
+    if (usable.empty())
+      throw Refused{fmt::format("a copy from or to host memory needs a usable host-facing (PCIe) SDMA engine, and GPU {} has "
+                                "none of {} (its first xGMI engine is {}){}",
+                                s, std::max(0, host_facing - first), host_facing,
+                                first ? "; gfx90a keeps engine 0 for host-to-device copies" : "")};
+    if (o_.engines == SdmaEngines::round_robin) return usable[static_cast<std::size_t>(host_issued_[t.issuer]++) % usable.size()];
     const bool reversed = gfx.empty() || (gfx.size() > 5 && gfx.rfind("gfx9", 0) == 0 && gfx[4] >= '4' && gfx[4] <= '9');
-    return (to_device == reversed ? 1 : 0) % host_facing;
+    const int preferred = (to_device == reversed ? 1 : 0) % host_facing;
+    // a fused-off preferred engine (MI308X's engine 1) gives way to the other host-facing one
+    return std::find(usable.begin(), usable.end(), preferred) != usable.end() ? preferred : usable.front();
+  }
+  // Why engine e of device s cannot take a queue (the platform's answer, or beyond its count), or nullopt.
+  WhyNot unusable(int s, int e) const {
+    if (c_.unusable) return c_.unusable(s, e);
+    if (e < 0 || e >= c_.engine_count(s)) return fmt::format("engine {} does not exist: GPU {} has {} SDMA engines", e, s, c_.engine_count(s));
+    return std::nullopt;
+  }
+  // The usable engines of device s in [from, to).
+  std::vector<int> usable_in(int s, int from, int to) const {
+    std::vector<int> out;
+    for (int e = std::max(0, from); e < to; ++e)
+      if (!unusable(s, e)) out.push_back(e);
+    return out;
   }
 
   const Plan& plan_;
@@ -139,6 +162,14 @@ Maybe<std::vector<Unit>> swap_units(const Plan& plan, const SdmaOptions& o, Choo
       return Result::no(fmt::format("packet=swap with swap_alignment=64: blocks of {} bytes at offsets {} and {} are not 64-byte "
                                     "aligned (ROCr's rule on gfx94x/95x; swap_alignment=none runs them unchecked, as the artifact does)",
                                     t.bytes, t.src_offset, t.dst_offset));
+    // swap_alignment=none leaves block sizes unchecked, never addresses: buffers start 256-byte aligned, so an
+    // offset off 64 bytes would put address bits 5:0 in the SWAP packet's reserved field (ROCr sdma_registers.h
+    // SDMA_PKT_COPY_LINEAR_SWAP: DW3/DW5 bits 5:0 reserved; "Addresses must be 64-byte aligned for gfx94/gfx95X").
+    if (!aligned(t.src_offset, amd::sdma::kSwapAlignment) || !aligned(t.dst_offset, amd::sdma::kSwapAlignment))
+      return Result::no(fmt::format("packet=swap with swap_alignment=none: blocks at offsets {} and {} are not 64-byte aligned, "
+                                    "and the SWAP packet reserves address bits 5:0 (ROCr's SDMA_PKT_COPY_LINEAR_SWAP); only "
+                                    "block sizes go unchecked",
+                                    t.src_offset, t.dst_offset));
     const int issuer = issued[t.dst_rank] < issued[t.src_rank] ? t.dst_rank : t.src_rank;
     ++issued[issuer];
     units.push_back(Unit{Unit::swap, issuer, choose(issuer, issuer == t.src_rank ? t.dst_rank : t.src_rank), {t, *m}});
@@ -199,13 +230,14 @@ std::vector<Packet> data_packets(const Command& command, const SdmaOptions& o, c
     const Transfer& t = u.transfers[0];
     if (u.kind == Unit::swap) {
       const Transfer& m = u.transfers[1];
-      std::uint64_t max = std::min(o.max_packet_bytes, amd::sdma::kMaxSwapBytes);
-      max = std::max(max / o.swap_alignment * o.swap_alignment, o.swap_alignment);
+      std::uint64_t max = std::min(o.max_packet_bytes, amd::sdma::kMaxSwapBytes);  // chunks start 64-byte aligned
+      max = std::max(max / amd::sdma::kSwapAlignment * amd::sdma::kSwapAlignment, amd::sdma::kSwapAlignment);
       for (const auto& c : amd::sdma::copy_chunks(t.bytes, max))
         out.push_back(amd::sdma::Swap{where.src(t.src_rank, t.src_offset + c.offset), where.src(m.src_rank, m.src_offset + c.offset), c.bytes});
       continue;
     }
-    for (const auto& c : amd::sdma::copy_chunks(t.bytes, o.max_packet_bytes)) {
+    const std::uint64_t max = u.kind == Unit::copy ? o.max_packet_bytes : std::min(o.max_packet_bytes, amd::sdma::kMaxBroadcastBytes);
+    for (const auto& c : amd::sdma::copy_chunks(t.bytes, max)) {
       const std::uint64_t src = where.src(t.src_rank, t.src_offset + c.offset), dst = where.dst(t.dst_rank, t.dst_offset + c.offset);
       if (u.kind == Unit::copy) {
         out.push_back(amd::sdma::CopyLinear{src, dst, c.bytes});

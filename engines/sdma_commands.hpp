@@ -29,6 +29,8 @@ struct EngineChoice {
   std::function<int(int src_device, int dst_device)> recommended;  // -1: none
   std::function<int(int device)> engine_count, first_xgmi;
   std::function<std::string(int device)> gfx_target = {};  // "gfx942", or "" when unknown
+  // Why an engine cannot take a queue (beyond the count, fused off), or nullopt; unset: engine_count bounds it.
+  std::function<WhyNot(int device, int engine)> unusable = {};
 };
 
 // The units of one operation in the variant's order, or why the variant cannot run this plan.

@@ -14,7 +14,7 @@ constexpr Named<SdmaPacketKind> kPackets[] = {
 constexpr Named<SdmaTrigger> kTriggers[] = {
     {"enqueue", SdmaTrigger::enqueue}, {"prelaunch", SdmaTrigger::prelaunch}, {"gpu-flag", SdmaTrigger::gpu_flag}};
 constexpr Named<bool> kTriggerWords[] = {{"shared", false}, {"per-command", true}};
-constexpr Named<SdmaSync> kSyncs[] = {{"atomic", SdmaSync::atomic}, {"fence", SdmaSync::fence}};
+constexpr Named<SdmaSync> kSyncs[] = {{"auto", SdmaSync::auto_}, {"atomic", SdmaSync::atomic}, {"fence", SdmaSync::fence}};
 constexpr Named<SdmaSubmit> kSubmits[] = {{"host", SdmaSubmit::host}, {"gpu", SdmaSubmit::gpu}};
 constexpr Named<SdmaEngines> kEngines[] = {{"recommended", SdmaEngines::recommended}, {"round-robin", SdmaEngines::round_robin}};
 constexpr Named<std::uint64_t> kSwapAlignments[] = {{"64", 64}, {"none", 1}};
@@ -53,9 +53,11 @@ std::vector<OptionSpec> sdma_option_specs() {
                  .default_value = "shared",
                  .choices = names_of(kTriggerWords)},
       OptionSpec{.name = "sync",
-                 .help = "completion per command: atomic (ATOMIC ADD64 -1 on a 64-bit word, the artifact's SYNC_TYPE=2) or "
-                         "fence (FENCE writes 0, SYNC_TYPE=0)",
-                 .default_value = "atomic",
+                 .help = "completion per command: atomic (ATOMIC ADD64 -1 on a 64-bit word in system memory, the artifact's "
+                         "SYNC_TYPE=2; needs PCIe 64-bit atomics on the GPU's link to the CPU, else the case is skipped), "
+                         "fence (FENCE writes 0, SYNC_TYPE=0), or auto: atomic where the issuing GPU has those atomics and "
+                         "fence where it has not, as ROCr chooses its own SDMA completion (--features says which applies)",
+                 .default_value = "auto",
                  .choices = names_of(kSyncs)},
       OptionSpec{.name = "submit",
                  .help = "host: the host writes the packets and rings the doorbells; gpu: a GPU kernel does (GPU-initiated "
@@ -74,15 +76,17 @@ std::vector<OptionSpec> sdma_option_specs() {
                  .check = check_map},
       OptionSpec{.name = "max_packet_bytes",
                  .help = "largest copy / broadcast / swap packet; larger copies are split. Default 4 MiB (the Linux driver's "
-                         "copy_max_bytes on SDMA 4.4.2); the artifact writes 1 GiB (1073741824) into the 30-bit count, which "
-                         "is unconfirmed on gfx942",
+                         "copy_max_bytes on SDMA 4.4.2); at most 1073741823 (0x3FFFFFFF), ROCr's largest linear copy on "
+                         "gfx94x (the artifact's 1 GiB is one byte more, and unconfirmed on gfx942). Broadcast packets are "
+                         "split at ROCr's 4194272 (0x3FFFE0) and swap packets at 0x3FFFFFE0 whatever this says",
                  .default_value = 4194304,
                  .choices = {},
                  .positive_integer = true,
-                 .max_integer = static_cast<long long>(amd::sdma::kMaxCount30Bytes)},
+                 .max_integer = static_cast<long long>(amd::sdma::kMaxCopyBytesGfx94)},
       OptionSpec{.name = "swap_alignment",
                  .help = "swap: \"64\" (ROCr's rule on gfx94x/95x: blocks and offsets 64-byte aligned; other sizes are "
-                         "skipped) or \"none\" (unchecked, as the artifact does); the hardware rule is unconfirmed",
+                         "skipped) or \"none\" (block sizes unchecked, as the artifact does; addresses must still be 64-byte "
+                         "aligned, since the SWAP packet reserves their bits 5:0, so a block at another address is skipped)",
                  .default_value = "64",
                  .choices = names_of(kSwapAlignments)},
   };

@@ -13,7 +13,7 @@ namespace dmabench {
 enum class SdmaSchedule { pcpy, b2b };
 enum class SdmaPacketKind { linear, broadcast, swap };
 enum class SdmaTrigger { enqueue, prelaunch, gpu_flag };
-enum class SdmaSync { atomic, fence };
+enum class SdmaSync { atomic, fence, auto_ };  // auto_: atomic where the GPU has PCIe 64-bit atomics, else fence
 enum class SdmaSubmit { host, gpu };
 enum class SdmaEngines { recommended, round_robin, map };
 
@@ -28,7 +28,8 @@ struct SdmaOptions {
   SdmaEngines engines;
   std::string map_file;           // SdmaEngines::map
   std::uint64_t max_packet_bytes; // bytes per copy / broadcast / swap packet
-  std::uint64_t swap_alignment;   // swap blocks and offsets must be multiples of it (1: unchecked)
+  std::uint64_t swap_alignment;   // swap blocks and offsets must be multiples of it (1: sizes unchecked; addresses
+                                  // stay 64-byte aligned, their bits 5:0 are reserved in the SWAP packet)
 
   // From validated options (every option of the table present); throws std::logic_error otherwise.
   static SdmaOptions from(const Options& options);

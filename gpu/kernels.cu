@@ -107,21 +107,40 @@ __global__ void poll_kernel(const std::uint32_t* slots, int count, std::uint32_t
   __threadfence_system();
 }
 
-__global__ void store_u64_kernel(std::uint64_t* word, std::uint64_t value) {
+// One 64-bit store with release order at system scope: every store this thread made before it (and, after a
+// barrier, every store of the block's threads that fenced before that barrier) is visible to the whole system
+// (host, SDMA engines) before this one. HIP: clang's __hip_atomic_store (ROCm >= 5.2's clang has it), as
+// ROCm/mori's anvil_device.hpp stores the SDMA doorbell. CUDA (no sdma engine runs there): a system fence
+// then a volatile 64-bit store, CUDA's documented publication pattern.
+__device__ __forceinline__ void store_release_system(std::uint64_t* p, std::uint64_t v) {
+#if defined(DMABENCH_GPU_HIP)
+  __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+#else
   __threadfence_system();
-  *reinterpret_cast<volatile std::uint64_t*>(word) = value;
-  __threadfence_system();
+  *reinterpret_cast<volatile std::uint64_t*>(p) = v;
+#endif
 }
 
+// trigger=gpu-flag: releases the engines' POLL_REGMEM with one system-scope release store of the 64-bit word.
+__global__ void store_u64_kernel(std::uint64_t* word, std::uint64_t value) {
+  __threadfence_system();
+  store_release_system(word, value);
+}
+
+// submit=gpu: the block's threads copy the packets into the ring; each thread fences its own stores at system scope
+// before the barrier (a fence orders only the stores of the thread that issues it, so one thread's fence after the
+// barrier says nothing about the other waves' ring dwords); then one thread publishes the write pointer and rings
+// the doorbell, both 64-bit release stores at system scope (SDMA-FACTS.md §7; ROCm/mori anvil_device.hpp
+// submitPacket stores wptr then doorbell with __hip_atomic_store).
 __global__ void ring_submit_kernel(std::uint32_t* ring_at, const std::uint32_t* src, std::size_t n, std::uint64_t* wptr,
                                    std::uint64_t* doorbell, std::uint64_t value) {
   for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) reinterpret_cast<volatile std::uint32_t*>(ring_at)[i] = src[i];
+  __threadfence_system();  // this thread's ring dwords, visible system-wide before the barrier
   __syncthreads();
   if (threadIdx.x != 0) return;
-  __threadfence_system();  // the packets before the write pointer, the write pointer before the doorbell
-  *reinterpret_cast<volatile std::uint64_t*>(wptr) = value;
-  __threadfence_system();
-  *reinterpret_cast<volatile std::uint64_t*>(doorbell) = value;
+  __threadfence_system();  // what the barrier made this thread observe, before the write pointer
+  store_release_system(wptr, value);
+  store_release_system(doorbell, value);
 }
 
 bool fast_path(const void* p, std::uint64_t first) {

@@ -164,6 +164,9 @@ struct Device {
   int sdma = 0, xgmi = 0;  // NumSdmaEngines (PCIe: engines 0..sdma-1), NumSdmaXgmiEngines (then)
   int queues_per_engine = 0;
   unsigned gfx_major = 0, gfx_minor = 0, gfx_stepping = 0;
+  std::uint32_t device_id = 0;  // PCI device id
+  amd::UsableEngines usable;    // engines 0..sdma+xgmi-1 less the fused-off ones (amd/topology.hpp)
+  amd::HostAtomics atomics;     // PCIe 64-bit atomics on the link to the first CPU node (ATOMIC completion)
 };
 
 // An allocation of alloc_device, by base address: write()/read() find the device that owns an address.
@@ -300,6 +303,14 @@ class KfdQueue final : public sdma::Queue {
   sdma::QueueCells cells_;
 };
 
+// The usable engine ids of a device, ascending.
+std::vector<int> usable_list(const Device& d) {
+  std::vector<int> out;
+  for (int e = 0; e < d.sdma + d.xgmi && e < 32; ++e)
+    if (d.usable.mask >> e & 1u) out.push_back(e);
+  return out;
+}
+
 // ---- the platform -------------------------------------------------------------------------------------
 class KfdPlatform final : public sdma::Platform {
  public:
@@ -319,6 +330,20 @@ class KfdPlatform final : public sdma::Platform {
   std::string gfx_target(int device) const override {
     const Device& d = dev(device);
     return fmt::format("gfx{}{}{:x}", d.gfx_major, d.gfx_minor, d.gfx_stepping);
+  }
+  WhyNot engine_unusable(int device, int engine) const override {
+    const Device& d = dev(device);
+    if (engine < 0 || engine >= d.sdma + d.xgmi)
+      return fmt::format("engine {} does not exist: KFD reports {} SDMA engines on device {} ({} PCIe, {} xGMI)", engine,
+                         d.sdma + d.xgmi, device, d.sdma, d.xgmi);
+    if (engine >= 32 || !(d.usable.mask >> engine & 1u))
+      return fmt::format("engine {} of device {} is counted by KFD but not usable: {}", engine, device, d.usable.note);
+    return std::nullopt;
+  }
+  WhyNot host_atomics_unsupported(int device) const override {
+    const Device& d = dev(device);
+    if (d.atomics.available) return std::nullopt;
+    return fmt::format("device {} (KFD node {}) has no PCIe 64-bit atomics to system memory: {}", device, d.node, d.atomics.why);
   }
   int recommended_engine(int src, int dst) const override {
     (void)dev(src);
@@ -359,8 +384,17 @@ class KfdPlatform final : public sdma::Platform {
   // for the packets a kernel copies into a ring (a bump area, reused once the stream has drained).
   struct GpuSide {
     explicit GpuSide(int device) : stream(device) {}
+    ~GpuSide() {  // kernels still copying from the area finish before it is freed (a failure is reported, not thrown)
+      try {
+        stream.synchronize();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "dmabench: submit=gpu stream of device %d at teardown: %s\n", stream.device(), e.what());
+      }
+    }
+    GpuSide(const GpuSide&) = delete;
+    GpuSide& operator=(const GpuSide&) = delete;
+    Allocation area;  // declared first: freed after the stream whose kernels read it
     Stream stream;
-    Allocation area;
     std::size_t used = 0;
   };
   GpuSide& gpu_side(int device) {
@@ -430,19 +464,14 @@ void KfdPlatform::gpu_submit(int device, sdma::Queue& queue, const sdma::StagedP
                      const_cast<std::uint64_t*>(c.wptr), q->doorbell(), staged.from + bytes);
 }
 
+// KFD's per-link recommended engines come from sysfs, whose node ids are not libhsakmt's (libhsakmt skips the GPUs
+// whose render node it cannot open and renumbers the rest: libhsakmt/src/topology.c map_user_to_sysfs_node_id), so
+// the sysfs nodes are matched to the devices by PCI location (amd::recommended_by_bus). An engine kept here may
+// still be unusable (fused off on MI308X): the engine choice asks engine_unusable() and skips the case.
 void KfdPlatform::read_recommendations() {
-  const std::size_t n = st_->devices.size();
-  recommended_.assign(n, std::vector<int>(n, -1));
-  std::map<HSAuint32, std::size_t> device_of_node;
-  for (std::size_t d = 0; d < n; ++d) device_of_node[st_->devices[d].node] = d;
-  // sysfs node ids are libhsakmt's node ids: the thunk numbers its nodes as sysfs does
-  for (const auto& link : amd::read_recommended_engines()) {
-    const auto s = device_of_node.find(static_cast<HSAuint32>(link.src_node));
-    const auto d = device_of_node.find(static_cast<HSAuint32>(link.dst_node));
-    if (s == device_of_node.end() || d == device_of_node.end() || s->second == d->second) continue;
-    const int engine = amd::single_engine(link.mask);
-    if (engine >= 0 && engine < engine_count(static_cast<int>(s->second))) recommended_[s->second][d->second] = engine;
-  }
+  std::vector<std::string> bus_ids;
+  for (const Device& d : st_->devices) bus_ids.push_back(d.bus_id);
+  recommended_ = amd::recommended_by_bus(bus_ids);
 }
 
 Allocation KfdPlatform::alloc_device(int device, std::size_t bytes, const std::vector<int>& peers) {
@@ -606,9 +635,7 @@ Maybe<std::unique_ptr<sdma::Queue>> KfdPlatform::create_queue(int device, int en
   if (device < 0 || device >= device_count())
     return Result::no(fmt::format("no device {} (the KFD platform has {})", device, device_count()));
   const Device& d = dev(device);
-  if (engine < 0 || engine >= d.sdma + d.xgmi)
-    return Result::no(fmt::format("engine {} does not exist: KFD reports {} SDMA engines on device {} ({} PCIe, {} xGMI)",
-                                  engine, d.sdma + d.xgmi, device, d.sdma, d.xgmi));
+  if (auto why = engine_unusable(device, engine)) return Result::no(*why);  // before KFD: a fused-off engine hangs
   if (ring_bytes < kPage || (ring_bytes & (ring_bytes - 1)) != 0)
     return Result::no(fmt::format("ring of {} bytes: KFD needs a power of two, and a ring of at least one page (4096 "
                                   "bytes: the ring must be one GPU mapping of exactly the queue's size)",
@@ -672,7 +699,12 @@ nlohmann::json KfdPlatform::describe() const {
                        {"sdma_engines", d.sdma},
                        {"sdma_xgmi_engines", d.xgmi},
                        {"first_xgmi_engine", d.sdma},
-                       {"sdma_queues_per_engine", d.queues_per_engine}});
+                       {"sdma_queues_per_engine", d.queues_per_engine},
+                       {"pci_device_id", fmt::format("0x{:04x}", d.device_id)},
+                       {"usable_engines", usable_list(d)},
+                       {"usable_engines_note", d.usable.note},
+                       {"host_atomics_64bit", d.atomics.available},
+                       {"host_atomics_why", d.atomics.why}});
     engines.push_back(d.sdma + d.xgmi);
   }
   const Session& s = *st_->session;
@@ -700,9 +732,28 @@ nlohmann::json KfdPlatform::describe() const {
 }
 
 // ---- construction ---------------------------------------------------------------------------------------
-// KFD's GPU nodes (NumFComputeCores > 0), as Device records without their HIP ordinal.
+// The io links of libhsakmt node `node` (libhsakmt's own node numbering on both ends).
+std::vector<amd::IoLink> kmt_links(HSAuint32 node, HSAuint32 count) {
+  std::vector<amd::IoLink> out;
+  if (count == 0) return out;
+  std::vector<HsaIoLinkProperties> links(count);
+  DMABENCH_KMT_CHECK(hsaKmtGetNodeIoLinkProperties(node, count, links.data()));
+  for (const HsaIoLinkProperties& l : links)
+    out.push_back(amd::IoLink{static_cast<int>(l.NodeFrom), static_cast<int>(l.NodeTo), static_cast<std::uint32_t>(l.IoLinkType),
+                              l.Flags.LinkProperty});
+  return out;
+}
+
+// KFD's GPU nodes (NumFComputeCores > 0), as Device records without their HIP ordinal. PCIe atomics are read from
+// the link to the first CPU node, ROCr's cpu_agents()[0] (amd::host_atomics).
 std::vector<Device> kfd_gpus(const Session& s) {
   std::vector<Device> gpus;
+  int first_cpu = -1;
+  for (HSAuint32 node = 0; node < s.system.NumNodes && first_cpu < 0; ++node) {
+    HsaNodeProperties p{};
+    DMABENCH_KMT_CHECK(hsaKmtGetNodeProperties(node, &p));
+    if (p.NumCPUCores > 0) first_cpu = static_cast<int>(node);
+  }
   for (HSAuint32 node = 0; node < s.system.NumNodes; ++node) {
     HsaNodeProperties p{};
     DMABENCH_KMT_CHECK(hsaKmtGetNodeProperties(node, &p));
@@ -719,6 +770,9 @@ std::vector<Device> kfd_gpus(const Session& s) {
     d.gfx_major = p.EngineId.ui32.Major;
     d.gfx_minor = p.EngineId.ui32.Minor;
     d.gfx_stepping = p.EngineId.ui32.Stepping;
+    d.device_id = p.DeviceId;
+    d.usable = amd::usable_engines(d.device_id, d.sdma, d.xgmi);
+    d.atomics = amd::host_atomics(kmt_links(node, p.NumIOLinks), first_cpu);
     gpus.push_back(d);
   }
   return gpus;

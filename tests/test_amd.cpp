@@ -10,6 +10,7 @@
 
 #include <sys/stat.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -191,6 +192,65 @@ TEST(KfdTopology, ReadsRecommendedSdmaEnginesOfLinks) {
   EXPECT_EQ(amd::single_engine(0x80000000u), 31);
   EXPECT_TRUE(amd::read_recommended_engines((root / "absent").string()).empty());
   fs::remove_all(root);
+}
+
+// libhsakmt numbers only the nodes it can open (a container exposing some GPUs hides the rest), so sysfs node 3 can be
+// libhsakmt node 2: the recommended engines must follow the GPUs by PCI location, never by node id.
+TEST(KfdTopology, RecommendedEnginesFollowTheGpuWhenLibhsakmtHidesOne) {
+  const fs::path root = temp_dir("kfd-hidden");
+  write(root / "0" / "properties", "cpu_cores_count 64\nsimd_count 0\n");
+  write(root / "1" / "properties", "simd_count 1216\ndomain 0\nlocation_id 3072\n");  // 0000:0c:00.0, visible
+  write(root / "2" / "properties", "simd_count 1216\ndomain 0\nlocation_id 8192\n");  // 0000:20:00.0, hidden
+  write(root / "3" / "properties", "simd_count 1216\ndomain 0\nlocation_id 16384\n");  // 0000:40:00.0, visible
+  auto link = [&](int from, int to, int engine) {
+    write(root / std::to_string(from) / "io_links" / std::to_string(to) / "properties",
+          fmt::format("type 11\nnode_from {}\nnode_to {}\nrecommended_sdma_engine_id_mask {}\nflags 1\n", from, to, 1u << engine));
+  };
+  link(1, 2, 14), link(1, 3, 12), link(2, 1, 2), link(2, 3, 10), link(3, 1, 4), link(3, 2, 8);
+  // libhsakmt's view: node 1 = 0000:0c:00.0, node 2 = 0000:40:00.0 (sysfs node 3)
+  const auto m = amd::recommended_by_bus({"0000:0c:00.0", "0000:40:00.0"}, root.string());
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0][1], 12);  // sysfs 1 -> 3; by node id (1 -> 2) it would be 14, the hidden GPU's link
+  EXPECT_EQ(m[1][0], 4);   // sysfs 3 -> 1; by node id (2 -> 1) it would be 2
+  EXPECT_EQ(m[0][0], -1);
+  EXPECT_EQ(m[1][1], -1);
+  const auto absent = amd::recommended_by_bus({"0000:0c:00.0", "0000:99:00.0"}, root.string());
+  EXPECT_EQ(absent[0][1], -1);  // a GPU sysfs does not list has no recommendation
+  fs::remove_all(root);
+}
+
+// ROCr's rule for its SDMA completion (BlitSdma::Initialize, amd_topology.cpp RegisterLinkInfo): the link to the first
+// CPU node; typed links are atomic-capable unless Override (bit 0) is set with NoAtomics64bit (bit 3).
+TEST(KfdTopology, HostAtomicsComeFromTheLinkToTheFirstCpu) {
+  const fs::path root = temp_dir("kfd-atomics");
+  write(root / "0" / "properties", "cpu_cores_count 64\nsimd_count 0\n");
+  write(root / "1" / "properties", "cpu_cores_count 64\nsimd_count 0\n");
+  write(root / "2" / "properties", "simd_count 1216\n");
+  write(root / "2" / "io_links" / "0" / "properties", "type 2\nnode_from 2\nnode_to 0\nflags 13\n");  // 1|4|8: no atomics
+  write(root / "2" / "io_links" / "1" / "properties", "type 2\nnode_from 2\nnode_to 1\nflags 1\n");
+  write(root / "2" / "io_links" / "2" / "properties", "type 11\nnode_from 2\nnode_to 3\nflags 1\n");
+  EXPECT_EQ(amd::read_kfd_cpu_nodes(root.string()), (std::vector<int>{0, 1}));
+  const auto links = amd::read_io_links(2, root.string());
+  ASSERT_EQ(links.size(), 3u);
+  const auto no = amd::host_atomics(links, 0);
+  EXPECT_FALSE(no.available);
+  EXPECT_NE(no.why.find("NoAtomics64bit"), std::string::npos) << no.why;
+  EXPECT_TRUE(amd::host_atomics(links, 1).available);  // another CPU node's link has them
+  EXPECT_TRUE(amd::host_atomics({{2, 0, 2, 0}}, 0).available);  // PCIe without Override: ROCr's default
+  EXPECT_FALSE(amd::host_atomics({{2, 0, 9, 0}}, 0).available);  // InfiniBand: no default
+  EXPECT_FALSE(amd::host_atomics({}, 0).available);               // no link to the CPU at all
+  EXPECT_FALSE(amd::host_atomics(links, -1).available);            // no CPU node
+  fs::remove_all(root);
+}
+
+TEST(KfdTopology, Mi308xKeepsOnlyItsEvenEngines) {
+  const auto mi300x = amd::usable_engines(0x74a1, 2, 14);
+  EXPECT_EQ(mi300x.mask, 0xFFFFu);
+  EXPECT_TRUE(mi300x.note.empty());
+  const auto mi308x = amd::usable_engines(0x74a2, 2, 6);  // KFD counts 8, 4 are physical (ROCm/mori PR #693)
+  EXPECT_EQ(mi308x.mask, 0x55u);
+  EXPECT_NE(mi308x.note.find("mori"), std::string::npos);
+  EXPECT_EQ(amd::usable_engines(0, -1, -1).mask, 0u);  // an older kernel: no counts, no engines
 }
 
 TEST(DmaEnvironment, DetectsSdmaOffAndHardwareQueues) {

@@ -3,14 +3,20 @@
 // (every block and every gap validated, a misplaced block caught, host-facing engines, 4096 blocks).
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <numeric>
 #include <set>
 #include <string>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "amd/sdma/packets.hpp"
 #include "amd/sdma/ring.hpp"
@@ -19,6 +25,8 @@
 #include "bench/run_case.hpp"
 #include "core/host_memory.hpp"
 #include "engines/engine_factories.hpp"
+#include "engines/sdma_commands.hpp"
+#include "engines/sdma_options.hpp"
 #include "tests/test_support.hpp"
 
 using namespace dmabench;
@@ -193,7 +201,8 @@ TEST_P(SdmaEveryVariant, ValidatesEveryByte) {
   auto engine = make_engine("sdma", "host").value();
   const Case c = sdma_case(v.pattern, ranks, bytes, v.options);
   const json r = to_json(run_case(c, engine.get(), *backend));
-  const bool misaligned_swap = v.options.value("packet", "") == "swap" && !v.options.contains("swap_alignment") && bytes % 64 != 0;
+  // swap blocks off 64 bytes are skipped under both swap_alignment values (the SWAP packet reserves address bits 5:0)
+  const bool misaligned_swap = v.options.value("packet", "") == "swap" && bytes % 64 != 0;
   const bool no_pair = v.options.value("packet", "") == "broadcast" && ranks == 2 && c.in_place;
   if (no_pair) {  // in place on 2 ranks a rank sends its block once: nothing to pair
     EXPECT_EQ(r["status"], "skipped");
@@ -242,15 +251,29 @@ TEST(SdmaEngine, VariantsThatCannotRunAreSkippedWithTheReason) {
 
 namespace {
 
-// A platform whose queues turn the first dword of their first submission into opcode 3.
-class PlantingPlatform final : public sdma::Platform {
+// A queue behind a wrapper, as ForwardingPlatform below.
+struct ForwardingQueue : sdma::Queue {
+  explicit ForwardingQueue(std::unique_ptr<sdma::Queue> q) : q_(std::move(q)) {}
+  const sdma::QueueCells& cells() const override { return q_->cells(); }
+  void submit(std::uint64_t wptr) override { q_->submit(wptr); }
+  int device() const override { return q_->device(); }
+  int engine() const override { return q_->engine(); }
+  std::string describe() const override { return q_->describe(); }
+  WhyNot fault() const override { return q_->fault(); }
+  std::unique_ptr<sdma::Queue> q_;
+};
+
+// A software platform behind a wrapper: every call goes to it unless a test's subclass overrides the call.
+class ForwardingPlatform : public sdma::Platform {
  public:
-  PlantingPlatform() : inner_(sdma::make_soft_platform()) {}
+  explicit ForwardingPlatform(std::unique_ptr<sdma::Platform> inner = sdma::make_soft_platform()) : inner_(std::move(inner)) {}
   std::string name() const override { return inner_->name(); }
   bool hardware_times() const override { return false; }
   int device_count() const override { return inner_->device_count(); }
   int engine_count(int d) const override { return inner_->engine_count(d); }
   int first_xgmi_engine(int d) const override { return inner_->first_xgmi_engine(d); }
+  WhyNot engine_unusable(int d, int e) const override { return inner_->engine_unusable(d, e); }
+  WhyNot host_atomics_unsupported(int d) const override { return inner_->host_atomics_unsupported(d); }
   int recommended_engine(int s, int d) const override { return inner_->recommended_engine(s, d); }
   sdma::Allocation alloc_device(int d, std::size_t n, const std::vector<int>& p) override { return inner_->alloc_device(d, n, p); }
   sdma::Allocation alloc_host(std::size_t n, const std::vector<int>& p) override { return inner_->alloc_host(n, p); }
@@ -262,9 +285,7 @@ class PlantingPlatform final : public sdma::Platform {
   void write(void* d, const void* s, std::size_t n) override { inner_->write(d, s, n); }
   void read(void* d, const void* s, std::size_t n) override { inner_->read(d, s, n); }
   Maybe<std::unique_ptr<sdma::Queue>> create_queue(int device, int engine, std::size_t ring) override {
-    auto q = inner_->create_queue(device, engine, ring);
-    if (!q) return q;
-    return std::unique_ptr<sdma::Queue>(std::make_unique<Planting>(std::move(q).value()));
+    return inner_->create_queue(device, engine, ring);
   }
   sdma::ClockPair clock_counters(int d) override { return inner_->clock_counters(d); }
   WhyNot gpu_initiated_unsupported() const override { return inner_->gpu_initiated_unsupported(); }
@@ -273,22 +294,28 @@ class PlantingPlatform final : public sdma::Platform {
   json describe() const override { return inner_->describe(); }
 
  private:
-  struct Planting final : sdma::Queue {
-    explicit Planting(std::unique_ptr<sdma::Queue> q) : q_(std::move(q)) {}
-    const sdma::QueueCells& cells() const override { return q_->cells(); }
+  std::unique_ptr<sdma::Platform> inner_;
+};
+
+// A platform whose queues turn the first dword of their first submission into opcode 3.
+class PlantingPlatform final : public ForwardingPlatform {
+ public:
+  Maybe<std::unique_ptr<sdma::Queue>> create_queue(int device, int engine, std::size_t ring) override {
+    auto q = ForwardingPlatform::create_queue(device, engine, ring);
+    if (!q) return q;
+    return std::unique_ptr<sdma::Queue>(std::make_unique<Planting>(std::move(q).value()));
+  }
+
+ private:
+  struct Planting final : ForwardingQueue {
+    using ForwardingQueue::ForwardingQueue;
     void submit(std::uint64_t wptr) override {
       if (!planted_) q_->cells().ring[0] = 0x0000FF03;  // opcode 3, sub-op 0xFF
       planted_ = true;
       q_->submit(wptr);
     }
-    int device() const override { return q_->device(); }
-    int engine() const override { return q_->engine(); }
-    std::string describe() const override { return q_->describe(); }
-    WhyNot fault() const override { return q_->fault(); }
-    std::unique_ptr<sdma::Queue> q_;
     bool planted_ = false;
   };
-  std::unique_ptr<sdma::Platform> inner_;
 };
 
 }  // namespace
@@ -499,4 +526,242 @@ TEST(SdmaHostMemory, EveryHostKindRunsOnTheSoftwareEngine) {
     EXPECT_EQ(r["host_memory"]["kind"], to_string(kind));
     for (const json& b : r["host_memory"]["buffers"]) EXPECT_EQ(b["register_s"].is_null(), kind == HostKind::pageable) << b.dump();
   }
+}
+
+// ---- first-run defects (issue 25): atomics, fused engines, per-GPU clocks, packet limits, teardown order --------
+
+namespace {
+
+json run_on(sdma::SoftSettings settings, const Case& c) {
+  auto backend = testing_support::host_backend();
+  auto engine = make_sdma_engine_on(sdma::make_soft_platform(std::move(settings)));
+  return to_json(run_case(c, engine.get(), *backend));
+}
+
+}  // namespace
+
+// A GPU whose link to the CPU lacks PCIe 64-bit atomics (KFD's NoAtomics64bit) cannot complete with an ATOMIC on the
+// completion word in system memory: sync=atomic is skipped saying so, and the default (auto) completes that GPU's
+// commands with FENCE, as ROCr does. The software engine faults on such an ATOMIC, so a wrong choice fails the case.
+TEST(SdmaFirstRun, MissingHostAtomicsSkipAtomicAndTheDefaultBecomesFence) {
+  sdma::SoftSettings s;
+  s.no_host_atomics = {1};
+  const json atomic = run_on(s, sdma_case("allgather", 2, 4096, {{"sync", "atomic"}}));
+  ASSERT_EQ(atomic["status"], "skipped") << atomic.dump();
+  EXPECT_NE(atomic["reason"].get<std::string>().find("sync=atomic"), std::string::npos) << atomic["reason"];
+  EXPECT_NE(atomic["reason"].get<std::string>().find("no PCIe 64-bit atomics"), std::string::npos) << atomic["reason"];
+  const json mixed = run_on(s, sdma_case("allgather", 2, 4096, json::object()));
+  ASSERT_EQ(mixed["status"], "ok") << mixed["reason"];
+  EXPECT_EQ(mixed["options"]["sync"], "auto");
+  EXPECT_EQ(mixed["engine_details"]["sync"], "atomic on GPUs 0, fence on GPUs 1");
+  // allgather on 2 ranks: each rank copies its block to itself and to its peer, two commands per rank
+  EXPECT_EQ(mixed["engine_details"]["packets_per_operation"]["FENCE"], 2);
+  EXPECT_EQ(mixed["engine_details"]["packets_per_operation"]["ATOMIC_ADD64"], 2);
+  s.no_host_atomics = {0, 1};
+  const json fence = run_on(s, sdma_case("alltoall", 2, 4096, {{"trigger", "prelaunch"}}));
+  ASSERT_EQ(fence["status"], "ok") << fence["reason"];
+  EXPECT_EQ(fence["engine_details"]["sync"], "fence");
+  EXPECT_FALSE(fence["engine_details"]["packets_per_operation"].contains("ATOMIC_ADD64"));
+  const json everywhere = run_on(sdma::SoftSettings{}, sdma_case("allgather", 2, 4096, json::object()));
+  ASSERT_EQ(everywhere["status"], "ok") << everywhere["reason"];
+  EXPECT_EQ(everywhere["engine_details"]["sync"], "atomic");
+}
+
+// A fake MI308X-like topology: KFD counts 8 engines (2 + 6) and the odd ones are fused off. Every case that would use an
+// engine that is not there or not backed is skipped with the reason before any queue exists (never a hang); the ones
+// that avoid them run.
+TEST(SdmaFirstRun, EnginesThatAreNotThereOrFusedOffAreSkippedNeverUsed) {
+  sdma::SoftSettings s;
+  s.engines = 8;
+  s.fused_engines = 0xAA;  // 1, 3, 5, 7
+  // the made-up recommended table names engines up to 14: GPU 1 -> GPU 0 gets engine 14
+  const json rec = run_on(s, sdma_case("allgather", 2, 4096, json::object()));
+  ASSERT_EQ(rec["status"], "skipped") << rec.dump();
+  EXPECT_NE(rec["reason"].get<std::string>().find("recommended engine for GPU 1 -> GPU 0 cannot be used: engine 14 does not exist"),
+            std::string::npos)
+      << rec["reason"];
+  const std::string map = (std::filesystem::temp_directory_path() / ("dmabench-fused-" + std::to_string(::getpid()) + ".map")).string();
+  std::ofstream(map) << "0,3,1\n1,2,0\n";
+  const json fused = run_on(s, sdma_case("allgather", 2, 4096, {{"engines", "map:" + map}}));
+  ASSERT_EQ(fused["status"], "skipped") << fused.dump();
+  EXPECT_NE(fused["reason"].get<std::string>().find("engine 3 of device 0 is fused off"), std::string::npos) << fused["reason"];
+  std::filesystem::remove(map);
+  // round-robin and host copies keep to the backed engines
+  const json rr = run_on(s, sdma_case("alltoall", 8, 8 * 4096, {{"engines", "round-robin"}}));
+  ASSERT_EQ(rr["status"], "ok") << rr["reason"];
+  std::set<int> used;
+  for (const json& q : rr["engine_details"]["queues"]) used.insert(q["engine"].get<int>());
+  EXPECT_EQ(used, (std::set<int>{2, 4, 6}));
+  const json h2d = run_on(s, host_sdma_case("h2d", 1, 4096, 4, Layout::Order::sequential, json::object()));
+  ASSERT_EQ(h2d["status"], "ok") << h2d["reason"];
+  for (const json& q : h2d["engine_details"]["queues"]) EXPECT_EQ(q["engine"], 0) << q;  // engine 1 is fused off
+  auto p = sdma::make_soft_platform(s);
+  EXPECT_FALSE(p->create_queue(0, 3, 4096));  // the platform itself refuses a fused-off engine
+  EXPECT_FALSE(p->create_queue(0, 8, 4096));
+  EXPECT_TRUE(p->create_queue(0, 6, 4096));
+}
+
+// Two fake GPUs whose counters differ in rate and offset: each command's TIMESTAMP ticks are converted with the clock
+// pairs of the GPU that wrote them (ROCr's TranslateTime per agent). With GPU 0's pairs for both, GPU 1's intervals
+// would land about 10^12 ticks away from the traced pass.
+TEST(SdmaFirstRun, EachGpusTimestampsUseThatGpusClock) {
+  const sdma::ClockMap m = sdma::ClockMap::between({1000, 5000.0}, {3000, 6000.0}).value();  // 0.5 ns per tick
+  EXPECT_DOUBLE_EQ(m.host_ns(2000), 5500.0);
+  EXPECT_DOUBLE_EQ(m.host_ns(1000), 5000.0);
+  EXPECT_FALSE(sdma::ClockMap::between({1000, 5000.0}, {1000, 6000.0}));
+  sdma::SoftSettings s;
+  s.device_timestamp_hz = {{1, 25e6}};
+  s.device_tick_offset = {{1, std::uint64_t{1} << 40}};
+  auto engine = make_sdma_engine_on(sdma::make_soft_platform(s));
+  const Case c = sdma_case("allgather", 2, 1 << 20, json::object());
+  ASSERT_TRUE(c.plan);
+  auto op = engine->prepare(*c.plan, c.engine.options);
+  auto tracer = op->copy_tracer().value();
+  const double before = static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+  tracer->start();
+  for (int k = 0; k < 3; ++k) {
+    op->arm(1);
+    op->launch();
+    op->wait();
+  }
+  const auto intervals = tracer->stop();
+  const double after = static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+  ASSERT_EQ(intervals.size(), 12u);  // 3 operations x 2 commands per rank (its own block and its peer's)
+  for (const auto& iv : intervals) {
+    EXPECT_GE(iv.start_ns, before - 1000) << iv.start_ns - before;  // 1 us: a 25 MHz tick is 40 ns
+    EXPECT_LE(iv.end_ns, after + 1000) << iv.end_ns - after;
+    EXPECT_LE(iv.start_ns, iv.end_ns + 100);
+  }
+}
+
+// max_packet_bytes stops at ROCr's largest linear copy on gfx94x (0x3FFFFFFF); broadcast packets split at ROCr's
+// broadcast limit (0x3FFFE0) whatever it says.
+TEST(SdmaFirstRun, PacketSizesStayWithinWhatTheSourcesAllow) {
+  const auto specs = sdma_option_specs();
+  const auto spec = std::find_if(specs.begin(), specs.end(), [](const OptionSpec& o) { return o.name == "max_packet_bytes"; });
+  ASSERT_NE(spec, specs.end());
+  EXPECT_TRUE(spec->accepts(1073741823));
+  EXPECT_FALSE(spec->accepts(1073741824));  // the artifact's 1 GiB: one byte more than ROCr issues
+  EXPECT_EQ(spec->default_value, 4194304);
+  SdmaOptions o = SdmaOptions::from(with_defaults("sdma", {{"packet", "broadcast"}, {"max_packet_bytes", 1073741823}}));
+  const Transfer t1{.issuer = 0, .src_rank = 0, .src_offset = 0, .dst_rank = 1, .dst_offset = 0, .bytes = 10 << 20};
+  Transfer t2 = t1;
+  t2.dst_rank = 2;
+  const sdma_commands::Command bcast{0, 2, {sdma_commands::Unit{sdma_commands::Unit::broadcast, 0, 2, {t1, t2}}}};
+  const sdma_commands::Where at{[](int, std::uint64_t off) { return off; }, [](int r, std::uint64_t off) { return (std::uint64_t(r) << 32) + off; }};
+  const auto packets = sdma_commands::data_packets(bcast, o, at);
+  ASSERT_EQ(packets.size(), 3u);  // 10 MiB in chunks of 0x3FFFE0
+  for (const auto& pk : packets) EXPECT_LE(std::get<sdma::CopyBroadcast>(pk).bytes, sdma::kMaxBroadcastBytes);
+  const sdma_commands::Command copy{0, 2, {sdma_commands::Unit{sdma_commands::Unit::copy, 0, 2, {t1}}}};
+  EXPECT_EQ(sdma_commands::data_packets(copy, o, at).size(), 1u);  // a linear copy takes max_packet_bytes
+}
+
+// swap_alignment=none leaves block sizes unchecked but never puts address bits 5:0 (reserved in ROCr's SWAP packet)
+// into a packet: a block off 64 bytes is skipped with that reason, an aligned one of any size runs.
+TEST(SdmaFirstRun, SwapNeverWritesReservedAddressBits) {
+  auto backend = testing_support::host_backend();
+  auto engine = make_engine("sdma", "host").value();
+  const json odd = to_json(run_case(sdma_case("alltoall-inplace", 2, 1001, {{"packet", "swap"}, {"swap_alignment", "none"}}),
+                                    engine.get(), *backend));
+  ASSERT_EQ(odd["status"], "skipped") << odd.dump();
+  EXPECT_NE(odd["reason"].get<std::string>().find("reserves address bits 5:0"), std::string::npos) << odd["reason"];
+  // blocks of 1088 bytes (64 * 17) start on 64-byte boundaries: they run, in 64-byte-aligned chunks even where
+  // max_packet_bytes (100) is not a multiple of 64
+  const json aligned = to_json(run_case(sdma_case("alltoall-inplace", 2, 1088, {{"packet", "swap"}, {"swap_alignment", "none"},
+                                                                                  {"max_packet_bytes", 100}}),
+                                        engine.get(), *backend));
+  ASSERT_EQ(aligned["status"], "ok") << aligned["reason"];
+}
+
+namespace {
+
+// A software platform that logs when queues are destroyed and memory is freed, and refuses its n-th queue.
+class RecordingPlatform final : public ForwardingPlatform {
+ public:
+  RecordingPlatform(int refuse_queue, std::shared_ptr<std::vector<std::string>> log) : refuse_(refuse_queue), log_(std::move(log)) {}
+  sdma::Allocation alloc_device(int d, std::size_t n, const std::vector<int>& p) override {
+    return logged(ForwardingPlatform::alloc_device(d, n, p), "free device");
+  }
+  sdma::Allocation alloc_host(std::size_t n, const std::vector<int>& p) override {
+    return logged(ForwardingPlatform::alloc_host(n, p), "free host");
+  }
+  Maybe<std::unique_ptr<sdma::Queue>> create_queue(int device, int engine, std::size_t ring) override {
+    if (++made_ == refuse_) return Maybe<std::unique_ptr<sdma::Queue>>::no("refused for the test");
+    auto q = ForwardingPlatform::create_queue(device, engine, ring);
+    if (!q) return q;
+    log_->push_back("queue made");
+    return std::unique_ptr<sdma::Queue>(std::make_unique<Logged>(std::move(q).value(), log_));
+  }
+
+ private:
+  sdma::Allocation logged(sdma::Allocation a, const char* what) {
+    void* p = a.get();
+    return sdma::Allocation(p, [a = std::move(a), log = log_, what](void*) mutable {
+      log->push_back(what);
+      a.reset();
+    });
+  }
+  struct Logged final : ForwardingQueue {
+    Logged(std::unique_ptr<sdma::Queue> q, std::shared_ptr<std::vector<std::string>> log)
+        : ForwardingQueue(std::move(q)), log_(std::move(log)) {}
+    ~Logged() override {
+      q_.reset();
+      log_->push_back("queue destroyed");
+    }
+    std::shared_ptr<std::vector<std::string>> log_;
+  };
+  int refuse_, made_ = 0;
+  std::shared_ptr<std::vector<std::string>> log_;
+};
+
+}  // namespace
+
+// Completion words and timestamp slots are memory the engines write: on every path (a queue refused half way
+// through setting up, and a case that ran) every queue is gone before any of that memory is freed.
+TEST(SdmaFirstRun, QueuesGoBeforeTheMemoryTheyWrite) {
+  for (int refuse : {3, 0}) {  // the third queue refused; none refused
+    auto log = std::make_shared<std::vector<std::string>>();
+    {
+      auto backend = testing_support::host_backend();
+      auto engine = make_sdma_engine_on(std::make_unique<RecordingPlatform>(refuse, log));
+      Case c = sdma_case("allgather", 4, 4096, json::object());
+      c.breakdown = true;  // the timestamp slots are written too
+      const json r = to_json(run_case(c, engine.get(), *backend));
+      EXPECT_EQ(r["status"], refuse ? "failed" : "ok") << r.dump();
+      if (refuse) {
+        EXPECT_NE(r["reason"].get<std::string>().find("refused for the test"), std::string::npos) << r["reason"];
+      }
+    }
+    int live = 0, made = 0, freed = 0, freed_while_live = 0;
+    for (const std::string& e : *log) {
+      if (e == "queue made") ++live, ++made;
+      else if (e == "queue destroyed") --live;
+      else ++freed, freed_while_live += live > 0;
+    }
+    EXPECT_EQ(live, 0) << refuse;
+    EXPECT_GE(made, 2) << refuse;
+    EXPECT_GE(freed, 3) << refuse;  // completion words, timestamp slots, device buffers
+    EXPECT_EQ(freed_while_live, 0) << refuse << ": " << fmt::format("{}", fmt::join(*log, ", "));
+  }
+}
+
+// What `dmabench --features` prints per GPU for the first-run kit: atomics (so sync=auto's packet) and usable engines.
+TEST(SdmaFirstRun, FeaturesSayAtomicsAndUsableEnginesPerGpu) {
+  sdma::SoftSettings s;
+  s.engines = 8;
+  s.fused_engines = 0xAA;
+  s.no_host_atomics = {1};
+  const auto lines = sdma_platform_facts(*sdma::make_soft_platform(s), 2);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "GPU 0: PCIe 64-bit atomics to system memory: yes; sdma sync=auto (the default) completes with ATOMIC");
+  EXPECT_NE(lines[1].find("GPU 0: usable SDMA engines: 0,2,4,6 (4 of 8 counted; host-facing below 2); left out: engine 1 of device 0 "
+                          "is fused off"),
+            std::string::npos)
+      << lines[1];
+  EXPECT_NE(lines[2].find("GPU 1: PCIe 64-bit atomics to system memory: no ("), std::string::npos) << lines[2];
+  EXPECT_NE(lines[2].find("completes with FENCE"), std::string::npos) << lines[2];
+  EXPECT_EQ(sdma_platform_facts(*sdma::make_soft_platform(), 1)[1],
+            "GPU 0: usable SDMA engines: 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 (16 of 16 counted; host-facing below 2)");
 }

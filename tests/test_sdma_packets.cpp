@@ -16,6 +16,7 @@ namespace {
 constexpr std::uint64_t kA = 0x0000123456789AC0;      // lo 0x56789AC0, hi 0x00001234 (64-aligned)
 constexpr std::uint64_t kB = 0x00007FEDCBA98764;      // lo 0xCBA98764, hi 0x00007FED (residue 4 mod 32)
 constexpr std::uint64_t kC = 0x0000654321FEDCA4;      // lo 0x21FEDCA4, hi 0x00006543 (residue 4 mod 32)
+constexpr std::uint64_t kD = 0x0000654321FEDCC0;      // lo 0x21FEDCC0, hi 0x00006543 (64-aligned)
 constexpr std::uint64_t kSignal = 0x0000123456789AC8; // lo 0x56789AC8 (8-aligned, not 16)
 
 // Succeeds when f throws PacketError whose message contains `text`.
@@ -61,12 +62,12 @@ TEST(SdmaPacketEncode, Broadcast) {
 }
 
 TEST(SdmaPacketEncode, Swap) {
-  EXPECT_EQ(encode(Swap{.a = kA, .b = kC, .bytes = 0x100000}),
+  EXPECT_EQ(encode(Swap{.a = kA, .b = kD, .bytes = 0x100000}),
             (Dwords{0x00000901,  // op 1 | sub-op 9 << 8
                     0x000FFFFF,  // bytes - 1
-                    0x00000000, 0x56789AC0, 0x00001234, 0x21FEDCA4, 0x00006543}));
-  EXPECT_EQ(encode(Swap{.a = kA, .b = kC, .bytes = 0x3FFFFFE0}),  // kMaxSwapBytes
-            (Dwords{0x00000901, 0x3FFFFFDF, 0x00000000, 0x56789AC0, 0x00001234, 0x21FEDCA4, 0x00006543}));
+                    0x00000000, 0x56789AC0, 0x00001234, 0x21FEDCC0, 0x00006543}));
+  EXPECT_EQ(encode(Swap{.a = kA, .b = kD, .bytes = 0x3FFFFFE0}),  // kMaxSwapBytes
+            (Dwords{0x00000901, 0x3FFFFFDF, 0x00000000, 0x56789AC0, 0x00001234, 0x21FEDCC0, 0x00006543}));
 }
 
 TEST(SdmaPacketEncode, PollRegMem) {
@@ -174,8 +175,8 @@ TEST(SdmaPacketLimits, ByteCounts) {
   EXPECT_TRUE(encode_throws(CopyBroadcast{.src = kA, .dst1 = kB, .dst2 = kC, .bytes = 0}, "BROADCAST: bytes 0"));
   EXPECT_TRUE(encode_throws(CopyBroadcast{.src = kA, .dst1 = kB, .dst2 = kC, .bytes = 0x40000001},
                             "BROADCAST: bytes 1073741825 out of range (1 .. 1073741824)"));
-  EXPECT_TRUE(encode_throws(Swap{.a = kA, .b = kC, .bytes = 0}, "SWAP: bytes 0 out of range"));
-  EXPECT_TRUE(encode_throws(Swap{.a = kA, .b = kC, .bytes = 0x3FFFFFE1},
+  EXPECT_TRUE(encode_throws(Swap{.a = kA, .b = kD, .bytes = 0}, "SWAP: bytes 0 out of range"));
+  EXPECT_TRUE(encode_throws(Swap{.a = kA, .b = kD, .bytes = 0x3FFFFFE1},
                             "SWAP: bytes 1073741793 out of range (1 .. 1073741792)"));
   EXPECT_TRUE(encode_throws(ConstFill{.dst = kA, .bytes = 0}, "CONST_FILL: bytes 0 out of range"));
   EXPECT_TRUE(encode_throws(ConstFill{.dst = kA, .bytes = 0x40000004},
@@ -204,8 +205,11 @@ TEST(SdmaPacketLimits, Alignment) {
                             "CONST_FILL: dword-mode dst 0x0000123456789ac2 is not 4-byte aligned"));
   EXPECT_TRUE(encode_throws(ConstFill{.dst = kA, .bytes = 66},
                             "CONST_FILL: dword-mode bytes 66 is not a multiple of 4"));
-  // Swap addresses are not checked by the encoder (packets.hpp: the engine's swap_alignment does).
-  EXPECT_NO_THROW(encode(Swap{.a = kA + 16, .b = kC, .bytes = 16}));
+  // Swap addresses: bits 5:0 are reserved in ROCr's SWAP packet (sdma_registers.h), so the encoder refuses them.
+  EXPECT_TRUE(encode_throws(Swap{.a = kA + 16, .b = kD, .bytes = 16},
+                            "SWAP: address 0x0000123456789ad0 is not 64-byte aligned (DW3/DW5 bits 5:0 are reserved"));
+  EXPECT_TRUE(encode_throws(Swap{.a = kA, .b = kC, .bytes = 64}, "SWAP: address 0x0000654321fedca4 is not 64-byte aligned"));
+  EXPECT_NO_THROW(encode(Swap{.a = kA, .b = kD, .bytes = 16}));  // the size is not the address: unchecked
 }
 
 TEST(SdmaPacketLimits, Fields) {
@@ -224,7 +228,7 @@ std::vector<Packet> every_packet() {
   return {CopyLinear{.src = kA, .dst = kB, .bytes = 0x40000000},
           CopyLinear{.src = kA, .dst = kB, .bytes = 1},
           CopyBroadcast{.src = kA, .dst1 = kB, .dst2 = kC, .bytes = 4096},
-          Swap{.a = kA, .b = kC, .bytes = 0x3FFFFFE0},
+          Swap{.a = kA, .b = kD, .bytes = 0x3FFFFFE0},
           PollRegMem{.addr = kSignal, .reference = 7},
           PollRegMem{.addr = kSignal, .reference = 1, .mask = 0xF0, .func = PollFunc::always, .interval = 0xFFFF,
                      .retry_count = 0, .memory = false, .hdp_flush = true},

@@ -97,8 +97,13 @@ void put(const CopyBroadcast& c, Dwords& out) {
                          hi(c.src), lo(c.dst1), hi(c.dst1), lo(c.dst2), hi(c.dst2)});
 }
 
+// ROCr's SDMA_PKT_COPY_LINEAR_SWAP (sdma_registers.h) holds address bits 31:6 in DW3 and DW5 and reserves bits
+// 5:0: an address with any of them set would put bits in a reserved field, so the encoder refuses it.
 void put(const Swap& s, Dwords& out) {
   check_bytes("SWAP", s.bytes, kMaxSwapBytes);
+  if ((s.a | s.b) % kSwapAlignment != 0)
+    fail("SWAP", "address " + hex64(s.a % kSwapAlignment ? s.a : s.b) +
+                     " is not 64-byte aligned (DW3/DW5 bits 5:0 are reserved in ROCr's SWAP packet)");
   out.insert(out.end(), {header(Op::copy, kSubCopySwap), lo(s.bytes - 1), 0, lo(s.a), hi(s.a), lo(s.b), hi(s.b)});
 }
 

@@ -40,6 +40,12 @@ inline constexpr std::uint64_t kKernelMaxCopyBytes = 0x400000;             // sd
 inline constexpr std::uint64_t kBroadcastResidue = 32;  // dst1 % 32 == dst2 % 32 (ROCr kDstAlignMask_)
 inline constexpr std::uint64_t kSwapAlignment = 64;     // ROCr: gfx94x/95x swap addresses 64-byte aligned
 inline constexpr std::uint64_t kMaxSwapBytes = 0x3FFFFFE0;
+// The largest packets the sources issue on gfx942. COPY_LINEAR: ROCr's GpuAgent::CreateBlitSdma overrides its
+// linear copy size to 0x3FFFFFFF bytes for gfx9 minor >= 4 (ROCm/rocm-systems projects/rocr-runtime
+// runtime/hsa-runtime/core/runtime/amd_gpu_agent.cpp, copy_size_overrides). Broadcast: ROCr's
+// SDMA_PKT_COPY_LINEAR_BROADCAST::kMaxSize_ 0x3FFFE0 (sdma_registers.h); the kernel has no broadcast.
+inline constexpr std::uint64_t kMaxCopyBytesGfx94 = 0x3FFFFFFF;
+inline constexpr std::uint64_t kMaxBroadcastBytes = 0x3FFFE0;
 
 // POLL_REGMEM compare functions (gem5 pollRegMemFunc): (value & mask) FUNC reference.
 enum class PollFunc : std::uint8_t { always = 0, less = 1, less_equal = 2, equal = 3, not_equal = 4, greater_equal = 5, greater = 6 };
@@ -54,10 +60,10 @@ struct CopyLinear {      // 7 dwords; bytes <= 2^30 (30-bit count)
 struct CopyBroadcast {   // 9 dwords; bytes <= 2^30; dst1 % 32 == dst2 % 32
   std::uint64_t src = 0, dst1 = 0, dst2 = 0, bytes = 0;
 };
-// Swap: 7 dwords; bytes <= 2^30 - 32 (ROCr kMaxSize_ 0x3FFFFFE0). Written as the artifact does (full
-// low address dwords). ROCr's layout reserves address bits 5:0 and requires 64-byte alignment on
-// gfx94x/95x; the artifact does not check it. Whether hardware needs it is UNCONFIRMED, so the
-// encoder does not check alignment: the sdma engine's `swap_alignment` option does.
+// Swap: 7 dwords; bytes <= 2^30 - 32 (ROCr kMaxSize_ 0x3FFFFFE0). ROCr's layout reserves address bits 5:0
+// (DW3, DW5) and requires 64-byte alignment on gfx94x/95x; the artifact writes full low address dwords
+// without checking. The encoder refuses an address with bits 5:0 set (they would land in reserved bits);
+// the size is not checked here (the sdma engine's `swap_alignment` option does).
 struct Swap {
   std::uint64_t a = 0, b = 0, bytes = 0;
 };

@@ -58,6 +58,22 @@ struct ClockPair {
   double host_ns = 0;
 };
 
+// A GPU's TIMESTAMP ticks as host steady-clock ns: the line through two clock-counter pairs of that same GPU,
+// taken before and after the ticks (ROCr's GpuAgent::TranslateTime converts each agent's SDMA timestamps with
+// that agent's own pairs; GPUs' counters differ in offset and need not share a rate).
+struct ClockMap {
+  ClockPair begin;
+  double ns_per_tick = 0;
+  // Why not: the counter did not advance between the pairs.
+  static Maybe<ClockMap> between(const ClockPair& begin, const ClockPair& end) {
+    if (end.gpu_ticks <= begin.gpu_ticks) return Maybe<ClockMap>::no("the GPU clock counter did not advance while tracing");
+    return ClockMap{begin, (end.host_ns - begin.host_ns) / static_cast<double>(end.gpu_ticks - begin.gpu_ticks)};
+  }
+  double host_ns(std::uint64_t ticks) const {
+    return begin.host_ns + (static_cast<double>(ticks) - static_cast<double>(begin.gpu_ticks)) * ns_per_tick;
+  }
+};
+
 // Memory the platform allocates: freed when the last owner lets go.
 using Allocation = std::shared_ptr<void>;
 
@@ -83,6 +99,21 @@ class Platform {
   virtual std::string gfx_target(int device) const {
     (void)device;
     return {};
+  }
+  // Why engine `engine` of `device` cannot take a queue, or nullopt: beyond the engines the device counts, or
+  // counted but fused off (amd/topology.hpp usable_engines). Checked before any queue is made: a queue on an
+  // engine that is not there hangs instead of failing.
+  virtual WhyNot engine_unusable(int device, int engine) const {
+    if (engine < 0 || engine >= engine_count(device))
+      return "engine " + std::to_string(engine) + " does not exist: device " + std::to_string(device) + " has " +
+             std::to_string(engine_count(device)) + " SDMA engines";
+    return std::nullopt;
+  }
+  // Why `device`'s engines cannot complete a command with an ATOMIC on system memory (no PCIe 64-bit atomics on
+  // its link to the CPU: the word would never change), or nullopt (amd/topology.hpp host_atomics).
+  virtual WhyNot host_atomics_unsupported(int device) const {
+    (void)device;
+    return std::nullopt;
   }
   // The driver's recommended engine for copies src -> dst (KFD's per-link recommended_sdma_engine_id
   // mask with a single bit), or -1 where there is none.

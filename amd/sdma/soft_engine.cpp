@@ -47,8 +47,10 @@ void store_release(std::uint64_t addr, T v) {
 // One queue: a ring, its pointer cells, and the thread that executes it.
 class SoftQueue final : public Queue {
  public:
-  SoftQueue(int device, int engine, std::size_t ring_bytes, double hz, std::atomic<long>& traps, bool plant)
-      : device_(device), engine_(engine), hz_(hz), traps_(traps), plant_(plant), ring_mem_(aligned_bytes(ring_bytes)) {
+  SoftQueue(int device, int engine, std::size_t ring_bytes, double hz, std::uint64_t tick_offset, bool host_atomics,
+            std::atomic<long>& traps, bool plant)
+      : device_(device), engine_(engine), hz_(hz), tick_offset_(tick_offset), host_atomics_(host_atomics), traps_(traps),
+        plant_(plant), ring_mem_(aligned_bytes(ring_bytes)) {
     cells_.ring = static_cast<std::uint32_t*>(ring_mem_.get());
     cells_.ring_bytes = ring_bytes;
     cells_.rptr = &rptr_;
@@ -156,12 +158,15 @@ class SoftQueue final : public Queue {
     }
   }
   void run_packet(const AtomicAdd64& a) {
+    if (!host_atomics_)  // on hardware the word would never change: stop, so a test sees it at once
+      throw std::runtime_error(fmt::format("ATOMIC on device {}, whose link to the CPU has no PCIe 64-bit atomics (the "
+                                           "software engine's no_host_atomics setting)", device_));
     __atomic_fetch_add(reinterpret_cast<std::uint64_t*>(a.addr), a.value, __ATOMIC_ACQ_REL);
   }
   void run_packet(const Fence& f) { store_release<std::uint32_t>(f.addr, f.data); }
   void run_packet(const Trap&) { traps_.fetch_add(1); }
   void run_packet(const TimestampGlobal& t) {
-    store_release<std::uint64_t>(t.addr, static_cast<std::uint64_t>(steady_ns() * hz_ / 1e9));
+    store_release<std::uint64_t>(t.addr, tick_offset_ + static_cast<std::uint64_t>(steady_ns() * hz_ / 1e9));
   }
   void run_packet(const ConstFill& f) {
     auto* d = reinterpret_cast<unsigned char*>(f.dst);
@@ -175,6 +180,8 @@ class SoftQueue final : public Queue {
 
   int device_, engine_;
   double hz_;
+  std::uint64_t tick_offset_;
+  bool host_atomics_;
   std::atomic<long>& traps_;
   bool plant_;
   Allocation ring_mem_;
@@ -238,6 +245,18 @@ class SoftPlatform final : public Platform {
   int engine_count(int) const override { return s_.engines; }
   int first_xgmi_engine(int) const override { return s_.first_xgmi_engine; }
   int recommended_engine(int src, int dst) const override { return soft_recommended_engine(src, dst); }
+  WhyNot engine_unusable(int device, int engine) const override {
+    if (engine < 0 || engine >= s_.engines)
+      return fmt::format("engine {} does not exist: device {} has {} SDMA engines", engine, device, s_.engines);
+    if (engine < 32 && (s_.fused_engines >> engine & 1u))
+      return fmt::format("engine {} of device {} is fused off (the software engine's fused_engines setting)", engine, device);
+    return std::nullopt;
+  }
+  WhyNot host_atomics_unsupported(int device) const override {
+    if (std::find(s_.no_host_atomics.begin(), s_.no_host_atomics.end(), device) == s_.no_host_atomics.end()) return std::nullopt;
+    return fmt::format("device {}'s link to the CPU has no PCIe 64-bit atomics (the software engine's no_host_atomics setting)",
+                       device);
+  }
   Allocation alloc_device(int, std::size_t bytes, const std::vector<int>&) override { return aligned_bytes(bytes); }
   Allocation alloc_host(std::size_t bytes, const std::vector<int>&) override { return aligned_bytes(bytes); }
   // Every kind is host memory here (the engine's threads read and write the process's pages): placed on the
@@ -255,15 +274,15 @@ class SoftPlatform final : public Platform {
   Maybe<std::unique_ptr<Queue>> create_queue(int device, int engine, std::size_t ring_bytes) override {
     using Result = Maybe<std::unique_ptr<Queue>>;
     if (device < 0 || device >= s_.devices) return Result::no(fmt::format("no software device {}", device));
-    if (engine < 0 || engine >= s_.engines)
-      return Result::no(fmt::format("engine {} does not exist (the software engine has engines 0..{})", engine, s_.engines - 1));
+    if (auto why = engine_unusable(device, engine)) return Result::no(*why);
     if (ring_bytes < 64 || (ring_bytes & (ring_bytes - 1)) != 0)
       return Result::no(fmt::format("ring of {} bytes: not a power of two of 64 bytes or more", ring_bytes));
-    return std::unique_ptr<Queue>(std::make_unique<SoftQueue>(device, engine, ring_bytes, s_.timestamp_hz, traps_, s_.plant_unknown_opcode));
+    return std::unique_ptr<Queue>(std::make_unique<SoftQueue>(device, engine, ring_bytes, hz(device), offset(device),
+                                                              !host_atomics_unsupported(device), traps_, s_.plant_unknown_opcode));
   }
-  ClockPair clock_counters(int) override {
+  ClockPair clock_counters(int device) override {
     const double ns = steady_ns();
-    return ClockPair{static_cast<std::uint64_t>(ns * s_.timestamp_hz / 1e9), ns};
+    return ClockPair{offset(device) + static_cast<std::uint64_t>(ns * hz(device) / 1e9), ns};
   }
   WhyNot gpu_initiated_unsupported() const override { return std::nullopt; }
   void gpu_store(int device, std::uint64_t* word, std::uint64_t value) override {
@@ -287,6 +306,14 @@ class SoftPlatform final : public Platform {
   }
 
  private:
+  double hz(int device) const {
+    const auto it = s_.device_timestamp_hz.find(device);
+    return it == s_.device_timestamp_hz.end() ? s_.timestamp_hz : it->second;
+  }
+  std::uint64_t offset(int device) const {
+    const auto it = s_.device_tick_offset.find(device);
+    return it == s_.device_tick_offset.end() ? 0 : it->second;
+  }
   StandIn& stand_in(int device) {
     std::lock_guard lock(mu_);
     auto& s = stand_ins_[device];

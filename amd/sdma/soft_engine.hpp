@@ -9,7 +9,9 @@
 // Its times are CPU-thread times, not hardware times (Platform::hardware_times() is false).
 // No vendor header: it runs in every build (the sdma engine on the host backend, and CI).
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <vector>
 
 #include "amd/sdma/platform.hpp"
 
@@ -24,6 +26,13 @@ struct SoftSettings {
   // opcode (0x03, sub-op 0xff) in place of its first dword, so the case fails as it would on a bad
   // packet. make_soft_platform() sets it from the environment: DMABENCH_SOFT_SDMA_FAULT=unknown-opcode.
   bool plant_unknown_opcode = false;
+  // Fake machines for tests: devices whose link to the CPU has no PCIe 64-bit atomics (their engines fault on an
+  // ATOMIC, where hardware would leave the word unchanged), engines counted but fused off (bit e; no queue is
+  // made on one), and per-device clocks (rate and counter offset) overriding timestamp_hz.
+  std::vector<int> no_host_atomics;
+  std::uint32_t fused_engines = 0;
+  std::map<int, double> device_timestamp_hz;
+  std::map<int, std::uint64_t> device_tick_offset;
 };
 
 std::unique_ptr<Platform> make_soft_platform(SoftSettings settings = {});
