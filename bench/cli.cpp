@@ -9,7 +9,7 @@
 
 #include "bench/gbench.hpp"
 #include "core/errors.hpp"
-#include "dist/team.hpp"
+#include "team/team.hpp"
 
 namespace dmabench {
 
@@ -119,7 +119,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       if (o.backend != "auto" && o.backend != "host" && o.backend != "cuda" && o.backend != "hip")
         throw InputError(fmt::format("--backend: unknown backend '{}'; accepted: auto, host, cuda, hip", o.backend));
     } else if (arg == "--devices") {
-      o.devices = parse_device_list(take("--devices"), "--devices", /*repeats=*/dist::launch_env().size > 1);
+      o.devices = parse_device_list(take("--devices"), "--devices", /*repeats=*/team::launch_env().size > 1);
     } else if (arg == "--power") {
       o.power = has_value ? value : std::string("auto");
       const std::vector<std::string> names = {"auto", "nvml", "rocm-smi", "rapl", "none"};

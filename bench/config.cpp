@@ -275,7 +275,6 @@ bool parse_transfer_key(const std::string& k, const json& x, compute::Spec& spec
       fail(field, fmt::format("the option lists make {} variants; a background transfer is one variant", variants.size()));
     spec.engine = variants[0].engine;
     spec.options = variants[0].options;
-    spec.engine_label = variant_label(spec.engine, spec.options);
   } else if (k == "host_memory") {
     const auto locations = parse_host(x);
     if (locations.size() != 1) fail(field, "expected one host kind and one NUMA request for a background transfer");

@@ -1,6 +1,6 @@
 #pragma once
 // The config: parse and validate a JSON config document into a Config (its axes and settings),
-// and write it back in canonical form. Expanding the axes into cases is bench/sweep.hpp.
+// and write it back in canonical form. Expanding the axes into cases is bench/cases.hpp.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,7 +34,7 @@ struct DeviceSet {
   bool all = false;      // "all": every device of the backend
   std::vector<int> ids;  // when !all; with pairs: the devices to pair (empty: every device)
   // "pairs" (or {"pairs": [ids]}): every device of the backend (or of ids), taken a pair at a time: two-device patterns (copy, bidir) on
-  // every ordered pair, one-device patterns (h2d, d2h, h2d-bidir) on every device alone (bench/sweep.cpp).
+  // every ordered pair, one-device patterns (h2d, d2h, h2d-bidir) on every device alone (bench/cases.cpp).
   bool pairs = false;
 };
 

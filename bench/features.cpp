@@ -12,7 +12,7 @@
 #include "engines/engine.hpp"
 #include "engines/engine_factories.hpp"
 #include "gpu/features.hpp"
-#include "dist/team.hpp"
+#include "team/team.hpp"
 #include "version.hpp"
 
 namespace dmabench {
@@ -107,7 +107,7 @@ void print_features() {
   fmt::print("dmabench {} (git {})\n", kVersion, kGitRevision);
   fmt::print("backends built: {}\n", fmt::join(built_backends(), ", "));
   fmt::print("multi-process runs (mpirun, srun: one process per rank): {}\n",
-             dist::mpi_build_unsupported() ? "no: " + *dist::mpi_build_unsupported() : "yes, " + dist::mpi_build_description());
+             team::mpi_build_unsupported() ? "no: " + *team::mpi_build_unsupported() : "yes, " + team::mpi_build_description());
   print_engines(print_backends());
   print_sdma_platforms();
   // Both vendors' features and the version each needs (gpu/features.cpp): what this build has.

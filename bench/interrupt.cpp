@@ -8,7 +8,7 @@
 #include <semaphore.h>
 #include <unistd.h>
 
-#include "dist/team.hpp"
+#include "team/team.hpp"
 
 namespace dmabench::interrupt {
 namespace {
@@ -88,14 +88,14 @@ bool wait_requested(std::chrono::milliseconds timeout) {
 
 bool stop_agreed() {
   const bool mine = g_signal.load() != 0;
-  if (!dist::world().multi()) return mine;
+  if (!team::world().multi()) return mine;
   // A process is gone: the sweep stops once a case has failed with the reason. That is the case in
   // flight, or, where the death was noticed between cases (in this very agreement), the next one, which
   // fails at its first agreement: the file says why the run ended wherever the kill landed.
-  if (!dist::world().stopped().empty()) return g_stop_recorded.load();
+  if (!team::world().stopped().empty()) return g_stop_recorded.load();
   try {
-    return dist::first_error(mine ? "stop" : "").has_value();
-  } catch (const dist::TeamStopped&) {
+    return team::first_error(mine ? "stop" : "").has_value();
+  } catch (const team::TeamStopped&) {
     return false;
   }
 }

@@ -13,7 +13,7 @@
 #include "bench/interrupt.hpp"
 #include "core/errors.hpp"
 #include "bench/runner.hpp"
-#include "dist/team.hpp"
+#include "team/team.hpp"
 #include "version.hpp"
 
 int main(int argc, char** argv) {
@@ -53,19 +53,19 @@ int main(int argc, char** argv) {
     command_line.insert(command_line.end(), args.begin(), args.end());
     const int rc = dmabench::run(options, command_line);
     benchmark::Shutdown();
-    dmabench::dist::finish(/*clean=*/true);
+    dmabench::team::finish(/*clean=*/true);
     return rc;
   } catch (const dmabench::InputError& e) {
     // bad input: every process of a multi-process run found it at the same point; rank 0 says it
-    if (dmabench::dist::world().rank() == 0) dmabench::console::warn("dmabench: error: {}\n", e.what());
-    dmabench::dist::finish(/*clean=*/true);
+    if (dmabench::team::world().rank() == 0) dmabench::console::warn("dmabench: error: {}\n", e.what());
+    dmabench::team::finish(/*clean=*/true);
     return 2;
   } catch (const std::exception& e) {
     // the other processes may be waiting in a collective: no MPI_Finalize, the launcher ends the job
     dmabench::console::warn("dmabench: fatal{}: {}\n",
-               dmabench::dist::world().multi() ? " (rank " + std::to_string(dmabench::dist::world().rank()) + ")" : "",
+               dmabench::team::world().multi() ? " (rank " + std::to_string(dmabench::team::world().rank()) + ")" : "",
                e.what());
-    dmabench::dist::finish(/*clean=*/false);
+    dmabench::team::finish(/*clean=*/false);
     return 3;
   }
 }

@@ -36,7 +36,7 @@ bool launcher_gave_one_gpu() {
   return false;
 }
 
-json to_json(const dist::RankInfo& r) {
+json to_json(const team::RankInfo& r) {
   return {{"rank", r.rank},     {"host", r.host},     {"pid", r.pid},      {"local_rank", r.local_rank},
           {"node", r.node},     {"device", r.device}, {"bus_id", r.bus_id}, {"cpu_affinity", r.cpu_affinity},
           {"pid_namespace", r.pid_namespace}};
@@ -45,16 +45,16 @@ json to_json(const dist::RankInfo& r) {
 }  // namespace
 
 void setup_ranks(const CliOptions& options, const Backend& backend) {
-  dist::Team& team = dist::world();
-  const dist::LaunchEnv env = dist::launch_env();
+  team::Team& team = team::world();
+  const team::LaunchEnv env = team::launch_env();
   const std::string host = host_name();
   const auto hosts = team.allgather(host);
-  dist::RankInfo me;
+  team::RankInfo me;
   me.rank = team.rank();
   me.host = host;
   me.pid = static_cast<long>(::getpid());
   me.cpu_affinity = cpu_affinity();
-  me.pid_namespace = dist::pid_namespace();
+  me.pid_namespace = team::pid_namespace();
   for (int r = 0; r < me.rank; ++r) me.local_rank += hosts[r] == host ? 1 : 0;  // place among its host's processes
   if (env.local_rank >= 0) me.local_rank = env.local_rank;
   agreed_input([&] {
@@ -86,11 +86,11 @@ void setup_ranks(const CliOptions& options, const Backend& backend) {
     if (me.device < static_cast<int>(devices.size())) me.bus_id = devices[me.device].value("bus_id", "");
     return 0;
   });
-  std::vector<dist::RankInfo> all;
+  std::vector<team::RankInfo> all;
   std::vector<std::string> distinct;
   for (const auto& text : team.allgather(to_json(me).dump())) {
     const json j = json::parse(text);
-    dist::RankInfo r;
+    team::RankInfo r;
     r.rank = j["rank"];
     r.host = j["host"];
     r.pid = j["pid"];
@@ -108,12 +108,12 @@ void setup_ranks(const CliOptions& options, const Backend& backend) {
 }
 
 void check_same_run(const std::vector<std::string>& command_line, const std::string& config_path, const Config& config) {
-  if (!dist::world().multi()) return;
+  if (!team::world().multi()) return;
   std::vector<std::string> flags(command_line.begin() + (command_line.empty() ? 0 : 1), command_line.end());
   for (auto& f : flags) f = escape_non_utf8(f);  // arguments are bytes
   const json mine = {{"config", fmt::format("{} (digest {})", escape_non_utf8(config_path), digest(to_json(config).dump()))},
                      {"flags", flags}};
-  const auto all = dist::world().allgather(mine.dump());
+  const auto all = team::world().allgather(mine.dump());
   for (std::size_t r = 1; r < all.size(); ++r) {
     if (all[r] == all[0]) continue;
     const json theirs = json::parse(all[r]), first = json::parse(all[0]);
@@ -127,7 +127,7 @@ void check_same_run(const std::vector<std::string>& command_line, const std::str
 }
 
 json processes_context() {
-  const dist::Team& team = dist::world();
+  const team::Team& team = team::world();
   json ctx = {{"count", team.size()}, {"launcher", team.launcher()}};
   if (!team.multi()) return ctx;
   json ranks = json::array(), nodes = json::array();

@@ -1,5 +1,5 @@
 #pragma once
-// The start of a run with one process per rank (mpirun, srun; dist/team.hpp): each process's device
+// The start of a run with one process per rank (mpirun, srun; team/team.hpp): each process's device
 // (from its launcher's local rank, or --devices), the check that every process loaded the same
 // config with the same flags, and the results' `context.processes` (results/SCHEMA.md).
 #include <optional>
@@ -12,7 +12,7 @@
 #include "bench/cli.hpp"
 #include "bench/config.hpp"
 #include "core/errors.hpp"
-#include "dist/team.hpp"
+#include "team/team.hpp"
 #include "engines/backend.hpp"
 
 namespace dmabench {
@@ -27,14 +27,14 @@ auto agreed_input(F&& f) -> decltype(f()) {
   try {
     value.emplace(f());
   } catch (const InputError& e) {
-    if (!dist::world().multi()) throw;
+    if (!team::world().multi()) throw;
     mine = std::string("i") + e.what();
   } catch (const std::exception& e) {
-    if (!dist::world().multi()) throw;
+    if (!team::world().multi()) throw;
     mine = std::string("x") + e.what();
   }
-  if (dist::world().multi()) {
-    const auto all = dist::world().allgather(mine);
+  if (team::world().multi()) {
+    const auto all = team::world().allgather(mine);
     for (std::size_t r = 0; r < all.size(); ++r)
       if (!all[r].empty()) {
         bool same = true;
@@ -47,7 +47,7 @@ auto agreed_input(F&& f) -> decltype(f()) {
   return std::move(*value);
 }
 
-// Every process's rank, host, device and bus id, gathered into dist::world().ranks(): this process
+// Every process's rank, host, device and bus id, gathered into team::world().ranks(): this process
 // drives the GPU of its local rank (OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID, LOCAL_RANK, or its
 // place among the processes of its host), or --devices[local rank], or its only GPU when the launcher
 // set CUDA/HIP/ROCR_VISIBLE_DEVICES to one; on the host backend, host rank = world rank. Throws InputError (on every process) for a local rank without a GPU. Collective.

@@ -118,8 +118,8 @@ json to_json(const CaseRecord& r) {
   const Case& c = r.spec;
   json j = {{"name", c.name()},
             {"pattern", c.pattern},
-            {"engine", c.engine.engine},
-            {"options", c.engine.options},
+            {"engine", c.variant.engine},
+            {"options", c.variant.options},
             {"devices", c.devices},
             {"ranks", c.devices.size()},
             {"bytes", c.plan ? json(c.plan->total_bytes) : json()},

@@ -13,7 +13,7 @@
 #include "bench/measure/overlap.hpp"
 #include "bench/measure/power.hpp"
 #include "bench/measure/timing.hpp"
-#include "bench/sweep.hpp"
+#include "bench/cases.hpp"
 
 namespace dmabench {
 

@@ -9,7 +9,7 @@
 #include "core/errors.hpp"
 #include "bench/measure/validation.hpp"
 #include "core/host_memory.hpp"
-#include "dist/team.hpp"
+#include "team/team.hpp"
 
 namespace dmabench {
 
@@ -21,12 +21,12 @@ CaseExecution::CaseExecution(Case spec, Engine* engine, std::string engine_missi
 WhyNot CaseExecution::static_skip_reason() const {
   const Case& c = spec();
   if (!c.not_runnable.empty()) return c.not_runnable;
-  const EngineSpec* es = find_engine_spec(c.engine.engine);
+  const EngineSpec* es = find_engine_spec(c.variant.engine);
   if (es && !es->runs_on(backend_.name()))
     return fmt::format("engine {} runs on the {} backend; this run uses the {} backend", es->name, es->backend,
                        backend_.name());
   if (!engine_) return engine_missing_;
-  if (c.overlap && dist::world().multi())
+  if (c.overlap && team::world().multi())
     return std::string("overlap: not measured in a multi-process run (each process would load only its own GPU)");
   if (c.overlap)
     if (auto why = compute::unsupported(backend_, c.overlap->compute)) return "overlap: " + *why;
@@ -52,11 +52,11 @@ std::optional<std::string> agreed(const std::function<WhyNot()>& step) {
   } catch (const std::exception& e) {
     mine = std::string("f") + e.what();
   }
-  if (!dist::world().multi()) return mine.empty() ? std::nullopt : std::optional<std::string>(mine);
+  if (!team::world().multi()) return mine.empty() ? std::nullopt : std::optional<std::string>(mine);
   std::vector<std::string> all;
   try {
-    all = dist::world().allgather(mine);
-  } catch (const dist::TeamStopped& e) {  // a process is gone: this case fails here and the sweep ends
+    all = team::world().allgather(mine);
+  } catch (const team::TeamStopped& e) {  // a process is gone: this case fails here and the sweep ends
     return std::string("f") + e.what();
   }
   for (char kind : {'f', 's'})
@@ -70,16 +70,16 @@ std::optional<std::string> agreed(const std::function<WhyNot()>& step) {
 
 // Why the engine cannot run this plan with one process per rank, or nullopt (also in one process).
 WhyNot process_skip_reason(const Engine& engine, const Case& c) {
-  if (!dist::world().multi()) return std::nullopt;
-  if (auto why = engine.across_processes(*c.plan, c.engine.options)) return "multi-process run: " + *why;
+  if (!team::world().multi()) return std::nullopt;
+  if (auto why = engine.across_processes(*c.plan, c.variant.options)) return "multi-process run: " + *why;
   if (engine.across_nodes()) return std::nullopt;
   for (const Transfer& t : c.plan->transfers)
     for (int peer : {t.src_rank, t.dst_rank})
-      if (dist::different_nodes(t.issuer, peer)) {
-        const auto& ranks = dist::world().ranks();
+      if (team::different_nodes(t.issuer, peer)) {
+        const auto& ranks = team::world().ranks();
         return fmt::format("ranks {} and {} run on different hosts ({}, {}): engine {} moves bytes within a node (nccl "
                            "runs across nodes)",
-                           t.issuer, peer, ranks[t.issuer].host, ranks[peer].host, c.engine.engine);
+                           t.issuer, peer, ranks[t.issuer].host, ranks[peer].host, c.variant.engine);
       }
   return std::nullopt;
 }
@@ -88,7 +88,7 @@ WhyNot process_skip_reason(const Engine& engine, const Case& c) {
 // backend's device -> node map, or says why the machine has no such node (a skipped case).
 WhyNot place_host_buffers(Plan& plan, const Backend& backend) {
   if (!plan.host_memory()) return std::nullopt;
-  if (dist::world().multi())
+  if (team::world().multi())
     return std::string("host-memory endpoints run in one process (a multi-process run does not place or share host buffers)");
   for (auto* at : {&plan.src_at, &plan.dst_at})
     for (std::size_t r = 0; r < at->size(); ++r) {
@@ -118,26 +118,26 @@ void CaseExecution::setup() {
     if (!spec().plan) throw std::logic_error("internal error: a runnable case without a plan (see plan_case)");
     if (auto bad = spec().plan->check()) throw std::logic_error("internal error, inconsistent plan: " + *bad);
     const int ops_per_sample = spec().timing == Timing::pipelined ? spec().pipeline_depth : 1;
-    if (spec().plan->exchange && !engine_->exchanges(spec().engine.options))
+    if (spec().plan->exchange && !engine_->exchanges(spec().variant.options))
       return std::string("the in-place alltoall exchanges blocks between ranks: only an engine that swaps them runs it "
                          "(sdma packet=swap)");
     if (auto why = process_skip_reason(*engine_, spec())) return why;
     if (auto why = place_host_buffers(*measured_.spec.plan, backend_)) return why;
-    return engine_->unsupported(*spec().plan, spec().engine.options, ops_per_sample);
+    return engine_->unsupported(*spec().plan, spec().variant.options, ops_per_sample);
   });
   if (support) return end(*support);
   // Two steps: prepare() holds collectives of its own (buffer handles, NCCL's id), which every process
   // must reach, so nothing of this process's may fail in front of them inside one step.
   auto devices_ready = agreed([&]() -> WhyNot {
     std::vector<int> devices;  // this process's ranks' devices
-    for (int r : dist::local_ranks(*spec().plan)) devices.push_back(spec().plan->devices[r]);
+    for (int r : team::local_ranks(*spec().plan)) devices.push_back(spec().plan->devices[r]);
     if (!devices.empty()) backend_.prepare_devices(devices);
     return std::nullopt;
   });
   if (devices_ready) return end(*devices_ready);
   prepared_anywhere_ = true;
   auto prepared = agreed([&]() -> WhyNot {
-    op_ = engine_->prepare(*spec().plan, spec().engine.options);
+    op_ = engine_->prepare(*spec().plan, spec().variant.options);
     return std::nullopt;
   });
   if (prepared) return end(*prepared);
@@ -184,14 +184,14 @@ void CaseExecution::fail(std::string reason) {
 }
 
 void CaseExecution::release() {
-  if (prepared_anywhere_ && dist::world().multi()) {
+  if (prepared_anywhere_ && team::world().multi()) {
     try {
       if (op_) op_->close_peers();
     } catch (...) {  // a failing drain or unmap: the buffers go below all the same
     }
     try {
-      dist::world().allgather("");  // every process has let go of the others' buffers
-    } catch (const dist::TeamStopped&) {  // a process is gone: the sweep ends
+      team::world().allgather("");  // every process has let go of the others' buffers
+    } catch (const team::TeamStopped&) {  // a process is gone: the sweep ends
     }
   }
   prepared_anywhere_ = false;
@@ -202,7 +202,7 @@ void CaseExecution::measure(const CaseHooks& hooks) {
   if (status() != Status::ok || last_invocation().empty()) return;
   const Case& c = spec();
   const LatencyStats alone = summarize(last_invocation());  // the samples just taken: what power and overlap size from
-  if (c.breakdown && !measured_.breakdown && !measured_.gpu_clock && dist::world().multi()) {
+  if (c.breakdown && !measured_.breakdown && !measured_.gpu_clock && team::world().multi()) {
     measured_.breakdown.emplace();
     measured_.breakdown->error = "not measured in a multi-process run (each process would trace only its own copies)";
   }

@@ -11,7 +11,7 @@
 
 #include "bench/record.hpp"
 #include "core/why_not.hpp"
-#include "bench/sweep.hpp"
+#include "bench/cases.hpp"
 #include "compute/load.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"

@@ -28,9 +28,9 @@
 #include "bench/check.hpp"
 #include "bench/matrix.hpp"
 #include "bench/run_case.hpp"
-#include "bench/sweep.hpp"
+#include "bench/cases.hpp"
 #include "bench/watchdog.hpp"
-#include "dist/team.hpp"
+#include "team/team.hpp"
 #include "version.hpp"
 
 namespace dmabench {
@@ -80,19 +80,19 @@ std::string device_word(const Backend& b) { return b.name() == "host" ? "host ra
 // In a multi-process run every case runs on the run's ranks: rank r on the device of process r.
 std::vector<Case> sweep_cases(const CliOptions& options, Config& config, const Backend& backend) {
   int device_count = backend.device_count();
-  if (dist::world().multi()) {
+  if (team::world().multi()) {
     std::vector<int> ids;
-    for (const auto& r : dist::world().ranks()) ids.push_back(r.device);
+    for (const auto& r : team::world().ranks()) ids.push_back(r.device);
     device_count = std::max(device_count, *std::max_element(ids.begin(), ids.end()) + 1);
-    for_each_sweep(config, [&](Config& c) { c.devices = {DeviceSet{false, ids}}; });
+    for_each_part(config, [&](Config& c) { c.devices = {DeviceSet{false, ids}}; });
   } else if (options.devices) {
-    for_each_sweep(config, [&](Config& c) { c.devices = {*options.devices}; });
+    for_each_part(config, [&](Config& c) { c.devices = {*options.devices}; });
   }
   std::vector<Case> cases = expand(config, device_count, backend.default_devices(), device_word(backend));
   int most_iterations = 0;
   for (const auto& c : cases) most_iterations = std::max(most_iterations, c.iterations);
   gbench::check_samples(options.benchmark_args, most_iterations);
-  for_each_sweep(config, [&](Config& c) {
+  for_each_part(config, [&](Config& c) {
     for (auto& set : c.devices)
       if (set.all) set = DeviceSet{false, backend.default_devices()};
   });
@@ -108,7 +108,7 @@ struct Engines {
 Engines make_engines(const std::vector<Case>& cases, const Backend& backend) {
   Engines e;
   for (const auto& c : cases) {
-    const std::string& name = c.engine.engine;
+    const std::string& name = c.variant.engine;
     if (e.made.count(name) || e.missing.count(name)) continue;
     if (!find_engine_spec(name)->runs_on(backend.name())) {
       e.missing[name] = "";
@@ -121,8 +121,8 @@ Engines make_engines(const std::vector<Case>& cases, const Backend& backend) {
   }
   // A multi-process run: an engine missing in any process is missing in all of them (every process
   // must skip the same cases).
-  if (dist::world().multi()) {
-    const auto all = dist::world().allgather(nlohmann::json(e.missing).dump());
+  if (team::world().multi()) {
+    const auto all = team::world().allgather(nlohmann::json(e.missing).dump());
     for (std::size_t r = 0; r < all.size(); ++r) {
       const nlohmann::json theirs = nlohmann::json::parse(all[r]);  // named: items() refers to it
       for (const auto& [name, why] : theirs.items())
@@ -161,7 +161,7 @@ class Recorder {
     if (finished_) return;  // the file was finished on a signal (SealOnSignal): the case came too late
     ++counts_[r.status];
     if (r.status == Status::failed && first_failure_.empty()) first_failure_ = r.spec.name() + ": " + r.reason;
-    if (r.status == Status::failed && !dist::world().stopped().empty()) interrupt::stop_recorded();
+    if (r.status == Status::failed && !team::world().stopped().empty()) interrupt::stop_recorded();
     if (!results_) return;
     json j = to_json(r);
     if (keep_) kept_.push_back(j);
@@ -201,7 +201,7 @@ class Recorder {
 class SealOnSignal {
  public:
   SealOnSignal(Recorder& recorder, const OutLock* lock, std::size_t selected) {
-    if (dist::world().multi() && lock)
+    if (team::world().multi() && lock)
       thread_ = std::thread([this, &recorder, lock, selected] {
         while (!done_.load())
           if (interrupt::wait_requested(std::chrono::milliseconds(100))) {
@@ -242,8 +242,8 @@ std::string packet_file_name(const Case& c) {
 // cases without one.
 void write_packet_dump(const std::string& dir, const CaseExecution& e) {
   if (dir.empty() || e.packet_dump().is_null()) return;
-  json doc = {{"schema", "dmabench-packets/1"}, {"case", e.spec().name()}, {"engine", e.spec().engine.engine},
-              {"options", e.spec().engine.options}};
+  json doc = {{"schema", "dmabench-packets/1"}, {"case", e.spec().name()}, {"engine", e.spec().variant.engine},
+              {"options", e.spec().variant.options}};
   doc.update(e.packet_dump());
   write_json_atomically(dir + "/" + packet_file_name(e.spec()), doc);
 }
@@ -290,7 +290,7 @@ class Sweep {
         engines_(make_engines(cases, backend)), workloads_(backend),
         fixed_iterations_(!gbench::has_flag(options.benchmark_args, "--benchmark_min_time")),
         session_(options.benchmark_args, [this](const std::string& name, std::size_t n) { reported(name, n); },
-                 /*display=*/dist::world().rank() == 0) {
+                 /*display=*/team::world().rank() == 0) {
     selected_ = selected_cases(options, cases);
   }
 
@@ -319,9 +319,9 @@ class Sweep {
  private:
   // Records a case skipped whatever happens, or registers it; returns whether it was registered.
   bool add(const Case& c) {
-    auto it = engines_.made.find(c.engine.engine);
+    auto it = engines_.made.find(c.variant.engine);
     auto ex = std::make_unique<CaseExecution>(c, it == engines_.made.end() ? nullptr : it->second.get(),
-                                              engines_.missing[c.engine.engine], backend_);
+                                              engines_.missing[c.variant.engine], backend_);
     if (auto why = ex->static_skip_reason()) {
       ex->setup();
       recorder_.add(ex->record(0));
@@ -347,7 +347,7 @@ class Sweep {
   }
 
   void run_batch() {
-    if (dist::world().rank() == 0)
+    if (team::world().rank() == 0)
       for (const auto& [why, n] : skipped_now_) console::say("dmabench: skipped {} case(s), not run: {}\n", n, why);
     skipped_now_.clear();
     std::fflush(stdout);
@@ -364,7 +364,7 @@ class Sweep {
     }
     recorder_.add(it->second->record(runs));
     watchdog_.finished();
-    if (dist::world().rank() == 0) write_packet_dump(options_.packets_dir, *it->second);
+    if (team::world().rank() == 0) write_packet_dump(options_.packets_dir, *it->second);
     it->second->release();
   }
 
@@ -411,7 +411,7 @@ class Sweep {
 // Flags a multi-process run cannot honour: every process must take the same samples, and only rank 0
 // writes.
 void check_multiprocess_flags(const CliOptions& options) {
-  if (!dist::world().multi()) return;
+  if (!team::world().multi()) return;
   for (const char* flag : {"--benchmark_min_time", "--benchmark_out"})
     if (gbench::has_flag(options.benchmark_args, flag))
       throw InputError(fmt::format("{}: not supported in a multi-process run (every process must take the same "
@@ -439,15 +439,15 @@ Start start_sweep(const CliOptions& options, const std::vector<std::string>& com
   });
   check_same_run(command_line, options.config, s.config);
   s.backend = agreed_input([&] { return choose_backend(options.backend); });
-  if (dist::world().multi()) {  // --backend auto may pick differently where a process sees no GPU
-    const auto names = dist::world().allgather(std::string(s.backend->name()));
+  if (team::world().multi()) {  // --backend auto may pick differently where a process sees no GPU
+    const auto names = team::world().allgather(std::string(s.backend->name()));
     for (std::size_t r = 1; r < names.size(); ++r)
       if (names[r] != names[0])
         throw InputError(fmt::format("rank {} runs the {} backend and rank 0 the {} backend: every process of a run "
                                      "must run one backend (--backend)",
                                      r, names[r], names[0]));
   }
-  if (dist::world().multi()) setup_ranks(options, *s.backend);
+  if (team::world().multi()) setup_ranks(options, *s.backend);
   s.cases = agreed_input([&] { return sweep_cases(options, s.config, *s.backend); });
   return s;
 }
@@ -455,7 +455,7 @@ Start start_sweep(const CliOptions& options, const std::vector<std::string>& com
 // The run's power meter (none in a multi-process run), its idle baseline taken with every GPU as the
 // cases will hold it: with this process's context (power::Meter::calibrate).
 RunPower run_power(const CliOptions& options, const Config& config, const json& machine, Backend& backend) {
-  if (dist::world().multi()) {
+  if (team::world().multi()) {
     RunPower none;
     none.context = {{"enabled", false}, {"error", "not measured in a multi-process run"}};
     return none;
@@ -518,7 +518,7 @@ Outcome sweep_all(const CliOptions& options, const std::vector<Case>& cases, Bac
 
 bool uses_pairs(Config& config) {
   bool pairs = false;
-  for_each_sweep(config, [&](Config& c) {
+  for_each_part(config, [&](Config& c) {
     for (const auto& set : c.devices) pairs = pairs || set.pairs;
   });
   return pairs;
@@ -549,8 +549,8 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   }
   if (options.config.empty()) throw InputError("--config FILE is required (see configs/; --help for usage)");
   const auto started = std::chrono::steady_clock::now();
-  dist::start();  // one process per rank when a launcher started this one
-  const bool lead = dist::world().rank() == 0;  // the process that prints and writes the results
+  team::start();  // one process per rank when a launcher started this one
+  const bool lead = team::world().rank() == 0;  // the process that prints and writes the results
   auto [config, backend, cases] = start_sweep(options, command_line);
   const auto expectations = agreed_input([&] {
     return options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);
@@ -582,7 +582,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     results = std::make_unique<ResultsFile>(out->path, context);  // written with the first record (an existing file is kept until then)
     console::say("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, kGitRevision,
                backend->name(), cases.size(), options.config,
-               dist::world().multi() ? fmt::format(", {} processes", dist::world().size()) : std::string(), out->path);
+               team::world().multi() ? fmt::format(", {} processes", team::world().size()) : std::string(), out->path);
   }
   const bool pairs = uses_pairs(config);
   Recorder recorder(results.get(), pairs || expectations.has_value());
@@ -590,8 +590,8 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   const std::size_t selected = outcome.selected;
   const bool stopped = outcome.stopped;
   recorder.finish();  // the whole file and the journal removed (nothing changed if no case was recorded)
-  if (!dist::world().stopped().empty()) {  // a process of the run is gone
-    console::warn("\ndmabench: the run stopped after {} cases: {}{}\n", recorder.total(), dist::world().stopped(),
+  if (!team::world().stopped().empty()) {  // a process of the run is gone
+    console::warn("\ndmabench: the run stopped after {} cases: {}{}\n", recorder.total(), team::world().stopped(),
                results ? "; results in " + results->path() : std::string());
     return 3;
   }

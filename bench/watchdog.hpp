@@ -10,7 +10,7 @@
 #include <optional>
 #include <thread>
 
-#include "bench/sweep.hpp"
+#include "bench/cases.hpp"
 
 namespace dmabench {
 

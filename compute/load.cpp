@@ -17,7 +17,7 @@ std::unique_ptr<Load> make_gpu_load(const Spec& spec, const std::vector<int>& de
 std::string Spec::label() const {
   if (kind == "gemm") return fmt::format("gemm-{}-{}x{}x{}", dtype, m, n, k);
   if (kind == "transfer")
-    return fmt::format("transfer-{}-{}-{}{}", pattern, engine_label, format_bytes(bytes),
+    return fmt::format("transfer-{}-{}-{}{}", pattern, variant_label(engine, options), format_bytes(bytes),
                        host.kind == HostKind::pinned ? std::string() : fmt::format("-{}", to_string(host.kind)));
   return fmt::format("{}-{}", kind, format_bytes(bytes));
 }

@@ -32,7 +32,6 @@ struct Spec {
   std::string pattern = "d2h";
   std::string engine = "ce";
   nlohmann::json options = nlohmann::json::object();
-  std::string engine_label = "ce";     // the engine and its non-default options, as case names show them
   Location host = host_location();
   int depth = 4;                       // operations per launch, back to back
 

@@ -29,7 +29,7 @@ Case background_case(const Spec& spec, const std::vector<int>& devices) {
     throw Unsupported(fmt::format("{} cannot run on the case's {} device(s)", spec.pattern, devices.size()));
   Case c;
   c.pattern = spec.pattern;
-  c.engine = EngineVariant{spec.engine, spec.options};
+  c.variant = EngineVariant{spec.engine, spec.options};
   c.devices = std::vector<int>(devices.begin(), devices.begin() + used);
   c.bytes_per_rank = spec.bytes;
   c.timing = Timing::pipelined;

@@ -18,7 +18,7 @@
 #include "engines/gpu_operation.hpp"
 #include "amd/environment.hpp"
 #include "engines/spin_workers.hpp"
-#include "dist/team.hpp"
+#include "team/team.hpp"
 
 namespace dmabench {
 namespace {
@@ -66,11 +66,11 @@ struct DeviceWork {
   std::uint32_t* word(int i) const { return static_cast<std::uint32_t*>(words.data()) + i; }
 };
 
-class DmaOperation final : public GpuOperation {
+class CeOperation final : public GpuOperation {
  public:
-  DmaOperation(const Plan& plan, DmaOptions opt) : GpuOperation(plan, {}), opt_(opt) {
+  CeOperation(const Plan& plan, CeOptions opt) : GpuOperation(plan, {}), opt_(opt) {
     std::size_t host_slots = 0;
-    for (int r : dist::local_issuers(plan)) {
+    for (int r : team::local_issuers(plan)) {
       work_.push_back(std::make_unique<DeviceWork>());
       DeviceWork& w = *work_.back();
       w.rank = r;
@@ -118,7 +118,7 @@ class DmaOperation final : public GpuOperation {
           [this](int i) { settle(*work_[i]); });
   }
 
-  ~DmaOperation() override {
+  ~CeOperation() override {
     workers_.reset();
     try {
       drain();
@@ -406,7 +406,7 @@ class DmaOperation final : public GpuOperation {
     }
   }
 
-  DmaOptions opt_;
+  CeOptions opt_;
   std::vector<std::unique_ptr<DeviceWork>> work_;
   std::unique_ptr<gpu::HostMapped> host_trigger_, host_slots_;
   std::unique_ptr<SpinWorkers> workers_;  // issue thread-per-gpu
@@ -414,11 +414,11 @@ class DmaOperation final : public GpuOperation {
   std::uint32_t armed_ = 0;   // operations pre-posted
 };
 
-class DmaEngine final : public Engine {
+class CeEngine final : public Engine {
  public:
-  explicit DmaEngine(bool batch) : batch_(batch) {}
+  explicit CeEngine(bool batch) : batch_(batch) {}
   WhyNot unsupported(const Plan& plan, const Options& options, int ops_per_sample) const override {
-    const DmaOptions o = DmaOptions::from(options, batch_);
+    const CeOptions o = CeOptions::from(options, batch_);
     // combinations that make no sense anywhere first, then what this machine lacks
     // HIP has a batch graph node (hipGraphAddExtMemcpyBatchNode) but no documented capture of the call;
     // RCCL falls back to one hipMemcpyAsync per copy while capturing.
@@ -458,22 +458,22 @@ class DmaEngine final : public Engine {
     if (batch_)
       if (auto why = gpu::copy_batch_unsupported()) return why;
     if (o.thread_per_gpu)
-      if (auto why = SpinWorkers::cpus_short(static_cast<int>(dist::local_issuers(plan).size()))) return why;
+      if (auto why = SpinWorkers::cpus_short(static_cast<int>(team::local_issuers(plan).size()))) return why;
     if (o.trigger == Trigger::gpu_flag)
-      for (int r : dist::local_issuers(plan))
+      for (int r : team::local_issuers(plan))
         if (auto why = gpu::gpu_clock_unsupported(plan.devices[r])) return why;
     if (o.needs_memops())
-      for (int r : dist::local_issuers(plan))
+      for (int r : team::local_issuers(plan))
         if (auto why = gpu::stream_memops_unsupported(plan.devices[r])) return "stream memory operations unavailable: " + *why;
     return gpu_memory_shortfall(plan);
   }
   std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
-    return std::make_unique<DmaOperation>(plan, DmaOptions::from(options, batch_));
+    return std::make_unique<CeOperation>(plan, CeOptions::from(options, batch_));
   }
   // Each process issues its rank's copies into the other ranks' buffers, opened through interprocess
   // handles; trigger and completion words are the issuing process's own (host-mapped or device memory).
   WhyNot across_processes(const Plan&, const Options& options) const override {
-    if (DmaOptions::from(options, batch_).peer_bounce)
+    if (CeOptions::from(options, batch_).peer_bounce)
       return std::string("local peer-bounce bounces through a buffer on a second GPU of the same process; a process of a "
                          "multi-process run drives one GPU");
     return std::nullopt;
@@ -485,7 +485,7 @@ class DmaEngine final : public Engine {
 
 }  // namespace
 
-std::unique_ptr<Engine> make_ce_engine() { return std::make_unique<DmaEngine>(false); }
-std::unique_ptr<Engine> make_ce_batch_engine() { return std::make_unique<DmaEngine>(true); }
+std::unique_ptr<Engine> make_ce_engine() { return std::make_unique<CeEngine>(false); }
+std::unique_ptr<Engine> make_ce_batch_engine() { return std::make_unique<CeEngine>(true); }
 
 }  // namespace dmabench

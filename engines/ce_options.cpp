@@ -19,7 +19,7 @@ const char* engine_name(bool batch) { return batch ? "ce-batch" : "ce"; }
 
 }  // namespace
 
-std::vector<OptionSpec> dma_option_specs(bool batch) {
+std::vector<OptionSpec> ce_option_specs(bool batch) {
   std::vector<OptionSpec> o = {
       OptionSpec{.name = "schedule",
                  .help = batch ? "b2b: a stream's copies in one batch call with one completion (pcpy does not apply)"
@@ -82,9 +82,9 @@ std::vector<OptionSpec> dma_option_specs(bool batch) {
   return o;
 }
 
-DmaOptions DmaOptions::from(const Options& o, bool batch) {
+CeOptions CeOptions::from(const Options& o, bool batch) {
   const char* e = engine_name(batch);
-  return DmaOptions{.batch = batch,
+  return CeOptions{.batch = batch,
                     .schedule = option_named(o, e, "schedule", kSchedules),
                     .streams = option_count(o, e, "streams", "auto"),
                     .trigger = option_named(o, e, "trigger", kTriggers),

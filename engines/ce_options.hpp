@@ -13,7 +13,7 @@ enum class Trigger { enqueue, host_flag, gpu_flag };
 enum class Completion { event, flag_spin, gpu_poll };
 enum class Gate { wait_value, spin_kernel };
 
-struct DmaOptions {
+struct CeOptions {
   bool batch;  // ce-batch
   Schedule schedule;
   int streams;  // 0: auto
@@ -27,11 +27,11 @@ struct DmaOptions {
   bool coalesce;      // adjacent blocks (source and destination both continuing the previous one) as one copy
 
   // From validated options (every option of the table present); throws std::logic_error otherwise.
-  static DmaOptions from(const Options& options, bool batch);
+  static CeOptions from(const Options& options, bool batch);
   bool needs_memops() const { return trigger != Trigger::enqueue || completion != Completion::event; }
 };
 
 // The option table of ce (batch = false) or ce-batch (batch = true).
-std::vector<OptionSpec> dma_option_specs(bool batch);
+std::vector<OptionSpec> ce_option_specs(bool batch);
 
 }  // namespace dmabench

@@ -88,7 +88,7 @@ class Engine {
   // Allocates buffers and whatever the mechanism needs; throws on runtime errors.
   virtual std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) = 0;
   // Why this engine cannot run the plan with one process per rank (a multi-process run: mpirun, srun;
-  // dist/team.hpp), or nullopt. Engines that can open the other ranks' buffers (or bring their own
+  // team/team.hpp), or nullopt. Engines that can open the other ranks' buffers (or bring their own
   // transport) say so; the rest run in one process only.
   virtual WhyNot across_processes(const Plan& plan, const Options& options) const {
     (void)plan, (void)options;

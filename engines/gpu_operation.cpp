@@ -8,7 +8,7 @@
 
 #include "core/datagen.hpp"
 #include "engines/host_validation.hpp"
-#include "dist/team.hpp"
+#include "team/team.hpp"
 
 namespace dmabench {
 
@@ -19,18 +19,18 @@ GpuOperation::GpuOperation(const Plan& plan, std::vector<int> waited, const gpu:
   streams_.resize(plan.ranks());
   std::string error;
   try {
-    for (int r : dist::local_ranks(plan)) {
+    for (int r : team::local_ranks(plan)) {
       streams_[r] = std::make_unique<gpu::Stream>(device(r));
       src_[r] = allocate_buffer(r, plan.src_location(r), plan.src_allocation(r), "src", allocator);
       dst_[r] = allocate_buffer(r, plan.dst_location(r), plan.dst_allocation(r), "dst", allocator);
     }
   } catch (const std::exception& e) {
-    if (!dist::world().multi()) throw;
+    if (!team::world().multi()) throw;
     error = e.what();
   }
-  if (!dist::world().multi()) return;
+  if (!team::world().multi()) return;
   // Every process's handles (or its error), then the other ranks' buffers opened here.
-  const int me = dist::world().rank();
+  const int me = team::world().rank();
   std::string mine;
   if (error.empty() && maps_peers && me < plan.ranks()) {
     try {
@@ -40,7 +40,7 @@ GpuOperation::GpuOperation(const Plan& plan, std::vector<int> waited, const gpu:
       error = e.what();
     }
   }
-  const auto all = dist::share(mine, error);
+  const auto all = team::share(mine, error);
   if (!maps_peers || me >= plan.ranks()) return;  // a process outside the plan addresses nothing
   for (int r = 0; r < plan.ranks(); ++r) {
     if (r == me) continue;
@@ -78,7 +78,7 @@ void GpuOperation::close_peers() {
   for (const auto& s : streams_)
     if (s) s->synchronize();
   for (int r = 0; r < plan_.ranks(); ++r)
-    if (!dist::local(r)) {
+    if (!team::local(r)) {
       src_[r].reset();  // closes the IPC mapping (gpu::ipc_open's deleter)
       dst_[r].reset();
     }
@@ -87,17 +87,17 @@ void GpuOperation::close_peers() {
 // Every set of a rank's source is one run of the rank's data stream: set s holds the stream's bytes
 // from s * src_stride, so no two sets (and no two operations) carry the same bytes.
 void GpuOperation::fill_sources(std::uint64_t seed) {
-  for (int r : dist::local_ranks(plan_)) {
+  for (int r : team::local_ranks(plan_)) {
     if (plan_.src_location(r).host)  // host buffers are written by the host, whatever their kind
       fill_stream(reinterpret_cast<unsigned char*>(src(r)), plan_.src_allocation(r), datagen::stream_key(seed, r));
     else
       gpu::fill(src(r), plan_.src_allocation(r), datagen::stream_key(seed, r), 0, stream(r));
   }
-  for (int r : dist::local_ranks(plan_)) stream(r).synchronize();
+  for (int r : team::local_ranks(plan_)) stream(r).synchronize();
 }
 
 void GpuOperation::poison_destinations(std::uint64_t seed) {
-  for (int r : dist::local_ranks(plan_)) {
+  for (int r : team::local_ranks(plan_)) {
     const std::uint64_t key = datagen::stream_key(seed ^ datagen::kPoisonSalt, r);
     if (plan_.dst_location(r).host)
       fill_stream(reinterpret_cast<unsigned char*>(dst(r)), plan_.dst_allocation(r), key);
@@ -107,9 +107,9 @@ void GpuOperation::poison_destinations(std::uint64_t seed) {
   // in-place blocks: in the destination before the operation starts
   for (int s = 0; s < sets(); ++s)
     for (const Transfer& t : plan_.preset)
-      if (dist::local(t.dst_rank))
+      if (team::local(t.dst_rank))
         gpu::copy_async(dst(t.dst_rank, s) + t.dst_offset, src(t.src_rank, s) + t.src_offset, t.bytes, stream(t.dst_rank));
-  for (int r : dist::local_ranks(plan_)) stream(r).synchronize();
+  for (int r : team::local_ranks(plan_)) stream(r).synchronize();
 }
 
 std::optional<Mismatch> GpuOperation::check_destinations(const Plan& expected, std::uint64_t seed) {
@@ -121,14 +121,14 @@ std::optional<Mismatch> GpuOperation::check_destinations(const Plan& expected, s
   // transfer writes (block layouts in a pool) must still hold the poison.
   if (expected.sets != plan_.sets) throw std::logic_error("check_destinations: the plan's buffer sets differ from the operation's");
   std::optional<Mismatch> first = first_host_mismatch(expected, seed, [&](int r) -> const unsigned char* {
-    return dist::local(r) && plan_.dst_location(r).host ? reinterpret_cast<const unsigned char*>(dst(r)) : nullptr;
+    return team::local(r) && plan_.dst_location(r).host ? reinterpret_cast<const unsigned char*>(dst(r)) : nullptr;
   });
   auto keep = [&](const Mismatch& m) {
     if (!first || m.rank < first->rank || (m.rank == first->rank && m.offset < first->offset)) first = m;
   };
   for (int s = 0; s < expected.sets; ++s)
     for (int r = 0; r < expected.ranks(); ++r) {
-      if (!dist::local(r) || plan_.dst_location(r).host) continue;
+      if (!team::local(r) || plan_.dst_location(r).host) continue;
       const std::uint64_t key = datagen::stream_key(seed ^ datagen::kPoisonSalt, r);
       for (const auto& [begin, end] : expected.unwritten(r)) {
         const std::size_t at = s * expected.dst_stride(r) + begin;
@@ -139,7 +139,7 @@ std::optional<Mismatch> GpuOperation::check_destinations(const Plan& expected, s
     }
   for (int s = 0; s < expected.sets; ++s)
     for (const Transfer& t : expected.writes()) {
-      if (!dist::local(t.dst_rank) || plan_.dst_location(t.dst_rank).host) continue;
+      if (!team::local(t.dst_rank) || plan_.dst_location(t.dst_rank).host) continue;
       const std::uint64_t key = datagen::stream_key(seed, t.src_rank);
       const std::size_t src_at = s * expected.src_stride(t.src_rank) + t.src_offset;
       const std::size_t dst_at = s * expected.dst_stride(t.dst_rank) + t.dst_offset;
@@ -157,7 +157,7 @@ WhyNot gpu_memory_shortfall(const Plan& plan) {
   constexpr std::size_t kHeadroom = std::size_t{512} << 20;  // runtime, NCCL and kernels need some too
   std::map<int, std::size_t> need;
   std::size_t host = 0;
-  for (int r : dist::local_ranks(plan)) {
+  for (int r : team::local_ranks(plan)) {
     (plan.src_location(r).host ? host : need[plan.devices[r]]) += plan.src_allocation(r);
     (plan.dst_location(r).host ? host : need[plan.devices[r]]) += plan.dst_allocation(r);
   }

@@ -1,7 +1,7 @@
 #pragma once
 // What every GPU engine's operation shares: one source and one destination buffer per rank on the
 // rank's device, one stream per rank, and validation through the GPU layer's kernels.
-// In a multi-process run (dist/team.hpp) only this process's rank has buffers and a stream here; the
+// In a multi-process run (team/team.hpp) only this process's rank has buffers and a stream here; the
 // other ranks' buffers are opened through interprocess handles (when the engine addresses them), and
 // fill, poison, check and wait touch this process's rank only.
 // Vendor-neutral: it sees only gpu/gpu.hpp.

@@ -1,7 +1,7 @@
 // The `host` backend and its engine: CPU threads, one per rank, memcpy between per-rank host
 // buffers. It runs anywhere and makes every pattern, the harness and the JSON testable without a GPU.
 // Under mpirun each process is one host rank: its buffers are POSIX shared memory that the other
-// processes map, so the multi-process path (dist/) is tested without a GPU too.
+// processes map, so the multi-process path (team/) is tested without a GPU too.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -28,7 +28,7 @@
 
 #include "core/datagen.hpp"
 #include "core/host_memory.hpp"
-#include "dist/team.hpp"
+#include "team/team.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine_factories.hpp"
 #include "engines/host_validation.hpp"
@@ -150,7 +150,7 @@ class HostOperation final : public Operation {
   explicit HostOperation(const Plan& plan) : plan_(plan) {
     src_.resize(plan.ranks());
     dst_.resize(plan.ranks());
-    if (dist::world().multi()) {
+    if (team::world().multi()) {
       map_shared();
     } else {
       for (int r = 0; r < plan.ranks(); ++r) {
@@ -158,7 +158,7 @@ class HostOperation final : public Operation {
         dst_[r] = allocate(r, plan.dst_location(r), plan.dst_allocation(r), "dst");
       }
     }
-    for (int r : dist::local_issuers(plan)) workers_.push_back(std::make_unique<Worker>(Worker{r, plan.issued_by(r), 0, {}}));
+    for (int r : team::local_issuers(plan)) workers_.push_back(std::make_unique<Worker>(Worker{r, plan.issued_by(r), 0, {}}));
     for (auto& w : workers_) w->thread = std::thread([this, w = w.get()] { run(*w); });
   }
   ~HostOperation() override {
@@ -168,7 +168,7 @@ class HostOperation final : public Operation {
     }
     cv_.notify_all();
     for (auto& w : workers_) w->thread.join();
-    if (fault_.die && fault_.rank == dist::world().rank()) ::raise(SIGKILL);
+    if (fault_.die && fault_.rank == team::world().rank()) ::raise(SIGKILL);
   }
 
   void launch() override {
@@ -188,21 +188,21 @@ class HostOperation final : public Operation {
 
   // In a multi-process run each process fills, poisons and checks its own rank's buffers.
   void fill_sources(std::uint64_t seed) override {
-    for (int r : dist::local_ranks(plan_)) fill_bytes(src_[r]->data, src_[r]->size, datagen::stream_key(seed, r));
+    for (int r : team::local_ranks(plan_)) fill_bytes(src_[r]->data, src_[r]->size, datagen::stream_key(seed, r));
   }
   void poison_destinations(std::uint64_t seed) override {
-    for (int r : dist::local_ranks(plan_))
+    for (int r : team::local_ranks(plan_))
       fill_bytes(dst_[r]->data, dst_[r]->size, datagen::stream_key(seed ^ datagen::kPoisonSalt, r));
     for (int set = 0; set < plan_.sets; ++set)
       for (const Transfer& t : plan_.preset)  // in-place blocks: there before the operation starts
-        if (dist::local(t.dst_rank))
+        if (team::local(t.dst_rank))
           std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
   }
   std::vector<hostmem::BufferInfo> host_buffers() const override { return host_buffers_; }
   std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override {
     if (expected.sets != plan_.sets) throw std::logic_error("check_destinations: the plan's buffer sets differ from the operation's");
     return first_host_mismatch(expected, seed, [&](int r) -> const unsigned char* {
-      return dist::local(r) ? reinterpret_cast<const unsigned char*>(dst_[r]->data) : nullptr;
+      return team::local(r) ? reinterpret_cast<const unsigned char*>(dst_[r]->data) : nullptr;
     });
   }
 
@@ -218,7 +218,7 @@ class HostOperation final : public Operation {
   // (collective; the objects are unlinked once every process has mapped them).
   void map_shared() {
     static std::atomic<unsigned> serial{0};
-    const int me = dist::world().rank();
+    const int me = team::world().rank();
     const std::string base = fmt::format("/dmabench-{}-{}", ::getpid(), serial++);
     // this process's objects are unlinked however this ends: once every process mapped them, or on error
     struct Unlink {
@@ -238,7 +238,7 @@ class HostOperation final : public Operation {
     } catch (const std::exception& e) {
       error = e.what();
     }
-    const auto names = dist::share(me < plan_.ranks() ? base : std::string(), error);
+    const auto names = team::share(me < plan_.ranks() ? base : std::string(), error);
     error.clear();
     try {
       if (me < plan_.ranks())
@@ -250,7 +250,7 @@ class HostOperation final : public Operation {
     } catch (const std::exception& e) {
       error = e.what();
     }
-    dist::share("", error);  // every process mapped what it needs (or says why not)
+    team::share("", error);  // every process mapped what it needs (or says why not)
   }
 
   std::unique_ptr<HostBytes> allocate(int rank, const Location& at, std::size_t bytes, const char* side) {
@@ -312,8 +312,8 @@ class HostOperation final : public Operation {
 // unlinking them) are removed: named /dmabench-<pid>-..., they would hold memory until reboot.
 void remove_orphaned_shared_memory() {
   std::error_code ec;
-  for (const auto& r : dist::world().ranks()) {
-    if (r.rank == dist::world().rank() || !dist::sees_process(r) || !dist::process_gone(r.pid)) continue;
+  for (const auto& r : team::world().ranks()) {
+    if (r.rank == team::world().rank() || !team::sees_process(r) || !team::process_gone(r.pid)) continue;
     const std::string prefix = fmt::format("dmabench-{}-", r.pid);
     for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ec)) {
       const std::string file = entry.path().filename().string();
@@ -328,12 +328,12 @@ void remove_orphaned_shared_memory() {
 class HostEngine final : public Engine {
  public:
   ~HostEngine() override {
-    if (dist::world().multi()) remove_orphaned_shared_memory();
+    if (team::world().multi()) remove_orphaned_shared_memory();
   }
   WhyNot unsupported(const Plan& plan, const Options&, int) const override {
     std::size_t bytes = 0;  // in a multi-process run, this process creates its own rank's buffers and maps the others
     for (int r = 0; r < plan.ranks(); ++r)
-      if (dist::local(r)) bytes += plan.src_allocation(r) + plan.dst_allocation(r);
+      if (team::local(r)) bytes += plan.src_allocation(r) + plan.dst_allocation(r);
     return host_memory_shortfall(bytes);
   }
   // Each process's rank's buffers are shared memory the other processes map.

@@ -16,7 +16,7 @@
 #include "amd/environment.hpp"
 #include "core/errors.hpp"
 #include "engines/engine_factories.hpp"
-#include "dist/team.hpp"
+#include "team/team.hpp"
 #include "engines/gpu_operation.hpp"
 #include "engines/hsa_options.hpp"
 #include "gpu/features.hpp"
@@ -166,7 +166,7 @@ class HsaOperation final : public GpuOperation {
     std::vector<PlannedCopy> copies;  // buffer set 0 (the set's addresses are filled in below)
     for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
       const Transfer& t = plan.transfers[i];
-      if (!dist::local(t.issuer)) continue;  // another process issues it
+      if (!team::local(t.issuer)) continue;  // another process issues it
       transfers_.push_back(i);
       PlannedCopy c;
       c.copy = gpu::hsa::Copy{
@@ -265,7 +265,7 @@ class HsaOperation final : public GpuOperation {
     std::uint64_t cpu_agent = 0;
   };
   Endpoint endpoint(int rank, char* p, const Location& at) const {
-    if (!at.host || !dist::local(rank)) return Endpoint{p, 0};
+    if (!at.host || !team::local(rank)) return Endpoint{p, 0};
     auto h = gpu::hsa::host_memory(p);
     if (!h) throw Unsupported(fmt::format("host memory kind {} of rank {}: {}", to_string(at.kind), rank, h.why_not()));
     return Endpoint{static_cast<char*>(h->agent_address), h->cpu_agent};
@@ -274,8 +274,8 @@ class HsaOperation final : public GpuOperation {
   // The GPU whose HSA agent owns a rank's buffers, as this process numbers GPUs: another process's
   // rank by its bus id (its buffers are opened here through hipIpcOpenMemHandle).
   int agent_device(int rank) const {
-    if (dist::local(rank)) return device(rank);
-    const auto& r = dist::world().ranks().at(static_cast<std::size_t>(rank));
+    if (team::local(rank)) return device(rank);
+    const auto& r = team::world().ranks().at(static_cast<std::size_t>(rank));
     const int d = gpu::device_by_bus_id(r.bus_id);
     if (d < 0)
       throw Unsupported(fmt::format("hsa names both GPUs of a copy, and rank {}'s GPU ({}) is not visible in this process",

@@ -1,5 +1,5 @@
 // nccl: the vendor collective library, over a single-process communicator or, in a multi-process run,
-// one communicator whose ranks live in the launcher's processes (its unique id shared through dist/). Plans with an
+// one communicator whose ranks live in the launcher's processes (its unique id shared through team/). Plans with an
 // equivalent collective call it (allgather -> ncclAllGather, alltoall -> ncclAlltoAll, RCCL's ncclAllToAll); any other
 // plan becomes one ncclSend/ncclRecv pair per transfer inside one group (copy, bidir).
 // Options graph and cta_policy: engines/nccl_options.cpp. With cta_policy zero (NCCL's copy-engine
@@ -14,7 +14,7 @@
 #include "gpu/nccl_comm.hpp"
 #include "engines/gpu_operation.hpp"
 #include "engines/nccl_options.hpp"
-#include "dist/team.hpp"
+#include "team/team.hpp"
 
 namespace dmabench {
 namespace {
@@ -33,15 +33,15 @@ std::vector<int> all_ranks(const Plan& plan) {
 // world rank 0's unique id (collective), and holds its own rank, if the plan has it.
 std::unique_ptr<gpu::NcclComms> make_comms(const Plan& plan, bool cta_zero) {
   std::string id, error;
-  if (dist::world().multi()) {
+  if (team::world().multi()) {
     try {
-      if (dist::world().rank() == 0) id = gpu::nccl_unique_id();
+      if (team::world().rank() == 0) id = gpu::nccl_unique_id();
     } catch (const std::exception& e) {
       error = e.what();
     }
-    id = dist::share(id, error).at(0);  // every process takes part, rank 0's error or not
+    id = team::share(id, error).at(0);  // every process takes part, rank 0's error or not
   }
-  return std::make_unique<gpu::NcclComms>(plan.devices, dist::local_ranks(plan), cta_zero, id);
+  return std::make_unique<gpu::NcclComms>(plan.devices, team::local_ranks(plan), cta_zero, id);
 }
 
 class NcclOperation final : public GpuOperation {
@@ -49,7 +49,7 @@ class NcclOperation final : public GpuOperation {
   NcclOperation(const Plan& plan, NcclOptions opt, const gpu::NcclComms* shared)
       : GpuOperation(plan, all_ranks(plan), opt.cta_zero ? gpu::Allocator(gpu::nccl_allocate) : gpu::Allocator(gpu::allocate),
                      /*maps_peers=*/false),
-        opt_(opt), local_(dist::local_ranks(plan)) {
+        opt_(opt), local_(team::local_ranks(plan)) {
     if (opt.cta_zero) {
       // A communicator of its own, so that its copy-engine set-up (logged once per communicator)
       // happens inside this case.
@@ -128,9 +128,9 @@ class NcclOperation final : public GpuOperation {
         break;
       case Collective::none:
         for (const Transfer& t : p.transfers) {
-          if (dist::local(t.src_rank))
+          if (team::local(t.src_rank))
             comms_->send(t.src_rank, src(t.src_rank, set) + t.src_offset, t.bytes, t.dst_rank, stream(t.src_rank));
-          if (dist::local(t.dst_rank))
+          if (team::local(t.dst_rank))
             comms_->recv(t.dst_rank, dst(t.dst_rank, set) + t.dst_offset, t.bytes, t.src_rank, stream(t.dst_rank));
         }
         break;
@@ -195,7 +195,7 @@ class NcclEngine final : public Engine {
       auto it = comms_.find(plan.devices);
       // every process must agree whether the communicator exists (one whose set-up failed in some
       // process is made again by all of them)
-      const bool everywhere = dist::first_error(it == comms_.end() ? "missing" : "").has_value() == false;
+      const bool everywhere = team::first_error(it == comms_.end() ? "missing" : "").has_value() == false;
       if (!everywhere && it != comms_.end()) {
         comms_.erase(it);
         it = comms_.end();
@@ -207,7 +207,7 @@ class NcclEngine final : public Engine {
   }
   // One communicator across the processes; NCCL refuses two ranks on one GPU.
   WhyNot across_processes(const Plan& plan, const Options&) const override {
-    const auto& ranks = dist::world().ranks();
+    const auto& ranks = team::world().ranks();
     for (int a = 0; a < plan.ranks(); ++a)
       for (int b = a + 1; b < plan.ranks(); ++b)
         if (a < static_cast<int>(ranks.size()) && b < static_cast<int>(ranks.size()) && ranks[a].node == ranks[b].node &&

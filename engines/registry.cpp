@@ -69,11 +69,11 @@ const std::vector<EngineSpec>& engine_specs() {
       {"host", "host", "CPU threads, one per rank, memcpy between per-rank host buffers", {}, {"host"}},
       {"ce", gpu_backend(),
        "cudaMemcpyAsync / hipMemcpyAsync per copy on the issuing GPU's streams: the copy (DMA / SDMA) engines",
-       dma_option_specs(false), {"cuda", "hip"}},
+       ce_option_specs(false), {"cuda", "hip"}},
       {"ce-batch", gpu_backend(),
        "one cudaMemcpyBatchAsync (CUDA >= 12.8) / hipMemcpyBatchAsync (HIP >= 7.1) per stream for all of a GPU's "
        "copies (stream order, prefer overlap with compute)",
-       dma_option_specs(true), {"cuda", "hip"}},
+       ce_option_specs(true), {"cuda", "hip"}},
       {"sm", gpu_backend(), "a GPU-core copy kernel per issuing GPU, storing into peer memory over NVLink / xGMI",
        sm_option_specs(), {"cuda", "hip"}},
       {"nccl", gpu_backend(),

@@ -9,7 +9,7 @@
 #include "engines/engine_factories.hpp"
 #include "engines/gpu_operation.hpp"
 #include "engines/sm_options.hpp"
-#include "dist/team.hpp"
+#include "team/team.hpp"
 
 namespace dmabench {
 namespace {
@@ -19,7 +19,7 @@ class SmOperation final : public GpuOperation {
   SmOperation(const Plan& plan, int blocks) : GpuOperation(plan, plan.issuers()) {
     kernels_.resize(sets());
     for (int s = 0; s < sets(); ++s)
-      for (int r : dist::local_issuers(plan)) {
+      for (int r : team::local_issuers(plan)) {
         std::vector<gpu::CopyJob> jobs;
         for (const Transfer& t : plan.issued_by(r))
           jobs.push_back({dst(t.dst_rank, s) + t.dst_offset, src(t.src_rank, s) + t.src_offset, t.bytes});
@@ -60,11 +60,11 @@ class SmEngine final : public Engine {
         return fmt::format("sm's copy kernel takes at most {} copies per launch (one grid row each); GPU {} has {}", kMaxJobs,
                            plan.devices[rank], jobs);
     for (const Transfer& t : plan.transfers) {
-      if (!dist::local(t.issuer)) continue;
+      if (!team::local(t.issuer)) continue;
       const int from = plan.devices[t.issuer];
       for (int rank : {t.src_rank, t.dst_rank}) {
         // another process's rank: its GPU as this process numbers it (by bus id), when visible here
-        const int to = dist::local(rank) ? plan.devices[rank] : gpu::device_by_bus_id(dist::world().ranks()[rank].bus_id);
+        const int to = team::local(rank) ? plan.devices[rank] : gpu::device_by_bus_id(team::world().ranks()[rank].bus_id);
         if (to >= 0 && to != from && !gpu::peer_link(from, to).access)
           return fmt::format("sm needs peer access from GPU {} to GPU {}, which the runtime does not offer", from, to);
       }

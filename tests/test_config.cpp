@@ -13,7 +13,7 @@
 #include <map>
 
 #include "bench/config.hpp"
-#include "bench/sweep.hpp"
+#include "bench/cases.hpp"
 #include "core/errors.hpp"
 #include "bench/patterns/pattern.hpp"
 
@@ -304,7 +304,7 @@ TEST(Config, CanonicalJsonRoundTrips) {
   EXPECT_EQ(again.engines[0].options, c.engines[0].options);
 }
 
-TEST(Config, DmaOptionAxesAndNames) {
+TEST(Config, CeOptionAxesAndNames) {
   Config c = parse(R"({"sizes": 1, "patterns": ["copy"], "timing": "oneshot", "devices": [0, 1],
                       "engines": [{"name": "ce", "options": {"schedule": ["pcpy", "b2b"],
                                    "trigger": ["enqueue", "host-flag"], "completion": "flag-spin", "streams": [2]}},
@@ -319,7 +319,7 @@ TEST(Config, DmaOptionAxesAndNames) {
   EXPECT_EQ(names[2], "copy/ce,schedule=pcpy,streams=2,trigger=host-flag,completion=flag-spin/oneshot/dev=0,1/1B");
   EXPECT_EQ(names[4], "copy/nccl,cta_policy=zero/oneshot/dev=0,1/1B");
   EXPECT_EQ(names[5], "copy/nccl,graph=true,cta_policy=zero/oneshot/dev=0,1/1B");
-  EXPECT_EQ(cases[5].engine.options, (json{{"graph", true}, {"cta_policy", "zero"}}));
+  EXPECT_EQ(cases[5].variant.options, (json{{"graph", true}, {"cta_policy", "zero"}}));
 }
 
 TEST(Config, OverlapWorkloadIsParsedAndNamesTheCase) {
@@ -457,7 +457,7 @@ TEST(Config, SweepsOverrideTheTopLevelAndConcatenate) {
   EXPECT_EQ(j["sweeps"][1]["sizes"][0], 8u << 20);
 
   int visited = 0;
-  for_each_sweep(c, [&](Config& part) {
+  for_each_part(c, [&](Config& part) {
     ++visited;
     part.devices = {DeviceSet{false, {1, 0}}};
   });

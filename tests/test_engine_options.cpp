@@ -32,7 +32,7 @@ namespace {
 
 // The typed parser of `engine` on `options` (the host engine has no options).
 void parse(const std::string& engine, const Options& options) {
-  if (engine == "ce" || engine == "ce-batch") DmaOptions::from(options, engine == "ce-batch");
+  if (engine == "ce" || engine == "ce-batch") CeOptions::from(options, engine == "ce-batch");
   if (engine == "sm") SmOptions::from(options);
   if (engine == "nccl") NcclOptions::from(options);
   if (engine == "hsa") HsaOptions::from(options);
@@ -64,14 +64,14 @@ TEST(EngineOptions, ParsersReadTheTablesAndNeverInventDefaults) {
 }
 
 TEST(EngineOptions, TypedValues) {
-  const DmaOptions ce = DmaOptions::from(with_defaults("ce", {{"schedule", "pcpy"}, {"streams", 4}}), false);
+  const CeOptions ce = CeOptions::from(with_defaults("ce", {{"schedule", "pcpy"}, {"streams", 4}}), false);
   EXPECT_EQ(ce.schedule, Schedule::pcpy);
   EXPECT_EQ(ce.streams, 4);
   EXPECT_EQ(ce.trigger, Trigger::enqueue);
   EXPECT_EQ(ce.completion, Completion::event);
   EXPECT_FALSE(ce.graph || ce.thread_per_gpu || ce.peer_bounce || ce.overlap_hint || ce.batch || ce.needs_memops());
   EXPECT_EQ(ce.gate, Gate::wait_value);
-  const DmaOptions batch = DmaOptions::from(
+  const CeOptions batch = CeOptions::from(
       with_defaults("ce-batch", {{"trigger", "gpu-flag"}, {"completion", "gpu-poll"}, {"issue", "thread-per-gpu"},
                                  {"gate", "spin-kernel"}, {"local", "peer-bounce"}, {"graph", true}}),
       true);
@@ -81,7 +81,7 @@ TEST(EngineOptions, TypedValues) {
   EXPECT_EQ(batch.completion, Completion::gpu_poll);
   EXPECT_EQ(batch.gate, Gate::spin_kernel);
   EXPECT_TRUE(batch.batch && batch.graph && batch.thread_per_gpu && batch.peer_bounce && batch.overlap_hint);
-  EXPECT_FALSE(DmaOptions::from(with_defaults("ce-batch", {{"overlap_hint", false}}), true).overlap_hint);
+  EXPECT_FALSE(CeOptions::from(with_defaults("ce-batch", {{"overlap_hint", false}}), true).overlap_hint);
   EXPECT_EQ(SmOptions::from(with_defaults("sm", json::object())).blocks, 0);  // auto
   EXPECT_EQ(SmOptions::from({{"blocks", 7}}).blocks, 7);
   EXPECT_THROW(SmOptions::from({{"blocks", "many"}}), std::logic_error);

@@ -78,7 +78,7 @@ Maybe<std::unique_ptr<power::Meter>> nvml_meter(Backend& backend, double window_
 
 // Runs a case with its power measured by `meter` on `gpus`: the case's result.
 json with_power(const Case& c, Backend& backend, power::Meter& meter, const std::vector<int>& gpus) {
-  const json r = to_json(run_case(testing_support::planned(c), engine(c.engine.engine), backend, CaseHooks{.meter = &meter, .power_channels = gpus}));
+  const json r = to_json(run_case(testing_support::planned(c), engine(c.variant.engine), backend, CaseHooks{.meter = &meter, .power_channels = gpus}));
   EXPECT_EQ(r["status"], "ok") << r.dump();
   return r;
 }
@@ -142,7 +142,7 @@ TEST_P(GpuEngines, EveryPatternValidates) {
   const Options options = with_defaults(engine_name, json::object());
   for (Timing timing : {Timing::oneshot, Timing::pipelined}) {
     Case c{.pattern = named.pattern,
-           .engine = EngineVariant{engine_name, options},
+           .variant = EngineVariant{engine_name, options},
            .devices = devs,
            .bytes_per_rank = bytes,
            .timing = timing,
@@ -235,7 +235,7 @@ TEST_P(GpuVariants, ValidateOnEveryPatternAndTiming) {
   for (const auto& [bytes, rotate] : shapes)
     for (Timing timing : {Timing::oneshot, Timing::pipelined}) {
       Case c{.pattern = named.pattern,
-             .engine = EngineVariant{v.engine, options},
+             .variant = EngineVariant{v.engine, options},
              .devices = devs,
              .bytes_per_rank = bytes,
              .timing = timing,
@@ -275,7 +275,7 @@ TEST(GpuEngines, BreakdownOfACopy) {
   devs.resize(2);
   for (std::size_t bytes : {std::size_t{1024}, std::size_t{64} << 20}) {
     Case c{.pattern = "copy",
-           .engine = EngineVariant{"ce", with_defaults("ce", json::object())},
+           .variant = EngineVariant{"ce", with_defaults("ce", json::object())},
            .devices = devs,
            .bytes_per_rank = bytes,
            .timing = Timing::oneshot,
@@ -304,7 +304,7 @@ TEST(GpuEngines, SmBlocksOptionValidates) {
   devs.resize(2);
   for (json blocks : {json(1), json(7), json(264), json("auto")}) {
     Case c{.pattern = "bidir",
-           .engine = EngineVariant{"sm", with_defaults("sm", {{"blocks", blocks}})},
+           .variant = EngineVariant{"sm", with_defaults("sm", {{"blocks", blocks}})},
            .devices = devs,
            .bytes_per_rank = (std::size_t{8} << 20) + 48,
            .timing = Timing::oneshot,
@@ -320,7 +320,7 @@ TEST(GpuEngines, SmBlocksOptionValidates) {
 TEST(GpuEngines, TooLargeIsSkippedWithReason) {
   REQUIRE_GPU(backend);
   Case c{.pattern = "allgather",
-         .engine = EngineVariant{"ce", with_defaults("ce", json::object())},
+         .variant = EngineVariant{"ce", with_defaults("ce", json::object())},
          .devices = {0},
          .bytes_per_rank = std::size_t{1} << 40,
          .timing = Timing::oneshot,
@@ -349,7 +349,7 @@ TEST(GpuPower, NvmlReadingsAreSane) {
   if (gpus.size() < 2) GTEST_SKIP() << "the copy loop needs 2 GPUs";
   gpus.resize(2);
   Case c{.pattern = "copy",
-         .engine = EngineVariant{"ce", with_defaults("ce", json::object())},
+         .variant = EngineVariant{"ce", with_defaults("ce", json::object())},
          .devices = gpus,
          .bytes_per_rank = std::size_t{1} << 30,
          .timing = Timing::oneshot,
@@ -377,7 +377,7 @@ TEST(GpuPower, MeterAgreesWithATwoEndedLoop) {
   power::Source& src = meter->source();
   const json ctx = meter->context();
   Case c{.pattern = "allgather",
-         .engine = EngineVariant{"ce", with_defaults("ce", json::object())},
+         .variant = EngineVariant{"ce", with_defaults("ce", json::object())},
          .devices = gpus,
          .bytes_per_rank = std::size_t{256} << 20,
          .timing = Timing::oneshot,
@@ -467,7 +467,7 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
     for (auto [bytes, timing] : {std::pair{std::size_t{64} << 10, Timing::oneshot},
                                  std::pair{std::size_t{64} << 20, Timing::pipelined}}) {
       Case c{.pattern = "allgather",
-             .engine = EngineVariant{name, options},
+             .variant = EngineVariant{name, options},
              .devices = devs,
              .bytes_per_rank = bytes,
              .timing = timing,
@@ -516,7 +516,7 @@ Case host_gpu_case(const std::string& pattern, const std::string& engine_name, c
   const int used = find_pattern(pattern)->ranks_used(static_cast<int>(devs.size()));
   devs.resize(used);
   Case c{.pattern = pattern,
-         .engine = EngineVariant{engine_name, with_defaults(engine_name, options)},
+         .variant = EngineVariant{engine_name, with_defaults(engine_name, options)},
          .devices = devs,
          .bytes_per_rank = bytes,
          .timing = Timing::oneshot,
@@ -564,7 +564,7 @@ TEST_P(GpuHostMemory, EveryMechanismKindAndLayoutValidates) {
       std::printf("%s: skipped: %s\n", c.name().c_str(), r["reason"].get<std::string>().c_str());
       continue;
     }
-    const bool pre_posted = c.engine.options.value("trigger", "") != "enqueue" || c.engine.options.value("graph", false);
+    const bool pre_posted = c.variant.options.value("trigger", "") != "enqueue" || c.variant.options.value("graph", false);
     if (kind == HostKind::pageable && pre_posted && name != "sm") {  // the runtime copies pageable memory synchronously
       EXPECT_EQ(r["status"], "skipped") << c.name() << ": " << r.dump();
       continue;
@@ -623,7 +623,7 @@ TEST(GpuOverlap, TransferBesideTransferValidatesBothSides) {
     for (const std::string name : {"ce", "ce-batch", "sm"}) {
       Engine* e = engine(name);
       if (!e) continue;
-      Case c{.pattern = "h2d", .engine = EngineVariant{name, with_defaults(name, json::object())}, .devices = {0},
+      Case c{.pattern = "h2d", .variant = EngineVariant{name, with_defaults(name, json::object())}, .devices = {0},
              .bytes_per_rank = 64 << 10, .timing = Timing::oneshot, .warmup = 5, .iterations = 50, .overlap = oc};
       if (name == "sm") c.host.kind = HostKind::mapped;
       const json r = to_json(run_case(testing_support::planned(c), e, *backend,

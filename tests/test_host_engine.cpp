@@ -22,7 +22,7 @@ Case make_case(const std::string& pattern, int ranks, std::size_t bytes, Timing 
   const int used = named.impl->ranks_used(ranks);
   if (used > 0) devs.resize(used);
   return Case{.pattern = named.pattern,
-              .engine = EngineVariant{engine, json::object()},
+              .variant = EngineVariant{engine, json::object()},
               .devices = devs,
               .bytes_per_rank = bytes,
               .timing = timing,

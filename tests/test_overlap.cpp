@@ -60,7 +60,7 @@ Case overlap_case(const std::string& kind, Timing timing = Timing::oneshot) {
   o.rounds = 2;
   o.min_samples = 5;
   return Case{.pattern = "allgather",
-              .engine = EngineVariant{"host", json::object()},
+              .variant = EngineVariant{"host", json::object()},
               .devices = {0, 1},
               .bytes_per_rank = 64 << 10,
               .timing = timing,
@@ -257,7 +257,6 @@ Case beside_transfer(const std::string& pattern) {
   c.overlap->compute.pattern = pattern;
   c.overlap->compute.engine = "host";
   c.overlap->compute.options = with_defaults("host", json::object());
-  c.overlap->compute.engine_label = "host";
   c.overlap->compute.bytes = 8 << 20;
   c.overlap->compute.depth = 2;
   c.overlap->duration_ms = 30;  // long enough for samples on a busy 2-core CI machine
@@ -331,10 +330,9 @@ TEST(Overlap, SdmaBackgroundNamesTheEnginesItUsed) {
   auto sdma = make_engine("sdma", "host");
   ASSERT_TRUE(sdma) << sdma.why_not();
   Case c = beside_transfer("d2h");
-  c.engine = EngineVariant{"sdma", with_defaults("sdma", json::object())};
+  c.variant = EngineVariant{"sdma", with_defaults("sdma", json::object())};
   c.overlap->compute.engine = "sdma";
   c.overlap->compute.options = with_defaults("sdma", json::object());
-  c.overlap->compute.engine_label = "sdma";
   const json r = run_beside_its_workload(c, **sdma, *backend);
   ASSERT_EQ(r["status"], "ok") << r["reason"];
   const json& o = r["overlap"];

@@ -251,7 +251,7 @@ TEST(PowerMeter, FailingSourceKeepsTheCaseLatency) {
   auto backend = make_backend("host").value();
   auto engine = make_engine("host").value();
   Case c{.pattern = "copy",
-         .engine = EngineVariant{"host", json::object()},
+         .variant = EngineVariant{"host", json::object()},
          .devices = {0, 1},
          .bytes_per_rank = 4096,
          .timing = Timing::oneshot,

@@ -155,7 +155,7 @@ Case sdma_case(const std::string& pattern, int ranks, std::size_t bytes, json op
   const auto named = testing_support::named_pattern(pattern);
   devs.resize(named.impl->ranks_used(ranks));  // copy: the first two
   return testing_support::planned(Case{.pattern = named.pattern,
-                                       .engine = EngineVariant{"sdma", with_defaults("sdma", std::move(options))},
+                                       .variant = EngineVariant{"sdma", with_defaults("sdma", std::move(options))},
                                        .devices = devs,
                                        .bytes_per_rank = bytes,
                                        .timing = timing,
@@ -393,7 +393,7 @@ Case host_sdma_case(const std::string& pattern, int ranks, std::size_t block, st
   std::vector<int> devs(static_cast<std::size_t>(find_pattern(pattern)->ranks_used(ranks)));
   std::iota(devs.begin(), devs.end(), 0);
   Case c{.pattern = pattern,
-         .engine = EngineVariant{"sdma", with_defaults("sdma", std::move(options))},
+         .variant = EngineVariant{"sdma", with_defaults("sdma", std::move(options))},
          .devices = devs,
          .bytes_per_rank = block * blocks,
          .timing = timing,
@@ -615,7 +615,7 @@ TEST(SdmaFirstRun, EachGpusTimestampsUseThatGpusClock) {
   auto engine = make_sdma_engine_on(sdma::make_soft_platform(s));
   const Case c = sdma_case("allgather", 2, 1 << 20, json::object());
   ASSERT_TRUE(c.plan);
-  auto op = engine->prepare(*c.plan, c.engine.options);
+  auto op = engine->prepare(*c.plan, c.variant.options);
   auto tracer = op->copy_tracer().value();
   const double before = static_cast<double>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());

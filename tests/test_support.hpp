@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/patterns/pattern.hpp"
-#include "bench/sweep.hpp"
+#include "bench/cases.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
 

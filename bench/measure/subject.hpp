@@ -1,7 +1,7 @@
 #pragma once
 // What every measurement unit takes: the case, its plan, and the prepared operation (validated)
 // of its engine on its backend.
-#include "bench/sweep.hpp"
+#include "bench/cases.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
 

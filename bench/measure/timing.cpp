@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "dist/team.hpp"
+#include "team/team.hpp"
 
 namespace dmabench::measure {
 namespace {
@@ -28,7 +28,7 @@ Sample launch_and_wait(const Subject& s) {
 }  // namespace
 
 Sample take_sample(const Subject& s) {
-  if (!dist::world().multi()) {
+  if (!team::world().multi()) {
     s.op.arm(s.depth());  // pre-posting is never timed
     return launch_and_wait(s);
   }
@@ -42,7 +42,7 @@ Sample take_sample(const Subject& s) {
   } catch (const std::exception& e) {
     error = e.what();
   }
-  if (auto e = dist::first_error(error)) throw std::runtime_error(*e);  // also the barrier before timing
+  if (auto e = team::first_error(error)) throw std::runtime_error(*e);  // also the barrier before timing
   Sample mine;
   try {
     mine = launch_and_wait(s);
@@ -53,7 +53,7 @@ Sample take_sample(const Subject& s) {
   std::memcpy(bytes.data(), &mine.seconds_per_op, sizeof mine.seconds_per_op);
   bytes.back() = mine.gpu_clock ? 'g' : 'h';
   Sample slowest{0, false};
-  for (const auto& v : dist::share(bytes, error)) {
+  for (const auto& v : team::share(bytes, error)) {
     double x = 0;
     if (v.size() != sizeof x + 1) throw std::runtime_error("a process sent a malformed sample");
     std::memcpy(&x, v.data(), sizeof x);

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "dist/team.hpp"
+#include "team/team.hpp"
 
 namespace dmabench::measure {
 namespace {
@@ -14,14 +14,14 @@ namespace {
 // on all of them.
 template <class F>
 void step(F&& f) {
-  if (!dist::world().multi()) return f();
+  if (!team::world().multi()) return f();
   std::string error;
   try {
     f();
   } catch (const std::exception& e) {
     error = e.what();
   }
-  if (auto e = dist::first_error(error)) throw std::runtime_error(*e);
+  if (auto e = team::first_error(error)) throw std::runtime_error(*e);
 }
 
 }  // namespace
@@ -52,7 +52,7 @@ std::optional<std::string> check_written(const Subject& s) {
       bad = fmt::format("rank {} (device {}) destination byte {} is 0x{:02x}, expected 0x{:02x}", m->rank,
                         s.spec.devices[m->rank], m->offset, m->got, m->expected);
   });
-  return dist::first_error(bad, /*name_rank=*/false);  // each process checked its own rank: the lowest rank's mismatch
+  return team::first_error(bad, /*name_rank=*/false);  // each process checked its own rank: the lowest rank's mismatch
 }
 
 }  // namespace dmabench::measure

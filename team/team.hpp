@@ -2,7 +2,7 @@
 // The processes of a run (README "Multi-process runs", results/SCHEMA.md "Processes"). A run is one
 // process driving every rank (the default), or one process per rank started by mpirun / srun: then
 // rank r of every plan is world rank r, its buffers live in that process, and the processes agree
-// through the collectives below. Everything above this layer asks `world()`; only dist/mpi_team.cpp
+// through the collectives below. Everything above this layer asks `world()`; only team/mpi_team.cpp
 // sees MPI.
 #include <cstdint>
 #include <memory>
@@ -14,7 +14,7 @@ namespace dmabench {
 struct Plan;
 }
 
-namespace dmabench::dist {
+namespace dmabench::team {
 
 // What one process of the run is, as every process sees it (gathered at start).
 struct RankInfo {
@@ -132,4 +132,4 @@ void finish(bool clean);
 std::optional<std::string> mpi_build_unsupported();
 std::string mpi_build_description();
 
-}  // namespace dmabench::dist
+}  // namespace dmabench::team

@@ -1,4 +1,4 @@
-// The agreement between the processes of a multi-process run (dist/), without MPI: a scripted team
+// The agreement between the processes of a multi-process run (team/), without MPI: a scripted team
 // plays rank 0 of two and answers each collective with what "rank 1" sends.
 #include <cstdint>
 #include <cstdlib>
@@ -11,14 +11,14 @@
 
 #include "bench/interrupt.hpp"
 #include "bench/measure/timing.hpp"
-#include "dist/team.hpp"
+#include "team/team.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
 
 namespace dmabench {
 namespace {
 
-class ScriptedTeam final : public dist::Team {
+class ScriptedTeam final : public team::Team {
  public:
   explicit ScriptedTeam(std::deque<std::string> theirs) : theirs_(std::move(theirs)) {}
   int rank() const override { return 0; }
@@ -37,9 +37,9 @@ class ScriptedTeam final : public dist::Team {
     ++collectives;
     if (other == "!gone") {
       set_stopped("rank 1 (pid 7 on vm) ended while rank 0 waited for it in MPI_Iallgather");
-      throw dist::TeamStopped(stopped());
+      throw team::TeamStopped(stopped());
     }
-    if (other == "!error") throw dist::TeamStopped("MPI_Iallgather failed: MPI_ERR_OTHER");
+    if (other == "!error") throw team::TeamStopped("MPI_Iallgather failed: MPI_ERR_OTHER");
     std::uint64_t call = 0;  // Team::allgather's number in front of each payload
     std::memcpy(&call, mine.data(), sizeof call);
     if (other == "!ahead") ++call;
@@ -59,82 +59,82 @@ std::string sample_bytes(double seconds, char clock) {
   return "+" + b;
 }
 
-TEST(Dist, FirstErrorNamesTheRankUnlessAsked) {
-  dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"", "boom", "x", "x"}));
-  EXPECT_FALSE(dist::first_error("")) << "nobody has an error";
-  EXPECT_EQ(*dist::first_error(""), "rank 1: boom");
+TEST(Team, FirstErrorNamesTheRankUnlessAsked) {
+  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"", "boom", "x", "x"}));
+  EXPECT_FALSE(team::first_error("")) << "nobody has an error";
+  EXPECT_EQ(*team::first_error(""), "rank 1: boom");
   // rank 0's own error comes first
-  EXPECT_EQ(*dist::first_error("mine"), "rank 0: mine");
-  EXPECT_EQ(*dist::first_error("", /*name_rank=*/false), "x");
+  EXPECT_EQ(*team::first_error("mine"), "rank 0: mine");
+  EXPECT_EQ(*team::first_error("", /*name_rank=*/false), "x");
 }
 
-TEST(Dist, ShareThrowsTheOtherRanksErrorEverywhere) {
-  dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"+theirs", "-out of memory"}));
-  EXPECT_EQ(dist::share("mine", ""), (std::vector<std::string>{"mine", "theirs"}));
+TEST(Team, ShareThrowsTheOtherRanksErrorEverywhere) {
+  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"+theirs", "-out of memory"}));
+  EXPECT_EQ(team::share("mine", ""), (std::vector<std::string>{"mine", "theirs"}));
   try {
-    dist::share("mine", "");
+    team::share("mine", "");
     FAIL() << "rank 1's error must stop rank 0 too";
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "rank 1: out of memory");
   }
 }
 
-TEST(Dist, ATransportErrorStopsTheTeam) {
-  dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"x", "!error"}));
-  EXPECT_EQ(dist::world().allgather("a"), (std::vector<std::string>{"a", "x"}));
-  EXPECT_THROW(dist::world().allgather("b"), dist::TeamStopped);
-  EXPECT_EQ(dist::world().stopped(), "MPI_Iallgather failed: MPI_ERR_OTHER") << "the sweep ends, keeping every finished case";
-  EXPECT_THROW(dist::world().allgather("c"), dist::TeamStopped) << "no collective after the team stopped";
+TEST(Team, ATransportErrorStopsTheTeam) {
+  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"x", "!error"}));
+  EXPECT_EQ(team::world().allgather("a"), (std::vector<std::string>{"a", "x"}));
+  EXPECT_THROW(team::world().allgather("b"), team::TeamStopped);
+  EXPECT_EQ(team::world().stopped(), "MPI_Iallgather failed: MPI_ERR_OTHER") << "the sweep ends, keeping every finished case";
+  EXPECT_THROW(team::world().allgather("c"), team::TeamStopped) << "no collective after the team stopped";
 }
 
-TEST(Dist, ProcessesAtDifferentCollectivesStopTheTeam) {
-  dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"x", "!ahead"}));
-  EXPECT_EQ(dist::world().allgather("a"), (std::vector<std::string>{"a", "x"}));
+TEST(Team, ProcessesAtDifferentCollectivesStopTheTeam) {
+  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"x", "!ahead"}));
+  EXPECT_EQ(team::world().allgather("a"), (std::vector<std::string>{"a", "x"}));
   try {
-    dist::world().allgather("b");
+    team::world().allgather("b");
     FAIL() << "rank 1's data belongs to another collective";
-  } catch (const dist::TeamStopped& e) {
+  } catch (const team::TeamStopped& e) {
     EXPECT_STREQ(e.what(), "internal error: the processes are at different collectives (rank 0 at its collective 2, "
                            "rank 1 at 3): one process skipped or added one");
   }
-  EXPECT_FALSE(dist::world().stopped().empty());
+  EXPECT_FALSE(team::world().stopped().empty());
 }
 
-TEST(Dist, ANeighbourIsWatchedOnlyInThisHostAndPidNamespace) {
+TEST(Team, ANeighbourIsWatchedOnlyInThisHostAndPidNamespace) {
   auto team = std::make_unique<ScriptedTeam>(std::deque<std::string>{});
-  const std::string mine = dist::pid_namespace();
+  const std::string mine = team::pid_namespace();
   EXPECT_EQ(mine.rfind("pid:[", 0), 0u) << "Linux names it pid:[inode]: " << mine;
-  dist::RankInfo me{.rank = 0, .node = 0, .host = "a", .pid_namespace = mine};
-  dist::RankInfo same = me, container = me, elsewhere = me;
+  team::RankInfo me{.rank = 0, .node = 0, .host = "a", .pid_namespace = mine};
+  team::RankInfo same = me, container = me, elsewhere = me;
   same.rank = 1;
   container.pid_namespace = "pid:[1]";  // a container of its own on this host: its pids are not ours to look up
   elsewhere.node = 1;
   team->set_ranks({me, same});
-  dist::WorldForTest w(std::move(team));
-  EXPECT_TRUE(dist::sees_process(same));
-  EXPECT_FALSE(dist::sees_process(container));
-  EXPECT_FALSE(dist::sees_process(elsewhere));
+  team::WorldForTest w(std::move(team));
+  EXPECT_TRUE(team::sees_process(same));
+  EXPECT_FALSE(team::sees_process(container));
+  EXPECT_FALSE(team::sees_process(elsewhere));
 }
 
-TEST(Dist, LocalRanksAreThisProcesssOnly) {
-  dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{}));
+TEST(Team, LocalRanksAreThisProcesssOnly) {
+  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{}));
   Plan p;
   p.devices = {0, 1, 2};
-  EXPECT_EQ(dist::local_ranks(p), (std::vector<int>{0}));
-  EXPECT_TRUE(dist::local(0));
-  EXPECT_FALSE(dist::local(1));
+  EXPECT_EQ(team::local_ranks(p), (std::vector<int>{0}));
+  EXPECT_TRUE(team::local(0));
+  EXPECT_FALSE(team::local(1));
 }
 
 // A process that dies between two cases is noticed in the agreement on whether to stop; the sweep goes
 // on to the next case, which fails with the reason at its first agreement, and stops after it: the
 // results say why the run ended wherever the kill landed.
-TEST(Dist, ADeathBetweenCasesStopsTheSweepOnceACaseHasTheReason) {
-  dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"", "!gone"}));
+TEST(Team, ADeathBetweenCasesStopsTheSweepOnceACaseHasTheReason) {
+  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"", "!gone"}));
   const interrupt::Guard signals;
   EXPECT_FALSE(interrupt::stop_agreed()) << "nobody asked to stop";
   EXPECT_FALSE(interrupt::stop_agreed()) << "rank 1 died in this agreement: the next case must record why";
-  EXPECT_FALSE(dist::world().stopped().empty());
-  EXPECT_THROW(dist::first_error(""), dist::TeamStopped) << "that case's first agreement fails at once";
+  EXPECT_FALSE(team::world().stopped().empty());
+  EXPECT_THROW(team::first_error(""), team::TeamStopped) << "that case's first agreement fails at once";
   EXPECT_FALSE(interrupt::stop_agreed()) << "no case has failed with the reason yet";
   interrupt::stop_recorded();
   EXPECT_TRUE(interrupt::stop_agreed());
@@ -165,10 +165,10 @@ struct SampleFixture {
   std::unique_ptr<Engine> engine = std::move(make_engine("host", "host")).value();
 };
 
-TEST(Dist, ASampleIsTheSlowestRanksTime) {
+TEST(Team, ASampleIsTheSlowestRanksTime) {
   auto team = std::make_unique<ScriptedTeam>(std::deque<std::string>{"", sample_bytes(0.25, 'h'), "", sample_bytes(1e-6, 'g')});
   ScriptedTeam* t = team.get();
-  dist::WorldForTest w(std::move(team));
+  team::WorldForTest w(std::move(team));
   SampleFixture f;
   SleepyOperation op(0.002);
   const measure::Subject s{f.spec, f.plan, *f.engine, op, *f.backend};
@@ -182,8 +182,8 @@ TEST(Dist, ASampleIsTheSlowestRanksTime) {
   EXPECT_EQ(t->collectives, 4) << "per sample: one agreement before timing (the barrier), one gather after";
 }
 
-TEST(Dist, AnErrorInAnotherRanksSampleFailsItHereToo) {
-  dist::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"", "-stream synchronize failed"}));
+TEST(Team, AnErrorInAnotherRanksSampleFailsItHereToo) {
+  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"", "-stream synchronize failed"}));
   SampleFixture f;
   SleepyOperation op(0);
   const measure::Subject s{f.spec, f.plan, *f.engine, op, *f.backend};
@@ -202,21 +202,21 @@ struct Env {
   const char* name_;
 };
 
-TEST(Dist, LaunchersAreRecognisedAndBatchShellsAreNot) {
+TEST(Team, LaunchersAreRecognisedAndBatchShellsAreNot) {
   for (const char* n : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE", "MV2_COMM_WORLD_SIZE",
                         "WORLD_SIZE", "RANK", "LOCAL_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_NTASKS", "SLURM_LOCALID",
                         "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK"})
     unsetenv(n);
-  EXPECT_FALSE(dist::launch_env().launched);
+  EXPECT_FALSE(team::launch_env().launched);
   {
     Env a("SLURM_NTASKS", "8");  // an sbatch / salloc shell: not a task of srun
-    EXPECT_FALSE(dist::launch_env().launched);
+    EXPECT_FALSE(team::launch_env().launched);
     Env b("WORLD_SIZE", "8");  // inherited without torchrun's RANK and LOCAL_RANK
-    EXPECT_FALSE(dist::launch_env().launched);
+    EXPECT_FALSE(team::launch_env().launched);
   }
   {
     Env a("OMPI_COMM_WORLD_SIZE", "4"), b("OMPI_COMM_WORLD_LOCAL_RANK", "3");
-    const dist::LaunchEnv e = dist::launch_env();
+    const team::LaunchEnv e = team::launch_env();
     EXPECT_TRUE(e.launched);
     EXPECT_EQ(e.size, 4);
     EXPECT_EQ(e.local_rank, 3);
@@ -224,28 +224,28 @@ TEST(Dist, LaunchersAreRecognisedAndBatchShellsAreNot) {
   }
   {
     Env a("SLURM_STEP_NUM_TASKS", "16"), b("SLURM_LOCALID", "5");
-    EXPECT_EQ(dist::launch_env().size, 16);
-    EXPECT_EQ(dist::launch_env().local_rank, 5);
-    EXPECT_TRUE(dist::launch_env().srun_without_pmi) << "srun --mpi=none: nothing for MPI to connect the tasks with";
+    EXPECT_EQ(team::launch_env().size, 16);
+    EXPECT_EQ(team::launch_env().local_rank, 5);
+    EXPECT_TRUE(team::launch_env().srun_without_pmi) << "srun --mpi=none: nothing for MPI to connect the tasks with";
     Env c("PMIX_NAMESPACE", "slurm.pmix.7.0");  // srun --mpi=pmix
-    EXPECT_FALSE(dist::launch_env().srun_without_pmi);
+    EXPECT_FALSE(team::launch_env().srun_without_pmi);
   }
   {
     Env a("SLURM_STEP_NUM_TASKS", "2"), b("PMI_FD", "5");  // srun --mpi=pmi2
-    EXPECT_FALSE(dist::launch_env().srun_without_pmi);
+    EXPECT_FALSE(team::launch_env().srun_without_pmi);
   }
   {
     Env a("SLURM_STEP_NUM_TASKS", "1");  // one task: an ordinary run
-    EXPECT_FALSE(dist::launch_env().srun_without_pmi);
+    EXPECT_FALSE(team::launch_env().srun_without_pmi);
   }
   {
     Env a("OMPI_COMM_WORLD_SIZE", "4"), b("SLURM_STEP_NUM_TASKS", "2");  // mpirun inside an allocation
-    EXPECT_FALSE(dist::launch_env().srun_without_pmi);
+    EXPECT_FALSE(team::launch_env().srun_without_pmi);
   }
   {
     Env a("WORLD_SIZE", "2"), b("RANK", "1"), c("LOCAL_RANK", "1");
-    EXPECT_TRUE(dist::launch_env().launched);
-    EXPECT_EQ(dist::launch_env().size, 2);
+    EXPECT_TRUE(team::launch_env().launched);
+    EXPECT_EQ(team::launch_env().size, 2);
   }
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// The sweep: the cases a config expands into (pattern x engine variant x devices x timing x
-// rotation x size), each with its name, validation seed and plan. Config parsing is bench/config.hpp.
+// The cases a config expands into: its sweep, run in that order (pattern x engine variant x devices x
+// timing x rotation x size), each with its name, validation seed and plan. Config parsing is bench/config.hpp.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -15,7 +15,7 @@ namespace dmabench {
 
 struct Case {
   std::string pattern;
-  EngineVariant engine;
+  EngineVariant variant;  // the engine and its options
   std::vector<int> devices;  // the devices the pattern uses (rank i on devices[i])
   std::uint64_t bytes_per_rank = 0;
   Timing timing = Timing::oneshot;
@@ -44,8 +44,9 @@ struct Case {
 // unknown pattern.
 void plan_case(Case& c);
 
-// Calls `fn` on the config itself, or on each of its sweeps when it has them.
-void for_each_sweep(Config& config, const std::function<void(Config&)>& fn);
+// Calls `fn` on the config itself, or on each of its parts (the entries of its "sweeps" list, whose cases
+// are concatenated into the one sweep of the run) when it has them.
+void for_each_part(Config& config, const std::function<void(Config&)>& fn);
 
 // Expands the axes: device sets x patterns x in-place x engine variants x timings x rotation x
 // sizes, each case planned. Device ids are checked against [0, device_count) and "all" becomes

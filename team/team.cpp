@@ -1,4 +1,4 @@
-#include "dist/team.hpp"
+#include "team/team.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -15,10 +15,10 @@
 #include <fmt/ranges.h>
 
 #include "core/errors.hpp"
-#include "dist/mpi_team.hpp"
+#include "team/mpi_team.hpp"
 #include "engines/plan.hpp"
 
-namespace dmabench::dist {
+namespace dmabench::team {
 namespace {
 
 class OneProcess final : public Team {
@@ -237,4 +237,4 @@ std::string mpi_build_description() {
 #endif
 }
 
-}  // namespace dmabench::dist
+}  // namespace dmabench::team

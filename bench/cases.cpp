@@ -1,4 +1,4 @@
-#include "bench/sweep.hpp"
+#include "bench/cases.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -99,7 +99,7 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
             for (std::uint64_t bytes : layout.count ? std::vector<std::uint64_t>{layout.count * layout.block_bytes} : config.sizes) {
               check_byte_range(bytes, static_cast<int>(devs.size()), rotate);
               Case c{.pattern = pattern_name,
-                     .engine = engine,
+                     .variant = engine,
                      .devices = devs,
                      .bytes_per_rank = bytes,
                      .timing = timing,
@@ -153,7 +153,7 @@ std::uint64_t count_cases(const Config& config, const std::vector<int>& all_devi
 
 std::string Case::name() const {
   // Options at their default value are left out of the name (they are all in the result's `options`).
-  const std::string engine_part = variant_label(engine.engine, engine.options);
+  const std::string engine_part = variant_label(variant.engine, variant.options);
   const Pattern* p = find_pattern(pattern);
   const std::string host_part = p && p->uses_host_memory()
                                     ? fmt::format("/host={},numa={}", to_string(host.kind), host.numa.label())
@@ -180,7 +180,7 @@ void plan_case(Case& c) {
   c.plan->sets = c.rotate;
 }
 
-void for_each_sweep(Config& config, const std::function<void(Config&)>& fn) {
+void for_each_part(Config& config, const std::function<void(Config&)>& fn) {
   if (config.sweeps.empty()) return fn(config);
   for (auto& s : config.sweeps) fn(s);
 }

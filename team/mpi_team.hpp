@@ -1,12 +1,12 @@
 #pragma once
-// The MPI team (dist/mpi_team.cpp, built where find_package(MPI) found a library): the only file that
+// The MPI team (team/mpi_team.cpp, built where find_package(MPI) found a library): the only file that
 // includes mpi.h.
 #include <memory>
 #include <string>
 
-#include "dist/team.hpp"
+#include "team/team.hpp"
 
-namespace dmabench::dist {
+namespace dmabench::team {
 
 // MPI_Init_thread (funneled: only the main thread calls MPI) and the world communicator as a Team.
 std::unique_ptr<Team> start_mpi();
@@ -15,4 +15,4 @@ void finish_mpi(bool clean);
 // MPI_Get_library_version up to its first comma, e.g. "Open MPI v4.1.4".
 std::string mpi_library_version();
 
-}  // namespace dmabench::dist
+}  // namespace dmabench::team

@@ -1,4 +1,4 @@
-#include "dist/mpi_team.hpp"
+#include "team/mpi_team.hpp"
 
 #include <chrono>
 #include <cstring>
@@ -13,7 +13,7 @@
 
 #include "bench/interrupt.hpp"
 
-namespace dmabench::dist {
+namespace dmabench::team {
 namespace {
 
 bool g_initialized = false;
@@ -140,4 +140,4 @@ std::string mpi_library_version() {
   return s;
 }
 
-}  // namespace dmabench::dist
+}  // namespace dmabench::team
