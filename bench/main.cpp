@@ -1,4 +1,4 @@
-// dmabench: command-line entry point. Exit codes: README "Exit codes" (0 ok, 1 a case failed, 2 bad input, 3 fatal,
+// dmabench: command-line entry point. Exit codes: docs/user-guide.md "Exit codes" (0 ok, 1 a case failed, 2 bad input, 3 fatal,
 // 4 case timeout, 130/143 interrupted).
 #include <cstdlib>
 #include <exception>

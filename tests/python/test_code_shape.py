@@ -1,4 +1,4 @@
-"""The shape the README's layout section promises, checked so that it stays true.
+"""The shape docs/design.md's layout section promises, checked so that it stays true.
 
 - No function defined in bench/ is longer than MAX_LINES lines (the upper half of the program stays
   made of small units; a longer one is a sign that a unit is missing).
