@@ -75,23 +75,23 @@ std::map<std::string, std::string> print_backends(Text& out) {
     const json& ctx = b.context;
     if (name == "host") {
       out("\nbackend host: available; ranks are virtual (ids 0..{}), one CPU thread each; CPU {} ({} threads)\n",
-                 b.device_count - 1, ctx["cpu"].get<std::string>(), ctx["cpu_threads"].get<unsigned>());
+          b.device_count - 1, ctx["cpu"].get<std::string>(), ctx["cpu_threads"].get<unsigned>());
       continue;
     }
     out("\nbackend {}: available, {} device(s); versions {}\n", name, b.device_count, ctx["versions"].dump());
     for (const auto& d : ctx["devices"])
       out("  GPU {}: {} bus {} memory {:.1f} GiB, {} copy engines, {} multiprocessors, cc {}\n", d["id"].get<int>(),
-                 d["name"].get<std::string>(), d["bus_id"].get<std::string>(),
-                 d["memory_bytes"].get<double>() / 1073741824.0, d["copy_engines"].get<int>(),
-                 d["multiprocessors"].get<int>(), d["compute_capability"].get<std::string>());
+          d["name"].get<std::string>(), d["bus_id"].get<std::string>(),
+          d["memory_bytes"].get<double>() / 1073741824.0, d["copy_engines"].get<int>(),
+          d["multiprocessors"].get<int>(), d["compute_capability"].get<std::string>());
     const auto& links = ctx["peer_links"];
     for (std::size_t i = 0; i < links.size(); ++i)
       for (std::size_t j = 0; j < links[i].size(); ++j)
         if (i != j)
           out("  peer access GPU {} -> GPU {}: {}{}\n", i, j, links[i][j]["access"].get<bool>() ? "yes" : "NO",
-                     links[i][j]["access"].get<bool>()
-                         ? fmt::format(" (performance rank {})", links[i][j]["performance_rank"].get<int>())
-                         : std::string(" (sm engine cases between them are skipped)"));
+              links[i][j]["access"].get<bool>()
+                  ? fmt::format(" (performance rank {})", links[i][j]["performance_rank"].get<int>())
+                  : std::string(" (sm engine cases between them are skipped)"));
   }
   return backend_state;
 }
@@ -135,7 +135,7 @@ void print_sdma_platforms(Text& out) {
     }
     const int shown = b == "host" ? 2 : (*p)->device_count();  // the software engine's devices are all alike
     out("\nsdma platform on {}: {} ({} device(s){})\n", b, (*p)->name(), (*p)->device_count(),
-               shown < (*p)->device_count() ? fmt::format(", the first {} shown", shown) : "");
+        shown < (*p)->device_count() ? fmt::format(", the first {} shown", shown) : "");
     for (const auto& line : sdma_platform_facts(**p, shown)) out("  {}\n", line);
   }
 }
@@ -169,14 +169,14 @@ void print_found_backend(Text& out, const FoundBackend& b) {
   const json& ctx = b.context;
   if (b.name == "host") {
     out("  host: available: host ranks 0..{} are CPU threads copying host memory; CPU {} ({} threads)\n",
-               b.device_count - 1, ctx.value("cpu", std::string("unknown")), ctx.value("cpu_threads", 0u));
+        b.device_count - 1, ctx.value("cpu", std::string("unknown")), ctx.value("cpu_threads", 0u));
     return;
   }
   const json devices = ctx.value("devices", json::array());
   out("  {}: available: {} GPU(s)\n", b.name, devices.size());
   for (const auto& d : devices)
     out("    GPU {}: {}, bus {}\n", d.value("id", -1), d.value("name", std::string("?")),
-               d.value("bus_id", std::string("?")));
+        d.value("bus_id", std::string("?")));
   print_links(out, ctx.value("peer_links", json::array()));
 }
 
@@ -245,16 +245,17 @@ void print_first_steps(Text& out, const std::string& program) {
   const std::string what = quick.empty() ? std::string() : config_description(quick);
   out("\na first sweep{}:\n", what.empty() ? std::string() : " (configs/quick.json: " + what + ")");
   out("  {} --config {} --out results/first.json\n", exe,
-             quick.empty() ? std::string("configs/quick.json") : shell_word(quick));
+      quick.empty() ? std::string("configs/quick.json") : shell_word(quick));
   if (quick.empty()) out("  (configs/quick.json is in the dmabench source tree: run it from there)\n");
   out("then: python3 {} results/first.json   (tables of the results)\n",
-             summarize.empty() ? std::string("scripts/summarize.py") : shell_word(summarize));
+      summarize.empty() ? std::string("scripts/summarize.py") : shell_word(summarize));
   out("      {} --features   (everything this build and machine support, and why not)\n", exe);
   out("      {} --help       (every flag)\n", exe);
   std::vector<std::string> docs;
   for (const char* doc : {"README.md", "docs/user-guide.md"})
     if (const std::string found = source_file(doc); !found.empty()) docs.push_back(found);
-  out("docs: {}\n", docs.empty() ? std::string("README.md and docs/ in the dmabench source tree") : fmt::format("{}", fmt::join(docs, ", ")));
+  out("docs: {}\n", docs.empty() ? std::string("README.md and docs/ in the dmabench source tree")
+                                 : fmt::format("{}", fmt::join(docs, ", ")));
 }
 
 }  // namespace
@@ -264,7 +265,7 @@ void print_features() {
   out("dmabench {} (git {})\n", kVersion, kGitRevision);
   out("backends built: {}\n", fmt::join(built_backends(), ", "));
   out("multi-process runs (mpirun, srun: one process per rank): {}\n",
-             team::mpi_build_unsupported() ? "no: " + *team::mpi_build_unsupported() : "yes, " + team::mpi_build_description());
+      team::mpi_build_unsupported() ? "no: " + *team::mpi_build_unsupported() : "yes, " + team::mpi_build_description());
   print_engines(out, print_backends(out));
   print_sdma_platforms(out);
   // Both vendors' features and the version each needs (gpu/features.cpp): what this build has.
@@ -277,15 +278,15 @@ void print_features() {
   for (const Pattern* p : all_patterns()) patterns.push_back(fmt::format("{} ({})", p->name(), p->description()));
   out("\npatterns: {}\n", fmt::join(patterns, "; "));
   out("timing modes: oneshot (per operation: launch on every issuing rank, wait for all), "
-             "pipelined (pipeline_depth operations back to back, one wait, time / depth)\n");
+      "pipelined (pipeline_depth operations back to back, one wait, time / depth)\n");
   console::write(stdout, out.text);
 }
 
 void print_first_run(const std::string& program) {
   Text out;
   out("dmabench {} (git {}): measures copies and collectives over GPU copy engines (DMA), GPU cores, NCCL and\n"
-             "host threads. Run with no arguments, it says what it found here and how to start.\n",
-             kVersion, kGitRevision);
+      "host threads. Run with no arguments, it says what it found here and how to start.\n",
+      kVersion, kGitRevision);
   std::vector<FoundBackend> found;
   for (const auto& name : built_backends()) found.push_back(find_backend(name));
   out("\nbackends of this build: {}\n", fmt::join(built_backends(), ", "));
