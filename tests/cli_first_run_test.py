@@ -105,7 +105,7 @@ def seconds(iso):
 
 
 def check_finished(ctx, what, longest_s):
-    started, finished, wall = seconds(ctx["started_at"]), seconds(ctx["finished_at"]), ctx["wall_s"]
+    started, finished, wall = seconds(ctx.get("started_at")), seconds(ctx.get("finished_at")), ctx.get("wall_s")
     expect(isinstance(wall, float) and 0 < wall <= longest_s, f"{what}: wall_s {wall}, the run took {longest_s:.2f} s")
     expect(started <= finished, f"{what}: started {ctx['started_at']} after finished {ctx['finished_at']}")
     expect(abs((finished - started) - wall) < 0.1, f"{what}: {finished - started:.3f} s between the times, wall_s {wall}")
