@@ -13,6 +13,9 @@
 #include <mutex>
 #include <thread>
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -23,6 +26,7 @@
 #include "bench/interrupt.hpp"
 #include "bench/out_file.hpp"
 #include "bench/power_setup.hpp"
+#include "bench/progress.hpp"
 #include "bench/processes.hpp"
 #include "bench/report.hpp"
 #include "bench/check.hpp"
@@ -275,6 +279,12 @@ bool lists_tests(const std::vector<std::string>& args) {
   return v != "false" && v != "no" && v != "off";
 }
 
+// The width of the terminal on stderr, or 0 when it is not one.
+std::size_t terminal_columns() {
+  struct winsize w {};
+  return ::isatty(STDERR_FILENO) && ::ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 ? w.ws_col : 0;
+}
+
 // The longest Google Benchmark name of the cases (the table's first column).
 std::size_t name_width(const std::vector<const Case*>& cases, const std::vector<std::string>& benchmark_args) {
   const bool fixed_iterations = !gbench::has_flag(benchmark_args, "--benchmark_min_time");
@@ -293,7 +303,8 @@ class Sweep {
       : options_(options), backend_(backend), power_(power), recorder_(recorder), watchdog_(watchdog),
         engines_(make_engines(cases, backend)), workloads_(backend), selected_(selected_cases(options, cases)),
         lead_(team::world().rank() == 0),
-        session_(options.benchmark_args, name_width(selected_, options.benchmark_args), lead_) {}
+        session_(options.benchmark_args, name_width(selected_, options.benchmark_args), lead_),
+        progress_(selected_.size(), ::isatty(STDERR_FILENO) != 0, {}, terminal_columns()) {}
 
   // The cases --benchmark_filter selects: what the sweep runs.
   std::size_t selected() const { return selected_.size(); }
@@ -308,7 +319,9 @@ class Sweep {
         break;
       }
       run_one(*c);
+      if (lead_) console::write(stderr, progress_.case_done(++done_, c->name()));
     }
+    if (lead_) console::write(stderr, progress_.clear());
     say_skipped();
   }
 
@@ -347,6 +360,7 @@ class Sweep {
   // The case's line in the table; a case that never reached its samples (skipped or failed while set up),
   // or that failed after them (a measurement beside a workload), says so on a line of its own.
   void show(const CaseRecord& r) {
+    if (lead_) console::write(stderr, progress_.clear());  // a progress line on the terminal gives way
     const bool shown = session_.show(r);
     if (!lead_ || (shown && r.status != Status::failed)) return;
     console::say("{}: {}: {}\n", r.spec.name(), to_string(r.status), r.reason);
@@ -370,6 +384,8 @@ class Sweep {
   std::map<std::string, int> skipped_;
   bool stopped_ = false;
   gbench::Session session_;
+  Progress progress_;  // on stderr, [k/N] with elapsed time and an estimate of what remains
+  std::size_t done_ = 0;
 };
 
 // --case-timeout: the case is recorded as failed, the file written whole, and the process ends (exit 4):
