@@ -20,8 +20,7 @@ bool parse_transfer_key(const std::string& k, const json& x, compute::Spec& spec
     const auto variants = parse_engine(x, field);
     if (variants.size() != 1)
       fail(field, fmt::format("the option lists make {} variants; a background transfer is one variant", variants.size()));
-    spec.engine = variants[0].engine;
-    spec.options = variants[0].options;
+    spec.variant = variants[0];
   } else if (k == "host_memory") {
     const auto locations = parse_host(x);
     if (locations.size() != 1) fail(field, "expected one host kind and one NUMA request for a background transfer");
@@ -94,7 +93,7 @@ json overlap_json(const std::optional<OverlapConfig>& o) {
   j["compute"] = j["kind"];
   j.erase("kind");
   if (o->compute.kind == "transfer") {  // written back as a config gives it
-    j["engine"] = {{"name", o->compute.engine}, {"options", o->compute.options}};
+    j["engine"] = {{"name", o->compute.variant.engine}, {"options", o->compute.variant.options}};
     j.erase("options");
   }
   j["duration_ms"] = o->duration_ms;

@@ -14,6 +14,7 @@
 #include "team/team.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
+#include "engines/registry.hpp"
 
 namespace dmabench {
 namespace {
