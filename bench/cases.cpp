@@ -12,6 +12,7 @@
 #include "core/hash.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "core/units.hpp"
+#include "engines/registry.hpp"
 
 namespace dmabench {
 namespace {

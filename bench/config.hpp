@@ -10,7 +10,7 @@
 
 #include "bench/patterns/layout.hpp"
 #include "compute/load.hpp"
-#include "engines/engine.hpp"
+#include "engines/registry.hpp"
 
 namespace dmabench {
 
@@ -23,11 +23,6 @@ struct OverlapConfig {
   double duration_ms = 50;  // each compute run lasts at least this long alone
   int rounds = 3;           // alternating compute-alone / compute-with-communication runs
   int min_samples = 20;     // each run lasts at least this many communication samples (alone)
-};
-
-struct EngineVariant {
-  std::string engine;
-  Options options;  // every option of the engine, defaults filled in
 };
 
 struct DeviceSet {

@@ -14,7 +14,7 @@
 #include "bench/interrupt.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "engines/backend.hpp"
-#include "engines/engine.hpp"
+#include "engines/registry.hpp"
 #include "engines/engine_factories.hpp"
 #include "gpu/features.hpp"
 #include "team/team.hpp"

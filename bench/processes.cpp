@@ -36,19 +36,13 @@ bool launcher_gave_one_gpu() {
   return false;
 }
 
-json to_json(const team::RankInfo& r) {
-  return {{"rank", r.rank},     {"host", r.host},     {"pid", r.pid},      {"local_rank", r.local_rank},
-          {"node", r.node},     {"device", r.device}, {"bus_id", r.bus_id}, {"cpu_affinity", r.cpu_affinity},
-          {"pid_namespace", r.pid_namespace}};
-}
-
 }  // namespace
 
 void setup_ranks(const CliOptions& options, const Backend& backend) {
   team::Team& team = team::world();
   const team::LaunchEnv env = team::launch_env();
   const std::string host = host_name();
-  const auto hosts = team.allgather(host);
+  const auto hosts = team::agree_all(host);
   team::RankInfo me;
   me.rank = team.rank();
   me.host = host;
@@ -88,17 +82,7 @@ void setup_ranks(const CliOptions& options, const Backend& backend) {
   });
   std::vector<team::RankInfo> all;
   std::vector<std::string> distinct;
-  for (const auto& text : team.allgather(to_json(me).dump())) {
-    const json j = json::parse(text);
-    team::RankInfo r;
-    r.rank = j["rank"];
-    r.host = j["host"];
-    r.pid = j["pid"];
-    r.local_rank = j["local_rank"];
-    r.device = j["device"];
-    r.bus_id = j["bus_id"];
-    r.cpu_affinity = j["cpu_affinity"];
-    r.pid_namespace = j["pid_namespace"];
+  for (team::RankInfo r : team::agree_all(me)) {
     auto it = std::find(distinct.begin(), distinct.end(), r.host);
     r.node = static_cast<int>(it - distinct.begin());
     if (it == distinct.end()) distinct.push_back(r.host);
@@ -113,10 +97,11 @@ void check_same_run(const std::vector<std::string>& command_line, const std::str
   for (auto& f : flags) f = escape_non_utf8(f);  // arguments are bytes
   const json mine = {{"config", fmt::format("{} (digest {})", escape_non_utf8(config_path), digest(to_json(config).dump()))},
                      {"flags", flags}};
-  const auto all = team::world().allgather(mine.dump());
+  const auto all = team::agree_all(mine);
   for (std::size_t r = 1; r < all.size(); ++r) {
     if (all[r] == all[0]) continue;
-    const json theirs = json::parse(all[r]), first = json::parse(all[0]);
+    const json& theirs = all[r];
+    const json& first = all[0];
     const bool config_differs = theirs["config"] != first["config"];
     throw InputError(fmt::format(
         "rank {} {} than rank 0 ({} against {}): every process of a run must load the same config with the same flags",
@@ -132,7 +117,7 @@ json processes_context() {
   if (!team.multi()) return ctx;
   json ranks = json::array(), nodes = json::array();
   for (const auto& r : team.ranks()) {
-    ranks.push_back(to_json(r));
+    ranks.push_back(json(r));
     if (r.node >= static_cast<int>(nodes.size())) nodes.push_back({{"host", r.host}, {"ranks", json::array()}});
     nodes[r.node]["ranks"].push_back(r.rank);
   }

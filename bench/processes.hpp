@@ -34,7 +34,7 @@ auto agreed_input(F&& f) -> decltype(f()) {
     mine = std::string("x") + e.what();
   }
   if (team::world().multi()) {
-    const auto all = team::world().allgather(mine);
+    const auto all = team::agree_all(mine);
     for (std::size_t r = 0; r < all.size(); ++r)
       if (!all[r].empty()) {
         bool same = true;

@@ -9,6 +9,7 @@
 #include "core/errors.hpp"
 #include "bench/measure/validation.hpp"
 #include "core/host_memory.hpp"
+#include "engines/registry.hpp"
 #include "team/team.hpp"
 
 namespace dmabench {

@@ -34,6 +34,7 @@
 #include "bench/run_case.hpp"
 #include "bench/cases.hpp"
 #include "bench/watchdog.hpp"
+#include "engines/registry.hpp"
 #include "team/team.hpp"
 #include "version.hpp"
 

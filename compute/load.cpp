@@ -4,7 +4,7 @@
 
 #include "core/units.hpp"
 #include "engines/backend.hpp"
-#include "engines/engine.hpp"
+#include "engines/registry.hpp"
 
 namespace dmabench::compute {
 
@@ -17,7 +17,7 @@ std::unique_ptr<Load> make_gpu_load(const Spec& spec, const std::vector<int>& de
 std::string Spec::label() const {
   if (kind == "gemm") return fmt::format("gemm-{}-{}x{}x{}", dtype, m, n, k);
   if (kind == "transfer")
-    return fmt::format("transfer-{}-{}-{}{}", pattern, variant_label(engine, options), format_bytes(bytes),
+    return fmt::format("transfer-{}-{}-{}{}", pattern, variant_label(variant.engine, variant.options), format_bytes(bytes),
                        host.kind == HostKind::pinned ? std::string() : fmt::format("-{}", to_string(host.kind)));
   return fmt::format("{}-{}", kind, format_bytes(bytes));
 }
@@ -25,7 +25,7 @@ std::string Spec::label() const {
 nlohmann::json Spec::to_json() const {
   if (kind == "gemm") return {{"kind", kind}, {"m", m}, {"n", n}, {"k", k}, {"dtype", dtype}};
   if (kind == "transfer")
-    return {{"kind", kind},       {"pattern", pattern}, {"bytes", bytes}, {"engine", engine}, {"options", options},
+    return {{"kind", kind},       {"pattern", pattern}, {"bytes", bytes}, {"engine", variant.engine}, {"options", variant.options},
             {"host_memory", {{"kind", to_string(host.kind)}, {"numa", host.numa.label()}}}, {"pipeline_depth", depth}};
   return {{"kind", kind}, {"bytes", bytes}};
 }

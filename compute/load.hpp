@@ -13,10 +13,10 @@
 
 #include "core/why_not.hpp"
 #include "engines/plan.hpp"
+#include "engines/registry.hpp"
 
 namespace dmabench {
 class Backend;
-class Engine;
 }
 
 namespace dmabench::compute {
@@ -30,8 +30,7 @@ struct Spec {
   std::uint64_t bytes = 1ull << 30;    // stream: bytes read (and written) per launch; transfer: bytes per rank
   // transfer: what moves and how (an engine variant with every option filled in), in which host memory
   std::string pattern = "d2h";
-  std::string engine = "ce";
-  nlohmann::json options = nlohmann::json::object();
+  EngineVariant variant = {"ce", nlohmann::json::object()};
   Location host = host_location();
   int depth = 4;                       // operations per launch, back to back
 
@@ -74,7 +73,7 @@ WhyNot unsupported(const Backend& backend, const Spec& spec);
 // Creates a workload of `spec` on `devices` of `backend`, or the reason it cannot.
 Maybe<std::unique_ptr<Load>> make_load(Backend& backend, const Spec& spec, const std::vector<int>& devices);
 // The transfer workload (compute/transfer_load.cpp): its engine's operation prepared and validated on
-// `devices`; throws with the reason it cannot run. `engine`: one to use instead of a new spec.engine
+// `devices`; throws with the reason it cannot run. `engine`: one to use instead of a new engine of spec.variant
 // (tests).
 std::unique_ptr<Load> make_transfer_load(Backend& backend, const Spec& spec, const std::vector<int>& devices,
                                          std::unique_ptr<Engine> engine = nullptr);

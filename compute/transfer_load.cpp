@@ -17,6 +17,7 @@
 #include "bench/run_case.hpp"
 #include "compute/load.hpp"
 #include "core/errors.hpp"
+#include "engines/registry.hpp"
 
 namespace dmabench::compute {
 namespace {
@@ -29,7 +30,7 @@ Case background_case(const Spec& spec, const std::vector<int>& devices) {
     throw Unsupported(fmt::format("{} cannot run on the case's {} device(s)", spec.pattern, devices.size()));
   Case c;
   c.pattern = spec.pattern;
-  c.variant = EngineVariant{spec.engine, spec.options};
+  c.variant = spec.variant;
   c.devices = std::vector<int>(devices.begin(), devices.begin() + used);
   c.bytes_per_rank = spec.bytes;
   c.timing = Timing::pipelined;
@@ -44,8 +45,8 @@ class TransferLoad final : public Load {
   TransferLoad(Backend& backend, const Spec& spec, const std::vector<int>& devices, std::unique_ptr<Engine> engine)
       : spec_(spec), engine_(std::move(engine)) {
     if (!engine_) {  // an engine of its own: the case's engine object serves the case alone
-      auto made = make_engine(spec.engine, backend.name());
-      if (!made) throw Unsupported(fmt::format("engine {}: {}", spec.engine, made.why_not()));
+      auto made = make_engine(spec.variant.engine, backend.name());
+      if (!made) throw Unsupported(fmt::format("engine {}: {}", spec.variant.engine, made.why_not()));
       engine_ = std::move(made).value();
     }
     case_ = std::make_unique<CaseExecution>(background_case(spec, devices), engine_.get(), "", backend);

@@ -4,7 +4,7 @@
 // build, so that the registry describes these engines where they are not built too.
 #include <vector>
 
-#include "engines/engine.hpp"
+#include "engines/registry.hpp"
 
 namespace dmabench {
 

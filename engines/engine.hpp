@@ -1,13 +1,12 @@
 #pragma once
 // An engine says *how* bytes move. It prepares a Plan once (allocation, communicators: never
 // timed) into an Operation; the harness launches and waits on that operation and owns all timing.
-// Engines never time themselves.
+// Engines never time themselves. This is what an engine implements; which engines exist, their options
+// and how to make one is the registry (engines/registry.hpp).
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -104,56 +103,5 @@ class Engine {
     return false;
   }
 };
-
-// ---- the engine registry: what exists (independent of what this build has) -------------------
-
-// One engine option, with the values a config may give it.
-struct OptionSpec {
-  std::string name;
-  std::string help;
-  nlohmann::json default_value;
-  std::vector<nlohmann::json> choices;  // accepted literal values
-  bool positive_integer = false;        // any integer from 1 to max_integer is accepted too
-  long long max_integer = 1 << 30;
-  std::string prefix = {};              // non-empty: any string starting with it (and more) is accepted too
-  std::string prefix_help = {};         // how accepted() shows such values, e.g. "map:FILE"
-  // Deeper check of an accepted value (e.g. that a file named by it parses): the problem, or nullopt.
-  std::function<WhyNot(const nlohmann::json&)> check = {};
-  std::string accepted() const;         // human-readable list, for error messages
-  bool accepts(const nlohmann::json& value) const;
-};
-
-struct EngineSpec {
-  std::string name;
-  // The backend that runs this engine in this build: "host", or the build's GPU backend ("cuda" or
-  // "hip"; "cuda" in a build without one). `backends` lists every backend the engine exists for.
-  std::string backend;
-  std::string description;
-  std::vector<OptionSpec> options;
-  std::vector<std::string> backends;
-  // Whether a run on `backend` can use this engine in this build: its GPU backend, or the host backend
-  // for engines that also exist there (host; sdma on the software SDMA engine).
-  bool runs_on(std::string_view run_backend) const;
-};
-
-// Every engine (of every backend, built or not), its options in table order. Each engine's option
-// table lives next to its typed parser (engines/<engine>_options.cpp); this registry assembles them.
-const std::vector<EngineSpec>& engine_specs();
-const EngineSpec* find_engine_spec(std::string_view name);
-// engine_specs() as data, for the results' context (results/SCHEMA.md, `context.engines`): a list of
-// {name, backend, backends, description, options: [{name, default, choices, integers: null or
-// {min, max}, prefix: null or {value, form}, help}]}.
-nlohmann::json engine_specs_json();
-// `given` with every option of the engine that it lacks set to its default: for code that builds an
-// engine's options by hand (tests); configs get theirs filled in and validated by the config layer.
-// Throws std::invalid_argument for an unknown engine.
-Options with_defaults(std::string_view engine, Options given);
-// An engine variant as case names show it: the engine's name, then ",option=value" for each option not
-// at its default, in table order (e.g. "ce,streams=4").
-std::string variant_label(std::string_view engine, const Options& options);
-
-// Creates an engine of this build for a run on `backend` (default: the engine's own), or says why it
-// cannot (e.g. "this build has no NCCL"). Engines are created once per run and live for the whole sweep.
-Maybe<std::unique_ptr<Engine>> make_engine(std::string_view name, std::string_view backend = {});
 
 }  // namespace dmabench

@@ -1,8 +1,8 @@
 #include "engines/gpu_operation.hpp"
 
-#include <cstdio>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -31,11 +31,10 @@ GpuOperation::GpuOperation(const Plan& plan, std::vector<int> waited, const gpu:
   if (!team::world().multi()) return;
   // Every process's handles (or its error), then the other ranks' buffers opened here.
   const int me = team::world().rank();
-  std::string mine;
+  std::pair<team::Blob, team::Blob> mine;  // its source's and destination's IPC handles
   if (error.empty() && maps_peers && me < plan.ranks()) {
     try {
-      const std::string s = gpu::ipc_handle(src_[me].get()), d = gpu::ipc_handle(dst_[me].get());
-      mine = fmt::format("{}:{}:", s.size(), d.size()) + s + d;
+      mine = {team::Blob{gpu::ipc_handle(src_[me].get())}, team::Blob{gpu::ipc_handle(dst_[me].get())}};
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -44,14 +43,10 @@ GpuOperation::GpuOperation(const Plan& plan, std::vector<int> waited, const gpu:
   if (!maps_peers || me >= plan.ranks()) return;  // a process outside the plan addresses nothing
   for (int r = 0; r < plan.ranks(); ++r) {
     if (r == me) continue;
-    const std::string& h = all[r];
-    std::size_t ns = 0, nd = 0;
-    int used = 0;
-    if (std::sscanf(h.c_str(), "%zu:%zu:%n", &ns, &nd, &used) != 2 || static_cast<std::size_t>(used) + ns + nd != h.size())
-      throw std::runtime_error(fmt::format("rank {} sent a malformed buffer handle", r));
-    const std::size_t at = static_cast<std::size_t>(used);
-    src_[r] = gpu::ipc_open(device(me), h.substr(at, ns));
-    dst_[r] = gpu::ipc_open(device(me), h.substr(at + ns, nd));
+    const auto& [src, dst] = all[r];
+    if (src.bytes.empty() || dst.bytes.empty()) throw std::runtime_error(fmt::format("rank {} sent no buffer handle", r));
+    src_[r] = gpu::ipc_open(device(me), src.bytes);
+    dst_[r] = gpu::ipc_open(device(me), dst.bytes);
   }
 }
 

@@ -250,7 +250,7 @@ class HostOperation final : public Operation {
     } catch (const std::exception& e) {
       error = e.what();
     }
-    team::share("", error);  // every process mapped what it needs (or says why not)
+    team::share(std::string(), error);  // every process mapped what it needs (or says why not)
   }
 
   std::unique_ptr<HostBytes> allocate(int rank, const Location& at, std::size_t bytes, const char* side) {

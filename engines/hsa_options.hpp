@@ -4,7 +4,7 @@
 // not built too.
 #include <vector>
 
-#include "engines/engine.hpp"
+#include "engines/registry.hpp"
 #include "amd/engine_map.hpp"
 
 namespace dmabench {

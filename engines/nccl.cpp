@@ -39,7 +39,7 @@ std::unique_ptr<gpu::NcclComms> make_comms(const Plan& plan, bool cta_zero) {
     } catch (const std::exception& e) {
       error = e.what();
     }
-    id = team::share(id, error).at(0);  // every process takes part, rank 0's error or not
+    id = team::share(team::Blob{id}, error).at(0).bytes;  // every process takes part, rank 0's error or not
   }
   return std::make_unique<gpu::NcclComms>(plan.devices, team::local_ranks(plan), cta_zero, id);
 }

@@ -3,7 +3,7 @@
 // Compiled in every build, so that the registry describes nccl where it is not built too.
 #include <vector>
 
-#include "engines/engine.hpp"
+#include "engines/registry.hpp"
 
 namespace dmabench {
 

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "engines/engine.hpp"
+#include "engines/registry.hpp"
 
 namespace dmabench {
 

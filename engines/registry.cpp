@@ -1,4 +1,6 @@
 // What engines and backends exist, which of them this build has, and their options.
+#include "engines/registry.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engines/engine.hpp"
+#include "engines/registry.hpp"
 
 namespace dmabench {
 

@@ -97,22 +97,82 @@ std::vector<int> local_issuers(const Plan& plan) {
   return r;
 }
 
+void to_json(nlohmann::json& j, const Blob& b) {
+  std::string hex;
+  hex.reserve(2 * b.bytes.size());
+  for (unsigned char c : b.bytes) hex += fmt::format("{:02x}", c);
+  j = hex;
+}
+
+void from_json(const nlohmann::json& j, Blob& b) {
+  const std::string hex = j.get<std::string>();
+  const auto digit = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+  if (hex.size() % 2 != 0) throw std::invalid_argument("a blob of an odd number of hex digits");
+  b.bytes.assign(hex.size() / 2, '\0');
+  for (std::size_t i = 0; i < b.bytes.size(); ++i) {
+    const int hi = digit(hex[2 * i]), lo = digit(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) throw std::invalid_argument(fmt::format("'{}' is not hex", hex.substr(2 * i, 2)));
+    b.bytes[i] = static_cast<char>(hi * 16 + lo);
+  }
+}
+
+void to_json(nlohmann::json& j, const RankInfo& r) {
+  j = {{"rank", r.rank},     {"host", r.host},     {"pid", r.pid},      {"local_rank", r.local_rank},
+       {"node", r.node},     {"device", r.device}, {"bus_id", r.bus_id}, {"cpu_affinity", r.cpu_affinity},
+       {"pid_namespace", r.pid_namespace}};
+}
+
+void from_json(const nlohmann::json& j, RankInfo& r) {
+  j.at("rank").get_to(r.rank);
+  j.at("host").get_to(r.host);
+  j.at("pid").get_to(r.pid);
+  j.at("local_rank").get_to(r.local_rank);
+  j.at("node").get_to(r.node);
+  j.at("device").get_to(r.device);
+  j.at("bus_id").get_to(r.bus_id);
+  j.at("cpu_affinity").get_to(r.cpu_affinity);
+  j.at("pid_namespace").get_to(r.pid_namespace);
+}
+
+void unreadable(std::size_t rank, const std::string& why) {
+  throw std::runtime_error(fmt::format("rank {} sent a payload this process cannot read ({}): every process of a run "
+                                       "must run the same dmabench",
+                                       rank, why));
+}
+
+std::vector<nlohmann::json> allgather_json(const nlohmann::json& mine) {
+  // invalid UTF-8 (an error message quoting a path of raw bytes) replaced, not thrown
+  const auto all = world().allgather(mine.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  std::vector<nlohmann::json> out;
+  out.reserve(all.size());
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    try {
+      out.push_back(nlohmann::json::parse(all[r]));
+    } catch (const nlohmann::json::parse_error& e) {
+      unreadable(r, e.what());
+    }
+  }
+  return out;
+}
+
+std::vector<nlohmann::json> share_json(const nlohmann::json& mine, const std::string& error) {
+  auto all = allgather_json(error.empty() ? nlohmann::json{{"value", mine}} : nlohmann::json{{"error", error}});
+  std::vector<nlohmann::json> values;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const auto e = all[r].find("error");
+    if (e != all[r].end() && e->is_string()) throw std::runtime_error(fmt::format("rank {}: {}", r, e->get<std::string>()));
+    if (!all[r].is_object() || !all[r].contains("value")) unreadable(r, "neither a value nor an error");
+    values.push_back(std::move(all[r]["value"]));
+  }
+  return values;
+}
+
 std::optional<std::string> first_error(const std::string& mine, bool name_rank) {
   if (!world().multi()) return mine.empty() ? std::nullopt : std::optional<std::string>(mine);
-  const auto all = world().allgather(mine);
+  const auto all = agree_all(mine);
   for (std::size_t r = 0; r < all.size(); ++r)
     if (!all[r].empty()) return name_rank ? fmt::format("rank {}: {}", r, all[r]) : all[r];
   return std::nullopt;
-}
-
-std::vector<std::string> share(const std::string& mine, const std::string& error) {
-  auto all = world().allgather(error.empty() ? "+" + mine : "-" + error);
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    if (all[r].empty()) throw TeamStopped(fmt::format("rank {} sent nothing", r));
-    if (all[r][0] == '-') throw std::runtime_error(fmt::format("rank {}: {}", r, all[r].substr(1)));
-    all[r].erase(0, 1);
-  }
-  return all;
 }
 
 bool process_gone(long pid) {

@@ -3,12 +3,17 @@
 // process driving every rank (the default), or one process per rank started by mpirun / srun: then
 // rank r of every plan is world rank r, its buffers live in that process, and the processes agree
 // through the collectives below. Everything above this layer asks `world()`; only team/mpi_team.cpp
-// sees MPI.
+// sees MPI. Processes agree through agree_all (typed payloads), share and first_error.
+#include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace dmabench {
 struct Plan;
@@ -48,6 +53,7 @@ class Team {
   // a signal and the others do not answer within a grace period; an MPI error) and when the processes
   // are not at the same collective: each call carries its sequence number, and a process that skipped
   // or added one (an internal error) would otherwise pair its data with another collective's.
+  // Callers agree through agree_all, share and first_error (below), whose transport this is.
   std::vector<std::string> allgather(const std::string& mine);
 
   bool multi() const { return size() > 1; }
@@ -82,6 +88,61 @@ class WorldForTest {
   WorldForTest& operator=(const WorldForTest&) = delete;
 };
 
+// ---- agreement: typed payloads over world() -----------------------------------------------------
+// Every payload travels as JSON text, written and read with nlohmann::json's to_json / from_json of
+// its type; a payload that does not read back as its type ends the collective with an error naming
+// the rank that sent it (on every process: each reads the same payloads).
+
+// Bytes that are not text (a GPU IPC handle, NCCL's unique id): sent as hex.
+struct Blob {
+  std::string bytes;
+};
+void to_json(nlohmann::json& j, const Blob& b);
+void from_json(const nlohmann::json& j, Blob& b);
+void to_json(nlohmann::json& j, const RankInfo& r);
+void from_json(const nlohmann::json& j, RankInfo& r);
+
+// The transport of agree_all: every process's `mine`, in rank order, parsed. Collective.
+std::vector<nlohmann::json> allgather_json(const nlohmann::json& mine);
+// The transport of share: every process's `mine`, once no process has an `error`. Collective.
+std::vector<nlohmann::json> share_json(const nlohmann::json& mine, const std::string& error);
+// Throws std::runtime_error: rank `rank`'s payload does not read as what this process expects.
+[[noreturn]] void unreadable(std::size_t rank, const std::string& why);
+
+namespace detail {
+template <class T>
+std::vector<T> read_all(const std::vector<nlohmann::json>& all) {
+  std::vector<T> out;
+  out.reserve(all.size());
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    try {
+      out.push_back(all[r].template get<T>());
+    } catch (const std::exception& e) {  // nlohmann's type errors, a from_json's own
+      unreadable(r, e.what());
+    }
+  }
+  return out;
+}
+}  // namespace detail
+
+// Every process's `mine`, in rank order. Collective.
+template <class T>
+std::vector<T> agree_all(const T& mine) {
+  return detail::read_all<T>(allgather_json(nlohmann::json(mine)));
+}
+
+// Every process's `mine`, once no process has an `error` (empty: none); otherwise throws
+// std::runtime_error with the first error, naming its rank, on every process. Collective.
+template <class T>
+std::vector<T> share(const T& mine, const std::string& error) {
+  return detail::read_all<T>(share_json(error.empty() ? nlohmann::json(mine) : nlohmann::json(), error));
+}
+
+// Every process's error (empty: none) gathered; the first non-empty one, prefixed "rank K: " in a
+// multi-process run (unless `name_rank` is false: the error names its rank itself), or nullopt when no
+// process has one. Collective.
+std::optional<std::string> first_error(const std::string& mine, bool name_rank = true);
+
 // ---- helpers over world() ------------------------------------------------------------------------
 // Whether plan rank `r` lives in this process (always, in a one-process run).
 bool local(int rank);
@@ -89,13 +150,6 @@ bool local(int rank);
 std::vector<int> local_ranks(const Plan& plan);
 // The plan's issuing ranks that live in this process, in order.
 std::vector<int> local_issuers(const Plan& plan);
-// Every process's error (empty: none) gathered; the first non-empty one, prefixed "rank K: " in a
-// multi-process run (unless `name_rank` is false: the error names its rank itself), or nullopt when no
-// process has one. Collective.
-std::optional<std::string> first_error(const std::string& mine, bool name_rank = true);
-// Every process's `mine`, once no process has an `error` (empty: none); otherwise throws
-// std::runtime_error with the first error, naming its rank, on every process. Collective.
-std::vector<std::string> share(const std::string& mine, const std::string& error);
 // Whether the process `pid` of this host no longer runs (or is a zombie).
 bool process_gone(long pid);
 // Whether this process can look at rank r's process (process_gone): it runs on this host, in this

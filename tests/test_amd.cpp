@@ -19,7 +19,7 @@
 #include "amd/topology.hpp"
 #include "bench/config.hpp"
 #include "core/errors.hpp"
-#include "engines/engine.hpp"
+#include "engines/registry.hpp"
 
 using namespace dmabench;
 namespace fs = std::filesystem;

@@ -368,7 +368,7 @@ TEST(Config, TransferWorkloadIsParsedAndNamesTheCase) {
   EXPECT_EQ(w.kind, "transfer");
   EXPECT_EQ(w.pattern, "d2h");
   EXPECT_EQ(w.bytes, 8u << 20);
-  EXPECT_EQ(w.engine, "host");
+  EXPECT_EQ(w.variant.engine, "host");
   EXPECT_EQ(w.depth, 3);
   EXPECT_EQ(w.host.kind, HostKind::mapped);
   EXPECT_EQ(w.label(), "transfer-d2h-host-8MiB-mapped");
@@ -382,7 +382,7 @@ TEST(Config, TransferWorkloadIsParsedAndNamesTheCase) {
   // Defaults: 256 MiB d2h on ce, pinned; options not at their default name the variant.
   Config d = parse(R"({"sizes": 1, "overlap": {"compute": "transfer", "engine": {"name": "ce", "options": {"streams": 2}}}})");
   EXPECT_EQ(d.overlap->compute.label(), "transfer-d2h-ce,streams=2-256MiB");
-  EXPECT_EQ(d.overlap->compute.options["streams"], 2);
+  EXPECT_EQ(d.overlap->compute.variant.options["streams"], 2);
 }
 
 TEST(Config, BadTransferWorkloadSaysWhatIsAccepted) {

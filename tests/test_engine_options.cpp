@@ -8,7 +8,7 @@
 
 #include "bench/patterns/pattern.hpp"
 #include "engines/ce_options.hpp"
-#include "engines/engine.hpp"
+#include "engines/registry.hpp"
 #include "engines/hsa_options.hpp"
 #include "engines/sdma_options.hpp"
 #include "engines/nccl_options.hpp"

@@ -18,6 +18,7 @@
 #include "bench/patterns/layout.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "engines/backend.hpp"
+#include "engines/registry.hpp"
 #include "core/datagen.hpp"
 #include "power/meter.hpp"
 #ifdef DMABENCH_HAVE_GPU
@@ -613,8 +614,7 @@ TEST(GpuOverlap, TransferBesideTransferValidatesBothSides) {
     oc.compute.kind = "transfer";
     oc.compute.pattern = bg;
     oc.compute.bytes = 64 << 20;
-    oc.compute.engine = "ce";
-    oc.compute.options = with_defaults("ce", json::object());
+    oc.compute.variant = {"ce", with_defaults("ce", json::object())};
     oc.duration_ms = 50;
     oc.rounds = 2;
     auto made = compute::make_load(*backend, oc.compute, {0});

@@ -7,6 +7,7 @@
 #include "bench/run_case.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "engines/backend.hpp"
+#include "engines/registry.hpp"
 #include "tests/test_support.hpp"
 
 using namespace dmabench;

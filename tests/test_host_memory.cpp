@@ -10,6 +10,7 @@
 #include "bench/run_case.hpp"
 #include "core/errors.hpp"
 #include "core/host_memory.hpp"
+#include "engines/registry.hpp"
 #include "tests/test_support.hpp"
 
 using namespace dmabench;

@@ -8,6 +8,7 @@
 #include "bench/measure/overlap.hpp"
 #include "compute/load.hpp"
 #include "engines/backend.hpp"
+#include "engines/registry.hpp"
 #include "tests/test_support.hpp"
 
 using namespace dmabench;
@@ -254,8 +255,7 @@ Case beside_transfer(const std::string& pattern) {
   c.pattern = "h2d";
   c.devices = {0};
   c.overlap->compute.pattern = pattern;
-  c.overlap->compute.engine = "host";
-  c.overlap->compute.options = with_defaults("host", json::object());
+  c.overlap->compute.variant = {"host", with_defaults("host", json::object())};
   c.overlap->compute.bytes = 8 << 20;
   c.overlap->compute.depth = 2;
   c.overlap->duration_ms = 100;  // long enough for samples on a busy 2-core machine (30 ms missed them under load)
@@ -316,8 +316,7 @@ TEST(Overlap, TransferWorkloadThatCannotRunSaysWhy) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("copy cannot run on the case's 1 device"), std::string::npos) << e.what();
   }
-  s.engine = "ce";  // an engine of the GPU backends: skipped with the engine's reason
-  s.options = with_defaults("ce", json::object());
+  s.variant = {"ce", with_defaults("ce", json::object())};  // an engine of the GPU backends: skipped with the engine's reason
   EXPECT_THROW(compute::make_transfer_load(*backend, s, {0}), std::exception);
 }
 
@@ -330,8 +329,7 @@ TEST(Overlap, SdmaBackgroundNamesTheEnginesItUsed) {
   ASSERT_TRUE(sdma) << sdma.why_not();
   Case c = beside_transfer("d2h");
   c.variant = EngineVariant{"sdma", with_defaults("sdma", json::object())};
-  c.overlap->compute.engine = "sdma";
-  c.overlap->compute.options = with_defaults("sdma", json::object());
+  c.overlap->compute.variant = {"sdma", with_defaults("sdma", json::object())};
   const json r = run_beside_its_workload(c, **sdma, *backend);
   ASSERT_EQ(r["status"], "ok") << r["reason"];
   const json& o = r["overlap"];

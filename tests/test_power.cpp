@@ -15,6 +15,7 @@
 #include "bench/config.hpp"
 #include "core/errors.hpp"
 #include "bench/run_case.hpp"
+#include "engines/registry.hpp"
 #include "power/meter.hpp"
 #include "tests/test_support.hpp"
 

@@ -25,6 +25,7 @@
 #include "bench/run_case.hpp"
 #include "core/host_memory.hpp"
 #include "engines/engine_factories.hpp"
+#include "engines/registry.hpp"
 #include "engines/sdma_commands.hpp"
 #include "engines/sdma_options.hpp"
 #include "tests/test_support.hpp"

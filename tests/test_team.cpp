@@ -4,8 +4,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -14,6 +17,7 @@
 #include "team/team.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
+#include "engines/registry.hpp"
 
 namespace dmabench {
 namespace {
@@ -52,15 +56,54 @@ class ScriptedTeam final : public team::Team {
   std::deque<std::string> theirs_;
 };
 
-std::string sample_bytes(double seconds, char clock) {
-  std::string b(sizeof seconds + 1, '\0');
-  std::memcpy(b.data(), &seconds, sizeof seconds);
-  b.back() = clock;
-  return "+" + b;
+// What rank 1 sends for a payload `j` (team::agree_all's JSON text).
+std::string sent(const nlohmann::json& j) { return j.dump(); }
+// What rank 1 sends to team::share: a value, or an error.
+std::string shared(const nlohmann::json& value) { return sent({{"value", value}}); }
+std::string shared_error(const std::string& error) { return sent({{"error", error}}); }
+
+TEST(Team, AgreeAllRoundTripsTypedPayloads) {
+  team::RankInfo theirs{.rank = 1, .local_rank = 1, .node = 0, .host = "vm", .pid = 42, .device = 3, .bus_id = "0000:c1:00.0",
+                        .cpu_affinity = "0-7", .pid_namespace = "pid:[1]"};
+  const team::Blob handle{std::string("\0\xff\x10 a", 5)};  // bytes that are not text
+  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{
+      sent(theirs), sent(std::vector<int>{4, 5}), sent(team::Blob{"\x01"}), shared(std::pair{0.5, true})}));
+  team::RankInfo me;
+  me.host = "a\xff";  // invalid UTF-8 goes as a replacement character, not an exception
+  const auto ranks = team::agree_all(me);
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(ranks[0].host, "a\xef\xbf\xbd");
+  EXPECT_EQ(nlohmann::json(ranks[1]), nlohmann::json(theirs)) << "every field of rank 1 read back";
+  EXPECT_EQ(ranks[1].bus_id, "0000:c1:00.0");
+  EXPECT_EQ(team::agree_all(std::vector<int>{1}), (std::vector<std::vector<int>>{{1}, {4, 5}}));
+  const auto blobs = team::agree_all(handle);
+  EXPECT_EQ(blobs[0].bytes, handle.bytes) << "every byte, the NUL and 0xff too";
+  EXPECT_EQ(blobs[1].bytes, "\x01");
+  const auto samples = team::share(std::pair{0.25, false}, "");
+  EXPECT_EQ(samples[1], (std::pair{0.5, true}));
+}
+
+TEST(Team, APayloadThatDoesNotReadNamesItsRank) {
+  team::WorldForTest w(std::make_unique<ScriptedTeam>(
+      std::deque<std::string>{"{not json", sent("text"), sent("zz"), shared("text"), sent({{"other", 1}})}));
+  const auto fails_naming_rank_1 = [](const std::function<void()>& collective, const std::string& why) {
+    try {
+      collective();
+      ADD_FAILURE() << "rank 1's payload does not read: " << why;
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("rank 1 sent a payload this process cannot read (", 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  fails_naming_rank_1([] { team::agree_all(std::string("mine")); }, "parse error");
+  fails_naming_rank_1([] { team::agree_all(7); }, "type must be number");
+  fails_naming_rank_1([] { team::agree_all(team::Blob{"ok"}); }, "'zz' is not hex");
+  fails_naming_rank_1([] { team::share(7, ""); }, "type must be number");
+  fails_naming_rank_1([] { team::share(7, ""); }, "neither a value nor an error");
 }
 
 TEST(Team, FirstErrorNamesTheRankUnlessAsked) {
-  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"", "boom", "x", "x"}));
+  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{sent(""), sent("boom"), sent("x"), sent("x")}));
   EXPECT_FALSE(team::first_error("")) << "nobody has an error";
   EXPECT_EQ(*team::first_error(""), "rank 1: boom");
   // rank 0's own error comes first
@@ -69,10 +112,10 @@ TEST(Team, FirstErrorNamesTheRankUnlessAsked) {
 }
 
 TEST(Team, ShareThrowsTheOtherRanksErrorEverywhere) {
-  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"+theirs", "-out of memory"}));
-  EXPECT_EQ(team::share("mine", ""), (std::vector<std::string>{"mine", "theirs"}));
+  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{shared("theirs"), shared_error("out of memory")}));
+  EXPECT_EQ(team::share(std::string("mine"), ""), (std::vector<std::string>{"mine", "theirs"}));
   try {
-    team::share("mine", "");
+    team::share(std::string("mine"), "");
     FAIL() << "rank 1's error must stop rank 0 too";
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "rank 1: out of memory");
@@ -129,7 +172,7 @@ TEST(Team, LocalRanksAreThisProcesssOnly) {
 // on to the next case, which fails with the reason at its first agreement, and stops after it: the
 // results say why the run ended wherever the kill landed.
 TEST(Team, ADeathBetweenCasesStopsTheSweepOnceACaseHasTheReason) {
-  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"", "!gone"}));
+  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{sent(""), "!gone"}));
   const interrupt::Guard signals;
   EXPECT_FALSE(interrupt::stop_agreed()) << "nobody asked to stop";
   EXPECT_FALSE(interrupt::stop_agreed()) << "rank 1 died in this agreement: the next case must record why";
@@ -166,7 +209,7 @@ struct SampleFixture {
 };
 
 TEST(Team, ASampleIsTheSlowestRanksTime) {
-  auto team = std::make_unique<ScriptedTeam>(std::deque<std::string>{"", sample_bytes(0.25, 'h'), "", sample_bytes(1e-6, 'g')});
+  auto team = std::make_unique<ScriptedTeam>(std::deque<std::string>{sent(""), shared({0.25, false}), sent(""), shared({1e-6, true})});
   ScriptedTeam* t = team.get();
   team::WorldForTest w(std::move(team));
   SampleFixture f;
@@ -183,7 +226,7 @@ TEST(Team, ASampleIsTheSlowestRanksTime) {
 }
 
 TEST(Team, AnErrorInAnotherRanksSampleFailsItHereToo) {
-  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{"", "-stream synchronize failed"}));
+  team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{sent(""), shared_error("stream synchronize failed")}));
   SampleFixture f;
   SleepyOperation op(0);
   const measure::Subject s{f.spec, f.plan, *f.engine, op, *f.backend};

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -49,16 +49,11 @@ Sample take_sample(const Subject& s) {
   } catch (const std::exception& e) {
     error = e.what();
   }
-  std::string bytes(sizeof mine.seconds_per_op + 1, '\0');
-  std::memcpy(bytes.data(), &mine.seconds_per_op, sizeof mine.seconds_per_op);
-  bytes.back() = mine.gpu_clock ? 'g' : 'h';
   Sample slowest{0, false};
-  for (const auto& v : team::share(bytes, error)) {
-    double x = 0;
-    if (v.size() != sizeof x + 1) throw std::runtime_error("a process sent a malformed sample");
-    std::memcpy(&x, v.data(), sizeof x);
-    slowest.seconds_per_op = std::max(slowest.seconds_per_op, x);
-    slowest.gpu_clock = slowest.gpu_clock || v.back() == 'g';
+  // each process's (seconds per operation, timed on the GPU clock)
+  for (const auto& [seconds, gpu_clock] : team::share(std::pair{mine.seconds_per_op, mine.gpu_clock}, error)) {
+    slowest.seconds_per_op = std::max(slowest.seconds_per_op, seconds);
+    slowest.gpu_clock = slowest.gpu_clock || gpu_clock;
   }
   return slowest;
 }

@@ -1,0 +1,59 @@
+#pragma once
+// Internal to the config parser, shared by its files (bench/config.hpp is the public interface):
+// config_values.cpp: scalars, sizes and name lists, and the wording of errors; config_engines.cpp: the
+// engine variants (an engine and its option axes); config_host.cpp: buffer layouts and host memory;
+// config_overlap.cpp: the overlap workload; config.cpp: the document (top level, "sweeps", to_json).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/config.hpp"
+
+namespace dmabench::config_parse {
+
+using json = nlohmann::json;
+
+inline constexpr std::size_t kMaxVariants = 4096;  // variants of one engine entry (the product of its option lists)
+
+// ---- config_values.cpp ----
+// Throws InputError "config: FIELD: WHAT".
+[[noreturn]] void fail(const std::string& field, const std::string& what);
+// A value as an error message quotes it (cut at 60 characters).
+std::string show(const json& v);
+// Every pattern's name, in registry order.
+std::vector<std::string> pattern_names();
+int parse_int(const json& v, const std::string& field, int min, int max);
+// A byte count: an integer >= 1 or a string such as "64KiB".
+std::uint64_t parse_size(const json& v, const std::string& field);
+// "sizes": a size, a list of sizes, or a range {"from", "to", "factor" | "step"}.
+std::vector<std::uint64_t> parse_sizes(const json& v);
+// A name or a non-empty list of names from `accepted` ("all": every one), none twice.
+std::vector<std::string> parse_names(const json& v, const std::string& field, const std::vector<std::string>& accepted);
+
+// ---- config_engines.cpp ----
+// One "engines" entry (a name or {name, options}): the product of its option lists, each variant with
+// every option filled in.
+std::vector<EngineVariant> parse_engine(const json& item, const std::string& field);
+// "engines": names or {name, options} objects ("all": every engine), each expanded into its option
+// variants; absent: every engine with default options.
+std::vector<EngineVariant> parse_engines(const json& doc);
+
+// ---- config_host.cpp ----
+// "layout": one entry or a list ("contiguous", or block layouts whose lists are axes).
+std::vector<Layout> parse_layouts(const json& v);
+// "host_memory": {"kind": ..., "numa": ...}, the product of its kinds and NUMA requests.
+std::vector<Location> parse_host(const json& v);
+json layouts_json(const std::vector<Layout>& layouts);
+json host_json(const std::vector<Location>& host);
+
+// ---- config_overlap.cpp ----
+// "overlap": false or the workload an overlap case runs beside.
+std::optional<OverlapConfig> parse_overlap(const json& v);
+// The overlap workload as a config gives it (false when there is none).
+json overlap_json(const std::optional<OverlapConfig>& o);
+
+}  // namespace dmabench::config_parse
