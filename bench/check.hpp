@@ -3,7 +3,7 @@
 // healthy?"). FILE is an expectations file (schema dmabench-expectations/1: checks matched against
 // cases, each expecting a figure, a link's rate from the machine — PCIe generation x width — or a
 // number of links x a rate per link, or a reference results file) or a dmabench results file itself
-// (a reference: each case expects what the same case measured there). README "Checking a machine".
+// (a reference: each case expects what the same case measured there). docs/user-guide.md "All pairs, and checking a machine".
 #include <optional>
 #include <string>
 #include <vector>

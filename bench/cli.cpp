@@ -19,7 +19,7 @@ std::string usage() {
 Sweeps copies and collectives over DMA/copy engines, GPU-core copy kernels, NCCL and host threads;
 validates every case's data, times it, and writes one JSON record per case.
 
-  --config FILE        sweep definition (JSON; see configs/ and README.md)
+  --config FILE        sweep definition (JSON; see configs/ and docs/user-guide.md)
   --out FILE           results JSON (default: dmabench-results.json); every finished case goes at once
                        into FILE.journal, FILE is rewritten at most every 2 s and whole at the end
   --backend NAME       auto (default: the build's GPU backend when a GPU is visible, else host), host, cuda, hip

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <memory>
+#include <fstream>
 #include <regex>
+#include <sstream>
+#include <string_view>
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -13,37 +17,9 @@
 
 #include "bench/interrupt.hpp"
 #include "core/errors.hpp"
+#include "version.hpp"
 
 namespace dmabench::gbench {
-
-// Forwards to Google Benchmark's own display reporter and, when a case's runs are reported (all
-// its repetitions done), hands the case to `on_case` with the number of reported runs.
-class CaseReporter final : public benchmark::BenchmarkReporter {
- public:
-  CaseReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner,
-               std::function<void(const std::string&, std::size_t)> on_case)
-      : inner_(std::move(inner)), on_case_(std::move(on_case)) {}
-  // A sweep may run in batches: the context once, the final lines once (finish()).
-  bool ReportContext(const Context& context) override {
-    if (context_reported_) return true;
-    context_reported_ = true;
-    return inner_->ReportContext(context);
-  }
-  void ReportRuns(const std::vector<Run>& runs) override {
-    std::map<std::string, std::size_t> reported;
-    for (const auto& r : runs)
-      if (r.run_type == Run::RT_Iteration) ++reported[r.run_name.function_name];
-    for (const auto& [name, n] : reported) on_case_(name, n);
-    inner_->ReportRuns(runs);
-  }
-  void Finalize() override {}
-  void finish() { inner_->Finalize(); }
-
- private:
-  std::unique_ptr<benchmark::BenchmarkReporter> inner_;
-  std::function<void(const std::string&, std::size_t)> on_case_;
-  bool context_reported_ = false;
-};
 
 namespace {
 
@@ -53,6 +29,114 @@ class SilentReporter final : public benchmark::BenchmarkReporter {
   bool ReportContext(const Context&) override { return true; }
   void ReportRuns(const std::vector<Run>&) override {}
 };
+
+constexpr std::string_view kDebugWarning = "***WARNING*** Library was built as DEBUG.";
+
+// The context as `inner` prints it, less Google Benchmark's warning about its own debug build (Debian's
+// libbenchmark is built without NDEBUG), which says nothing about dmabench's figures: every sample is
+// timed by dmabench (manual time), not by the library's loop. A note says so instead.
+void report_context(benchmark::BenchmarkReporter& inner, const benchmark::BenchmarkReporter::Context& context) {
+  std::ostream& out = inner.GetOutputStream();
+  std::ostream& err = inner.GetErrorStream();  // the console reporter prints the context there
+  std::ostringstream captured;
+  inner.SetOutputStream(&captured);
+  inner.SetErrorStream(&captured);
+  inner.ReportContext(context);
+  inner.SetOutputStream(&out);
+  inner.SetErrorStream(&err);
+  std::string text = captured.str();
+  if (const auto at = text.find(kDebugWarning); at != std::string::npos) {
+    const auto end = text.find('\n', at);
+    text.replace(at, end == std::string::npos ? std::string::npos : end - at,
+                 fmt::format("dmabench: note: Google Benchmark's \"built as DEBUG\" warning is about the distribution's library, not "
+                             "dmabench (a {} build): dmabench times every sample itself, as manual time",
+                             kBuildType));
+  }
+  // what the reporter printed to its error stream goes there again, the rest (JSON) to its output
+  (dynamic_cast<benchmark::ConsoleReporter*>(&inner) ? err : out) << text;
+}
+
+}  // namespace
+
+// The display reporter (and the --benchmark_out file's) of a sweep. Google Benchmark reports each case's
+// runs as its run ends; they are held until the case's record exists, then shown with counters read
+// from the record (the figures the results file has).
+class CaseReporter final : public benchmark::BenchmarkReporter {
+ public:
+  CaseReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner, std::unique_ptr<benchmark::BenchmarkReporter> file,
+               std::size_t name_width, bool notes)
+      : inner_(std::move(inner)), file_(std::move(file)), name_width_(name_width), notes_(notes) {}
+  // A sweep runs one case at a time: the context once (its name column as wide as the longest case's).
+  bool ReportContext(const Context& context) override {
+    if (context_reported_) return true;
+    context_reported_ = true;
+    Context wide = context;
+    wide.name_field_width = std::max(context.name_field_width, name_width_);
+    report_context(*inner_, wide);
+    return !file_ || file_->ReportContext(wide);
+  }
+  void ReportRuns(const std::vector<Run>& runs) override { held_.insert(held_.end(), runs.begin(), runs.end()); }
+  void Finalize() override {}
+  // The iteration runs reported since the last show(): the invocations Google Benchmark kept.
+  std::size_t reported_invocations() const {
+    return static_cast<std::size_t>(
+        std::count_if(held_.begin(), held_.end(), [](const Run& r) { return r.run_type == Run::RT_Iteration; }));
+  }
+  // Shows the held runs, each with the record's counters; whether there were any.
+  bool show(const CaseRecord& r) {
+    if (held_.empty()) return false;
+    for (auto& run : held_) set_counters(run, r);
+    inner_->ReportRuns(held_);
+    if (file_) file_->ReportRuns(held_);
+    note_mean_and_median(r);
+    held_.clear();
+    return true;
+  }
+  void finish() {
+    inner_->Finalize();
+    if (file_) file_->Finalize();
+    if (disagreeing_ > 1)
+      console::say("dmabench: {} cases in all had a Time (mean) more than 10% away from their p50_us\n", disagreeing_);
+  }
+
+ private:
+  static void set_counters(Run& run, const CaseRecord& r) {
+    if (r.overlap && r.overlap->validated == true) {
+      run.counters["compute_slowdown_pct"] = r.overlap->figures.compute_slowdown_pct;
+      run.counters["p99_beside_us"] = r.overlap->comm_with_us.p99;
+    }
+    if (!r.timed) return;
+    run.counters["p50_us"] = r.timed->latency_us.p50;
+    run.counters["p99_us"] = r.timed->latency_us.p99;
+    run.counters["busbw_GBps"] = r.timed->bandwidth.busbw_GBps;
+  }
+
+  // Google Benchmark's Time column is the mean of the run's samples; dmabench's figures are percentiles.
+  // Where they visibly disagree (a few slow samples pull the mean), the first time says which is which.
+  void note_mean_and_median(const CaseRecord& r) {
+    if (!r.timed || !notes_) return;
+    const double p50 = r.timed->latency_us.p50;
+    for (const auto& run : held_) {
+      if (run.run_type != Run::RT_Iteration || run.error_occurred || p50 <= 0) continue;
+      const double mean = run.GetAdjustedRealTime();  // µs (the benchmarks' unit)
+      if (std::abs(mean - p50) <= 0.1 * p50) continue;
+      if (disagreeing_++ == 0)
+        console::say("dmabench: note: {}: Time is Google Benchmark's mean ({:.3g} us), p50_us the median dmabench "
+                     "records ({:.3g} us): a few slow samples pull the mean; the results file has the percentiles\n",
+                     r.spec.name(), mean, p50);
+      return;
+    }
+  }
+
+  std::unique_ptr<benchmark::BenchmarkReporter> inner_, file_;
+  std::size_t name_width_;
+  bool notes_ = true;
+  std::size_t disagreeing_ = 0;
+  bool context_reported_ = false;
+  std::vector<Run> held_;
+};
+
+namespace {
 
 std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::vector<std::string>& args) {
   const std::string format = flag_value(args, "--benchmark_format");
@@ -64,27 +148,20 @@ std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::vector
                                                              (use_color ? benchmark::ConsoleReporter::OO_Color : 0)));
 }
 
-void skip_state(benchmark::State& st, const CaseExecution& ex) {
-  const std::string msg = fmt::format("{}: {}", to_string(ex.status()), ex.reason());
-#ifdef DMABENCH_GBENCH_SKIP_MESSAGE
-  if (ex.status() == Status::skipped) {
-    st.SkipWithMessage(msg);
-    return;
-  }
-#endif
-  st.SkipWithError(msg.c_str());
-}
-
-// The counters of the last invocation, read from the case's record.
-void set_counters(benchmark::State& st, const CaseRecord& r) {
-  if (r.overlap && r.overlap->validated == true) {
-    st.counters["compute_slowdown_pct"] = r.overlap->figures.compute_slowdown_pct;
-    st.counters["p99_beside_us"] = r.overlap->comm_with_us.p99;
-  }
-  if (!r.timed) return;
-  st.counters["p50_us"] = r.timed->latency_us.p50;
-  st.counters["p99_us"] = r.timed->latency_us.p99;
-  st.counters["busbw_GBps"] = r.timed->bandwidth.busbw_GBps;
+// --benchmark_out's reporter (--benchmark_out_format, json by default) writing to `out`; none without it.
+std::unique_ptr<benchmark::BenchmarkReporter> file_reporter(const std::vector<std::string>& args, std::ofstream& out) {
+  const std::string path = flag_value(args, "--benchmark_out");
+  if (path.empty()) return nullptr;
+  out.open(path, std::ios::out | std::ios::trunc);
+  if (!out) throw std::runtime_error(fmt::format("--benchmark_out {}: cannot be written", path));
+  const std::string format = flag_value(args, "--benchmark_out_format");
+  std::unique_ptr<benchmark::BenchmarkReporter> r;
+  if (format == "console") r = std::make_unique<benchmark::ConsoleReporter>(benchmark::ConsoleReporter::OO_None);
+  else if (format == "csv") r = std::make_unique<benchmark::CSVReporter>();
+  else r = std::make_unique<benchmark::JSONReporter>();
+  r->SetOutputStream(&out);
+  r->SetErrorStream(&out);
+  return r;
 }
 
 }  // namespace
@@ -246,43 +323,58 @@ bool Filter::selects(const Case& c) const {
   return !re_ || std::regex_search(benchmark_name(c, fixed_iterations_), *re_) != negate_;
 }
 
-void register_case(CaseExecution& ex, std::function<CaseHooks()> hooks, bool fixed_iterations) {
-  auto body = [&ex, hooks = std::move(hooks)](benchmark::State& st) {
-    if (interrupt::stop_agreed()) {  // the sweep is stopping: not run, not recorded
-      st.SkipWithError("interrupted");
-      return;
-    }
-    CaseHooks h = hooks();
-    h.sampler = [&st](CaseExecution& e) {
-      std::vector<double> samples_us;
-      samples_us.reserve(static_cast<std::size_t>(st.max_iterations));
-      for (auto _ : st) {
-        const double s = e.sample_seconds();
-        st.SetIterationTime(s);
-        samples_us.push_back(s * 1e6);
-      }
-      return samples_us;
-    };
-    run_invocation(ex, h);
-    if (ex.status() != Status::ok) return skip_state(st, ex);
-    set_counters(st, ex.record(1));
-  };
-  auto* b = benchmark::RegisterBenchmark(ex.spec().name().c_str(), std::move(body));
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
-  if (fixed_iterations) b->Iterations(ex.spec().iterations);
+std::vector<std::string> library_flags(const std::vector<std::string>& args) {
+  std::vector<std::string> kept;
+  for (const auto& a : args) {
+    const std::string name = a.substr(0, a.find('='));
+    if (name != "--benchmark_filter" && name != "--benchmark_out" && name != "--benchmark_out_format") kept.push_back(a);
+  }
+  return kept;
 }
 
-Session::Session(const std::vector<std::string>& args, std::function<void(const std::string&, std::size_t)> on_case,
-                 bool display)
-    : reporter_(std::make_unique<CaseReporter>(display ? display_reporter(args) : std::make_unique<SilentReporter>(),
-                                               std::move(on_case))),
-      batches_(!has_flag(args, "--benchmark_out") && flag_value(args, "--benchmark_format") != "json") {}
+Session::Session(const std::vector<std::string>& args, std::size_t name_width, bool display)
+    : fixed_iterations_(!has_flag(args, "--benchmark_min_time")) {
+  std::unique_ptr<benchmark::BenchmarkReporter> file = display ? file_reporter(args, out_file_) : nullptr;
+  reporter_ = std::make_unique<CaseReporter>(display ? display_reporter(args) : std::make_unique<SilentReporter>(),
+                                             std::move(file), name_width, display);
+}
 
 Session::~Session() { reporter_->finish(); }
 
-void Session::run_registered() {
-  benchmark::RunSpecifiedBenchmarks(reporter_.get());
+std::vector<double> Session::sample(CaseExecution& ex) {
+  std::vector<std::vector<double>> invocations;  // one per call of the body: probes, then the reported runs
+  std::string error;
+  auto body = [&](benchmark::State& st) {
+    std::vector<double> samples_us;
+    samples_us.reserve(static_cast<std::size_t>(st.max_iterations));
+    try {
+      ex.warm_up();
+      for (auto _ : st) {
+        const double s = ex.sample_seconds();
+        st.SetIterationTime(s);
+        samples_us.push_back(s * 1e6);
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
+      st.SkipWithError(fmt::format("failed: {}", error).c_str());
+      return;
+    }
+    invocations.push_back(std::move(samples_us));
+  };
+  auto* b = benchmark::RegisterBenchmark(ex.spec().name().c_str(), body);
+  b->UseManualTime()->Unit(benchmark::kMicrosecond);
+  if (fixed_iterations_) b->Iterations(ex.spec().iterations);
+  benchmark::RunSpecifiedBenchmarks(reporter_.get(), "all");  // dmabench selected the case (Filter)
   benchmark::ClearRegisteredBenchmarks();
+  if (!error.empty()) throw std::runtime_error(error);
+  // Google Benchmark reports the last invocation of each repetition; earlier ones probed iteration counts.
+  const std::size_t reported = std::min(reporter_->reported_invocations(), invocations.size());
+  std::vector<double> samples;
+  for (std::size_t i = invocations.size() - reported; i < invocations.size(); ++i)
+    samples.insert(samples.end(), invocations[i].begin(), invocations[i].end());
+  return samples;
 }
+
+bool Session::show(const CaseRecord& r) { return reporter_->show(r); }
 
 }  // namespace dmabench::gbench

@@ -1,7 +1,7 @@
 #pragma once
-// The Google Benchmark adapter: every case one registered benchmark (manual time) whose loop is
-// the case's sampler, its counters read from the case's record, and a reporter that hands each
-// case back when its runs are reported (all repetitions done).
+// The Google Benchmark adapter: the flags dmabench checks for it, and the Session through which each
+// case is sampled (one registered benchmark, manual time) and shown with counters from its record.
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -44,32 +44,36 @@ class Filter {
   bool fixed_iterations_ = true;   // no --benchmark_min_time: the name carries the iteration count
 };
 
-// Registers `ex` as one benchmark: each invocation runs run_invocation() with the hooks `hooks`
-// returns and Google Benchmark's manual-time loop as the sampler.
-void register_case(CaseExecution& ex, std::function<CaseHooks()> hooks, bool fixed_iterations);
+// The flags Google Benchmark itself is given: all but those dmabench implements around it
+// (--benchmark_filter: dmabench selects the cases, Filter; --benchmark_out and --benchmark_out_format:
+// the Session writes that file, once for the whole sweep).
+std::vector<std::string> library_flags(const std::vector<std::string>& args);
 
 class CaseReporter;
 
-// The Google Benchmark side of one sweep: one display reporter (the one --benchmark_format asks for)
-// for all of it; `on_case(name, reported_runs)` is called as each case's runs are reported.
+// The Google Benchmark side of one sweep: Google Benchmark is the sampler (its manual-time loop) and
+// the reporter users know (the table or JSON --benchmark_format asks for, and --benchmark_out's file);
+// dmabench runs the cases (run_case) and builds their records.
 class Session {
  public:
-  // display: false (the other processes of a multi-process run) reports to the sweep only, printing nothing.
-  Session(const std::vector<std::string>& args, std::function<void(const std::string&, std::size_t)> on_case,
-          bool display = true);
-  ~Session();  // the reporter's final lines
+  // name_width: the longest case name (the table's first column). display: false (the other processes
+  // of a multi-process run) prints nothing. Throws std::runtime_error when --benchmark_out cannot be opened.
+  Session(const std::vector<std::string>& args, std::size_t name_width, bool display = true);
+  ~Session();  // the reporters' final lines
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
-  // Whether the sweep may register and run its cases in batches (Google Benchmark's run over all
-  // registered benchmarks grows faster than their number); not with --benchmark_out or
-  // --benchmark_format=json, whose reporters expect one run.
-  bool batches() const { return batches_; }
-  // Runs every benchmark registered since the last call, then unregisters them.
-  void run_registered();
+  // run_case()'s sampler: runs the case as one benchmark (manual time: a warm-up, then the library's
+  // iteration loop over ex.sample_seconds()) and returns the samples (µs) of the runs the library
+  // reports (its other invocations probed iteration counts). Throws what a sample throws.
+  std::vector<double> sample(CaseExecution& ex);
+  // Shows the case's reported runs, with counters read from its record (p50_us, p99_us, busbw_GBps and
+  // the overlap figures); false when the case has none (not sampled: skipped or failed before timing).
+  bool show(const CaseRecord& r);
 
  private:
+  std::ofstream out_file_;  // --benchmark_out
   std::unique_ptr<CaseReporter> reporter_;
-  bool batches_;
+  bool fixed_iterations_;
 };
 
 }  // namespace dmabench::gbench

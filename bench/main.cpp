@@ -1,4 +1,4 @@
-// dmabench: command-line entry point. Exit codes: README "Exit codes" (0 ok, 1 a case failed, 2 bad input, 3 fatal,
+// dmabench: command-line entry point. Exit codes: docs/user-guide.md "Exit codes" (0 ok, 1 a case failed, 2 bad input, 3 fatal,
 // 4 case timeout, 130/143 interrupted).
 #include <cstdlib>
 #include <exception>
@@ -40,9 +40,9 @@ int main(int argc, char** argv) {
     dmabench::gbench::check_flags(options.benchmark_args);
     // stdout carries Google Benchmark's JSON: dmabench's own messages go to stderr
     dmabench::console::messages_to_stderr(dmabench::gbench::flag_value(options.benchmark_args, "--benchmark_format") == "json");
-    // Google Benchmark sees only its own flags.
+    // Google Benchmark sees only its own flags, less those dmabench implements around it (gbench::library_flags).
     std::vector<char*> gb_argv = {argv[0]};
-    std::vector<std::string> gb_args = options.benchmark_args;
+    std::vector<std::string> gb_args = dmabench::gbench::library_flags(options.benchmark_args);
     for (auto& a : gb_args) gb_argv.push_back(a.data());
     int gb_argc = static_cast<int>(gb_argv.size());
     gb_argv.push_back(nullptr);

@@ -1,5 +1,5 @@
 #pragma once
-// Every path a run writes, decided and checked before anything runs (README, "Input limits"): the
+// Every path a run writes, decided and checked before anything runs (docs/user-guide.md, "Files the run writes"): the
 // results file --out with its journal and lock beside it, --benchmark_out, --power-trace and the
 // --packets directory. A file the run writes is a regular file or a new path, never the config, a
 // directory, a FIFO or a device, never named like a run's own files (".journal", ".lock",

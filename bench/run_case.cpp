@@ -170,17 +170,16 @@ void CaseExecution::poison_destinations() { measure::poison(subject()); }
 
 std::optional<std::string> CaseExecution::check_destinations() { return measure::check_written(subject()); }
 
-void CaseExecution::add_invocation(std::vector<double> samples_us) { invocations_.push_back(std::move(samples_us)); }
-
-const std::vector<double>& CaseExecution::last_invocation() const {
-  static const std::vector<double> none;
-  return invocations_.empty() ? none : invocations_.back();
+void CaseExecution::set_samples(const std::vector<double>& samples_us) {
+  if (status() != Status::ok) return;
+  measured_.timed = measure::timed(samples_us, *spec().plan);
+  if (!measured_.timed) fail("no timed samples were taken");
 }
 
 void CaseExecution::fail(std::string reason) {
   measured_.status = Status::failed;
   measured_.reason = std::move(reason);
-  invocations_.clear();
+  measured_.timed.reset();
 }
 
 void CaseExecution::release() {
@@ -199,62 +198,45 @@ void CaseExecution::release() {
 }
 
 void CaseExecution::measure(const CaseHooks& hooks) {
-  if (status() != Status::ok || last_invocation().empty()) return;
+  if (status() != Status::ok || !measured_.timed) return;
   const Case& c = spec();
-  const LatencyStats alone = summarize(last_invocation());  // the samples just taken: what power and overlap size from
-  if (c.breakdown && !measured_.breakdown && !measured_.gpu_clock && team::world().multi()) {
+  const LatencyStats& alone = measured_.timed->latency_us;  // what power and overlap size from
+  if (c.breakdown && !measured_.gpu_clock && team::world().multi()) {
     measured_.breakdown.emplace();
     measured_.breakdown->error = "not measured in a multi-process run (each process would trace only its own copies)";
-  }
-  if (c.breakdown && !measured_.breakdown && !measured_.gpu_clock)
+  } else if (c.breakdown && !measured_.gpu_clock) {
     measured_.breakdown = measure::measure_breakdown(subject(), std::max(20, c.iterations));
-  if (hooks.meter && !measured_.power)
-    measured_.power = measure::measure_power(subject(), *hooks.meter, hooks.power_channels, alone.p50);
-  if (c.overlap && hooks.workload && !measured_.overlap) {
+  }
+  if (hooks.meter) measured_.power = measure::measure_power(subject(), *hooks.meter, hooks.power_channels, alone.p50);
+  if (c.overlap && hooks.workload) {
     measured_.overlap = measure::measure_overlap(subject(), *c.overlap, hooks.workload, alone);
     if (measured_.overlap->validated == false) fail(measured_.overlap->validation_error);
   }
 }
 
-CaseRecord CaseExecution::record(std::size_t reported_invocations) const {
-  CaseRecord r = measured_;
-  if (r.status != Status::ok) return r;
-  std::vector<double> samples;
-  const std::size_t first = invocations_.size() > reported_invocations ? invocations_.size() - reported_invocations : 0;
-  for (std::size_t i = first; i < invocations_.size(); ++i)
-    samples.insert(samples.end(), invocations_[i].begin(), invocations_[i].end());
-  r.timed = measure::timed(samples, *r.spec.plan);
-  if (!r.timed) {
-    r.status = Status::failed;
-    r.reason = "no timed samples were taken";
-  }
-  return r;
-}
-
-void run_invocation(CaseExecution& ex, const CaseHooks& hooks) {
-  ex.setup();  // once per case: prepare, validate
-  if (ex.status() != Status::ok) return;
-  std::vector<double> samples_us;
+const CaseRecord& run_case(CaseExecution& ex, const CaseHooks& hooks) {
+  ex.setup();  // prepare, validate
+  if (ex.status() != Status::ok) return ex.record();
   try {
-    ex.warm_up();
     if (hooks.sampler) {
-      samples_us = hooks.sampler(ex);
+      ex.set_samples(hooks.sampler(ex));
     } else {
+      ex.warm_up();
+      std::vector<double> samples_us;
       for (int i = 0; i < ex.spec().iterations; ++i) samples_us.push_back(ex.sample_seconds() * 1e6);
+      ex.set_samples(samples_us);
     }
   } catch (const std::exception& e) {
     ex.fail(e.what());
-    return;
+    return ex.record();
   }
-  if (samples_us.empty()) return;
-  ex.add_invocation(std::move(samples_us));
   ex.measure(hooks);
+  return ex.record();
 }
 
 CaseRecord run_case(const Case& c, Engine* engine, Backend& backend, const CaseHooks& hooks, std::string engine_missing) {
   CaseExecution ex(c, engine, std::move(engine_missing), backend);
-  run_invocation(ex, hooks);
-  CaseRecord r = ex.record(1);
+  CaseRecord r = run_case(ex, hooks);
   ex.release();
   return r;
 }

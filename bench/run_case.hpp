@@ -1,8 +1,8 @@
 #pragma once
 // Running one case: prepare its engine's operation, validate the data once, warm up, take the
 // timed samples (through a sampler hook), then the measurements the case or the run asks for
-// (bench/measure/). Engines only launch and wait. Independent of Google Benchmark (bench/runner.cpp
-// adapts it), so tests run cases directly with run_case().
+// (bench/measure/). Engines only launch and wait. Independent of Google Benchmark (the program's
+// sampler is bench/gbench.hpp's), so the program and the tests run cases through the same run_case().
 #include <functional>
 #include <memory>
 #include <optional>
@@ -21,8 +21,8 @@ namespace dmabench {
 
 struct CaseHooks;
 
-// One case's state across the invocations of its sampler (Google Benchmark may invoke a case more
-// than once: its iteration-count probes and repetitions). The record reads the last invocations.
+// One case from setup to record: the state run_case() keeps while it runs the case (and what a
+// background transfer workload, compute/transfer_load.cpp, drives directly).
 class CaseExecution {
  public:
   // `engine` may be null: then `engine_missing` says why (the case is skipped).
@@ -42,25 +42,22 @@ class CaseExecution {
   // for a case run as a background workload (compute/transfer_load.cpp). Throw on runtime errors.
   void poison_destinations();
   std::optional<std::string> check_destinations();
-  // Records the samples (µs) of one invocation.
-  void add_invocation(std::vector<double> samples_us);
-  // The timed samples (µs) of the last invocation; empty before the first.
-  const std::vector<double>& last_invocation() const;
-  // Marks the case failed (e.g. a runtime error while timing); its samples are discarded.
+  // The timed samples (µs per operation) of the case: their statistics, computed once, go into the
+  // record; no samples fail the case.
+  void set_samples(const std::vector<double>& samples_us);
+  // Marks the case failed (e.g. a runtime error while timing); its statistics are dropped.
   void fail(std::string reason);
+  // After the timed samples, the measurements the case or the hooks ask for (breakdown, power,
+  // overlap; bench/measure/), sized from the samples' statistics. Never throws: a failing measurement
+  // is recorded in its field; a validation mismatch beside the workload fails the case.
+  void measure(const CaseHooks& hooks);
   // Frees the engine's buffers. In a multi-process run every process first drops its mappings of
   // the other processes' buffers and they meet, so that no buffer is freed while another process
   // still has it open (collective: every process calls it for every case it set up).
   void release();
 
-  // The record; statistics come from the last `reported_invocations` invocations (the ones the
-  // benchmark library reported; earlier ones were its iteration-count probes).
-  CaseRecord record(std::size_t reported_invocations) const;
-  // After an invocation's samples, the measurements the case or the hooks ask for that were not
-  // taken yet (breakdown, power, overlap; bench/measure/). Never throws: a failing measurement is
-  // recorded in its field; a validation mismatch beside the workload fails the case.
-  void measure(const CaseHooks& hooks);
-
+  // The record as it stands (built as the case runs, never recomputed).
+  const CaseRecord& record() const { return measured_; }
   const Case& spec() const { return measured_.spec; }
   bool set_up() const { return set_up_; }  // setup() ran (the case started)
   // What the engine wrote into its queues during the validated operation (Operation::packet_dump);
@@ -78,27 +75,29 @@ class CaseExecution {
   bool set_up_ = false;
   bool prepared_anywhere_ = false;  // the engine's prepare() ran: some process may hold an operation
   measure::Subject subject();
-  std::vector<std::vector<double>> invocations_;
-  CaseRecord measured_;  // everything but the timing statistics
+  CaseRecord measured_;
 };
 
-// What one invocation of a case needs besides the case: how its timed samples are taken, and the
-// measurements that follow them.
+// What running a case needs besides the case: how its timed samples are taken, and the measurements
+// that follow them.
 struct CaseHooks {
-  // Takes one invocation's timed samples (µs), calling ex.sample_seconds(); unset: the case's
-  // `iterations` samples. The program's sampler is Google Benchmark's manual-time loop.
+  // Warms the case up and takes its timed samples (µs per operation), calling ex.warm_up() and
+  // ex.sample_seconds(); unset: the case's `warmup`, then `iterations` samples. The program's sampler
+  // is Google Benchmark's manual-time loop (bench/gbench.hpp). Throws on runtime errors.
   std::function<std::vector<double>(CaseExecution& ex)> sampler;
   power::Meter* meter = nullptr;       // when set: power after the samples, on power_channels
   std::vector<int> power_channels;
   std::function<compute::Load&()> workload;  // the compute workload of a case with `overlap`
 };
 
-// One invocation of a case: set up (the first time), warm up, take the timed samples, then the
-// breakdown (when the case asks for it), power (when hooks.meter is set) and overlap (when the case
-// has a workload), each once per case. Never throws: a runtime error fails the case.
-void run_invocation(CaseExecution& ex, const CaseHooks& hooks = {});
+// The one pass over a case, the same for the program and the tests: set up (prepare, validate once),
+// the sampler's samples, their statistics (once), then the breakdown (when the case asks for it),
+// power (when hooks.meter is set) and overlap (when the case has a workload). Never throws: a runtime
+// error fails the case. The engine's buffers stay until ex.release() (the program writes the case's
+// packet dump first).
+const CaseRecord& run_case(CaseExecution& ex, const CaseHooks& hooks = {});
 
-// A whole case with one invocation: its record; the engine's buffers are released.
+// A whole case: its record; the engine's buffers are released.
 CaseRecord run_case(const Case& c, Engine* engine, Backend& backend, const CaseHooks& hooks = {},
                     std::string engine_missing = "");
 

@@ -275,24 +275,25 @@ bool lists_tests(const std::vector<std::string>& args) {
   return v != "false" && v != "no" && v != "off";
 }
 
-// Cases registered with Google Benchmark per batch: its run over the registered benchmarks costs more
-// than linear time in their number (16k cases waited 15 s or more before the first ran).
-constexpr std::size_t kBatchCases = 64;
+// The longest Google Benchmark name of the cases (the table's first column).
+std::size_t name_width(const std::vector<const Case*>& cases, const std::vector<std::string>& benchmark_args) {
+  const bool fixed_iterations = !gbench::has_flag(benchmark_args, "--benchmark_min_time");
+  std::size_t w = 10;
+  for (const Case* c : cases) w = std::max(w, gbench::benchmark_name(*c, fixed_iterations).size());
+  return w;
+}
 
-// The sweep: cases that cannot run whatever happens are recorded as skipped at once, without being
-// run; the rest become one Google Benchmark benchmark each, registered and run in batches, and are
-// recorded as their runs are reported. A SIGINT or SIGTERM stops it between cases.
+// The sweep: the selected cases in order, each run once through run_case() (Google Benchmark its
+// sampler) and recorded. Cases that cannot run whatever happens are recorded as skipped without being
+// set up. A SIGINT or SIGTERM stops it between cases.
 class Sweep {
  public:
   Sweep(const CliOptions& options, const std::vector<Case>& cases, Backend& backend, RunPower& power, Recorder& recorder,
         Watchdog& watchdog)
-      : options_(options), cases_(cases), backend_(backend), power_(power), recorder_(recorder), watchdog_(watchdog),
-        engines_(make_engines(cases, backend)), workloads_(backend),
-        fixed_iterations_(!gbench::has_flag(options.benchmark_args, "--benchmark_min_time")),
-        session_(options.benchmark_args, [this](const std::string& name, std::size_t n) { reported(name, n); },
-                 /*display=*/team::world().rank() == 0) {
-    selected_ = selected_cases(options, cases);
-  }
+      : options_(options), backend_(backend), power_(power), recorder_(recorder), watchdog_(watchdog),
+        engines_(make_engines(cases, backend)), workloads_(backend), selected_(selected_cases(options, cases)),
+        lead_(team::world().rank() == 0),
+        session_(options.benchmark_args, name_width(selected_, options.benchmark_args), lead_) {}
 
   // The cases --benchmark_filter selects: what the sweep runs.
   std::size_t selected() const { return selected_.size(); }
@@ -301,42 +302,39 @@ class Sweep {
   bool stopped() const { return stopped_; }
 
   void run() {
-    std::size_t registered = 0;
     for (const Case* c : selected_) {
       if (interrupt::stop_agreed()) {
         stopped_ = true;
-        return;
+        break;
       }
-      registered += add(*c);
-      if (session_.batches() && registered >= kBatchCases) {
-        run_batch();
-        registered = 0;
-      }
+      run_one(*c);
     }
-    if (registered > 0) run_batch();
+    say_skipped();
   }
 
  private:
-  // Records a case skipped whatever happens, or registers it; returns whether it was registered.
-  bool add(const Case& c) {
+  void run_one(const Case& c) {
     auto it = engines_.made.find(c.variant.engine);
-    auto ex = std::make_unique<CaseExecution>(c, it == engines_.made.end() ? nullptr : it->second.get(),
-                                              engines_.missing[c.variant.engine], backend_);
-    if (auto why = ex->static_skip_reason()) {
-      ex->setup();
-      recorder_.add(ex->record(0));
-      ++skipped_now_[*why];
-      return false;
+    CaseExecution ex(c, it == engines_.made.end() ? nullptr : it->second.get(), engines_.missing[c.variant.engine],
+                     backend_);
+    if (auto why = ex.static_skip_reason()) {
+      ex.setup();
+      recorder_.add(ex.record());
+      ++skipped_[*why];
+      return;
     }
-    CaseExecution& e = *ex;
-    gbench::register_case(e, [this, &e] { return hooks(e); }, fixed_iterations_);
-    by_name_[c.name()] = std::move(ex);
-    return true;
+    watchdog_.started(c);
+    const CaseRecord& r = run_case(ex, hooks(ex));
+    watchdog_.finished();
+    show(r);
+    recorder_.add(r);
+    if (lead_) write_packet_dump(options_.packets_dir, ex);
+    ex.release();
   }
 
   CaseHooks hooks(CaseExecution& e) {
-    watchdog_.started(e.spec());
     CaseHooks h;
+    h.sampler = [this](CaseExecution& ex) { return session_.sample(ex); };
     if (power_.meter) {
       h.meter = power_.meter.get();
       h.power_channels = power_.channels(e.spec().devices);
@@ -346,40 +344,30 @@ class Sweep {
     return h;
   }
 
-  void run_batch() {
-    if (team::world().rank() == 0)
-      for (const auto& [why, n] : skipped_now_) console::say("dmabench: skipped {} case(s), not run: {}\n", n, why);
-    skipped_now_.clear();
-    std::fflush(stdout);
-    session_.run_registered();
-    by_name_.clear();  // cases stopped by an interrupt were never set up: not recorded
+  // The case's line in the table; a case that never reached its samples (skipped or failed while set up),
+  // or that failed after them (a measurement beside a workload), says so on a line of its own.
+  void show(const CaseRecord& r) {
+    const bool shown = session_.show(r);
+    if (!lead_ || (shown && r.status != Status::failed)) return;
+    console::say("{}: {}: {}\n", r.spec.name(), to_string(r.status), r.reason);
   }
 
-  void reported(const std::string& name, std::size_t runs) {
-    auto it = by_name_.find(name);
-    if (it == by_name_.end()) return;
-    if (!it->second->set_up()) {  // not started: a signal stopped the sweep
-      stopped_ = true;
-      return;
-    }
-    recorder_.add(it->second->record(runs));
-    watchdog_.finished();
-    if (team::world().rank() == 0) write_packet_dump(options_.packets_dir, *it->second);
-    it->second->release();
+  // Cases skipped without being set up, counted by reason: after the sweep.
+  void say_skipped() const {
+    if (lead_)
+      for (const auto& [why, n] : skipped_) console::say("dmabench: skipped {} case(s), not run: {}\n", n, why);
   }
 
   const CliOptions& options_;
-  const std::vector<Case>& cases_;
   Backend& backend_;
   RunPower& power_;
   Recorder& recorder_;
   Watchdog& watchdog_;
   Engines engines_;
   Workloads workloads_;
-  const bool fixed_iterations_;
   std::vector<const Case*> selected_;
-  std::map<std::string, std::unique_ptr<CaseExecution>> by_name_;
-  std::map<std::string, int> skipped_now_;
+  const bool lead_;  // the process that prints
+  std::map<std::string, int> skipped_;
   bool stopped_ = false;
   gbench::Session session_;
 };

@@ -55,7 +55,7 @@ class TransferLoad final : public Load {
                                            case_->reason()));
     ms_.assign(case_->spec().devices.size(), 0.0);
     total_bytes_ = static_cast<double>(case_->spec().plan->total_bytes);
-    engine_details_ = case_->record(0).engine_details;  // e.g. the copy engines it was given (AMD)
+    engine_details_ = case_->record().engine_details;  // e.g. the copy engines it was given (AMD)
   }
   ~TransferLoad() override {
     join();

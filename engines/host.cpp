@@ -103,7 +103,7 @@ struct HostBytes {
   hostmem::Memory placed;  // a host-memory endpoint's pages (placed_on)
 };
 
-// Test-only fault injection (DMABENCH_HOST_FAULT, README "Exit codes"), for tests that must see a case
+// Test-only fault injection (DMABENCH_HOST_FAULT, docs/testing.md), for tests that must see a case
 // fail or a rank be slow: "corrupt:R" flips the last byte of a transfer issuing rank R writes in
 // every operation (its first transfer to another rank, if any); "delay:R:MS" makes rank R's operations take MS milliseconds longer;
 // "die:R" kills rank R's process (SIGKILL) when its first operation is released: between two cases,

@@ -6,14 +6,14 @@ usage: launch_compare.py --out DIR [--config configs/mpi.json] [--np 2] [--repea
                          [--no-run] [-- DMABENCH_ARGS ...]
 
 What a launcher costs: the same cases run by one process driving every GPU and by one process per GPU
-under mpirun / srun (README "One process per GPU"). The runs alternate, one process first:
+under mpirun / srun (docs/multi-process.md). The runs alternate, one process first:
 DIR/one-1.json, DIR/mpi-1.json, DIR/one-2.json, DIR/mpi-2.json, ... (--repeat runs of each), so that a
 drift of the machine shows as a difference between the repeats of one side, not between the sides.
 Every command, its exit code, its duration and its console output go to DIR/runs.log; a run that fails
 is recorded there and the next one still runs. DMABENCH_ARGS go to every run (e.g. --backend host).
 --launcher is split like a shell line; {np} is replaced by --np; as root, mpirun also gets
 --allow-run-as-root. `--bind-to none`: mpirun binds each process to one core by default, and
-issue=thread-per-gpu cases are then skipped (README "CPUs"). Slurm: --launcher "srun -n {np} --mpi=pmix".
+issue=thread-per-gpu cases are then skipped (docs/multi-process.md "CPUs"). Slurm: --launcher "srun -n {np} --mpi=pmix".
 Results files of an earlier run in DIR are removed first; --no-run tables the files already in DIR.
 
 The table (printed and written to DIR/compare.md): for every case in every file, the p50 of each side (the

@@ -1,5 +1,5 @@
 #pragma once
-// The processes of a run (README "Multi-process runs", results/SCHEMA.md "Processes"). A run is one
+// The processes of a run (docs/multi-process.md, results/SCHEMA.md "Processes"). A run is one
 // process driving every rank (the default), or one process per rank started by mpirun / srun: then
 // rank r of every plan is world rank r, its buffers live in that process, and the processes agree
 // through the collectives below. Everything above this layer asks `world()`; only team/mpi_team.cpp

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The file contract of the dmabench program (README, "Exit codes" and "Input limits"), end to end on the host
+"""The file contract of the dmabench program (docs/user-guide.md, "Exit codes", "Input limits" and "Files the run writes"), end to end on the host
 backend: no file other than the run's own is ever written or removed, finished cases are never lost, and every
 path the run reads or writes is checked before anything runs (bad input: exit 2, one line, nothing run, an
 existing --out untouched).

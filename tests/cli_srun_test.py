@@ -154,7 +154,7 @@ def sweeps(cluster, exe, d):
 
 
 def launch_compare(cluster, exe, d):
-    """scripts/launch_compare.py with srun as the launcher, as the README shows it."""
+    """scripts/launch_compare.py with srun as the launcher, as docs/multi-process.md shows it."""
     script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "launch_compare.py")
     out = os.path.join(d, "lc")
     p = cluster.run([sys.executable, script, "--out", out, "--config", os.path.join(d, "sweep.json"), "--dmabench", exe,

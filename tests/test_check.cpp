@@ -17,7 +17,8 @@ using json = nlohmann::json;
 namespace {
 
 std::string write_file(const std::string& name, const json& doc) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  // per process: other test runs on the machine (other build trees) write theirs at the same time
+  const std::string path = fmt::format("{}/{}-{}", ::testing::TempDir(), ::getpid(), name);
   std::ofstream(path) << doc.dump();
   return path;
 }

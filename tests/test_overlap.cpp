@@ -71,8 +71,7 @@ Case overlap_case(const std::string& kind, Timing timing = Timing::oneshot) {
 }
 
 json run_overlap(CaseExecution& ex, const std::function<compute::Load&()>& workload) {
-  run_invocation(ex, CaseHooks{.workload = workload});
-  json r = to_json(ex.record(1));
+  json r = to_json(run_case(ex, CaseHooks{.workload = workload}));
   ex.release();
   return r;
 }
@@ -159,7 +158,7 @@ TEST(Overlap, HostStreamWorkloadRunsBesideEveryTiming) {
   ASSERT_NE(engine, nullptr);
   for (Timing t : {Timing::oneshot, Timing::pipelined}) {
     Case c = overlap_case("stream", t);
-    c.overlap->duration_ms = 30;  // long enough for samples on a busy 2-core CI machine
+    c.overlap->duration_ms = 100;  // long enough for samples on a busy 2-core machine (30 ms missed them under load)
     const json r = run_beside_its_workload(c, *engine, *backend);
     ASSERT_EQ(r["status"], "ok") << r["reason"];
     const json& o = r["overlap"];
@@ -259,7 +258,7 @@ Case beside_transfer(const std::string& pattern) {
   c.overlap->compute.options = with_defaults("host", json::object());
   c.overlap->compute.bytes = 8 << 20;
   c.overlap->compute.depth = 2;
-  c.overlap->duration_ms = 30;  // long enough for samples on a busy 2-core CI machine
+  c.overlap->duration_ms = 100;  // long enough for samples on a busy 2-core machine (30 ms missed them under load)
   return c;
 }
 

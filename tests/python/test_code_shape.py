@@ -1,4 +1,4 @@
-"""The shape the README's layout section promises, checked so that it stays true.
+"""The shape docs/design.md's layout section promises, checked so that it stays true.
 
 - No function defined in the tree's C++ sources (every directory of SOURCE_DIRS; .cpp, .cu, .hpp) is
   longer than MAX_LINES lines (the program stays made of small units; a longer one is a sign that a unit

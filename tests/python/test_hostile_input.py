@@ -203,7 +203,7 @@ def test_empty_results(tmp_path):
         assert p.returncode == 0 and not p.stderr, (script, p.stderr)
 
 
-# every committed results file through the scripts meant for it (README: "Reading results", "Plotting results")
+# every committed results file through the scripts meant for it (docs/user-guide.md: "Reading results", "Plotting results")
 COMMITTED = sorted(f for f in os.listdir(H200) if f.endswith(".json"))
 OVERLAP = {"overlap.json", "overlap-inplace.json", "local-copy-overlap.json"}
 
