@@ -35,7 +35,8 @@ struct Case {
   // host-memory patterns add "/host=<kind>,numa=<request>", block layouts "/<Layout::label()>",
   // rotated ones end in "/rotate=N", overlap cases in "/beside=<workload label>".
   std::string name() const;
-  // Seed of the validation data: differs per case.
+  // Seed of the validation data: differs per case; a hash of what the case is (every engine option,
+  // defaults included), not of its name, so a changed default or spelling leaves a case's data as it was.
   std::uint64_t seed() const;
 };
 

@@ -15,6 +15,7 @@ namespace dmabench {
 
 std::string usage() {
   return R"(usage: dmabench --config FILE [--out FILE] [options] [--benchmark_* flags]
+       dmabench             (no arguments: what this machine offers and the command of a first sweep)
 
 Sweeps copies and collectives over DMA/copy engines, GPU-core copy kernels, NCCL and host threads;
 validates every case's data, times it, and writes one JSON record per case.

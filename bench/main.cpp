@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "bench/cli.hpp"
+#include "bench/features.hpp"
 #include "bench/gbench.hpp"
 #include "bench/interrupt.hpp"
 #include "core/errors.hpp"
@@ -27,6 +28,10 @@ int main(int argc, char** argv) {
   const dmabench::interrupt::Guard signals(/*restore=*/false);
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
+    if (args.empty()) {  // a first run: what dmabench found here and the command of a first sweep, not an error
+      dmabench::print_first_run(argc > 0 ? argv[0] : "dmabench");
+      return 0;
+    }
     const dmabench::CliOptions options = dmabench::parse_cli(args);
     if (options.help) {
       dmabench::console::say("{}", dmabench::usage());

@@ -16,7 +16,21 @@
 
 namespace dmabench {
 
-ResultsFile::ResultsFile(std::string path, nlohmann::json context) : path_(std::move(path)), context_(std::move(context)) {}
+std::string utc_iso8601_ms(std::chrono::system_clock::time_point t) {
+  const auto whole = std::chrono::floor<std::chrono::seconds>(t);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t - whole).count();
+  const std::time_t s = std::chrono::system_clock::to_time_t(whole);
+  std::tm utc{};
+  gmtime_r(&s, &utc);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &utc);
+  return fmt::format("{}.{:03}Z", date, ms);
+}
+
+ResultsFile::ResultsFile(std::string path, nlohmann::json context, const RunStart& start)
+    : path_(std::move(path)), context_(std::move(context)), started_(start.steady) {
+  context_["started_at"] = start.started_at;
+}
 
 ResultsFile::~ResultsFile() {
   if (journal_) std::fclose(journal_);
@@ -69,6 +83,8 @@ void ResultsFile::finish() {
   // No case recorded (a filter or an interrupt before the first case): an existing <out> and an earlier run's
   // journal stay as they are.
   if (records_.empty()) return;
+  context_["finished_at"] = utc_iso8601_ms(std::chrono::system_clock::now());
+  context_["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   write();
   if (path_.empty()) return;
   if (journal_) {

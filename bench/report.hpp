@@ -21,18 +21,29 @@ inline constexpr const char* kSchemaVersion = "dmabench/1";
 inline constexpr const char* kJournalSchema = "dmabench-journal/1";
 inline constexpr double kRewriteSeconds = 2.0;
 
+// A UTC time in ISO 8601 with milliseconds: 2026-12-02T08:26:46.123Z.
+std::string utc_iso8601_ms(std::chrono::system_clock::time_point t);
+
+// When a run started: its wall-clock time (context.started_at) and its steady-clock time (context.wall_s).
+struct RunStart {
+  std::string started_at;
+  std::chrono::steady_clock::time_point steady;
+  static RunStart now() { return {utc_iso8601_ms(std::chrono::system_clock::now()), std::chrono::steady_clock::now()}; }
+};
+
 class ResultsFile {
  public:
-  // An empty path keeps the document in memory only.
-  ResultsFile(std::string path, nlohmann::json context);
+  // An empty path keeps the document in memory only. The context gets `started_at` (the file's and the journal's);
+  // finish() adds `finished_at` and `wall_s` (seconds since `start` on the steady clock).
+  ResultsFile(std::string path, nlohmann::json context, const RunStart& start = RunStart::now());
   ~ResultsFile();  // closes the journal; a results file not finish()ed keeps it (the run did not end)
   ResultsFile(const ResultsFile&) = delete;
   ResultsFile& operator=(const ResultsFile&) = delete;
   // Appends the record to the journal (written through at once) and rewrites `<out>` when it is the
   // first record or kRewriteSeconds have passed. Thread-safe.
   void add(nlohmann::json result);
-  // Writes `<out>` with every record and deletes the journal; with no record, changes nothing (an existing
-  // `<out>` and an earlier run's journal stay).
+  // Writes `<out>` with every record, the context's finished_at and wall_s, and deletes the journal; with no
+  // record, changes nothing (an existing `<out>` and an earlier run's journal stay).
   void finish();
   std::size_t records() const { return records_.size(); }
   const std::string& path() const { return path_; }
@@ -45,6 +56,7 @@ class ResultsFile {
 
   std::string path_;
   nlohmann::json context_;
+  std::chrono::steady_clock::time_point started_;
   // Records as their compact JSON text: a record is serialized once (for the journal) and kept as
   // text, which costs less per case than a growing tree of JSON objects. The file holds one per line.
   std::vector<std::string> records_;

@@ -536,7 +536,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     return 0;
   }
   if (options.config.empty()) throw InputError("--config FILE is required (see configs/; --help for usage)");
-  const auto started = std::chrono::steady_clock::now();
+  const RunStart started = RunStart::now();  // context.started_at, and wall_s when the file is finished
   team::start();  // one process per rank when a launcher started this one
   const bool lead = team::world().rank() == 0;  // the process that prints and writes the results
   auto [config, backend, cases] = start_sweep(options, command_line);
@@ -567,7 +567,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     context = run_context(options, command_line, config, *backend);
     power = run_power(options, config, context["machine"], *backend);
     context["power"] = power.context;
-    results = std::make_unique<ResultsFile>(out->path, context);  // written with the first record (an existing file is kept until then)
+    results = std::make_unique<ResultsFile>(out->path, context, started);  // written with the first record (an existing file is kept until then)
     console::say("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, kGitRevision,
                backend->name(), cases.size(), options.config,
                team::world().multi() ? fmt::format(", {} processes", team::world().size()) : std::string(), out->path);
@@ -592,7 +592,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   }
   console::say("\ndmabench: {} ok, {} skipped, {} failed in {:.1f} s; results in {}\n", recorder.count(Status::ok),
              recorder.count(Status::skipped), recorder.count(Status::failed),
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), options.out);
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - started.steady).count(), options.out);
   if (!recorder.first_failure().empty()) console::say("dmabench: first failure: {}\n", recorder.first_failure());
   const bool checked = report_findings(expectations, pairs, recorder.kept(), context["machine"], *backend);
   return recorder.count(Status::failed) > 0 ? 1 : checked ? 0 : check::kExitCheckFailed;

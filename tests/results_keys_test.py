@@ -33,6 +33,10 @@ import tempfile
 NEW = {
     "context.processes": "SCHEMA.md context.processes: the run's processes (one, or one per rank under mpirun / "
                          "srun), added with multi-process runs; the committed files predate it",
+    "context.started_at": "SCHEMA.md context.started_at: when the run started, with milliseconds; added after the "
+                          "committed files",
+    "context.finished_at": "SCHEMA.md context.finished_at: when the run finished its file, as above",
+    "context.wall_s": "SCHEMA.md context.wall_s: the run's wall time on a monotonic clock, as above",
     "context.engines": "engine specs in the results context (engine_specs_json(), added with the typed engine options)",
     "context.machine.cpu": "the host backend's machine description (SCHEMA.md, context.machine, host); "
                            "the committed files are from the cuda backend",

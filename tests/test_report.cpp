@@ -1,3 +1,5 @@
+#include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
@@ -100,6 +102,49 @@ TEST(Report, ResultsFileJournalsEveryCaseAndWritesTheFileAtTheEnd) {
   empty.finish();  // a run without a case changes nothing: the file and the unfinished run's journal stay
   EXPECT_EQ(read(path)["results"].size(), 1u);
   EXPECT_EQ(journal_lines().size(), 2u);
+}
+
+TEST(Report, UtcTimesHaveMilliseconds) {
+  using namespace std::chrono;
+  const system_clock::time_point t = system_clock::time_point(seconds(1796200006)) + milliseconds(7);
+  EXPECT_EQ(utc_iso8601_ms(t), "2026-12-02T08:26:46.007Z");
+  EXPECT_EQ(utc_iso8601_ms(system_clock::time_point(seconds(0))), "1970-01-01T00:00:00.000Z");
+}
+
+// The context says when the run started (from the first write and in the journal's header) and, once the file
+// is finished, when it finished and how long it took on the steady clock.
+TEST(Report, ResultsFileRecordsStartFinishAndWallTime) {
+  using namespace std::chrono;
+  const fs::path dir = fresh_dir("dmabench_report_times");
+  const std::string path = (dir / "run.json").string();
+  const auto ago = milliseconds(1500);
+  const RunStart start{utc_iso8601_ms(system_clock::now() - ago), steady_clock::now() - ago};
+  ResultsFile file(path, json{{"backend", "host"}}, start);
+  file.add(json{{"name", "a"}});
+  const json running = read(path)["context"];
+  EXPECT_EQ(running["started_at"], start.started_at);
+  EXPECT_FALSE(running.contains("finished_at"));  // not finished: no end, no wall time
+  EXPECT_FALSE(running.contains("wall_s"));
+  std::ifstream in(path + ".journal");
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(json::parse(header)["context"]["started_at"], start.started_at);
+  file.finish();
+  const json ctx = read(path)["context"];
+  EXPECT_EQ(ctx["started_at"], start.started_at);
+  const std::string finished = ctx["finished_at"].get<std::string>();
+  ASSERT_EQ(finished.size(), 24u);  // 2026-12-02T08:26:46.123Z
+  EXPECT_GT(finished, start.started_at);  // ISO 8601 strings of one format order as times
+  const double wall_s = ctx["wall_s"].get<double>();
+  EXPECT_GE(wall_s, 1.5);
+  EXPECT_LT(wall_s, 60.0);
+  // finished_at - started_at, to the millisecond, matches the steady-clock wall time (no clock step here)
+  auto parse_ms = [](const std::string& iso) {
+    std::tm tm{};
+    strptime(iso.substr(0, 19).c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+    return static_cast<double>(timegm(&tm)) + std::stod(iso.substr(20, 3)) / 1000.0;
+  };
+  EXPECT_NEAR(parse_ms(finished) - parse_ms(start.started_at), wall_s, 0.05);
 }
 
 TEST(Report, HostContextHasDateHostAndOs) {

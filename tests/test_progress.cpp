@@ -1,0 +1,114 @@
+// bench/progress.hpp: the [k/N] progress line, driven by a fake clock.
+#include <gtest/gtest.h>
+
+#include "bench/progress.hpp"
+
+using namespace dmabench;
+
+namespace {
+
+// A clock the test moves by hand.
+struct FakeClock {
+  double now_s = 100.0;  // not 0: the line's times are from the first reading
+  Progress::Clock clock() {
+    return [this] { return now_s; };
+  }
+};
+
+}  // namespace
+
+TEST(Progress, DurationsAreSecondsMinutesOrHours) {
+  EXPECT_EQ(format_duration(0), "0s");
+  EXPECT_EQ(format_duration(-5), "0s");
+  EXPECT_EQ(format_duration(45.9), "45s");
+  EXPECT_EQ(format_duration(59.99), "59s");
+  EXPECT_EQ(format_duration(60), "1m00s");
+  EXPECT_EQ(format_duration(192), "3m12s");
+  EXPECT_EQ(format_duration(3599), "59m59s");
+  EXPECT_EQ(format_duration(3600), "1h00m");
+  EXPECT_EQ(format_duration(3900), "1h05m");
+  EXPECT_EQ(format_duration(100 * 3600 + 59), "100h00m");
+}
+
+TEST(Progress, QuietForTheFirstSecondsEvenAtTheLastCase) {
+  FakeClock t;
+  Progress p(10, /*terminal=*/false, t.clock());
+  for (std::size_t k = 1; k <= 9; ++k) {
+    t.now_s += 0.3;
+    EXPECT_EQ(p.case_done(k, "c"), "") << k;
+  }
+  t.now_s = 103.0;  // exactly 3 s: still quiet
+  EXPECT_EQ(p.case_done(10, "last"), "");
+  EXPECT_EQ(p.clear(), "");
+}
+
+TEST(Progress, LogLineSaysElapsedAndEstimatedRemainder) {
+  FakeClock t;
+  Progress p(40, /*terminal=*/false, t.clock());
+  t.now_s += 12.0;
+  // 4 cases in 12 s: 3 s each, 36 left -> ~108 s
+  EXPECT_EQ(p.case_done(4, "copy/host/oneshot/dev=0,1/4KiB"),
+            "[4/40] 12s elapsed, ~1m48s left: copy/host/oneshot/dev=0,1/4KiB\n");
+  t.now_s += 1.0;  // 13 s, 5 cases: ~91 s
+  EXPECT_EQ(p.case_done(5, "b"), "[5/40] 13s elapsed, ~1m31s left: b\n");
+}
+
+TEST(Progress, LongSweepsSayHours) {
+  FakeClock t;
+  Progress p(1000, /*terminal=*/false, t.clock());
+  t.now_s += 65.0;
+  EXPECT_EQ(p.case_done(10, "x"), "[10/1000] 1m05s elapsed, ~1h47m left: x\n");  // 6.5 s x 990 = 6435 s
+}
+
+TEST(Progress, LogLinesAtMostOnePerSecondAndAlwaysTheLast) {
+  FakeClock t;
+  Progress p(100, /*terminal=*/false, t.clock());
+  t.now_s += 4.0;
+  EXPECT_NE(p.case_done(1, "a"), "");
+  int lines = 0;
+  for (std::size_t k = 2; k < 100; ++k) {  // 98 cases in 0.98 s: none due
+    t.now_s += 0.01;
+    lines += !p.case_done(k, "a").empty();
+  }
+  EXPECT_EQ(lines, 0);
+  t.now_s += 0.001;
+  EXPECT_EQ(p.case_done(100, "z"), "[100/100] 4s elapsed, done: z\n");
+  EXPECT_EQ(p.clear(), "");  // not a terminal: nothing to erase
+}
+
+TEST(Progress, EveryCaseOnceASecondApart) {
+  FakeClock t;
+  Progress p(3, /*terminal=*/false, t.clock());
+  t.now_s += 5.0;
+  EXPECT_EQ(p.case_done(1, "a"), "[1/3] 5s elapsed, ~10s left: a\n");
+  t.now_s += 1.0;
+  EXPECT_EQ(p.case_done(2, "b"), "[2/3] 6s elapsed, ~3s left: b\n");
+}
+
+TEST(Progress, TerminalRedrawsInPlaceWithoutNewline) {
+  FakeClock t;
+  Progress p(2, /*terminal=*/true, t.clock());
+  EXPECT_EQ(p.clear(), "");  // nothing drawn yet
+  t.now_s += 10.0;
+  EXPECT_EQ(p.case_done(1, "a"), "\r[1/2] 10s elapsed, ~10s left: a\x1b[K");
+  EXPECT_EQ(p.clear(), "\r\x1b[K");
+  t.now_s += 0.01;  // the last case: drawn however soon
+  EXPECT_EQ(p.case_done(2, "b"), "\r[2/2] 10s elapsed, done: b\x1b[K");
+}
+
+TEST(Progress, TerminalRedrawIsThrottledAndCutToTheWidth) {
+  FakeClock t;
+  Progress p(10, /*terminal=*/true, t.clock(), /*columns=*/20);
+  t.now_s += 4.0;
+  const std::string line = p.case_done(1, "a-very-long-case-name-that-wraps");
+  EXPECT_EQ(line, "\r[1/10] 4s elapsed, \x1b[K");  // 19 characters between "\r" and the erase
+  t.now_s += 0.05;
+  EXPECT_EQ(p.case_done(2, "b"), "");  // within 0.1 s of the last redraw
+  t.now_s += 0.06;
+  EXPECT_NE(p.case_done(3, "c"), "");
+}
+
+TEST(Progress, DefaultClockIsSteadyAndQuietAtFirst) {
+  Progress p(1, /*terminal=*/false);
+  EXPECT_EQ(p.case_done(1, "fast"), "");  // a sweep of one quick case: quiet
+}
