@@ -147,29 +147,8 @@ void fill_bytes(char* p, std::size_t n, std::uint64_t key) { fill_stream(reinter
 // has finished every posted operation.
 class HostOperation final : public Operation {
  public:
-  explicit HostOperation(const Plan& plan) : plan_(plan) {
-    src_.resize(plan.ranks());
-    dst_.resize(plan.ranks());
-    if (team::world().multi()) {
-      map_shared();
-    } else {
-      for (int r = 0; r < plan.ranks(); ++r) {
-        src_[r] = allocate(r, plan.src_location(r), plan.src_allocation(r), "src");
-        dst_[r] = allocate(r, plan.dst_location(r), plan.dst_allocation(r), "dst");
-      }
-    }
-    for (int r : team::local_issuers(plan)) workers_.push_back(std::make_unique<Worker>(Worker{r, plan.issued_by(r), 0, {}}));
-    for (auto& w : workers_) w->thread = std::thread([this, w = w.get()] { run(*w); });
-  }
-  ~HostOperation() override {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (auto& w : workers_) w->thread.join();
-    if (fault_.die && fault_.rank == team::world().rank()) ::raise(SIGKILL);
-  }
+  explicit HostOperation(const Plan& plan);
+  ~HostOperation() override;
 
   void launch() override {
     {
@@ -190,14 +169,7 @@ class HostOperation final : public Operation {
   void fill_sources(std::uint64_t seed) override {
     for (int r : team::local_ranks(plan_)) fill_bytes(src_[r]->data, src_[r]->size, datagen::stream_key(seed, r));
   }
-  void poison_destinations(std::uint64_t seed) override {
-    for (int r : team::local_ranks(plan_))
-      fill_bytes(dst_[r]->data, dst_[r]->size, datagen::stream_key(seed ^ datagen::kPoisonSalt, r));
-    for (int set = 0; set < plan_.sets; ++set)
-      for (const Transfer& t : plan_.preset)  // in-place blocks: there before the operation starts
-        if (team::local(t.dst_rank))
-          std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
-  }
+  void poison_destinations(std::uint64_t seed) override;
   std::vector<hostmem::BufferInfo> host_buffers() const override { return host_buffers_; }
   std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override {
     if (expected.sets != plan_.sets) throw std::logic_error("check_destinations: the plan's buffer sets differ from the operation's");
@@ -216,78 +188,14 @@ class HostOperation final : public Operation {
 
   // This process's rank's buffers as shared memory, and every other rank's mapped from theirs
   // (collective; the objects are unlinked once every process has mapped them).
-  void map_shared() {
-    static std::atomic<unsigned> serial{0};
-    const int me = team::world().rank();
-    const std::string base = fmt::format("/dmabench-{}-{}", ::getpid(), serial++);
-    // this process's objects are unlinked however this ends: once every process mapped them, or on error
-    struct Unlink {
-      std::vector<std::string> names;
-      ~Unlink() {
-        for (const auto& n : names) shm_unlink(n.c_str());
-      }
-    } unlink;
-    std::string error;
-    try {
-      if (me < plan_.ranks()) {
-        unlink.names.push_back(base + "-src");
-        src_[me] = HostBytes::shared(base + "-src", plan_.src_allocation(me), true);
-        unlink.names.push_back(base + "-dst");
-        dst_[me] = HostBytes::shared(base + "-dst", plan_.dst_allocation(me), true);
-      }
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-    const auto names = team::share(me < plan_.ranks() ? base : std::string(), error);
-    error.clear();
-    try {
-      if (me < plan_.ranks())
-        for (int r = 0; r < plan_.ranks(); ++r)
-          if (r != me) {
-            src_[r] = HostBytes::shared(names[r] + "-src", plan_.src_allocation(r), false);
-            dst_[r] = HostBytes::shared(names[r] + "-dst", plan_.dst_allocation(r), false);
-          }
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-    team::share(std::string(), error);  // every process mapped what it needs (or says why not)
-  }
+  void map_shared();
 
-  std::unique_ptr<HostBytes> allocate(int rank, const Location& at, std::size_t bytes, const char* side) {
-    if (!at.host) return HostBytes::heap(bytes);
-    hostmem::BufferInfo info = buffer_info(rank, side, at, bytes);
-    auto b = HostBytes::placed_on(at, bytes, info);
-    host_buffers_.push_back(std::move(info));
-    return b;
-  }
+  std::unique_ptr<HostBytes> allocate(int rank, const Location& at, std::size_t bytes, const char* side);
 
   char* src(int rank, int set) const { return src_[rank]->data + set * plan_.src_stride(rank); }
   char* dst(int rank, int set) const { return dst_[rank]->data + set * plan_.dst_stride(rank); }
 
-  void run(Worker& w) {
-    for (;;) {
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || w.done < posted_; });
-        if (stop_) return;
-      }
-      const int set = plan_.set_of(w.done);
-      for (const Transfer& t : w.transfers)
-        std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
-      if (fault_.rank == w.rank && fault_.corrupt && !w.transfers.empty()) {
-        auto t = std::find_if(w.transfers.begin(), w.transfers.end(), [&](const Transfer& x) { return x.dst_rank != w.rank; });
-        if (t == w.transfers.end()) --t;
-        dst(t->dst_rank, set)[t->dst_offset + t->bytes - 1] ^= 0x5a;
-      }
-      const bool slow = fault_.slow_device >= 0 ? touches(w, fault_.slow_device) : fault_.rank == w.rank;
-      if (slow && fault_.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(fault_.delay_ms));
-      {
-        std::lock_guard lock(mu_);
-        ++w.done;
-      }
-      done_cv_.notify_all();
-    }
-  }
+  void run(Worker& w);
 
   // Whether a worker's transfers read or write device `d` (its own rank's or another's buffers).
   bool touches(const Worker& w, int d) const {
@@ -307,6 +215,110 @@ class HostOperation final : public Operation {
   std::uint64_t posted_ = 0;
   bool stop_ = false;
 };
+
+HostOperation::HostOperation(const Plan& plan) : plan_(plan) {
+  src_.resize(plan.ranks());
+  dst_.resize(plan.ranks());
+  if (team::world().multi()) {
+    map_shared();
+  } else {
+    for (int r = 0; r < plan.ranks(); ++r) {
+      src_[r] = allocate(r, plan.src_location(r), plan.src_allocation(r), "src");
+      dst_[r] = allocate(r, plan.dst_location(r), plan.dst_allocation(r), "dst");
+    }
+  }
+  for (int r : team::local_issuers(plan)) workers_.push_back(std::make_unique<Worker>(Worker{r, plan.issued_by(r), 0, {}}));
+  for (auto& w : workers_) w->thread = std::thread([this, w = w.get()] { run(*w); });
+}
+
+HostOperation::~HostOperation() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& w : workers_) w->thread.join();
+  if (fault_.die && fault_.rank == team::world().rank()) ::raise(SIGKILL);
+}
+
+void HostOperation::poison_destinations(std::uint64_t seed) {
+  for (int r : team::local_ranks(plan_))
+    fill_bytes(dst_[r]->data, dst_[r]->size, datagen::stream_key(seed ^ datagen::kPoisonSalt, r));
+  for (int set = 0; set < plan_.sets; ++set)
+    for (const Transfer& t : plan_.preset)  // in-place blocks: there before the operation starts
+      if (team::local(t.dst_rank))
+        std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
+}
+
+void HostOperation::map_shared() {
+  static std::atomic<unsigned> serial{0};
+  const int me = team::world().rank();
+  const std::string base = fmt::format("/dmabench-{}-{}", ::getpid(), serial++);
+  // this process's objects are unlinked however this ends: once every process mapped them, or on error
+  struct Unlink {
+    std::vector<std::string> names;
+    ~Unlink() {
+      for (const auto& n : names) shm_unlink(n.c_str());
+    }
+  } unlink;
+  std::string error;
+  try {
+    if (me < plan_.ranks()) {
+      unlink.names.push_back(base + "-src");
+      src_[me] = HostBytes::shared(base + "-src", plan_.src_allocation(me), true);
+      unlink.names.push_back(base + "-dst");
+      dst_[me] = HostBytes::shared(base + "-dst", plan_.dst_allocation(me), true);
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const auto names = team::share(me < plan_.ranks() ? base : std::string(), error);
+  error.clear();
+  try {
+    if (me < plan_.ranks())
+      for (int r = 0; r < plan_.ranks(); ++r)
+        if (r != me) {
+          src_[r] = HostBytes::shared(names[r] + "-src", plan_.src_allocation(r), false);
+          dst_[r] = HostBytes::shared(names[r] + "-dst", plan_.dst_allocation(r), false);
+        }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  team::share(std::string(), error);  // every process mapped what it needs (or says why not)
+}
+
+std::unique_ptr<HostBytes> HostOperation::allocate(int rank, const Location& at, std::size_t bytes, const char* side) {
+  if (!at.host) return HostBytes::heap(bytes);
+  hostmem::BufferInfo info = buffer_info(rank, side, at, bytes);
+  auto b = HostBytes::placed_on(at, bytes, info);
+  host_buffers_.push_back(std::move(info));
+  return b;
+}
+
+void HostOperation::run(Worker& w) {
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || w.done < posted_; });
+      if (stop_) return;
+    }
+    const int set = plan_.set_of(w.done);
+    for (const Transfer& t : w.transfers)
+      std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
+    if (fault_.rank == w.rank && fault_.corrupt && !w.transfers.empty()) {
+      auto t = std::find_if(w.transfers.begin(), w.transfers.end(), [&](const Transfer& x) { return x.dst_rank != w.rank; });
+      if (t == w.transfers.end()) --t;
+      dst(t->dst_rank, set)[t->dst_offset + t->bytes - 1] ^= 0x5a;
+    }
+    const bool slow = fault_.slow_device >= 0 ? touches(w, fault_.slow_device) : fault_.rank == w.rank;
+    if (slow && fault_.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(fault_.delay_ms));
+    {
+      std::lock_guard lock(mu_);
+      ++w.done;
+    }
+    done_cv_.notify_all();
+  }
+}
 
 // Shared-memory objects of the run's processes on this host that died (kill -9 between creating and
 // unlinking them) are removed: named /dmabench-<pid>-..., they would hold memory until reboot.

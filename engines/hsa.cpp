@@ -159,54 +159,7 @@ WhyNot gated_copies_problem(const Plan& plan, int ops_per_sample) {
 
 class HsaOperation final : public GpuOperation {
  public:
-  HsaOperation(const Plan& plan, HsaOptions opt) : GpuOperation(plan, {}), opt_(opt) {
-    std::vector<int> engines;
-    if (auto why = choose_engines(plan, opt.selection, &engines)) throw std::runtime_error(*why);
-    std::map<int, int> signal_of_issuer;
-    std::vector<PlannedCopy> copies;  // buffer set 0 (the set's addresses are filled in below)
-    for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
-      const Transfer& t = plan.transfers[i];
-      if (!team::local(t.issuer)) continue;  // another process issues it
-      transfers_.push_back(i);
-      PlannedCopy c;
-      c.copy = gpu::hsa::Copy{
-          .dst = nullptr, .dst_device = agent_device(t.dst_rank), .src = nullptr, .src_device = agent_device(t.src_rank),
-          .bytes = t.bytes, .engine = engines[i]};
-      if (opt.pcpy) {
-        c.signal = static_cast<int>(signals_.size());
-        signals_.push_back(std::make_unique<gpu::hsa::Signal>(0));
-        signal_bytes_.push_back(t.bytes);
-      } else {
-        auto [it, fresh] = signal_of_issuer.try_emplace(t.issuer, static_cast<int>(signals_.size()));
-        if (fresh) {
-          signals_.push_back(std::make_unique<gpu::hsa::Signal>(0));
-          signal_bytes_.push_back(0);
-        }
-        c.signal = it->second;
-        signal_bytes_[c.signal] += t.bytes;
-      }
-      copies.push_back(c);
-    }
-    // every buffer set's copies, worked out once (never in launch()): one per transfer, so one per block
-    std::vector<Endpoint> src_end, dst_end;
-    for (int r = 0; r < plan.ranks(); ++r) {
-      src_end.push_back(endpoint(r, src(r), plan.src_location(r)));
-      dst_end.push_back(endpoint(r, dst(r), plan.dst_location(r)));
-    }
-    for (int set = 0; set < sets(); ++set) {
-      copies_by_set_.push_back(copies);
-      for (std::size_t i = 0; i < copies.size(); ++i) {
-        const Transfer& t = plan.transfers[transfers_[i]];
-        gpu::hsa::Copy& c = copies_by_set_.back()[i].copy;
-        const Endpoint &from = src_end[t.src_rank], &to = dst_end[t.dst_rank];
-        c.dst = to.base + set * plan.dst_stride(t.dst_rank) + t.dst_offset;
-        c.src = from.base + set * plan.src_stride(t.src_rank) + t.src_offset;
-        c.dst_cpu_agent = to.cpu_agent;
-        c.src_cpu_agent = from.cpu_agent;
-      }
-    }
-    for (std::size_t i : transfers_) engines_used_.push_back(engines[i]);
-  }
+  HsaOperation(const Plan& plan, HsaOptions opt);
 
   ~HsaOperation() override {
     try {
@@ -221,21 +174,9 @@ class HsaOperation final : public GpuOperation {
     GpuOperation::close_peers();
   }
 
-  void arm(int ops) override {
-    if (!opt_.host_flag) return;
-    for (int k = 0; k < ops; ++k) {
-      armed_.push_back(std::make_unique<gpu::hsa::Signal>(1));
-      post(armed_.back().get());
-    }
-  }
+  void arm(int ops) override;
 
-  void launch() override {
-    if (!opt_.host_flag) return post(nullptr);
-    if (armed_.empty()) throw std::logic_error("hsa: launch without a pre-posted operation");
-    armed_.front()->store(0);  // releases every copy of this operation
-    released_.push_back(std::move(armed_.front()));
-    armed_.pop_front();
-  }
+  void launch() override;
 
   void wait() override {
     for (auto& s : signals_) s->spin_until_zero(kTimeoutS);
@@ -273,30 +214,12 @@ class HsaOperation final : public GpuOperation {
 
   // The GPU whose HSA agent owns a rank's buffers, as this process numbers GPUs: another process's
   // rank by its bus id (its buffers are opened here through hipIpcOpenMemHandle).
-  int agent_device(int rank) const {
-    if (team::local(rank)) return device(rank);
-    const auto& r = team::world().ranks().at(static_cast<std::size_t>(rank));
-    const int d = gpu::device_by_bus_id(r.bus_id);
-    if (d < 0)
-      throw Unsupported(fmt::format("hsa names both GPUs of a copy, and rank {}'s GPU ({}) is not visible in this process",
-                                    rank, r.bus_id));
-    return d;
-  }
+  int agent_device(int rank) const;
 
   // Each completion signal counts the copies posted on it; a copy the runtime refuses is taken off
   // again, so that wait() and the destructor never spin on a copy that does not exist. Operations
   // are posted in launch order, so the k-th post moves buffer set k mod sets.
-  void post(const gpu::hsa::Signal* dependency) {
-    for (const auto& c : copies_by_set_[plan().set_of(posts_++)]) {
-      signals_[c.signal]->add(1);
-      try {
-        gpu::hsa::async_copy(c.copy, dependency, *signals_[c.signal]);
-      } catch (...) {
-        signals_[c.signal]->add(-1);
-        throw;
-      }
-    }
-  }
+  void post(const gpu::hsa::Signal* dependency);
 
   HsaOptions opt_;
   std::vector<std::size_t> transfers_;  // the plan transfers this process issues
@@ -307,6 +230,93 @@ class HsaOperation final : public GpuOperation {
   std::size_t posts_ = 0;
   std::deque<std::unique_ptr<gpu::hsa::Signal>> armed_, released_;
 };
+
+HsaOperation::HsaOperation(const Plan& plan, HsaOptions opt) : GpuOperation(plan, {}), opt_(opt) {
+  std::vector<int> engines;
+  if (auto why = choose_engines(plan, opt.selection, &engines)) throw std::runtime_error(*why);
+  std::map<int, int> signal_of_issuer;
+  std::vector<PlannedCopy> copies;  // buffer set 0 (the set's addresses are filled in below)
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+    const Transfer& t = plan.transfers[i];
+    if (!team::local(t.issuer)) continue;  // another process issues it
+    transfers_.push_back(i);
+    PlannedCopy c;
+    c.copy = gpu::hsa::Copy{
+        .dst = nullptr, .dst_device = agent_device(t.dst_rank), .src = nullptr, .src_device = agent_device(t.src_rank),
+        .bytes = t.bytes, .engine = engines[i]};
+    if (opt.pcpy) {
+      c.signal = static_cast<int>(signals_.size());
+      signals_.push_back(std::make_unique<gpu::hsa::Signal>(0));
+      signal_bytes_.push_back(t.bytes);
+    } else {
+      auto [it, fresh] = signal_of_issuer.try_emplace(t.issuer, static_cast<int>(signals_.size()));
+      if (fresh) {
+        signals_.push_back(std::make_unique<gpu::hsa::Signal>(0));
+        signal_bytes_.push_back(0);
+      }
+      c.signal = it->second;
+      signal_bytes_[c.signal] += t.bytes;
+    }
+    copies.push_back(c);
+  }
+  // every buffer set's copies, worked out once (never in launch()): one per transfer, so one per block
+  std::vector<Endpoint> src_end, dst_end;
+  for (int r = 0; r < plan.ranks(); ++r) {
+    src_end.push_back(endpoint(r, src(r), plan.src_location(r)));
+    dst_end.push_back(endpoint(r, dst(r), plan.dst_location(r)));
+  }
+  for (int set = 0; set < sets(); ++set) {
+    copies_by_set_.push_back(copies);
+    for (std::size_t i = 0; i < copies.size(); ++i) {
+      const Transfer& t = plan.transfers[transfers_[i]];
+      gpu::hsa::Copy& c = copies_by_set_.back()[i].copy;
+      const Endpoint &from = src_end[t.src_rank], &to = dst_end[t.dst_rank];
+      c.dst = to.base + set * plan.dst_stride(t.dst_rank) + t.dst_offset;
+      c.src = from.base + set * plan.src_stride(t.src_rank) + t.src_offset;
+      c.dst_cpu_agent = to.cpu_agent;
+      c.src_cpu_agent = from.cpu_agent;
+    }
+  }
+  for (std::size_t i : transfers_) engines_used_.push_back(engines[i]);
+}
+
+void HsaOperation::arm(int ops) {
+  if (!opt_.host_flag) return;
+  for (int k = 0; k < ops; ++k) {
+    armed_.push_back(std::make_unique<gpu::hsa::Signal>(1));
+    post(armed_.back().get());
+  }
+}
+
+void HsaOperation::launch() {
+  if (!opt_.host_flag) return post(nullptr);
+  if (armed_.empty()) throw std::logic_error("hsa: launch without a pre-posted operation");
+  armed_.front()->store(0);  // releases every copy of this operation
+  released_.push_back(std::move(armed_.front()));
+  armed_.pop_front();
+}
+
+int HsaOperation::agent_device(int rank) const {
+  if (team::local(rank)) return device(rank);
+  const auto& r = team::world().ranks().at(static_cast<std::size_t>(rank));
+  const int d = gpu::device_by_bus_id(r.bus_id);
+  if (d < 0)
+    throw Unsupported(fmt::format("hsa names both GPUs of a copy, and rank {}'s GPU ({}) is not visible in this process",
+                                  rank, r.bus_id));
+  return d;
+}
+
+void HsaOperation::post(const gpu::hsa::Signal* dependency) {
+  for (const auto& c : copies_by_set_[plan().set_of(posts_++)]) {
+    signals_[c.signal]->add(1);
+    try {
+      gpu::hsa::async_copy(c.copy, dependency, *signals_[c.signal]);
+    } catch (...) {
+      signals_[c.signal]->add(-1);
+      throw;
+    }
+  }
+}
 
 class HsaEngine final : public Engine {
  public:

@@ -46,54 +46,9 @@ std::unique_ptr<gpu::NcclComms> make_comms(const Plan& plan, bool cta_zero) {
 
 class NcclOperation final : public GpuOperation {
  public:
-  NcclOperation(const Plan& plan, NcclOptions opt, const gpu::NcclComms* shared)
-      : GpuOperation(plan, all_ranks(plan), opt.cta_zero ? gpu::Allocator(gpu::nccl_allocate) : gpu::Allocator(gpu::allocate),
-                     /*maps_peers=*/false),
-        opt_(opt), local_(team::local_ranks(plan)) {
-    if (opt.cta_zero) {
-      // A communicator of its own, so that its copy-engine set-up (logged once per communicator)
-      // happens inside this case.
-      owned_ = make_comms(plan, true);
-      comms_ = owned_.get();
-      std::vector<void*> s(plan.ranks(), nullptr), d(plan.ranks(), nullptr);
-      for (int r : local_) {
-        s[r] = src(r);
-        d[r] = dst(r);
-      }
-      src_windows_ = comms_->register_windows(s, plan.src_allocation(0));
-      dst_windows_ = comms_->register_windows(d, plan.dst_allocation(0));
-    } else {
-      comms_ = shared;
-    }
-    // Eagerly, before any capture: NCCL sets its copy-engine collectives up at the first one.
-    if (opt.cta_zero) confirm_copy_engine_path();
-    if (opt.graph) {
-      graphs_.resize(sets());
-      for (int set = 0; set < sets(); ++set) {
-        for (int r : local_) {
-          gpu::set_device(device(r));
-          gpu::begin_capture(stream(r));
-        }
-        issue(set);
-        for (int r : local_) {
-          gpu::set_device(device(r));
-          graphs_[set].push_back(gpu::end_capture(stream(r)));
-        }
-      }
-    }
-  }
+  NcclOperation(const Plan& plan, NcclOptions opt, const gpu::NcclComms* shared);
 
-  ~NcclOperation() override {
-    try {
-      for (int r : local_) stream(r).synchronize();
-    } catch (...) {
-    }
-    graphs_.clear();
-    if (comms_) {
-      comms_->deregister_windows(dst_windows_);
-      comms_->deregister_windows(src_windows_);
-    }
-  }
+  ~NcclOperation() override;
 
   void launch() override {
     const int set = plan().set_of(launches_++);
@@ -113,50 +68,10 @@ class NcclOperation final : public GpuOperation {
 
  private:
   // One operation over buffer set `set`.
-  void issue(int set) {
-    const Plan& p = plan();
-    comms_->group_start();
-    switch (p.collective) {
-      case Collective::all_gather:
-        // in place (the own block preset in the destination): sendbuff = recvbuff + rank * count
-        for (int r : local_)
-          comms_->all_gather(r, p.preset.empty() ? src(r, set) : dst(r, set) + r * p.bytes_per_rank, dst(r, set),
-                             p.bytes_per_rank, stream(r));
-        break;
-      case Collective::all_to_all:
-        for (int r : local_) comms_->all_to_all(r, src(r, set), dst(r, set), p.bytes_per_rank, stream(r));
-        break;
-      case Collective::none:
-        for (const Transfer& t : p.transfers) {
-          if (team::local(t.src_rank))
-            comms_->send(t.src_rank, src(t.src_rank, set) + t.src_offset, t.bytes, t.dst_rank, stream(t.src_rank));
-          if (team::local(t.dst_rank))
-            comms_->recv(t.dst_rank, dst(t.dst_rank, set) + t.dst_offset, t.bytes, t.src_rank, stream(t.dst_rank));
-        }
-        break;
-    }
-    comms_->group_end();
-  }
+  void issue(int set);
 
   // Runs one operation and looks in NCCL's log for the copy-engine set-up of this communicator.
-  void confirm_copy_engine_path() {
-    const std::size_t before = gpu::nccl_log_lines(kCeInitLog).size();
-    issue(0);
-    wait();
-    const auto lines = gpu::nccl_log_lines(kCeInitLog);
-    // this process's log: its own ranks (a process without a rank in the plan has nothing to confirm)
-    const bool confirmed = !local_.empty() && lines.size() >= before + local_.size();
-    details_["cta_policy"] = "zero";
-    details_["copy_engine_path"] = {
-        {"confirmed", confirmed},
-        {"evidence", confirmed ? lines.back() : std::string()},
-        {"how", gpu::nccl_log_path().empty()
-                    ? std::string("no readable NCCL log (NCCL_DEBUG set by the user without a plain NCCL_DEBUG_FILE, "
-                                "or no directory could be made for one)")
-                    : fmt::format("NCCL INFO log {}: one '{}' line per rank of this process appeared during this case's "
-                                  "first collective",
-                                  gpu::nccl_log_path(), kCeInitLog)}};
-  }
+  void confirm_copy_engine_path();
 
   NcclOptions opt_;
   std::vector<int> local_;  // the plan's ranks in this process
@@ -167,6 +82,96 @@ class NcclOperation final : public GpuOperation {
   std::size_t launches_ = 0;
   nlohmann::json details_ = nlohmann::json::object();
 };
+
+NcclOperation::NcclOperation(const Plan& plan, NcclOptions opt, const gpu::NcclComms* shared) : GpuOperation(plan, all_ranks(plan), opt.cta_zero ? gpu::Allocator(gpu::nccl_allocate) : gpu::Allocator(gpu::allocate), /*maps_peers=*/false), opt_(opt), local_(team::local_ranks(plan)) {
+  if (opt.cta_zero) {
+    // A communicator of its own, so that its copy-engine set-up (logged once per communicator)
+    // happens inside this case.
+    owned_ = make_comms(plan, true);
+    comms_ = owned_.get();
+    std::vector<void*> s(plan.ranks(), nullptr), d(plan.ranks(), nullptr);
+    for (int r : local_) {
+      s[r] = src(r);
+      d[r] = dst(r);
+    }
+    src_windows_ = comms_->register_windows(s, plan.src_allocation(0));
+    dst_windows_ = comms_->register_windows(d, plan.dst_allocation(0));
+  } else {
+    comms_ = shared;
+  }
+  // Eagerly, before any capture: NCCL sets its copy-engine collectives up at the first one.
+  if (opt.cta_zero) confirm_copy_engine_path();
+  if (opt.graph) {
+    graphs_.resize(sets());
+    for (int set = 0; set < sets(); ++set) {
+      for (int r : local_) {
+        gpu::set_device(device(r));
+        gpu::begin_capture(stream(r));
+      }
+      issue(set);
+      for (int r : local_) {
+        gpu::set_device(device(r));
+        graphs_[set].push_back(gpu::end_capture(stream(r)));
+      }
+    }
+  }
+}
+
+NcclOperation::~NcclOperation() {
+  try {
+    for (int r : local_) stream(r).synchronize();
+  } catch (...) {
+  }
+  graphs_.clear();
+  if (comms_) {
+    comms_->deregister_windows(dst_windows_);
+    comms_->deregister_windows(src_windows_);
+  }
+}
+
+void NcclOperation::issue(int set) {
+  const Plan& p = plan();
+  comms_->group_start();
+  switch (p.collective) {
+    case Collective::all_gather:
+      // in place (the own block preset in the destination): sendbuff = recvbuff + rank * count
+      for (int r : local_)
+        comms_->all_gather(r, p.preset.empty() ? src(r, set) : dst(r, set) + r * p.bytes_per_rank, dst(r, set),
+                           p.bytes_per_rank, stream(r));
+      break;
+    case Collective::all_to_all:
+      for (int r : local_) comms_->all_to_all(r, src(r, set), dst(r, set), p.bytes_per_rank, stream(r));
+      break;
+    case Collective::none:
+      for (const Transfer& t : p.transfers) {
+        if (team::local(t.src_rank))
+          comms_->send(t.src_rank, src(t.src_rank, set) + t.src_offset, t.bytes, t.dst_rank, stream(t.src_rank));
+        if (team::local(t.dst_rank))
+          comms_->recv(t.dst_rank, dst(t.dst_rank, set) + t.dst_offset, t.bytes, t.src_rank, stream(t.dst_rank));
+      }
+      break;
+  }
+  comms_->group_end();
+}
+
+void NcclOperation::confirm_copy_engine_path() {
+  const std::size_t before = gpu::nccl_log_lines(kCeInitLog).size();
+  issue(0);
+  wait();
+  const auto lines = gpu::nccl_log_lines(kCeInitLog);
+  // this process's log: its own ranks (a process without a rank in the plan has nothing to confirm)
+  const bool confirmed = !local_.empty() && lines.size() >= before + local_.size();
+  details_["cta_policy"] = "zero";
+  details_["copy_engine_path"] = {
+      {"confirmed", confirmed},
+      {"evidence", confirmed ? lines.back() : std::string()},
+      {"how", gpu::nccl_log_path().empty()
+                  ? std::string("no readable NCCL log (NCCL_DEBUG set by the user without a plain NCCL_DEBUG_FILE, "
+                              "or no directory could be made for one)")
+                  : fmt::format("NCCL INFO log {}: one '{}' line per rank of this process appeared during this case's "
+                                "first collective",
+                                gpu::nccl_log_path(), kCeInitLog)}};
+}
 
 class NcclEngine final : public Engine {
  public:

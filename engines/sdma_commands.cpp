@@ -20,40 +20,7 @@ class Chooser {
     if (o.engines == SdmaEngines::map) map_ = amd::load_engine_map(o.map_file);  // checked when the config was read
   }
   // The engine for the k-th unit `rank` issues, moving bytes to rank `to`; throws Refused.
-  int operator()(int rank, int to) {
-    const int s = plan_.devices[rank], d = plan_.devices[to];
-    const int k = issued_[rank]++;
-    int e = -1;
-    switch (o_.engines) {
-      case SdmaEngines::recommended: e = c_.recommended(s, d); break;
-      case SdmaEngines::round_robin: {
-        const std::vector<int> xgmi = usable_in(s, c_.first_xgmi(s), c_.engine_count(s));
-        if (xgmi.empty()) throw Refused{fmt::format("round-robin: GPU {} has no usable xGMI SDMA engine", s)};
-        e = xgmi[static_cast<std::size_t>(k) % xgmi.size()];
-        break;
-      }
-      case SdmaEngines::map:
-        if (auto m = amd::map_engine(map_, s, d)) e = *m;
-        break;
-    }
-    if (e < 0 && s == d) {  // a GPU's copy to itself: its first usable xGMI engine
-      const std::vector<int> xgmi = usable_in(s, c_.first_xgmi(s), c_.engine_count(s));
-      e = xgmi.empty() ? c_.first_xgmi(s) : xgmi.front();
-    }
-    if (e < 0)
-      throw Refused{o_.engines == SdmaEngines::map
-                        ? fmt::format("engine map {} has no line for GPU {} -> GPU {} ('{},ENGINE,{}')", o_.map_file, s, d, s, d)
-                        : fmt::format("the driver recommends no SDMA engine for GPU {} -> GPU {} (use engines=round-robin "
-                                      "or map:FILE)",
-                                      s, d)};
-    if (auto why = unusable(s, e)) {
-      const char* which = o_.engines == SdmaEngines::recommended ? "the driver's recommended"
-                          : o_.engines == SdmaEngines::map       ? "the map's"
-                                                                 : "the";
-      throw Refused{fmt::format("{} engine for GPU {} -> GPU {} cannot be used: {}", which, s, d, *why)};
-    }
-    return e;
-  }
+  int operator()(int rank, int to);
   // The engine for transfer `t`: a host-facing one where it reads or writes host memory, else as above.
   int operator()(const Transfer& t) { return plan_.touches_host(t) ? host_engine(t) : (*this)(t.issuer, t.dst_rank); }
   struct Refused {
@@ -73,23 +40,7 @@ class Chooser {
   // ISAs host -> device on 0 and device -> host on 1. round-robin: the rank's host copies over its
   // host-facing engines in turn. On gfx90a engine 0 takes host-to-device copies only ("Due to a RAS issue,
   // GFX90a can only support H2D copies on SDMA0", GpuAgent::DmaCopyOnEngine): other host copies avoid it.
-  int host_engine(const Transfer& t) {
-    const int s = plan_.devices[t.issuer], host_facing = c_.first_xgmi(s);
-    const std::string gfx = c_.gfx_target ? c_.gfx_target(s) : std::string();
-    const bool to_device = plan_.src_location(t.src_rank).host && !plan_.dst_location(t.dst_rank).host;
-    const int first = !to_device && gfx.rfind("gfx90a", 0) == 0 ? 1 : 0;  // engines this copy may use: first ..
-    const std::vector<int> usable = usable_in(s, first, host_facing);
-    if (usable.empty())
-      throw Refused{fmt::format("a copy from or to host memory needs a usable host-facing (PCIe) SDMA engine, and GPU {} has "
-                                "none of {} (its first xGMI engine is {}){}",
-                                s, std::max(0, host_facing - first), host_facing,
-                                first ? "; gfx90a keeps engine 0 for host-to-device copies" : "")};
-    if (o_.engines == SdmaEngines::round_robin) return usable[static_cast<std::size_t>(host_issued_[t.issuer]++) % usable.size()];
-    const bool reversed = gfx.empty() || (gfx.size() > 5 && gfx.rfind("gfx9", 0) == 0 && gfx[4] >= '4' && gfx[4] <= '9');
-    const int preferred = (to_device == reversed ? 1 : 0) % host_facing;
-    // a fused-off preferred engine (MI308X's engine 1) gives way to the other host-facing one
-    return std::find(usable.begin(), usable.end(), preferred) != usable.end() ? preferred : usable.front();
-  }
+  int host_engine(const Transfer& t);
   // Why engine e of device s cannot take a queue (the platform's answer, or beyond its count), or nullopt.
   WhyNot unusable(int s, int e) const {
     if (c_.unusable) return c_.unusable(s, e);
@@ -110,6 +61,59 @@ class Chooser {
   std::vector<amd::MapEntry> map_;
   std::map<int, int> issued_, host_issued_;
 };
+
+int Chooser::operator()(int rank, int to) {
+  const int s = plan_.devices[rank], d = plan_.devices[to];
+  const int k = issued_[rank]++;
+  int e = -1;
+  switch (o_.engines) {
+    case SdmaEngines::recommended: e = c_.recommended(s, d); break;
+    case SdmaEngines::round_robin: {
+      const std::vector<int> xgmi = usable_in(s, c_.first_xgmi(s), c_.engine_count(s));
+      if (xgmi.empty()) throw Refused{fmt::format("round-robin: GPU {} has no usable xGMI SDMA engine", s)};
+      e = xgmi[static_cast<std::size_t>(k) % xgmi.size()];
+      break;
+    }
+    case SdmaEngines::map:
+      if (auto m = amd::map_engine(map_, s, d)) e = *m;
+      break;
+  }
+  if (e < 0 && s == d) {  // a GPU's copy to itself: its first usable xGMI engine
+    const std::vector<int> xgmi = usable_in(s, c_.first_xgmi(s), c_.engine_count(s));
+    e = xgmi.empty() ? c_.first_xgmi(s) : xgmi.front();
+  }
+  if (e < 0)
+    throw Refused{o_.engines == SdmaEngines::map
+                      ? fmt::format("engine map {} has no line for GPU {} -> GPU {} ('{},ENGINE,{}')", o_.map_file, s, d, s, d)
+                      : fmt::format("the driver recommends no SDMA engine for GPU {} -> GPU {} (use engines=round-robin "
+                                    "or map:FILE)",
+                                    s, d)};
+  if (auto why = unusable(s, e)) {
+    const char* which = o_.engines == SdmaEngines::recommended ? "the driver's recommended"
+                        : o_.engines == SdmaEngines::map       ? "the map's"
+                                                               : "the";
+    throw Refused{fmt::format("{} engine for GPU {} -> GPU {} cannot be used: {}", which, s, d, *why)};
+  }
+  return e;
+}
+
+int Chooser::host_engine(const Transfer& t) {
+  const int s = plan_.devices[t.issuer], host_facing = c_.first_xgmi(s);
+  const std::string gfx = c_.gfx_target ? c_.gfx_target(s) : std::string();
+  const bool to_device = plan_.src_location(t.src_rank).host && !plan_.dst_location(t.dst_rank).host;
+  const int first = !to_device && gfx.rfind("gfx90a", 0) == 0 ? 1 : 0;  // engines this copy may use: first ..
+  const std::vector<int> usable = usable_in(s, first, host_facing);
+  if (usable.empty())
+    throw Refused{fmt::format("a copy from or to host memory needs a usable host-facing (PCIe) SDMA engine, and GPU {} has "
+                              "none of {} (its first xGMI engine is {}){}",
+                              s, std::max(0, host_facing - first), host_facing,
+                              first ? "; gfx90a keeps engine 0 for host-to-device copies" : "")};
+  if (o_.engines == SdmaEngines::round_robin) return usable[static_cast<std::size_t>(host_issued_[t.issuer]++) % usable.size()];
+  const bool reversed = gfx.empty() || (gfx.size() > 5 && gfx.rfind("gfx9", 0) == 0 && gfx[4] >= '4' && gfx[4] <= '9');
+  const int preferred = (to_device == reversed ? 1 : 0) % host_facing;
+  // a fused-off preferred engine (MI308X's engine 1) gives way to the other host-facing one
+  return std::find(usable.begin(), usable.end(), preferred) != usable.end() ? preferred : usable.front();
+}
 
 std::vector<Unit> copy_units(const Plan& plan, Chooser& choose) {
   std::vector<Unit> units;

@@ -13,11 +13,8 @@ Feature row(std::string name, std::string needs, bool built, std::string yes, st
   return Feature{std::move(name), std::move(needs), built, built ? std::move(yes) : std::move(no)};
 }
 
-}  // namespace
-
-// What configure found, from the definitions CMakeLists.txt and cmake/*.cmake give this file.
-BuildFacts this_build() {
-  BuildFacts b;
+// The NVIDIA side of this_build().
+void add_nvidia_facts([[maybe_unused]] BuildFacts& b) {
 #ifdef DMABENCH_HAVE_CUDA
   b.cuda = true;
 #endif
@@ -48,6 +45,10 @@ BuildFacts this_build() {
 #ifdef DMABENCH_NCCL_ALLTOALL
   b.nccl_alltoall = DMABENCH_FEATURE_STR(DMABENCH_NCCL_ALLTOALL);
 #endif
+}
+
+// The AMD side of this_build().
+void add_amd_facts([[maybe_unused]] BuildFacts& b) {
 #ifdef DMABENCH_HAVE_HIP
   b.hip = true;
 #endif
@@ -96,6 +97,15 @@ BuildFacts this_build() {
 #ifdef DMABENCH_HSA_INTERFACE_STRING
   b.hsa_interface = DMABENCH_HSA_INTERFACE_STRING;
 #endif
+}
+
+}  // namespace
+
+// What configure found, from the definitions CMakeLists.txt and cmake/*.cmake give this file.
+BuildFacts this_build() {
+  BuildFacts b;
+  add_nvidia_facts(b);
+  add_amd_facts(b);
   return b;
 }
 

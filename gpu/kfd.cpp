@@ -312,13 +312,28 @@ std::vector<int> usable_list(const Device& d) {
 }
 
 // ---- the platform -------------------------------------------------------------------------------------
+// What GPU-initiated submission needs per device: a stream for its kernels and GPU-readable host memory
+// for the packets a kernel copies into a ring (a bump area, reused once the stream has drained).
+struct GpuSide {
+  explicit GpuSide(int device) : stream(device) {}
+  ~GpuSide() {  // kernels still copying from the area finish before it is freed (a failure is reported, not thrown)
+    try {
+      stream.synchronize();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dmabench: submit=gpu stream of device %d at teardown: %s\n", stream.device(), e.what());
+    }
+  }
+  GpuSide(const GpuSide&) = delete;
+  GpuSide& operator=(const GpuSide&) = delete;
+  Allocation area;  // declared first: freed after the stream whose kernels read it
+  Stream stream;
+  std::size_t used = 0;
+};
+
 class KfdPlatform final : public sdma::Platform {
  public:
   explicit KfdPlatform(std::shared_ptr<State> st) : st_(std::move(st)) { read_recommendations(); }
-  ~KfdPlatform() override {
-    movers_.clear();  // their queues before the placeholders below them
-    placeholders_.clear();
-  }
+  ~KfdPlatform() override;
   KfdPlatform(const KfdPlatform&) = delete;
   KfdPlatform& operator=(const KfdPlatform&) = delete;
 
@@ -327,29 +342,10 @@ class KfdPlatform final : public sdma::Platform {
   int device_count() const override { return static_cast<int>(st_->devices.size()); }
   int engine_count(int device) const override { return dev(device).sdma + dev(device).xgmi; }
   int first_xgmi_engine(int device) const override { return dev(device).sdma; }
-  std::string gfx_target(int device) const override {
-    const Device& d = dev(device);
-    return fmt::format("gfx{}{}{:x}", d.gfx_major, d.gfx_minor, d.gfx_stepping);
-  }
-  WhyNot engine_unusable(int device, int engine) const override {
-    const Device& d = dev(device);
-    if (engine < 0 || engine >= d.sdma + d.xgmi)
-      return fmt::format("engine {} does not exist: KFD reports {} SDMA engines on device {} ({} PCIe, {} xGMI)", engine,
-                         d.sdma + d.xgmi, device, d.sdma, d.xgmi);
-    if (engine >= 32 || !(d.usable.mask >> engine & 1u))
-      return fmt::format("engine {} of device {} is counted by KFD but not usable: {}", engine, device, d.usable.note);
-    return std::nullopt;
-  }
-  WhyNot host_atomics_unsupported(int device) const override {
-    const Device& d = dev(device);
-    if (d.atomics.available) return std::nullopt;
-    return fmt::format("device {} (KFD node {}) has no PCIe 64-bit atomics to system memory: {}", device, d.node, d.atomics.why);
-  }
-  int recommended_engine(int src, int dst) const override {
-    (void)dev(src);
-    (void)dev(dst);
-    return recommended_[static_cast<std::size_t>(src)][static_cast<std::size_t>(dst)];
-  }
+  std::string gfx_target(int device) const override;
+  WhyNot engine_unusable(int device, int engine) const override;
+  WhyNot host_atomics_unsupported(int device) const override;
+  int recommended_engine(int src, int dst) const override;
   Allocation alloc_device(int device, std::size_t bytes, const std::vector<int>& peers) override;
   Allocation alloc_host(std::size_t bytes, const std::vector<int>& devices) override {
     return kmt_memory(0, bytes, host_flags(false), nodes_of(devices));
@@ -360,14 +356,7 @@ class KfdPlatform final : public sdma::Platform {
   void write(void* device_dst, const void* host_src, std::size_t bytes) override;
   void read(void* host_dst, const void* device_src, std::size_t bytes) override;
   Maybe<std::unique_ptr<sdma::Queue>> create_queue(int device, int engine, std::size_t ring_bytes) override;
-  sdma::ClockPair clock_counters(int device) override {
-    HsaClockCounters c{};
-    const HSAuint32 node = dev(device).node;
-    const auto before = std::chrono::steady_clock::now();
-    DMABENCH_KMT_CHECK(hsaKmtGetClockCounters(node, &c));
-    const auto after = std::chrono::steady_clock::now();
-    return sdma::ClockPair{c.GPUClockCounter, (ns_of(before) + ns_of(after)) / 2};
-  }
+  sdma::ClockPair clock_counters(int device) override;
   // A GPU kernel writes the ring, the wptr cell and the 64-bit doorbell (amd/sdma/hip-coexistence.md Q2/Q3: libhsakmt
   // maps the doorbell page into the GPU's address space at its CPU address on discrete GPUs, and keeps
   // the wptr cell in GPU-mapped uncached host memory). On APUs and kernels without doorbell-in-GPUVM the
@@ -380,32 +369,7 @@ class KfdPlatform final : public sdma::Platform {
   nlohmann::json describe() const override;
 
  private:
-  // What GPU-initiated submission needs per device: a stream for its kernels and GPU-readable host memory
-  // for the packets a kernel copies into a ring (a bump area, reused once the stream has drained).
-  struct GpuSide {
-    explicit GpuSide(int device) : stream(device) {}
-    ~GpuSide() {  // kernels still copying from the area finish before it is freed (a failure is reported, not thrown)
-      try {
-        stream.synchronize();
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "dmabench: submit=gpu stream of device %d at teardown: %s\n", stream.device(), e.what());
-      }
-    }
-    GpuSide(const GpuSide&) = delete;
-    GpuSide& operator=(const GpuSide&) = delete;
-    Allocation area;  // declared first: freed after the stream whose kernels read it
-    Stream stream;
-    std::size_t used = 0;
-  };
-  GpuSide& gpu_side(int device) {
-    std::lock_guard lock(gpu_side_mu_);
-    auto& g = gpu_side_[device];
-    if (!g) {
-      g = std::make_unique<GpuSide>(dev(device).ordinal);
-      g->area = alloc_host(kStagingAreaBytes, {device});
-    }
-    return *g;
-  }
+  GpuSide& gpu_side(int device);
   static constexpr std::size_t kStagingAreaBytes = std::size_t{4} << 20;
 
   // Validation copies of one device: a staging buffer, a queue on its engine 0 and a fence word.
@@ -417,17 +381,8 @@ class KfdPlatform final : public sdma::Platform {
     std::uint32_t sequence = 0;
   };
 
-  const Device& dev(int device) const {
-    if (device < 0 || device >= device_count())
-      throw std::out_of_range(fmt::format("KFD platform: no device {} (it has {})", device, device_count()));
-    return st_->devices[static_cast<std::size_t>(device)];
-  }
-  std::vector<HSAuint32> nodes_of(const std::vector<int>& devices) const {
-    std::vector<HSAuint32> nodes;
-    for (int d : devices)
-      if (std::find(nodes.begin(), nodes.end(), dev(d).node) == nodes.end()) nodes.push_back(dev(d).node);
-    return nodes;
-  }
+  const Device& dev(int device) const;
+  std::vector<HSAuint32> nodes_of(const std::vector<int>& devices) const;
   void read_recommendations();
   std::unique_ptr<sdma::Queue> ordered_queue(int device, int engine, std::size_t ring_bytes);
   std::unique_ptr<sdma::Queue> make_slot_queue(int device, int engine, std::size_t ring_bytes, QueueKind kind, int slot);
@@ -443,6 +398,70 @@ class KfdPlatform final : public sdma::Platform {
   std::mutex gpu_side_mu_;
   std::map<int, std::unique_ptr<GpuSide>> gpu_side_;
 };
+
+std::string KfdPlatform::gfx_target(int device) const {
+  const Device& d = dev(device);
+  return fmt::format("gfx{}{}{:x}", d.gfx_major, d.gfx_minor, d.gfx_stepping);
+}
+
+int KfdPlatform::recommended_engine(int src, int dst) const {
+  (void)dev(src);
+  (void)dev(dst);
+  return recommended_[static_cast<std::size_t>(src)][static_cast<std::size_t>(dst)];
+}
+
+std::vector<HSAuint32> KfdPlatform::nodes_of(const std::vector<int>& devices) const {
+  std::vector<HSAuint32> nodes;
+  for (int d : devices)
+    if (std::find(nodes.begin(), nodes.end(), dev(d).node) == nodes.end()) nodes.push_back(dev(d).node);
+  return nodes;
+}
+
+const Device& KfdPlatform::dev(int device) const {
+  if (device < 0 || device >= device_count())
+    throw std::out_of_range(fmt::format("KFD platform: no device {} (it has {})", device, device_count()));
+  return st_->devices[static_cast<std::size_t>(device)];
+}
+
+GpuSide& KfdPlatform::gpu_side(int device) {
+  std::lock_guard lock(gpu_side_mu_);
+  auto& g = gpu_side_[device];
+  if (!g) {
+    g = std::make_unique<GpuSide>(dev(device).ordinal);
+    g->area = alloc_host(kStagingAreaBytes, {device});
+  }
+  return *g;
+}
+
+sdma::ClockPair KfdPlatform::clock_counters(int device) {
+  HsaClockCounters c{};
+  const HSAuint32 node = dev(device).node;
+  const auto before = std::chrono::steady_clock::now();
+  DMABENCH_KMT_CHECK(hsaKmtGetClockCounters(node, &c));
+  const auto after = std::chrono::steady_clock::now();
+  return sdma::ClockPair{c.GPUClockCounter, (ns_of(before) + ns_of(after)) / 2};
+}
+
+WhyNot KfdPlatform::host_atomics_unsupported(int device) const {
+  const Device& d = dev(device);
+  if (d.atomics.available) return std::nullopt;
+  return fmt::format("device {} (KFD node {}) has no PCIe 64-bit atomics to system memory: {}", device, d.node, d.atomics.why);
+}
+
+WhyNot KfdPlatform::engine_unusable(int device, int engine) const {
+  const Device& d = dev(device);
+  if (engine < 0 || engine >= d.sdma + d.xgmi)
+    return fmt::format("engine {} does not exist: KFD reports {} SDMA engines on device {} ({} PCIe, {} xGMI)", engine,
+                       d.sdma + d.xgmi, device, d.sdma, d.xgmi);
+  if (engine >= 32 || !(d.usable.mask >> engine & 1u))
+    return fmt::format("engine {} of device {} is counted by KFD but not usable: {}", engine, device, d.usable.note);
+  return std::nullopt;
+}
+
+KfdPlatform::~KfdPlatform() {
+  movers_.clear();  // their queues before the placeholders below them
+  placeholders_.clear();
+}
 
 void KfdPlatform::gpu_submit(int device, sdma::Queue& queue, const sdma::StagedPackets& staged) {
   auto* q = dynamic_cast<KfdQueue*>(&queue);

@@ -45,6 +45,47 @@ std::optional<double> Meter::traced_power_W(int channel) {
   }
 }
 
+namespace {
+
+// One read of a channel by the sampler of Meter::window (kept for the trace).
+struct Reading {
+  double t;
+  int channel;
+  double energy;
+  std::optional<double> power;
+};
+
+// Operations completed by time t: whole batches that ended by then, plus the elapsed share of a batch t
+// falls inside (its operations are taken as evenly spread over it), whose operations go to *edge_ops.
+template <class Spans>
+double ops_done_by(const Spans& spans, double t, double* edge_ops) {
+  double ops = 0;
+  for (const auto& s : spans) {
+    if (s.t1 <= t) {
+      ops += s.ops;
+    } else {
+      if (s.t0 < t) {
+        ops += s.ops * (t - s.t0) / (s.t1 - s.t0);
+        *edge_ops += s.ops;
+      }
+      break;
+    }
+  }
+  return ops;
+}
+
+// Each window's operations at its ends and the time batches ran inside it.
+template <class Windows, class Spans>
+void count_window_ops(Windows& windows, const Spans& spans) {
+  for (auto& win : windows) {
+    win.ops0 = ops_done_by(spans, win.t0, &win.edge_batch_ops);
+    win.ops1 = ops_done_by(spans, win.t1, &win.edge_batch_ops);
+    for (const auto& s : spans) win.busy_s += std::max(0.0, std::min(s.t1, win.t1) - std::max(s.t0, win.t0));
+  }
+}
+
+}  // namespace
+
 Meter::WindowRun Meter::window(const std::vector<int>& channels, const Batch& batch) {
   const std::size_t n = channels.size();
   std::vector<Window> w(n);
@@ -56,12 +97,6 @@ Meter::WindowRun Meter::window(const std::vector<int>& channels, const Batch& ba
   // The sampler thread reads every channel in turn, as fast as the source answers (a short sleep
   // between rounds keeps a fast fake or sysfs source from taking a core), and closes each channel's
   // window on observed counter updates. The calling thread only runs batches.
-  struct Reading {
-    double t;
-    int channel;
-    double energy;
-    std::optional<double> power;
-  };
   std::vector<Reading> readings;
   std::atomic<bool> closed{false}, stop{false};
   std::exception_ptr sampler_error;
@@ -124,28 +159,7 @@ Meter::WindowRun Meter::window(const std::vector<int>& channels, const Batch& ba
   if (batch_error) std::rethrow_exception(batch_error);
   if (sampler_error) std::rethrow_exception(sampler_error);
 
-  // Operations completed by time t: whole batches that ended by then, plus the elapsed share of a
-  // batch t falls inside (its operations are taken as evenly spread over it).
-  auto ops_at = [&](double t, double* edge_ops) {
-    double ops = 0;
-    for (const Span& s : spans) {
-      if (s.t1 <= t) {
-        ops += s.ops;
-      } else {
-        if (s.t0 < t) {
-          ops += s.ops * (t - s.t0) / (s.t1 - s.t0);
-          *edge_ops += s.ops;
-        }
-        break;
-      }
-    }
-    return ops;
-  };
-  for (auto& win : w) {
-    win.ops0 = ops_at(win.t0, &win.edge_batch_ops);
-    win.ops1 = ops_at(win.t1, &win.edge_batch_ops);
-    for (const Span& s : spans) win.busy_s += std::max(0.0, std::min(s.t1, win.t1) - std::max(s.t0, win.t0));
-  }
+  count_window_ops(w, spans);
   return {std::move(w), std::move(spans), longest_round};
 }
 

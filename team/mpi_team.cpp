@@ -45,27 +45,7 @@ class MpiTeam final : public Team {
   std::string launcher() const override { return "MPI: " + mpi_library_version(); }
 
  protected:
-  std::vector<std::string> exchange(const std::string& mine) override {
-    const int n = static_cast<int>(mine.size());
-    std::vector<int> sizes(size_);
-    MPI_Request req;
-    check(MPI_Iallgather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm_, &req), "MPI_Iallgather");
-    complete(req, "MPI_Iallgather");
-    std::vector<int> displs(size_);
-    long total = 0;
-    for (int r = 0; r < size_; ++r) {
-      displs[r] = static_cast<int>(total);
-      total += sizes[r];
-    }
-    if (total > (1L << 30)) throw TeamStopped("allgather: more than 1 GiB gathered");
-    std::string all(static_cast<std::size_t>(total), '\0');
-    check(MPI_Iallgatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(), displs.data(), MPI_CHAR, comm_, &req),
-          "MPI_Iallgatherv");
-    complete(req, "MPI_Iallgatherv");
-    std::vector<std::string> out;
-    for (int r = 0; r < size_; ++r) out.push_back(all.substr(static_cast<std::size_t>(displs[r]), static_cast<std::size_t>(sizes[r])));
-    return out;
-  }
+  std::vector<std::string> exchange(const std::string& mine) override;
 
  private:
   // The first process of this host (and PID namespace) that is gone, or -1.
@@ -114,6 +94,28 @@ class MpiTeam final : public Team {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
 };
+
+std::vector<std::string> MpiTeam::exchange(const std::string& mine) {
+  const int n = static_cast<int>(mine.size());
+  std::vector<int> sizes(size_);
+  MPI_Request req;
+  check(MPI_Iallgather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm_, &req), "MPI_Iallgather");
+  complete(req, "MPI_Iallgather");
+  std::vector<int> displs(size_);
+  long total = 0;
+  for (int r = 0; r < size_; ++r) {
+    displs[r] = static_cast<int>(total);
+    total += sizes[r];
+  }
+  if (total > (1L << 30)) throw TeamStopped("allgather: more than 1 GiB gathered");
+  std::string all(static_cast<std::size_t>(total), '\0');
+  check(MPI_Iallgatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(), displs.data(), MPI_CHAR, comm_, &req),
+        "MPI_Iallgatherv");
+  complete(req, "MPI_Iallgatherv");
+  std::vector<std::string> out;
+  for (int r = 0; r < size_; ++r) out.push_back(all.substr(static_cast<std::size_t>(displs[r]), static_cast<std::size_t>(sizes[r])));
+  return out;
+}
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 
 #include "bench/run_case.hpp"
 #include "tests/test_support.hpp"
+#include "tests/toy_pattern.hpp"
 #include "bench/measure/overlap.hpp"
 #include "bench/stats.hpp"
 #include "compute/load.hpp"
@@ -38,11 +39,36 @@ bool skipped_on_one_gpu(const Case& c, const json& r) {
   return true;
 }
 
+// The toy pattern of tests/test_extending.cpp, registered before the registry-driven suites below expand:
+// every GPU engine runs it with the built-in patterns.
+const Pattern& toy = testing_support::registered_ring_shift();
+
+// The build's GPU backend: cuda or hip; a host-only build asks for cuda (and gets the reason there is none).
+std::string gpu_backend_name() { return built_backends().front() == "host" ? "cuda" : built_backends().front(); }
+
 // The build's GPU backend (cuda or hip), or why there is none; a host-only build asks for cuda and gets the reason.
 const Maybe<std::unique_ptr<Backend>>& cuda_backend() {
-  static const std::string name = built_backends().front() == "host" ? "cuda" : built_backends().front();
-  static const Maybe<std::unique_ptr<Backend>> backend = make_backend(name);
+  static const Maybe<std::unique_ptr<Backend>> backend = make_backend(gpu_backend_name());
   return backend;
+}
+
+// The engines of the registry that run on the build's GPU backend (ce, ce-batch, sm, nccl; hsa and sdma in
+// a HIP build): the suites that run every GPU engine take them from here.
+std::vector<std::string> gpu_engines() { return testing_support::engines_running_on(gpu_backend_name()); }
+
+// The registry's patterns with host-memory buffers (out of place: blocks do not apply in place).
+std::vector<std::string> host_memory_patterns() {
+  std::vector<std::string> out;
+  for (const Pattern* p : all_patterns())
+    if (p->uses_host_memory()) out.emplace_back(p->name());
+  return out;
+}
+
+// An exchange plan (the in-place alltoall) runs only on engines that swap blocks; the others skip it.
+bool exchange_skipped(const Case& c, Engine& e, const json& r) {
+  if (!c.plan || !c.plan->exchange || e.exchanges(c.variant.options)) return false;
+  EXPECT_EQ(r["status"], "skipped") << c.name() << ": " << r["reason"];
+  return true;
 }
 
 Engine* engine(const std::string& name) {
@@ -151,7 +177,9 @@ TEST_P(GpuEngines, EveryPatternValidates) {
            .warmup = 2,
            .iterations = 5,
            .pipeline_depth = timing == Timing::pipelined ? 4 : 1};
-    const json r = to_json(run_case(testing_support::planned(c), e, *backend));
+    c = testing_support::planned(c);
+    const json r = to_json(run_case(c, e, *backend));
+    if (exchange_skipped(c, *e, r)) continue;
     ASSERT_EQ(r["status"], "ok") << c.name() << ": " << r["reason"];
     EXPECT_EQ(r["validated"], true);
     EXPECT_GT(r["latency_us"]["min"].get<double>(), 0.0);
@@ -160,18 +188,48 @@ TEST_P(GpuEngines, EveryPatternValidates) {
   }
 }
 
-#ifdef DMABENCH_HAVE_HSA
-const std::vector<std::string> kGpuEngines = {"ce", "sm", "nccl", "hsa"};
-#else
-const std::vector<std::string> kGpuEngines = {"ce", "sm", "nccl"};
-#endif
-
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuEngines,
-                         ::testing::Combine(::testing::ValuesIn(kGpuEngines),
-                                            ::testing::Values("copy", "bidir", "allgather", "allgather-inplace", "alltoall"),
+                         ::testing::Combine(::testing::ValuesIn(gpu_engines()),
+                                            ::testing::ValuesIn(testing_support::pattern_names_with_host_memory(false)),
                                             // odd sizes exercise the unaligned paths of the copy kernel
                                             ::testing::Values(std::size_t{1}, std::size_t{1001}, std::size_t{1024},
                                                               std::size_t{4} << 20, (std::size_t{64} << 20) + 16)));
+
+// The toy pattern registered at run time (tests/toy_pattern.hpp) on every GPU engine of the registry, both
+// timings, validated: a new pattern gets every engine without a change here (GpuEngines and GpuVariants
+// run it too, from the registry).
+TEST(GpuEngines, ARegisteredToyPatternRunsOnEveryEngine) {
+  ASSERT_EQ(find_pattern("ring-shift"), &toy);
+  REQUIRE_GPU(backend);
+  std::vector<int> devs = backend->default_devices();
+  const int used = toy.ranks_used(static_cast<int>(devs.size()));
+  if (used == 0) GTEST_SKIP() << "ring-shift needs 2 GPUs";
+  devs.resize(used);
+  int ran = 0;
+  for (const std::string& name : gpu_engines()) {
+    Engine* e = engine(name);
+#ifdef DMABENCH_HAVE_HIP
+    if (!e && name == "nccl") continue;  // this HIP build has no RCCL
+#endif
+    ASSERT_NE(e, nullptr) << name << " is not in this build";
+    for (Timing timing : {Timing::oneshot, Timing::pipelined}) {
+      const Case c = testing_support::planned(Case{.pattern = "ring-shift",
+                                                   .variant = EngineVariant{name, with_defaults(name, json::object())},
+                                                   .devices = devs,
+                                                   .bytes_per_rank = (std::size_t{1} << 20) + 3,
+                                                   .timing = timing,
+                                                   .warmup = 1,
+                                                   .iterations = 3,
+                                                   .pipeline_depth = timing == Timing::pipelined ? 3 : 1});
+      const json r = to_json(run_case(c, e, *backend));
+      ASSERT_EQ(r["status"], "ok") << c.name() << ": " << r["reason"];
+      EXPECT_EQ(r["validated"], true) << c.name();
+      EXPECT_EQ(r["pattern"], "ring-shift") << c.name();
+      ++ran;
+    }
+  }
+  EXPECT_GE(ran, 2 * 3);  // ce, ce-batch, sm at least
+}
 
 // Every DMA-Latte variant (and NCCL's modes) on every pattern, both timings, validated.
 struct Variant {
@@ -245,9 +303,12 @@ TEST_P(GpuVariants, ValidateOnEveryPatternAndTiming) {
              .iterations = 4,
              .pipeline_depth = timing == Timing::pipelined ? 3 : 1,
              .rotate = rotate};
-      const json r = to_json(run_case(testing_support::planned(c), e, *backend));
+      c = testing_support::planned(c);
+      const json r = to_json(run_case(c, e, *backend));
+      if (exchange_skipped(c, *e, r)) continue;
       const bool gpu_flag = options["trigger"] == "gpu-flag";
-      const bool cta_zero_p2p = options.value("cta_policy", "") == "zero" && (pattern == "copy" || pattern == "bidir");
+      // NCCL's copy-engine collectives cover allgather and alltoall: the other patterns (copy, bidir) are skipped
+      const bool cta_zero_p2p = options.value("cta_policy", "") == "zero" && c.plan->collective == Collective::none;
       if ((gpu_flag && timing == Timing::pipelined) || cta_zero_p2p) {
         EXPECT_EQ(r["status"], "skipped") << c.name() << ": " << r["reason"];
         continue;
@@ -267,7 +328,7 @@ TEST_P(GpuVariants, ValidateOnEveryPatternAndTiming) {
 
 INSTANTIATE_TEST_SUITE_P(Dma, GpuVariants,
                          ::testing::Combine(::testing::Range(0, static_cast<int>(std::size(kVariants))),
-                                            ::testing::Values("copy", "bidir", "allgather", "allgather-inplace", "alltoall")));
+                                            ::testing::ValuesIn(testing_support::pattern_names_with_host_memory(false))));
 
 TEST(GpuEngines, BreakdownOfACopy) {
   REQUIRE_GPU(backend);
@@ -580,7 +641,7 @@ TEST_P(GpuHostMemory, EveryMechanismKindAndLayoutValidates) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Host, GpuHostMemory,
-                         ::testing::Combine(::testing::Values("h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"),
+                         ::testing::Combine(::testing::ValuesIn(host_memory_patterns()),
                                             ::testing::Range(0, static_cast<int>(std::size(kHostMechanisms))),
                                             ::testing::Values(HostKind::pinned, HostKind::mapped, HostKind::registered,
                                                               HostKind::pageable)));

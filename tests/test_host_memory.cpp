@@ -2,6 +2,9 @@
 // layout validates; the record says where the host buffers are and that it checked; a block in the
 // wrong slot (another block's, or a slot no block was meant for) fails the case; bad layouts are
 // input errors naming the field.
+#include <algorithm>
+#include <numeric>
+
 #include <gtest/gtest.h>
 
 #include "bench/config.hpp"
@@ -48,9 +51,32 @@ json run(const Case& c, const std::function<void(Plan&)>& tamper = {}) {
   return to_json(run_case(c, &wrapped, *backend));
 }
 
-const std::vector<std::string> kOneBufferPatterns = {"copy", "bidir", "h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"};
+// The registry's patterns that block layouts apply to (bench/patterns/layout.cpp): every transfer of their
+// plan moves one whole buffer, and nothing is in place.
+std::vector<std::string> one_buffer_patterns() {
+  std::vector<std::string> out;
+  for (const Pattern* p : all_patterns()) {
+    const int ranks = p->ranks_used(2);
+    if (ranks == 0) continue;
+    std::vector<int> devs(ranks);
+    std::iota(devs.begin(), devs.end(), 0);
+    const Plan plan = p->plan(devs, 4096);
+    const bool whole = std::all_of(plan.transfers.begin(), plan.transfers.end(), [&](const Transfer& t) {
+      return t.src_offset == 0 && t.dst_offset == 0 && t.bytes == plan.src_bytes[t.src_rank] && t.bytes == plan.dst_bytes[t.dst_rank];
+    });
+    if (whole && plan.preset.empty() && !plan.exchange) out.emplace_back(p->name());
+  }
+  return out;
+}
 
 }  // namespace
+
+TEST(HostLayouts, TheRegistryGivesEveryOneBufferPattern) {
+  const std::vector<std::string> found = one_buffer_patterns();
+  for (const char* p : {"copy", "bidir", "h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"})
+    EXPECT_NE(std::find(found.begin(), found.end(), p), found.end()) << p;
+  for (const char* p : {"allgather", "alltoall"}) EXPECT_EQ(std::find(found.begin(), found.end(), p), found.end()) << p;
+}
 
 class HostLayouts : public ::testing::TestWithParam<std::tuple<std::string, Layout::Order, HostKind>> {};
 
@@ -89,7 +115,7 @@ TEST_P(HostLayouts, EveryBlockValidatesAndTheRecordSaysWhere) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Host, HostLayouts,
-                         ::testing::Combine(::testing::ValuesIn(kOneBufferPatterns),
+                         ::testing::Combine(::testing::ValuesIn(one_buffer_patterns()),
                                             ::testing::Values(Layout::Order::sequential, Layout::Order::strided,
                                                               Layout::Order::random),
                                             ::testing::Values(HostKind::pinned, HostKind::pageable)));

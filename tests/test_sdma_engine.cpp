@@ -225,6 +225,37 @@ INSTANTIATE_TEST_SUITE_P(Soft, SdmaEveryVariant,
                                             ::testing::Values(std::size_t{1}, std::size_t{3}, std::size_t{4160}, std::size_t{65537})),
                          variant_name);
 
+// Every pattern of the registry (device memory; host memory: SdmaHostLayouts) with the default options on 2
+// and 4 ranks, both timings, every byte validated; an exchange plan (the in-place alltoall) is skipped unless
+// the options swap blocks (packet=swap: SdmaEveryVariant).
+class SdmaEveryPattern : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(SdmaEveryPattern, ValidatesWithDefaultOptions) {
+  const auto& [pattern, ranks] = GetParam();
+  auto backend = testing_support::host_backend();
+  auto engine = make_engine("sdma", "host").value();
+  for (Timing timing : {Timing::oneshot, Timing::pipelined}) {
+    const Case c = sdma_case(pattern, ranks, 4160, json::object(), timing);
+    ASSERT_TRUE(c.plan) << c.name() << ": " << c.not_runnable;
+    const json r = to_json(run_case(c, engine.get(), *backend));
+    if (c.plan->exchange && !engine->exchanges(c.variant.options)) {
+      EXPECT_EQ(r["status"], "skipped") << c.name();
+      continue;
+    }
+    ASSERT_EQ(r["status"], "ok") << c.name() << ": " << r["reason"];
+    EXPECT_EQ(r["validated"], true) << c.name();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Soft, SdmaEveryPattern,
+                         ::testing::Combine(::testing::ValuesIn(testing_support::pattern_names_with_host_memory(false)),
+                                            ::testing::Values(2, 4)),
+                         [](const auto& info) {
+                           std::string n = std::get<0>(info.param) + "_r" + std::to_string(std::get<1>(info.param));
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
 TEST(SdmaEngine, PipelinedPrelaunchRunsManyOperationsAhead) {
   auto backend = testing_support::host_backend();
   auto engine = make_engine("sdma", "host").value();
@@ -407,6 +438,14 @@ Case host_sdma_case(const std::string& pattern, int ranks, std::size_t block, st
   return testing_support::planned(c);
 }
 
+// The registry's patterns with host-memory buffers (out of place: blocks do not apply in place).
+std::vector<std::string> host_memory_patterns() {
+  std::vector<std::string> out;
+  for (const Pattern* p : all_patterns())
+    if (p->uses_host_memory()) out.emplace_back(p->name());
+  return out;
+}
+
 // Runs a case on the software engine, or with one whose operation moves a tampered plan (the harness
 // validates against the true one).
 json run_sdma(const Case& c, const std::function<void(Plan&)>& tamper = {}) {
@@ -462,7 +501,7 @@ TEST_P(SdmaHostLayouts, EveryBlockAndEveryGapValidates) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Soft, SdmaHostLayouts,
-                         ::testing::Combine(::testing::Values("h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"),
+                         ::testing::Combine(::testing::ValuesIn(host_memory_patterns()),
                                             ::testing::Values("pcpy", "b2b"),
                                             ::testing::Values(Layout::Order::sequential, Layout::Order::random)),
                          [](const auto& info) {

@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -43,6 +44,25 @@ inline std::vector<std::string> every_pattern_name() {
     out.emplace_back(p->name());
     if (p->in_place()) out.push_back(std::string(p->name()) + "-inplace");
   }
+  return out;
+}
+
+// The registry's patterns (case-name spelling, in-place forms included) whose plans keep every buffer in
+// device memory (`host_memory` false) or put some in host memory (true): the suites that need GPUs for
+// every rank and those that test host endpoints take theirs from here.
+inline std::vector<std::string> pattern_names_with_host_memory(bool host_memory) {
+  std::vector<std::string> out;
+  for (const std::string& name : every_pattern_name())
+    if (named_pattern(name).impl->uses_host_memory() == host_memory) out.push_back(name);
+  return out;
+}
+
+// The registry's engines that a run on `backend` can use in this build (EngineSpec::runs_on), in
+// registry order: the suites that run every engine take them from here.
+inline std::vector<std::string> engines_running_on(std::string_view backend) {
+  std::vector<std::string> out;
+  for (const EngineSpec& s : engine_specs())
+    if (s.runs_on(backend)) out.push_back(s.name);
   return out;
 }
 

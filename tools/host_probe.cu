@@ -303,6 +303,18 @@ static bool pages_match(const u8* dpool, const std::vector<size_t>& ds, const u8
   return true;
 }
 
+// The batch copy's attributes for host -> device (up) or device -> host copies of GPU `device`.
+static cudaMemcpyAttributes batch_attributes(bool up, int device) {
+  cudaMemcpyAttributes attr{};
+  attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  attr.flags = cudaMemcpyFlagPreferOverlapWithCompute;
+  attr.srcLocHint.type = up ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+  attr.srcLocHint.id = up ? 0 : device;
+  attr.dstLocHint.type = up ? cudaMemLocationTypeDevice : cudaMemLocationTypeHost;
+  attr.dstLocHint.id = up ? device : 0;
+  return attr;
+}
+
 static bool paged(const Opts& o, const Ctx& c, size_t block) {
   const size_t n = static_cast<size_t>(o.pages), pool = n * block;
   const std::vector<size_t> perm_d = permutation(n, o.seed ^ 0xd5a61266f0c9392cull);
@@ -340,13 +352,7 @@ static bool paged(const Opts& o, const Ctx& c, size_t block) {
       CK(cudaMemcpy(table, t.data(), n * sizeof(Page), cudaMemcpyHostToDevice));
       if (up) CK(cudaMemset(dpool, 0, pool));
       else std::memset(kernel ? mpool : hpool, 0, pool);
-      cudaMemcpyAttributes attr{};
-      attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-      attr.flags = cudaMemcpyFlagPreferOverlapWithCompute;
-      attr.srcLocHint.type = up ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
-      attr.srcLocHint.id = up ? 0 : o.device;
-      attr.dstLocHint.type = up ? cudaMemLocationTypeDevice : cudaMemLocationTypeHost;
-      attr.dstLocHint.id = up ? o.device : 0;
+      cudaMemcpyAttributes attr = batch_attributes(up, o.device);
       size_t attr_idx = 0;
       auto issue = [&] {
         if (mech[0] == 'l') {

@@ -15,6 +15,41 @@ __global__ void spin(long long cycles) {
   while (clock64() - t0 < cycles) {}
 }
 
+// Issues copy method m (names[] in main) of `bytes` from a to b (peer: a buffer on GPU 1) on stream s: 0, or 1
+// after printing the failing call.
+static int issue(int m, void* a, void* b, void* peer, size_t bytes, cudaStream_t s) {
+  if (m == 0) CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s));
+  if (m == 1) CK(cudaMemcpyPeerAsync(b, 0, a, 0, bytes, s));
+  if (m == 2) CK(cudaMemcpy2DAsync(b, 4096, a, 4096, 4096, bytes / 4096, cudaMemcpyDeviceToDevice, s));
+  if (m == 3) CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDefault, s));
+  if (m == 4) {
+    cudaMemcpyAttributes attr{};
+    attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    attr.srcLocHint.type = cudaMemLocationTypeDevice;
+    attr.dstLocHint.type = cudaMemLocationTypeDevice;
+    attr.flags = cudaMemcpyFlagPreferOverlapWithCompute;
+    size_t idx = 0;
+    void* d[1] = {b};
+    const void* sv[1] = {a};
+    size_t sz[1] = {bytes};
+    CK(cudaMemcpyBatchAsync(d, sv, sz, 1, &attr, &idx, 1, s));
+  }
+  if (m == 5) {
+    cudaMemcpy3DParms q{};
+    q.srcPtr = make_cudaPitchedPtr(a, 4096, 4096, bytes / 4096);
+    q.dstPtr = make_cudaPitchedPtr(b, 4096, 4096, bytes / 4096);
+    q.extent = make_cudaExtent(4096, bytes / 4096, 1);
+    q.kind = cudaMemcpyDeviceToDevice;
+    CK(cudaMemcpy3DAsync(&q, s));
+  }
+  if (m == 6) CK(cudaMemcpyAsync(peer, a, bytes, cudaMemcpyDefault, s));
+  if (m == 7) {
+    CK(cudaMemcpyAsync(peer, a, bytes, cudaMemcpyDefault, s));
+    CK(cudaMemcpyAsync(b, peer, bytes, cudaMemcpyDefault, s));
+  }
+  return 0;
+}
+
 int main() {
   int n = 0;
   CK(cudaGetDeviceCount(&n));
@@ -56,35 +91,7 @@ int main() {
         CK(cudaGetLastError());
         auto t0 = std::chrono::steady_clock::now();
         cudaStream_t s = m == 3 ? s1 : s0;
-        if (m == 0) CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s));
-        if (m == 1) CK(cudaMemcpyPeerAsync(b, 0, a, 0, bytes, s));
-        if (m == 2) CK(cudaMemcpy2DAsync(b, 4096, a, 4096, 4096, bytes / 4096, cudaMemcpyDeviceToDevice, s));
-        if (m == 3) CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDefault, s));
-        if (m == 4) {
-          cudaMemcpyAttributes attr{};
-          attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-          attr.srcLocHint.type = cudaMemLocationTypeDevice;
-          attr.dstLocHint.type = cudaMemLocationTypeDevice;
-          attr.flags = cudaMemcpyFlagPreferOverlapWithCompute;
-          size_t idx = 0;
-          void* d[1] = {b};
-          const void* sv[1] = {a};
-          size_t sz[1] = {bytes};
-          CK(cudaMemcpyBatchAsync(d, sv, sz, 1, &attr, &idx, 1, s));
-        }
-        if (m == 5) {
-          cudaMemcpy3DParms q{};
-          q.srcPtr = make_cudaPitchedPtr(a, 4096, 4096, bytes / 4096);
-          q.dstPtr = make_cudaPitchedPtr(b, 4096, 4096, bytes / 4096);
-          q.extent = make_cudaExtent(4096, bytes / 4096, 1);
-          q.kind = cudaMemcpyDeviceToDevice;
-          CK(cudaMemcpy3DAsync(&q, s));
-        }
-        if (m == 6) CK(cudaMemcpyAsync(peer, a, bytes, cudaMemcpyDefault, s));
-        if (m == 7) {
-          CK(cudaMemcpyAsync(peer, a, bytes, cudaMemcpyDefault, s));
-          CK(cudaMemcpyAsync(b, peer, bytes, cudaMemcpyDefault, s));
-        }
+        if (issue(m, a, b, peer, bytes, s)) return 1;
         CK(cudaStreamSynchronize(s));
         auto t1 = std::chrono::steady_clock::now();
         CK(cudaStreamSynchronize(busy));

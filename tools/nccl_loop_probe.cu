@@ -48,6 +48,45 @@ struct Variant {
   bool shift, events, as_float, query;
 };
 
+// One sample of a variant: `iters` collectives of `bytes` per rank back to back, then completion; the time per
+// operation in us. `s` (the sample's number) and `steps` place the shifted buffers.
+static double sample_us(const Variant& var, bool a2a, size_t bytes, size_t steps, int s, int iters,
+                        std::vector<ncclComm_t>& comms, std::vector<cudaStream_t>& streams, std::vector<void*>& send,
+                        std::vector<void*>& recv, std::vector<std::vector<cudaEvent_t>>& events) {
+  const int n = static_cast<int>(comms.size());
+  const size_t count = var.as_float ? bytes / 4 : bytes;
+  const ncclDataType_t type = var.as_float ? ncclFloat : ncclInt8;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int it = 0; it < iters; ++it) {
+    const size_t shift = var.shift ? (a2a ? n : 1) * bytes * ((static_cast<size_t>(s) * iters + it) % steps) : 0;
+    NK(ncclGroupStart());
+    for (int i = 0; i < n; ++i) {
+      if (var.events) {
+        CK(cudaSetDevice(i));
+        CK(cudaEventRecord(events[i][it], streams[i]));
+      }
+      char* sb = static_cast<char*>(send[i]) + shift;
+      char* rb = static_cast<char*>(recv[i]) + shift * n / (a2a ? n : 1);
+      if (a2a)
+        NK(ncclAlltoAll(sb, rb, count, type, comms[i], streams[i]));
+      else
+        NK(ncclAllGather(sb, rb, count, type, comms[i], streams[i]));
+    }
+    NK(ncclGroupEnd());
+  }
+  for (int i = 0; i < n; ++i) {
+    if (var.query) {
+      cudaError_t e;
+      while ((e = cudaStreamQuery(streams[i])) == cudaErrorNotReady) {
+      }
+      CK(e);
+    } else {
+      CK(cudaStreamSynchronize(streams[i]));
+    }
+  }
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
+}
+
 int main(int argc, char** argv) {
   const int samples = argc > 1 ? std::atoi(argv[1]) : 100;
   const int iters = argc > 2 ? std::atoi(argv[2]) : 20;
@@ -88,37 +127,7 @@ int main(int argc, char** argv) {
       for (int s = 0; s <= samples; ++s) {
         for (size_t v = 0; v < variants.size(); ++v) {
           const Variant& var = variants[v];
-          const size_t count = var.as_float ? bytes / 4 : bytes;
-          const ncclDataType_t type = var.as_float ? ncclFloat : ncclInt8;
-          const auto t0 = clock::now();
-          for (int it = 0; it < iters; ++it) {
-            const size_t shift = var.shift ? (a2a ? n : 1) * bytes * ((static_cast<size_t>(s) * iters + it) % steps) : 0;
-            NK(ncclGroupStart());
-            for (int i = 0; i < n; ++i) {
-              if (var.events) {
-                CK(cudaSetDevice(i));
-                CK(cudaEventRecord(events[i][it], streams[i]));
-              }
-              char* sb = static_cast<char*>(send[i]) + shift;
-              char* rb = static_cast<char*>(recv[i]) + shift * n / (a2a ? n : 1);
-              if (a2a)
-                NK(ncclAlltoAll(sb, rb, count, type, comms[i], streams[i]));
-              else
-                NK(ncclAllGather(sb, rb, count, type, comms[i], streams[i]));
-            }
-            NK(ncclGroupEnd());
-          }
-          for (int i = 0; i < n; ++i) {
-            if (var.query) {
-              cudaError_t e;
-              while ((e = cudaStreamQuery(streams[i])) == cudaErrorNotReady) {
-              }
-              CK(e);
-            } else {
-              CK(cudaStreamSynchronize(streams[i]));
-            }
-          }
-          const double us = std::chrono::duration<double, std::micro>(clock::now() - t0).count() / iters;
+          const double us = sample_us(var, a2a, bytes, steps, s, iters, comms, streams, send, recv, events);
           if (s > 0) per_op[v].push_back(us);  // sample 0 of each size: warm-up
         }
       }

@@ -47,37 +47,10 @@ void store_release(std::uint64_t addr, T v) {
 // One queue: a ring, its pointer cells, and the thread that executes it.
 class SoftQueue final : public Queue {
  public:
-  SoftQueue(int device, int engine, std::size_t ring_bytes, double hz, std::uint64_t tick_offset, bool host_atomics,
-            std::atomic<long>& traps, bool plant)
-      : device_(device), engine_(engine), hz_(hz), tick_offset_(tick_offset), host_atomics_(host_atomics), traps_(traps),
-        plant_(plant), ring_mem_(aligned_bytes(ring_bytes)) {
-    cells_.ring = static_cast<std::uint32_t*>(ring_mem_.get());
-    cells_.ring_bytes = ring_bytes;
-    cells_.rptr = &rptr_;
-    cells_.wptr = &wptr_;
-    thread_ = std::thread([this] { run(); });
-  }
-  ~SoftQueue() override {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
+  SoftQueue(int device, int engine, std::size_t ring_bytes, double hz, std::uint64_t tick_offset, bool host_atomics, std::atomic<long>& traps, bool plant);
+  ~SoftQueue() override;
   const QueueCells& cells() const override { return cells_; }
-  void submit(std::uint64_t wptr) override {
-    if (plant_) {  // fault injection (SoftSettings): the first packet becomes an unknown opcode
-      cells_.ring[(__atomic_load_n(const_cast<std::uint64_t*>(&wptr_), __ATOMIC_ACQUIRE) & (cells_.ring_bytes - 1)) / 4] = 0x0000FF03;
-      plant_ = false;
-    }
-    __atomic_store_n(const_cast<std::uint64_t*>(&wptr_), wptr, __ATOMIC_RELEASE);
-    {
-      std::lock_guard lock(mu_);
-      doorbell_ = wptr;  // the doorbell write
-    }
-    cv_.notify_all();
-  }
+  void submit(std::uint64_t wptr) override;
   int device() const override { return device_; }
   int engine() const override { return engine_; }
   std::string describe() const override {
@@ -89,29 +62,7 @@ class SoftQueue final : public Queue {
   }
 
  private:
-  void run() {
-    std::uint64_t rptr = 0;
-    for (;;) {
-      std::uint64_t target;
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || doorbell_ > rptr; });
-        if (stop_) return;
-        target = doorbell_;
-      }
-      while (rptr < target) {
-        try {
-          rptr += execute(rptr, target) * 4;
-        } catch (const std::exception& e) {
-          std::lock_guard lock(mu_);
-          fault_ = fmt::format("{} at ring offset 0x{:x} (read pointer {} bytes) of the {}", e.what(),
-                               rptr & (cells_.ring_bytes - 1), rptr, describe());
-          return;  // the queue stops, as hardware's illegal-instruction interrupt stops it
-        }
-        __atomic_store_n(const_cast<std::uint64_t*>(&rptr_), rptr, __ATOMIC_RELEASE);
-      }
-    }
-  }
+  void run();
 
   bool stopping() {
     std::lock_guard lock(mu_);
@@ -119,44 +70,12 @@ class SoftQueue final : public Queue {
   }
 
   // Executes the packet at byte position `at`; returns its size in dwords.
-  std::size_t execute(std::uint64_t at, std::uint64_t end) {
-    const std::uint64_t offset = at & (cells_.ring_bytes - 1);
-    const std::size_t to_end = (cells_.ring_bytes - offset) / 4, pending = (end - at) / 4;
-    const std::uint32_t* p = cells_.ring + offset / 4;
-    const Decoded d = decode(p, std::min(to_end, pending));
-    std::visit([&](const auto& packet) { run_packet(packet); }, d.packet);
-    return d.dwords;
-  }
+  std::size_t execute(std::uint64_t at, std::uint64_t end);
 
-  void run_packet(const CopyLinear& c) {
-    std::memmove(reinterpret_cast<void*>(c.dst), reinterpret_cast<const void*>(c.src), c.bytes);
-  }
-  void run_packet(const CopyBroadcast& c) {
-    std::memmove(reinterpret_cast<void*>(c.dst1), reinterpret_cast<const void*>(c.src), c.bytes);
-    std::memmove(reinterpret_cast<void*>(c.dst2), reinterpret_cast<const void*>(c.src), c.bytes);
-  }
-  void run_packet(const Swap& s) {
-    auto* a = reinterpret_cast<unsigned char*>(s.a);
-    auto* b = reinterpret_cast<unsigned char*>(s.b);
-    unsigned char tmp[4096];
-    for (std::uint64_t i = 0; i < s.bytes; i += sizeof tmp) {
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof tmp, s.bytes - i));
-      std::memcpy(tmp, a + i, n);
-      std::memcpy(a + i, b + i, n);
-      std::memcpy(b + i, tmp, n);
-    }
-  }
-  void run_packet(const PollRegMem& p) {
-    if (!p.memory) return;  // register polls (HDP flush): nothing to wait for here
-    for (std::uint32_t tries = 0;; ++tries) {
-      if (poll_satisfied(p.func, load_acquire<std::uint32_t>(p.addr), p.mask, p.reference)) return;
-      if (p.retry_count != 0xFFF && tries >= p.retry_count) return;  // gives up and goes on (gem5 does the same)
-      if (tries > 64) {
-        if (stopping()) throw std::runtime_error("stopped while polling");
-        std::this_thread::sleep_for(std::chrono::microseconds(p.interval ? p.interval : 1));
-      }
-    }
-  }
+  void run_packet(const CopyLinear& c);
+  void run_packet(const CopyBroadcast& c);
+  void run_packet(const Swap& s);
+  void run_packet(const PollRegMem& p);
   void run_packet(const AtomicAdd64& a) {
     if (!host_atomics_)  // on hardware the word would never change: stop, so a test sees it at once
       throw std::runtime_error(fmt::format("ATOMIC on device {}, whose link to the CPU has no PCIe 64-bit atomics (the "
@@ -194,6 +113,102 @@ class SoftQueue final : public Queue {
   WhyNot fault_;
   std::thread thread_;
 };
+
+void SoftQueue::run_packet(const PollRegMem& p) {
+  if (!p.memory) return;  // register polls (HDP flush): nothing to wait for here
+  for (std::uint32_t tries = 0;; ++tries) {
+    if (poll_satisfied(p.func, load_acquire<std::uint32_t>(p.addr), p.mask, p.reference)) return;
+    if (p.retry_count != 0xFFF && tries >= p.retry_count) return;  // gives up and goes on (gem5 does the same)
+    if (tries > 64) {
+      if (stopping()) throw std::runtime_error("stopped while polling");
+      std::this_thread::sleep_for(std::chrono::microseconds(p.interval ? p.interval : 1));
+    }
+  }
+}
+
+void SoftQueue::run_packet(const Swap& s) {
+  auto* a = reinterpret_cast<unsigned char*>(s.a);
+  auto* b = reinterpret_cast<unsigned char*>(s.b);
+  unsigned char tmp[4096];
+  for (std::uint64_t i = 0; i < s.bytes; i += sizeof tmp) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof tmp, s.bytes - i));
+    std::memcpy(tmp, a + i, n);
+    std::memcpy(a + i, b + i, n);
+    std::memcpy(b + i, tmp, n);
+  }
+}
+
+void SoftQueue::run_packet(const CopyBroadcast& c) {
+  std::memmove(reinterpret_cast<void*>(c.dst1), reinterpret_cast<const void*>(c.src), c.bytes);
+  std::memmove(reinterpret_cast<void*>(c.dst2), reinterpret_cast<const void*>(c.src), c.bytes);
+}
+
+void SoftQueue::run_packet(const CopyLinear& c) {
+  std::memmove(reinterpret_cast<void*>(c.dst), reinterpret_cast<const void*>(c.src), c.bytes);
+}
+
+SoftQueue::SoftQueue(int device, int engine, std::size_t ring_bytes, double hz, std::uint64_t tick_offset, bool host_atomics, std::atomic<long>& traps, bool plant) : device_(device), engine_(engine), hz_(hz), tick_offset_(tick_offset), host_atomics_(host_atomics), traps_(traps), plant_(plant), ring_mem_(aligned_bytes(ring_bytes)) {
+  cells_.ring = static_cast<std::uint32_t*>(ring_mem_.get());
+  cells_.ring_bytes = ring_bytes;
+  cells_.rptr = &rptr_;
+  cells_.wptr = &wptr_;
+  thread_ = std::thread([this] { run(); });
+}
+
+SoftQueue::~SoftQueue() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void SoftQueue::submit(std::uint64_t wptr) {
+  if (plant_) {  // fault injection (SoftSettings): the first packet becomes an unknown opcode
+    cells_.ring[(__atomic_load_n(const_cast<std::uint64_t*>(&wptr_), __ATOMIC_ACQUIRE) & (cells_.ring_bytes - 1)) / 4] = 0x0000FF03;
+    plant_ = false;
+  }
+  __atomic_store_n(const_cast<std::uint64_t*>(&wptr_), wptr, __ATOMIC_RELEASE);
+  {
+    std::lock_guard lock(mu_);
+    doorbell_ = wptr;  // the doorbell write
+  }
+  cv_.notify_all();
+}
+
+void SoftQueue::run() {
+  std::uint64_t rptr = 0;
+  for (;;) {
+    std::uint64_t target;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || doorbell_ > rptr; });
+      if (stop_) return;
+      target = doorbell_;
+    }
+    while (rptr < target) {
+      try {
+        rptr += execute(rptr, target) * 4;
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mu_);
+        fault_ = fmt::format("{} at ring offset 0x{:x} (read pointer {} bytes) of the {}", e.what(),
+                             rptr & (cells_.ring_bytes - 1), rptr, describe());
+        return;  // the queue stops, as hardware's illegal-instruction interrupt stops it
+      }
+      __atomic_store_n(const_cast<std::uint64_t*>(&rptr_), rptr, __ATOMIC_RELEASE);
+    }
+  }
+}
+
+std::size_t SoftQueue::execute(std::uint64_t at, std::uint64_t end) {
+  const std::uint64_t offset = at & (cells_.ring_bytes - 1);
+  const std::size_t to_end = (cells_.ring_bytes - offset) / 4, pending = (end - at) / 4;
+  const std::uint32_t* p = cells_.ring + offset / 4;
+  const Decoded d = decode(p, std::min(to_end, pending));
+  std::visit([&](const auto& packet) { run_packet(packet); }, d.packet);
+  return d.dwords;
+}
 
 // The GPU stand-in: one thread per device that runs what a GPU kernel would, in order.
 class StandIn {
@@ -271,15 +286,7 @@ class SoftPlatform final : public Platform {
   }
   void write(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void read(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
-  Maybe<std::unique_ptr<Queue>> create_queue(int device, int engine, std::size_t ring_bytes) override {
-    using Result = Maybe<std::unique_ptr<Queue>>;
-    if (device < 0 || device >= s_.devices) return Result::no(fmt::format("no software device {}", device));
-    if (auto why = engine_unusable(device, engine)) return Result::no(*why);
-    if (ring_bytes < 64 || (ring_bytes & (ring_bytes - 1)) != 0)
-      return Result::no(fmt::format("ring of {} bytes: not a power of two of 64 bytes or more", ring_bytes));
-    return std::unique_ptr<Queue>(std::make_unique<SoftQueue>(device, engine, ring_bytes, hz(device), offset(device),
-                                                              !host_atomics_unsupported(device), traps_, s_.plant_unknown_opcode));
-  }
+  Maybe<std::unique_ptr<Queue>> create_queue(int device, int engine, std::size_t ring_bytes) override;
   ClockPair clock_counters(int device) override {
     const double ns = steady_ns();
     return ClockPair{offset(device) + static_cast<std::uint64_t>(ns * hz(device) / 1e9), ns};
@@ -288,15 +295,7 @@ class SoftPlatform final : public Platform {
   void gpu_store(int device, std::uint64_t* word, std::uint64_t value) override {
     stand_in(device).post([word, value] { __atomic_store_n(word, value, __ATOMIC_RELEASE); });
   }
-  void gpu_submit(int device, Queue& queue, const StagedPackets& staged) override {
-    stand_in(device).post([&queue, staged] {
-      const QueueCells& c = queue.cells();
-      std::memcpy(reinterpret_cast<char*>(c.ring) + (staged.from & (c.ring_bytes - 1)), staged.dwords.data(),
-                  staged.dwords.size() * 4);
-      std::atomic_thread_fence(std::memory_order_release);
-      queue.submit(staged.from + staged.dwords.size() * 4);
-    });
-  }
+  void gpu_submit(int device, Queue& queue, const StagedPackets& staged) override;
   nlohmann::json describe() const override {
     return {{"platform", name()},
             {"hardware_times", false},
@@ -326,6 +325,26 @@ class SoftPlatform final : public Platform {
   std::mutex mu_;
   std::map<int, std::unique_ptr<StandIn>> stand_ins_;
 };
+
+Maybe<std::unique_ptr<Queue>> SoftPlatform::create_queue(int device, int engine, std::size_t ring_bytes) {
+  using Result = Maybe<std::unique_ptr<Queue>>;
+  if (device < 0 || device >= s_.devices) return Result::no(fmt::format("no software device {}", device));
+  if (auto why = engine_unusable(device, engine)) return Result::no(*why);
+  if (ring_bytes < 64 || (ring_bytes & (ring_bytes - 1)) != 0)
+    return Result::no(fmt::format("ring of {} bytes: not a power of two of 64 bytes or more", ring_bytes));
+  return std::unique_ptr<Queue>(std::make_unique<SoftQueue>(device, engine, ring_bytes, hz(device), offset(device),
+                                                            !host_atomics_unsupported(device), traps_, s_.plant_unknown_opcode));
+}
+
+void SoftPlatform::gpu_submit(int device, Queue& queue, const StagedPackets& staged) {
+  stand_in(device).post([&queue, staged] {
+    const QueueCells& c = queue.cells();
+    std::memcpy(reinterpret_cast<char*>(c.ring) + (staged.from & (c.ring_bytes - 1)), staged.dwords.data(),
+                staged.dwords.size() * 4);
+    std::atomic_thread_fence(std::memory_order_release);
+    queue.submit(staged.from + staged.dwords.size() * 4);
+  });
+}
 
 }  // namespace
 

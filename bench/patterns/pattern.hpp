@@ -27,8 +27,15 @@ class Pattern {
   virtual bool uses_host_memory() const { return false; }
 };
 
+// The registry: the built-in patterns (below), then those added by register_pattern, in that order.
 const std::vector<const Pattern*>& all_patterns();
 const Pattern* find_pattern(std::string_view name);  // nullptr when unknown
+
+// Adds a pattern defined outside this directory (a test's toy pattern, an experiment) to the registry:
+// configs, case expansion and every suite that loops over all_patterns() see it from then on. The
+// pattern must outlive its use (a static object); register before building cases, from one thread.
+// Throws std::invalid_argument when the name is empty or a pattern of that name exists.
+void register_pattern(const Pattern& pattern);
 
 // Implementations (one file each).
 const Pattern& copy_pattern();
