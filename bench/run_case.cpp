@@ -56,8 +56,10 @@ std::optional<std::string> agreed(const std::function<WhyNot()>& step) {
   if (!team::world().multi()) return mine.empty() ? std::nullopt : std::optional<std::string>(mine);
   std::vector<std::string> all;
   try {
-    all = team::world().allgather(mine);
+    all = team::agree_all(mine);
   } catch (const team::TeamStopped& e) {  // a process is gone: this case fails here and the sweep ends
+    return std::string("f") + e.what();
+  } catch (const std::runtime_error& e) {  // a process's outcome did not read (team::unreadable)
     return std::string("f") + e.what();
   }
   for (char kind : {'f', 's'})
@@ -190,7 +192,7 @@ void CaseExecution::release() {
     } catch (...) {  // a failing drain or unmap: the buffers go below all the same
     }
     try {
-      team::world().allgather("");  // every process has let go of the others' buffers
+      team::agree_all(0);  // every process has let go of the others' buffers
     } catch (const team::TeamStopped&) {  // a process is gone: the sweep ends
     }
   }

@@ -127,13 +127,11 @@ Engines make_engines(const std::vector<Case>& cases, const Backend& backend) {
   // A multi-process run: an engine missing in any process is missing in all of them (every process
   // must skip the same cases).
   if (team::world().multi()) {
-    const auto all = team::world().allgather(nlohmann::json(e.missing).dump());
-    for (std::size_t r = 0; r < all.size(); ++r) {
-      const nlohmann::json theirs = nlohmann::json::parse(all[r]);  // named: items() refers to it
-      for (const auto& [name, why] : theirs.items())
+    const auto all = team::agree_all(e.missing);
+    for (std::size_t r = 0; r < all.size(); ++r)
+      for (const auto& [name, why] : all[r])
         if (e.made.erase(name) > 0 || !e.missing.count(name))
-          e.missing[name] = why.get<std::string>().empty() ? "" : fmt::format("rank {}: {}", r, why.get<std::string>());
-    }
+          e.missing[name] = why.empty() ? "" : fmt::format("rank {}: {}", r, why);
   }
   return e;
 }
@@ -313,50 +311,12 @@ class Sweep {
   // Whether a signal stopped the sweep before its last case.
   bool stopped() const { return stopped_; }
 
-  void run() {
-    for (const Case* c : selected_) {
-      if (interrupt::stop_agreed()) {
-        stopped_ = true;
-        break;
-      }
-      run_one(*c);
-      if (lead_) console::write(stderr, progress_.case_done(++done_, c->name()));
-    }
-    if (lead_) console::write(stderr, progress_.clear());
-    say_skipped();
-  }
+  // Runs the selected cases in order, each recorded as it ends; stops between cases on a signal.
+  void run();
 
  private:
-  void run_one(const Case& c) {
-    auto it = engines_.made.find(c.variant.engine);
-    CaseExecution ex(c, it == engines_.made.end() ? nullptr : it->second.get(), engines_.missing[c.variant.engine],
-                     backend_);
-    if (auto why = ex.static_skip_reason()) {
-      ex.setup();
-      recorder_.add(ex.record());
-      ++skipped_[*why];
-      return;
-    }
-    watchdog_.started(c);
-    const CaseRecord& r = run_case(ex, hooks(ex));
-    watchdog_.finished();
-    show(r);
-    recorder_.add(r);
-    if (lead_) write_packet_dump(options_.packets_dir, ex);
-    ex.release();
-  }
-
-  CaseHooks hooks(CaseExecution& e) {
-    CaseHooks h;
-    h.sampler = [this](CaseExecution& ex) { return session_.sample(ex); };
-    if (power_.meter) {
-      h.meter = power_.meter.get();
-      h.power_channels = power_.channels(e.spec().devices);
-    }
-    if (const auto& ov = e.spec().overlap)
-      h.workload = [&e, this, spec = ov->compute]() -> compute::Load& { return workloads_.get(spec, e.spec().devices); };
-    return h;
-  }
+  void run_one(const Case& c);
+  CaseHooks hooks(CaseExecution& e);
 
   // The case's line in the table; a case that never reached its samples (skipped or failed while set up),
   // or that failed after them (a measurement beside a workload), says so on a line of its own.
@@ -388,6 +348,50 @@ class Sweep {
   Progress progress_;  // on stderr, [k/N] with elapsed time and an estimate of what remains
   std::size_t done_ = 0;
 };
+
+void Sweep::run() {
+  for (const Case* c : selected_) {
+    if (interrupt::stop_agreed()) {
+      stopped_ = true;
+      break;
+    }
+    run_one(*c);
+    if (lead_) console::write(stderr, progress_.case_done(++done_, c->name()));
+  }
+  if (lead_) console::write(stderr, progress_.clear());
+  say_skipped();
+}
+
+void Sweep::run_one(const Case& c) {
+  auto it = engines_.made.find(c.variant.engine);
+  CaseExecution ex(c, it == engines_.made.end() ? nullptr : it->second.get(), engines_.missing[c.variant.engine],
+                   backend_);
+  if (auto why = ex.static_skip_reason()) {
+    ex.setup();
+    recorder_.add(ex.record());
+    ++skipped_[*why];
+    return;
+  }
+  watchdog_.started(c);
+  const CaseRecord& r = run_case(ex, hooks(ex));
+  watchdog_.finished();
+  show(r);
+  recorder_.add(r);
+  if (lead_) write_packet_dump(options_.packets_dir, ex);
+  ex.release();
+}
+
+CaseHooks Sweep::hooks(CaseExecution& e) {
+  CaseHooks h;
+  h.sampler = [this](CaseExecution& ex) { return session_.sample(ex); };
+  if (power_.meter) {
+    h.meter = power_.meter.get();
+    h.power_channels = power_.channels(e.spec().devices);
+  }
+  if (const auto& ov = e.spec().overlap)
+    h.workload = [&e, this, spec = ov->compute]() -> compute::Load& { return workloads_.get(spec, e.spec().devices); };
+  return h;
+}
 
 // --case-timeout: the case is recorded as failed, the file written whole, and the process ends (exit 4):
 // the case's thread is blocked in an operation that cannot be cancelled.
@@ -445,7 +449,7 @@ Start start_sweep(const CliOptions& options, const std::vector<std::string>& com
   check_same_run(command_line, options.config, s.config);
   s.backend = agreed_input([&] { return choose_backend(options.backend); });
   if (team::world().multi()) {  // --backend auto may pick differently where a process sees no GPU
-    const auto names = team::world().allgather(std::string(s.backend->name()));
+    const auto names = team::agree_all(std::string(s.backend->name()));
     for (std::size_t r = 1; r < names.size(); ++r)
       if (names[r] != names[0])
         throw InputError(fmt::format("rank {} runs the {} backend and rank 0 the {} backend: every process of a run "
