@@ -8,6 +8,9 @@ usage: cli_first_run_test.py DMABENCH MODE
              `--out X` without `--config` is still bad input
   times      context.started_at, finished_at and wall_s: a finished run (the times agree with each other and with
              the test's own clock), a run interrupted by SIGINT, a run killed with SIGKILL (started_at only)
+  progress   a sweep longer than 3 s prints `[k/N] <elapsed> elapsed, ~<left> left: <case>` on stderr (one line per
+             case, not a terminal), the last `done`; a short sweep prints none; the table never shows Google
+             Benchmark's raw "built as DEBUG" warning (explained by a note where the library is a debug build)
 """
 import calendar
 import json
@@ -157,10 +160,50 @@ def times(exe, tmp):
     expect("finished_at" not in ctx and "wall_s" not in ctx, f"a killed run has finish times: {ctx}")
 
 
+PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] (\S+) elapsed, (?:~(\S+) left|done): (.+)$")
+
+
+def progress(exe, tmp):
+    # 8 cases on host rank 1, each operation held 150 ms (DMABENCH_HOST_FAULT): about 1 s a case
+    cfg, out = host_sweep(tmp, "progress", sizes=[4096 * (k + 1) for k in range(8)], iterations=5)
+    env = dict(os.environ, DMABENCH_HOST_FAULT="slow-device:1:150")
+    t0 = time.monotonic()
+    p = subprocess.run([exe, "--backend", "host", "--config", cfg, "--out", out], capture_output=True, text=True,
+                       timeout=300, env=env)
+    took = time.monotonic() - t0
+    expect(p.returncode == 0, f"exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    expect(took > 4, f"the sweep took {took:.1f} s: too short to test the progress line")
+    with open(out) as f:
+        names = [r["name"] for r in json.load(f)["results"]]
+    lines = [l for l in p.stderr.splitlines() if l.startswith("[")]
+    expect(lines, f"no progress line on stderr:\n{p.stderr[-2000:]}")
+    seen = []
+    for l in lines:
+        m = PROGRESS.match(l)
+        expect(m, f"progress line {l!r} is not `[k/N] <elapsed> elapsed, ~<left> left: <case>`")
+        k, n = int(m.group(1)), int(m.group(2))
+        expect(n == 8 and 1 <= k <= 8 and m.group(5) == names[k - 1], f"{l!r}: not case {k} of 8 ({names})")
+        expect((m.group(4) is None) == (k == 8), f"{l!r}: only the last case says done")
+        seen.append(k)
+    expect(seen == sorted(set(seen)) and seen[-1] == 8, f"cases {seen}: in order, the last one always")
+    expect(seen[0] > 1, f"case 1 already had a progress line (quiet for the first 3 s): {lines[0]!r}")
+    expect("\x1b[K" not in p.stderr and "\r" not in p.stderr, "terminal redraws in a non-terminal's output")
+    # a short sweep is quiet
+    cfg, out = host_sweep(tmp, "short", sizes=[4096], iterations=3)
+    q = subprocess.run([exe, "--backend", "host", "--config", cfg, "--out", out], capture_output=True, text=True,
+                       timeout=120)
+    expect(q.returncode == 0 and not any(PROGRESS.match(l) for l in q.stderr.splitlines()),
+           f"a short sweep printed progress:\n{q.stderr}")
+    for text in (p.stdout + p.stderr, q.stdout + q.stderr):
+        expect("***WARNING*** Library was built as DEBUG" not in text, "Google Benchmark's DEBUG warning, unexplained")
+    note = "built as DEBUG\" warning is about the distribution's library"
+    expect((note in p.stdout) == (note in q.stdout), "the DEBUG note in one run and not the other")
+
+
 def main():
     exe, mode = os.path.abspath(sys.argv[1]), sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
-        {"first-run": first_run, "times": times}[mode](exe, tmp)
+        {"first-run": first_run, "times": times, "progress": progress}[mode](exe, tmp)
     print(f"PASS {mode}")
 
 
