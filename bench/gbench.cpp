@@ -148,6 +148,15 @@ std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::vector
                                                              (use_color ? benchmark::ConsoleReporter::OO_Color : 0)));
 }
 
+// Google Benchmark's CSV reporter, which it marks deprecated (it still writes --benchmark_out_format=csv,
+// which its flag accepts: dmabench keeps accepting it too).
+std::unique_ptr<benchmark::BenchmarkReporter> csv_reporter() {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  return std::make_unique<benchmark::CSVReporter>();
+#pragma GCC diagnostic pop
+}
+
 // --benchmark_out's reporter (--benchmark_out_format, json by default) writing to `out`; none without it.
 std::unique_ptr<benchmark::BenchmarkReporter> file_reporter(const std::vector<std::string>& args, std::ofstream& out) {
   const std::string path = flag_value(args, "--benchmark_out");
@@ -157,7 +166,7 @@ std::unique_ptr<benchmark::BenchmarkReporter> file_reporter(const std::vector<st
   const std::string format = flag_value(args, "--benchmark_out_format");
   std::unique_ptr<benchmark::BenchmarkReporter> r;
   if (format == "console") r = std::make_unique<benchmark::ConsoleReporter>(benchmark::ConsoleReporter::OO_None);
-  else if (format == "csv") r = std::make_unique<benchmark::CSVReporter>();
+  else if (format == "csv") r = csv_reporter();
   else r = std::make_unique<benchmark::JSONReporter>();
   r->SetOutputStream(&out);
   r->SetErrorStream(&out);
