@@ -35,7 +35,7 @@ WhyNot CaseExecution::static_skip_reason() const {
 }
 
 measure::Subject CaseExecution::subject() {
-  return measure::Subject{spec(), *spec().plan, *engine_, *op_, backend_};
+  return measure::Subject{spec(), *spec().plan, *engine_, *options_, *op_, backend_};
 }
 
 namespace {
@@ -72,9 +72,9 @@ std::optional<std::string> agreed(const std::function<WhyNot()>& step) {
 }
 
 // Why the engine cannot run this plan with one process per rank, or nullopt (also in one process).
-WhyNot process_skip_reason(const Engine& engine, const Case& c) {
+WhyNot process_skip_reason(const Engine& engine, const TypedOptions& options, const Case& c) {
   if (!team::world().multi()) return std::nullopt;
-  if (auto why = engine.across_processes(*c.plan, c.variant.options)) return "multi-process run: " + *why;
+  if (auto why = engine.across_processes(*c.plan, options)) return "multi-process run: " + *why;
   if (engine.across_nodes()) return std::nullopt;
   for (const Transfer& t : c.plan->transfers)
     for (int peer : {t.src_rank, t.dst_rank})
@@ -121,12 +121,13 @@ void CaseExecution::setup() {
     if (!spec().plan) throw std::logic_error("internal error: a runnable case without a plan (see plan_case)");
     if (auto bad = spec().plan->check()) throw std::logic_error("internal error, inconsistent plan: " + *bad);
     const int ops_per_sample = spec().timing == Timing::pipelined ? spec().pipeline_depth : 1;
-    if (spec().plan->exchange && !engine_->exchanges(spec().variant.options))
+    options_ = engine_->parse(spec().variant.options);  // once: every later call gets the typed options
+    if (spec().plan->exchange && !engine_->exchanges(*options_))
       return std::string("the in-place alltoall exchanges blocks between ranks: only an engine that swaps them runs it "
                          "(sdma packet=swap)");
-    if (auto why = process_skip_reason(*engine_, spec())) return why;
+    if (auto why = process_skip_reason(*engine_, *options_, spec())) return why;
     if (auto why = place_host_buffers(*measured_.spec.plan, backend_)) return why;
-    return engine_->unsupported(*spec().plan, spec().variant.options, ops_per_sample);
+    return engine_->unsupported(*spec().plan, *options_, ops_per_sample);
   });
   if (support) return end(*support);
   // Two steps: prepare() holds collectives of its own (buffer handles, NCCL's id), which every process
@@ -140,7 +141,7 @@ void CaseExecution::setup() {
   if (devices_ready) return end(*devices_ready);
   prepared_anywhere_ = true;
   auto prepared = agreed([&]() -> WhyNot {
-    op_ = engine_->prepare(*spec().plan, spec().variant.options);
+    op_ = engine_->prepare(*spec().plan, *options_);
     return std::nullopt;
   });
   if (prepared) return end(*prepared);

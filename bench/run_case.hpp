@@ -70,6 +70,7 @@ class CaseExecution {
   Engine* engine_;
   std::string engine_missing_;
   Backend& backend_;
+  std::unique_ptr<const TypedOptions> options_;  // the variant's options, parsed once (Engine::parse)
   std::unique_ptr<Operation> op_;
   nlohmann::json packet_dump_;
   bool set_up_ = false;

@@ -449,8 +449,11 @@ void CeOperation::post_polls(std::uint32_t target) {
 class CeEngine final : public Engine {
  public:
   explicit CeEngine(bool batch) : batch_(batch) {}
-  WhyNot unsupported(const Plan& plan, const Options& options, int ops_per_sample) const override {
-    const CeOptions o = CeOptions::from(options, batch_);
+  std::unique_ptr<const TypedOptions> parse(const Options& options) const override {
+    return std::make_unique<OptionsOf<CeOptions>>(CeOptions::from(options, batch_));
+  }
+  WhyNot unsupported(const Plan& plan, const TypedOptions& options, int ops_per_sample) const override {
+    const CeOptions& o = options_of<CeOptions>(options);
     // combinations that make no sense anywhere first, then what this machine lacks
     // HIP has a batch graph node (hipGraphAddExtMemcpyBatchNode) but no documented capture of the call;
     // RCCL falls back to one hipMemcpyAsync per copy while capturing.
@@ -499,13 +502,13 @@ class CeEngine final : public Engine {
         if (auto why = gpu::stream_memops_unsupported(plan.devices[r])) return "stream memory operations unavailable: " + *why;
     return gpu_memory_shortfall(plan);
   }
-  std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
-    return std::make_unique<CeOperation>(plan, CeOptions::from(options, batch_));
+  std::unique_ptr<Operation> prepare(const Plan& plan, const TypedOptions& options) override {
+    return std::make_unique<CeOperation>(plan, options_of<CeOptions>(options));
   }
   // Each process issues its rank's copies into the other ranks' buffers, opened through interprocess
   // handles; trigger and completion words are the issuing process's own (host-mapped or device memory).
-  WhyNot across_processes(const Plan&, const Options& options) const override {
-    if (CeOptions::from(options, batch_).peer_bounce)
+  WhyNot across_processes(const Plan&, const TypedOptions& options) const override {
+    if (options_of<CeOptions>(options).peer_bounce)
       return std::string("local peer-bounce bounces through a buffer on a second GPU of the same process; a process of a "
                          "multi-process run drives one GPU");
     return std::nullopt;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -77,19 +78,41 @@ class Operation {
 // ahead of its own release, and a launch that blocks on a full queue would wait behind its own gate.
 inline constexpr int kMaxPrePostedOps = 64;
 
+// An engine's options in its own typed form (CeOptions, SdmaOptions, ...), parsed once per case from the
+// variant's JSON options by Engine::parse and handed to every call of that case: nothing re-reads the JSON.
+class TypedOptions {
+ public:
+  virtual ~TypedOptions() = default;
+};
+template <class T>
+struct OptionsOf final : TypedOptions {
+  explicit OptionsOf(T v) : value(std::move(v)) {}
+  T value;
+};
+// An engine's own options type from what parse() gave (std::bad_cast: another engine's options).
+template <class T>
+const T& options_of(const TypedOptions& o) {
+  return dynamic_cast<const OptionsOf<T>&>(o).value;
+}
+// The options of an engine that has none.
+struct NoOptions {};
+
 class Engine {
  public:
   virtual ~Engine() = default;
+  // The typed options of validated JSON options (every option of the engine's table present: the config
+  // layer, or with_defaults, filled them in); throws std::logic_error when one is missing. Once per case.
+  virtual std::unique_ptr<const TypedOptions> parse(const Options& options) const = 0;
   // Why this engine cannot run the plan with these options on this machine, or nullopt, for
   // samples of `ops_per_sample` operations (1: oneshot; pipeline_depth: pipelined).
   // Cheap and side-effect free: it allocates nothing.
-  virtual WhyNot unsupported(const Plan& plan, const Options& options, int ops_per_sample) const = 0;
+  virtual WhyNot unsupported(const Plan& plan, const TypedOptions& options, int ops_per_sample) const = 0;
   // Allocates buffers and whatever the mechanism needs; throws on runtime errors.
-  virtual std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) = 0;
+  virtual std::unique_ptr<Operation> prepare(const Plan& plan, const TypedOptions& options) = 0;
   // Why this engine cannot run the plan with one process per rank (a multi-process run: mpirun, srun;
   // team/team.hpp), or nullopt. Engines that can open the other ranks' buffers (or bring their own
   // transport) say so; the rest run in one process only.
-  virtual WhyNot across_processes(const Plan& plan, const Options& options) const {
+  virtual WhyNot across_processes(const Plan& plan, const TypedOptions& options) const {
     (void)plan, (void)options;
     return std::string("this engine runs in one process only (it drives every rank's device itself)");
   }
@@ -98,7 +121,7 @@ class Engine {
   virtual bool across_nodes() const { return false; }
   // Whether, with these options, the engine exchanges blocks in place (Plan::exchange: the in-place
   // alltoall); the harness skips exchange plans for every engine that does not.
-  virtual bool exchanges(const Options& options) const {
+  virtual bool exchanges(const TypedOptions& options) const {
     (void)options;
     return false;
   }

@@ -342,15 +342,18 @@ class HostEngine final : public Engine {
   ~HostEngine() override {
     if (team::world().multi()) remove_orphaned_shared_memory();
   }
-  WhyNot unsupported(const Plan& plan, const Options&, int) const override {
+  std::unique_ptr<const TypedOptions> parse(const Options&) const override {
+    return std::make_unique<OptionsOf<NoOptions>>(NoOptions{});
+  }
+  WhyNot unsupported(const Plan& plan, const TypedOptions&, int) const override {
     std::size_t bytes = 0;  // in a multi-process run, this process creates its own rank's buffers and maps the others
     for (int r = 0; r < plan.ranks(); ++r)
       if (team::local(r)) bytes += plan.src_allocation(r) + plan.dst_allocation(r);
     return host_memory_shortfall(bytes);
   }
   // Each process's rank's buffers are shared memory the other processes map.
-  WhyNot across_processes(const Plan&, const Options&) const override { return std::nullopt; }
-  std::unique_ptr<Operation> prepare(const Plan& plan, const Options&) override {
+  WhyNot across_processes(const Plan&, const TypedOptions&) const override { return std::nullopt; }
+  std::unique_ptr<Operation> prepare(const Plan& plan, const TypedOptions&) override {
     return std::make_unique<HostOperation>(plan);
   }
 };

@@ -320,8 +320,11 @@ void HsaOperation::post(const gpu::hsa::Signal* dependency) {
 
 class HsaEngine final : public Engine {
  public:
-  WhyNot unsupported(const Plan& plan, const Options& options, int ops_per_sample) const override {
-    const HsaOptions o = HsaOptions::from(options);
+  std::unique_ptr<const TypedOptions> parse(const Options& options) const override {
+    return std::make_unique<OptionsOf<HsaOptions>>(HsaOptions::from(options));
+  }
+  WhyNot unsupported(const Plan& plan, const TypedOptions& options, int ops_per_sample) const override {
+    const HsaOptions& o = options_of<HsaOptions>(options);
     if (o.host_flag && ops_per_sample > kMaxPrePostedOps)
       return fmt::format("pre-launch pre-posts every operation of a sample behind a signal: at most {} (pipeline_depth)",
                          kMaxPrePostedOps);
@@ -337,12 +340,12 @@ class HsaEngine final : public Engine {
     }
     return gpu_memory_shortfall(plan);
   }
-  std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
-    return std::make_unique<HsaOperation>(plan, HsaOptions::from(options));
+  std::unique_ptr<Operation> prepare(const Plan& plan, const TypedOptions& options) override {
+    return std::make_unique<HsaOperation>(plan, options_of<HsaOptions>(options));
   }
   // Each process posts its rank's copies into the other ranks' buffers, opened through IPC handles
   // (compiled only: never run on AMD hardware).
-  WhyNot across_processes(const Plan&, const Options&) const override { return std::nullopt; }
+  WhyNot across_processes(const Plan&, const TypedOptions&) const override { return std::nullopt; }
 };
 
 }  // namespace

@@ -176,8 +176,11 @@ void NcclOperation::confirm_copy_engine_path() {
 class NcclEngine final : public Engine {
  public:
   NcclEngine() { gpu::nccl_prepare_log(); }
-  WhyNot unsupported(const Plan& plan, const Options& options, int) const override {
-    const NcclOptions o = NcclOptions::from(options);
+  std::unique_ptr<const TypedOptions> parse(const Options& options) const override {
+    return std::make_unique<OptionsOf<NcclOptions>>(NcclOptions::from(options));
+  }
+  WhyNot unsupported(const Plan& plan, const TypedOptions& options, int) const override {
+    const NcclOptions& o = options_of<NcclOptions>(options);
     if (plan.host_memory())
       return std::string("nccl moves device buffers between ranks; host-memory endpoints are not a collective (use ce, "
                          "ce-batch, sm or hsa)");
@@ -193,8 +196,8 @@ class NcclEngine final : public Engine {
                          "this pattern runs as ncclSend/ncclRecv");
     return gpu_memory_shortfall(plan);
   }
-  std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
-    const NcclOptions o = NcclOptions::from(options);
+  std::unique_ptr<Operation> prepare(const Plan& plan, const TypedOptions& options) override {
+    const NcclOptions& o = options_of<NcclOptions>(options);
     const gpu::NcclComms* shared = nullptr;
     if (!o.cta_zero) {
       auto it = comms_.find(plan.devices);
@@ -211,7 +214,7 @@ class NcclEngine final : public Engine {
     return std::make_unique<NcclOperation>(plan, o, shared);
   }
   // One communicator across the processes; NCCL refuses two ranks on one GPU.
-  WhyNot across_processes(const Plan& plan, const Options&) const override {
+  WhyNot across_processes(const Plan& plan, const TypedOptions&) const override {
     const auto& ranks = team::world().ranks();
     for (int a = 0; a < plan.ranks(); ++a)
       for (int b = a + 1; b < plan.ranks(); ++b)

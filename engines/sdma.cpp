@@ -522,8 +522,11 @@ std::string SdmaOperation::sync_used() const {
 class SdmaEngine final : public Engine {
  public:
   explicit SdmaEngine(std::unique_ptr<sdma::Platform> p) : p_(std::move(p)) {}
-  WhyNot unsupported(const Plan& plan, const Options& options, int ops_per_sample) const override {
-    const SdmaOptions o = SdmaOptions::from(options);
+  std::unique_ptr<const TypedOptions> parse(const Options& options) const override {
+    return std::make_unique<OptionsOf<SdmaOptions>>(SdmaOptions::from(options));
+  }
+  WhyNot unsupported(const Plan& plan, const TypedOptions& options, int ops_per_sample) const override {
+    const SdmaOptions& o = options_of<SdmaOptions>(options);
     if (ops_per_sample > kSlots)
       return fmt::format("{} operations per sample: the sdma engine keeps completion words for {}", ops_per_sample, kSlots);
     if (o.submit == SdmaSubmit::gpu && o.trigger != SdmaTrigger::enqueue)
@@ -539,13 +542,13 @@ class SdmaEngine final : public Engine {
     if (auto why = ring_problem(sdma_commands::schedule(units.value(), o), o, ops_per_sample)) return why;
     return host_memory_shortfall(host_bytes_needed(plan));
   }
-  std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
-    const SdmaOptions o = SdmaOptions::from(options);
+  std::unique_ptr<Operation> prepare(const Plan& plan, const TypedOptions& options) override {
+    const SdmaOptions& o = options_of<SdmaOptions>(options);
     auto units = sdma_commands::plan_units(plan, o, choice_of(*p_));
     if (!units) throw std::logic_error("sdma: prepare() of a plan it cannot run: " + units.why_not());
     return std::make_unique<SdmaOperation>(*p_, plan, o, sdma_commands::schedule(units.value(), o));
   }
-  bool exchanges(const Options& options) const override { return SdmaOptions::from(options).packet == SdmaPacketKind::swap; }
+  bool exchanges(const TypedOptions& options) const override { return options_of<SdmaOptions>(options).packet == SdmaPacketKind::swap; }
 
  private:
   // Host memory a case takes: its host buffers, a validation copy of every device destination, and on the

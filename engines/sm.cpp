@@ -48,7 +48,10 @@ std::map<int, std::size_t> count_jobs(const Plan& plan) {
 
 class SmEngine final : public Engine {
  public:
-  WhyNot unsupported(const Plan& plan, const Options&, int) const override {
+  std::unique_ptr<const TypedOptions> parse(const Options& options) const override {
+    return std::make_unique<OptionsOf<SmOptions>>(SmOptions::from(options));
+  }
+  WhyNot unsupported(const Plan& plan, const TypedOptions&, int) const override {
     for (int r = 0; r < plan.ranks(); ++r)
       for (const Location& l : {plan.src_location(r), plan.dst_location(r)})
         if (l.host && l.kind != HostKind::mapped)
@@ -71,11 +74,11 @@ class SmEngine final : public Engine {
     }
     return gpu_memory_shortfall(plan);
   }
-  std::unique_ptr<Operation> prepare(const Plan& plan, const Options& options) override {
-    return std::make_unique<SmOperation>(plan, SmOptions::from(options).blocks);
+  std::unique_ptr<Operation> prepare(const Plan& plan, const TypedOptions& options) override {
+    return std::make_unique<SmOperation>(plan, options_of<SmOptions>(options).blocks);
   }
   // The copy kernel stores into the other ranks' buffers, opened through interprocess handles.
-  WhyNot across_processes(const Plan&, const Options&) const override { return std::nullopt; }
+  WhyNot across_processes(const Plan&, const TypedOptions&) const override { return std::nullopt; }
 };
 
 }  // namespace

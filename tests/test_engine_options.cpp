@@ -148,7 +148,7 @@ namespace {
 
 std::string reason(const std::string& engine, json options, const Plan& plan, int ops_per_sample = 1) {
   auto e = make_engine(engine).value();
-  auto r = e->unsupported(plan, with_defaults(engine, std::move(options)), ops_per_sample);
+  auto r = e->unsupported(plan, *e->parse(with_defaults(engine, std::move(options))), ops_per_sample);
   return r.value_or("");
 }
 

@@ -66,7 +66,7 @@ std::vector<std::string> host_memory_patterns() {
 
 // An exchange plan (the in-place alltoall) runs only on engines that swap blocks; the others skip it.
 bool exchange_skipped(const Case& c, Engine& e, const json& r) {
-  if (!c.plan || !c.plan->exchange || e.exchanges(c.variant.options)) return false;
+  if (!c.plan || !c.plan->exchange || e.exchanges(*e.parse(c.variant.options))) return false;
   EXPECT_EQ(r["status"], "skipped") << c.name() << ": " << r["reason"];
   return true;
 }

@@ -53,7 +53,7 @@ TEST_P(HostEveryPattern, ValidatesAndTimes) {
   const Case c = testing_support::planned(make_case(pattern, ranks, bytes, timing));
   const json r = to_json(run_case(c, engine.get(), *backend));
   // an exchange plan (the in-place alltoall) runs only on engines that swap blocks; host copies
-  if (!c.not_runnable.empty() || (c.plan && c.plan->exchange && !engine->exchanges(c.variant.options))) {
+  if (!c.not_runnable.empty() || (c.plan && c.plan->exchange && !engine->exchanges(*engine->parse(c.variant.options)))) {
     EXPECT_EQ(r["status"], "skipped");
     EXPECT_EQ(r["latency_us"], nullptr);
     return;
@@ -175,7 +175,7 @@ TEST(HostEngine, RotationWritesEverySetInTurnAndValidationChecksThemAll) {
   Plan plan = find_pattern("allgather")->plan({0, 1, 2}, 1000);
   plan.sets = 3;
   EXPECT_EQ(plan.dst_stride(0), 3072u);  // 3000 bytes rounded up to 256
-  auto op = engine->prepare(plan, json::object());
+  auto op = engine->prepare(plan, *engine->parse(json::object()));
   const std::uint64_t seed = 42;
   op->fill_sources(seed);
   op->poison_destinations(seed);

@@ -195,10 +195,11 @@ namespace {
 class BreaksLaterEngine final : public Engine {
  public:
   explicit BreaksLaterEngine(std::unique_ptr<Engine> inner) : inner_(std::move(inner)) {}
-  WhyNot unsupported(const Plan& p, const Options& o, int k) const override {
+  std::unique_ptr<const TypedOptions> parse(const Options& o) const override { return inner_->parse(o); }
+  WhyNot unsupported(const Plan& p, const TypedOptions& o, int k) const override {
     return inner_->unsupported(p, o, k);
   }
-  std::unique_ptr<Operation> prepare(const Plan& plan, const Options& o) override {
+  std::unique_ptr<Operation> prepare(const Plan& plan, const TypedOptions& o) override {
     class Op final : public Operation {
      public:
       explicit Op(std::unique_ptr<Operation> in) : in_(std::move(in)) {}

@@ -238,7 +238,7 @@ TEST_P(SdmaEveryPattern, ValidatesWithDefaultOptions) {
     const Case c = sdma_case(pattern, ranks, 4160, json::object(), timing);
     ASSERT_TRUE(c.plan) << c.name() << ": " << c.not_runnable;
     const json r = to_json(run_case(c, engine.get(), *backend));
-    if (c.plan->exchange && !engine->exchanges(c.variant.options)) {
+    if (c.plan->exchange && !engine->exchanges(*engine->parse(c.variant.options))) {
       EXPECT_EQ(r["status"], "skipped") << c.name();
       continue;
     }
@@ -655,7 +655,7 @@ TEST(SdmaFirstRun, EachGpusTimestampsUseThatGpusClock) {
   auto engine = make_sdma_engine_on(sdma::make_soft_platform(s));
   const Case c = sdma_case("allgather", 2, 1 << 20, json::object());
   ASSERT_TRUE(c.plan);
-  auto op = engine->prepare(*c.plan, c.variant.options);
+  auto op = engine->prepare(*c.plan, *engine->parse(c.variant.options));
   auto tracer = op->copy_tracer().value();
   const double before = static_cast<double>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());

@@ -71,8 +71,9 @@ inline std::vector<std::string> engines_running_on(std::string_view backend) {
 class TamperingEngine final : public Engine {
  public:
   TamperingEngine(Engine& inner, std::function<void(Plan&)> tamper) : inner_(inner), tamper_(std::move(tamper)) {}
-  WhyNot unsupported(const Plan& p, const Options& o, int k) const override { return inner_.unsupported(p, o, k); }
-  std::unique_ptr<Operation> prepare(const Plan& plan, const Options& o) override {
+  std::unique_ptr<const TypedOptions> parse(const Options& o) const override { return inner_.parse(o); }
+  WhyNot unsupported(const Plan& p, const TypedOptions& o, int k) const override { return inner_.unsupported(p, o, k); }
+  std::unique_ptr<Operation> prepare(const Plan& plan, const TypedOptions& o) override {
     Plan moved = plan;
     if (tamper_) tamper_(moved);
     return inner_.prepare(moved, o);

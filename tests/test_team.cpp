@@ -206,6 +206,7 @@ struct SampleFixture {
   Plan plan;
   std::unique_ptr<Backend> backend = std::move(make_backend("host")).value();
   std::unique_ptr<Engine> engine = std::move(make_engine("host", "host")).value();
+  std::unique_ptr<const TypedOptions> options = engine->parse(nlohmann::json::object());
 };
 
 TEST(Team, ASampleIsTheSlowestRanksTime) {
@@ -214,7 +215,7 @@ TEST(Team, ASampleIsTheSlowestRanksTime) {
   team::WorldForTest w(std::move(team));
   SampleFixture f;
   SleepyOperation op(0.002);
-  const measure::Subject s{f.spec, f.plan, *f.engine, op, *f.backend};
+  const measure::Subject s{f.spec, f.plan, *f.engine, *f.options, op, *f.backend};
   const measure::Sample slow = measure::take_sample(s);
   EXPECT_DOUBLE_EQ(slow.seconds_per_op, 0.25) << "rank 1 took 0.25 s: the sample is its time";
   EXPECT_FALSE(slow.gpu_clock);
@@ -229,7 +230,7 @@ TEST(Team, AnErrorInAnotherRanksSampleFailsItHereToo) {
   team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{sent(""), shared_error("stream synchronize failed")}));
   SampleFixture f;
   SleepyOperation op(0);
-  const measure::Subject s{f.spec, f.plan, *f.engine, op, *f.backend};
+  const measure::Subject s{f.spec, f.plan, *f.engine, *f.options, op, *f.backend};
   try {
     measure::take_sample(s);
     FAIL() << "rank 1's error must fail the sample here";

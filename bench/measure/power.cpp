@@ -15,7 +15,7 @@ Power measure_power(const Subject& s, power::Meter& meter, const std::vector<int
   try {
     int k = static_cast<int>(std::clamp(kBatchSeconds / std::max(p50_us * 1e-6, 1e-9), 1.0, 4096.0));
     // the largest batch the engine takes (gpu-flag: one operation; pre-posting: a bounded queue)
-    while (k > 1 && s.engine.unsupported(s.plan, s.spec.variant.options, k)) k /= 2;
+    while (k > 1 && s.engine.unsupported(s.plan, s.options, k)) k /= 2;
     const power::Batch batch{.arm = [&] { s.op.arm(k); },
                              .run = [&] {
                                for (int i = 0; i < k; ++i) s.op.launch();

@@ -1,6 +1,6 @@
 #pragma once
-// What every measurement unit takes: the case, its plan, and the prepared operation (validated)
-// of its engine on its backend.
+// What every measurement unit takes: the case, its plan, its engine with the case's typed options, and
+// the prepared operation (validated) on its backend.
 #include "bench/cases.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
@@ -11,6 +11,7 @@ struct Subject {
   const Case& spec;
   const Plan& plan;
   Engine& engine;
+  const TypedOptions& options;  // the case's engine options, parsed once (Engine::parse)
   Operation& op;
   Backend& backend;
   // Operations per timed sample: 1 (oneshot) or the pipeline depth (pipelined).
