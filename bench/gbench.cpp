@@ -111,13 +111,22 @@ class CaseReporter final : public benchmark::BenchmarkReporter {
     run.counters["busbw_GBps"] = r.timed->bandwidth.busbw_GBps;
   }
 
+  // Whether the run ended in an error (Google Benchmark 1.8 calls it `skipped`, 1.7 `error_occurred`).
+  static bool failed(const Run& run) {
+#ifdef DMABENCH_GBENCH_SKIP_MESSAGE
+    return run.skipped != benchmark::internal::NotSkipped;
+#else
+    return run.error_occurred;
+#endif
+  }
+
   // Google Benchmark's Time column is the mean of the run's samples; dmabench's figures are percentiles.
   // Where they visibly disagree (a few slow samples pull the mean), the first time says which is which.
   void note_mean_and_median(const CaseRecord& r) {
     if (!r.timed || !notes_) return;
     const double p50 = r.timed->latency_us.p50;
     for (const auto& run : held_) {
-      if (run.run_type != Run::RT_Iteration || run.error_occurred || p50 <= 0) continue;
+      if (run.run_type != Run::RT_Iteration || failed(run) || p50 <= 0) continue;
       const double mean = run.GetAdjustedRealTime();  // µs (the benchmarks' unit)
       if (std::abs(mean - p50) <= 0.1 * p50) continue;
       if (disagreeing_++ == 0)

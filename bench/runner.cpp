@@ -373,7 +373,8 @@ void Sweep::run_one(const Case& c) {
     return;
   }
   watchdog_.started(c);
-  const CaseRecord& r = run_case(ex, hooks(ex));
+  run_case(ex, hooks(ex));
+  const CaseRecord& r = ex.record();
   watchdog_.finished();
   show(r);
   recorder_.add(r);
