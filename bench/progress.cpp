@@ -33,11 +33,11 @@ std::string Progress::case_done(std::size_t k, const std::string& case_name) {
   shown_at_s_ = now_s;
   const std::string left =
       last ? std::string("done")
-           : "~" + format_duration(elapsed_s / static_cast<double>(k) * static_cast<double>(total_ - k)) + " left";
+           : fmt::format("~{} left", format_duration(elapsed_s / static_cast<double>(k) * static_cast<double>(total_ - k)));
   std::string line = fmt::format("[{}/{}] {} elapsed, {}: {}", k, total_, format_duration(elapsed_s), left, case_name);
-  if (!terminal_) return line + "\n";
+  if (!terminal_) return fmt::format("{}\n", line);
   if (columns_ > 1 && line.size() > columns_ - 1) line.resize(columns_ - 1);
-  return "\r" + line + "\x1b[K";
+  return fmt::format("\r{}\x1b[K", line);  // (fmt, not operator+: GCC 12's -Wrestrict misreads the latter)
 }
 
 std::string Progress::clear() const { return terminal_ && shown_at_s_ >= 0 ? "\r\x1b[K" : ""; }
