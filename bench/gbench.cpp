@@ -56,6 +56,27 @@ void report_context(benchmark::BenchmarkReporter& inner, const benchmark::Benchm
   (dynamic_cast<benchmark::ConsoleReporter*>(&inner) ? err : out) << text;
 }
 
+// Whether the run ended in an error (Google Benchmark 1.8 calls it `skipped`, 1.7 `error_occurred`).
+bool failed(const benchmark::BenchmarkReporter::Run& run) {
+#ifdef DMABENCH_GBENCH_SKIP_MESSAGE
+  return run.skipped != benchmark::internal::NotSkipped;
+#else
+  return run.error_occurred;
+#endif
+}
+
+// The record's figures as the run's counters (what the table shows beside Google Benchmark's columns).
+void set_counters(benchmark::BenchmarkReporter::Run& run, const CaseRecord& r) {
+  if (r.overlap && r.overlap->validated == true) {
+    run.counters["compute_slowdown_pct"] = r.overlap->figures.compute_slowdown_pct;
+    run.counters["p99_beside_us"] = r.overlap->comm_with_us.p99;
+  }
+  if (!r.timed) return;
+  run.counters["p50_us"] = r.timed->latency_us.p50;
+  run.counters["p99_us"] = r.timed->latency_us.p99;
+  run.counters["busbw_GBps"] = r.timed->bandwidth.busbw_GBps;
+}
+
 }  // namespace
 
 // The display reporter (and the --benchmark_out file's) of a sweep. Google Benchmark reports each case's
@@ -100,25 +121,6 @@ class CaseReporter final : public benchmark::BenchmarkReporter {
   }
 
  private:
-  static void set_counters(Run& run, const CaseRecord& r) {
-    if (r.overlap && r.overlap->validated == true) {
-      run.counters["compute_slowdown_pct"] = r.overlap->figures.compute_slowdown_pct;
-      run.counters["p99_beside_us"] = r.overlap->comm_with_us.p99;
-    }
-    if (!r.timed) return;
-    run.counters["p50_us"] = r.timed->latency_us.p50;
-    run.counters["p99_us"] = r.timed->latency_us.p99;
-    run.counters["busbw_GBps"] = r.timed->bandwidth.busbw_GBps;
-  }
-
-  // Whether the run ended in an error (Google Benchmark 1.8 calls it `skipped`, 1.7 `error_occurred`).
-  static bool failed(const Run& run) {
-#ifdef DMABENCH_GBENCH_SKIP_MESSAGE
-    return run.skipped != benchmark::internal::NotSkipped;
-#else
-    return run.error_occurred;
-#endif
-  }
 
   // Google Benchmark's Time column is the mean of the run's samples; dmabench's figures are percentiles.
   // Where they visibly disagree (a few slow samples pull the mean), the first time says which is which.
