@@ -103,15 +103,16 @@ class CaseReporter final : public benchmark::BenchmarkReporter {
     return static_cast<std::size_t>(
         std::count_if(held_.begin(), held_.end(), [](const Run& r) { return r.run_type == Run::RT_Iteration; }));
   }
-  // Shows the held runs, each with the record's counters; whether there were any.
+  // Shows the held runs, each with the record's counters; whether they told the case's outcome (Session::show).
   bool show(const CaseRecord& r) {
     if (held_.empty()) return false;
+    const bool error_row = std::any_of(held_.begin(), held_.end(), [](const Run& run) { return failed(run); });
     for (auto& run : held_) set_counters(run, r);
     inner_->ReportRuns(held_);
     if (file_) file_->ReportRuns(held_);
     note_mean_and_median(r);
     held_.clear();
-    return true;
+    return r.status != Status::failed || error_row;
   }
   void finish() {
     inner_->Finalize();

@@ -67,7 +67,9 @@ class Session {
   // reports (its other invocations probed iteration counts). Throws what a sample throws.
   std::vector<double> sample(CaseExecution& ex);
   // Shows the case's reported runs, with counters read from its record (p50_us, p99_us, busbw_GBps and
-  // the overlap figures); false when the case has none (not sampled: skipped or failed before timing).
+  // the overlap figures). Whether the table said all there is to say: false when the case has no runs (not
+  // sampled: skipped or failed before timing) or failed after sampling cleanly (the table shows no error),
+  // true when it succeeded or its failure is the table's error row.
   bool show(const CaseRecord& r);
 
  private:

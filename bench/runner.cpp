@@ -319,11 +319,12 @@ class Sweep {
   CaseHooks hooks(CaseExecution& e);
 
   // The case's line in the table; a case that never reached its samples (skipped or failed while set up),
-  // or that failed after them (a measurement beside a workload), says so on a line of its own.
+  // or that failed after them (a measurement beside a workload), says so on a line of its own. A case that
+  // failed while sampled is the table's error row alone (it was shown twice).
   void show(const CaseRecord& r) {
     if (lead_) console::write(stderr, progress_.clear());  // a progress line on the terminal gives way
-    const bool shown = session_.show(r);
-    if (!lead_ || (shown && r.status != Status::failed)) return;
+    const bool told = session_.show(r);
+    if (!lead_ || told) return;
     console::say("{}: {}: {}\n", r.spec.name(), to_string(r.status), r.reason);
   }
 
