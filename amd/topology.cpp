@@ -144,6 +144,14 @@ std::vector<IoLink> read_io_links(int node, const std::string& root) {
   return out;
 }
 
+int xgmi_links(const std::string& from_bus, const std::string& to_bus, const std::string& root) {
+  const auto nodes = read_kfd_nodes(root);
+  const auto from = kfd_node_for_bus(nodes, from_bus), to = kfd_node_for_bus(nodes, to_bus);
+  if (!from || !to) return -1;
+  const auto links = read_io_links(from->node, root);
+  return static_cast<int>(std::count_if(links.begin(), links.end(), [&](const IoLink& l) { return l.type == 11 && l.node_to == to->node; }));
+}
+
 HostAtomics host_atomics(const std::vector<IoLink>& links, int cpu_node) {
   if (cpu_node < 0) return {false, "KFD reports no CPU node"};
   for (const IoLink& l : links) {

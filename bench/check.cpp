@@ -72,11 +72,11 @@ json validated_entry(const json& e, const std::string& path, const std::string& 
   if (e.contains("link")) {
     if (metric == "p50_us") bad(path, where + ".link", "a link's rate is a bandwidth: use metric busbw_GBps or algbw_GBps");
     if (e["link"] == "links") {
-      number(e.value("links", json()), path, where + ".links", 1, 1024);
+      if (e.value("links", json()) != "machine") number(e.value("links", json()), path, where + ".links", 1, 1024);
       number(e.value("GBps_per_link", json()), path, where + ".GBps_per_link", 1e-3, 1e6);
     } else if (e["link"] != "pcie") {
       bad(path, where + ".link", fmt::format("{} is not accepted; accepted: \"pcie\" (the GPU's PCIe generation x width, "
-                                             "from the machine) or \"links\" (links x GBps_per_link)", e["link"].dump()));
+                                             "from the machine) or \"links\" (links x GBps_per_link; links a number or \"machine\")", e["link"].dump()));
     }
   }
   if (e.contains("efficiency")) number(e["efficiency"], path, where + ".efficiency", 1e-3, 1);
@@ -130,6 +130,34 @@ std::optional<std::pair<double, std::string>> pcie_GBps(const json& machine, int
     }
   }
   return std::nullopt;
+}
+
+// The links a check counts for a case between two GPUs: the file's number, or with "links": "machine" the
+// count the results context gives for the case's first two devices (context.machine.peer_links[a][b].links:
+// NVLink through NVML, xGMI through KFD). nullopt with `problem` set when the machine cannot say.
+std::optional<std::pair<double, std::string>> link_count(const json& e, const json& machine, const json& devices,
+                                                         std::string& problem) {
+  if (e["links"] != "machine") return std::make_pair(e["links"].get<double>(), std::string("links"));
+  if (devices.size() < 2) {
+    problem = "\"links\": \"machine\" counts links between two GPUs; this case has one";
+    return std::nullopt;
+  }
+  const int a = devices[0].get<int>(), b = devices[1].get<int>();
+  const json cell = machine.contains("peer_links") && machine["peer_links"].is_array() && a >= 0 && b >= 0 &&
+                            static_cast<std::size_t>(a) < machine["peer_links"].size() &&
+                            machine["peer_links"][a].is_array() && static_cast<std::size_t>(b) < machine["peer_links"][a].size()
+                        ? machine["peer_links"][a][b] : json();
+  const json n = cell.is_object() ? cell.value("links", json()) : json();
+  if (!n.is_number_integer()) {
+    problem = fmt::format("the machine does not say how many links join GPU {} and GPU {}{}", a, b,
+                          machine.contains("peer_links_unknown") ? " (" + machine["peer_links_unknown"].get<std::string>() + ")" : "");
+    return std::nullopt;
+  }
+  if (n.get<int>() <= 0) {
+    problem = fmt::format("the machine reports no NVLink or xGMI link between GPU {} and GPU {}", a, b);
+    return std::nullopt;
+  }
+  return std::make_pair(n.get<double>(), fmt::format("{} links (from the machine)", cell.value("link_kind", std::string("?"))));
 }
 
 bool entry_matches(const json& e, const json& r) {
@@ -212,9 +240,12 @@ std::optional<Verdict> Expectations::judge(const json& r, const json& machine) c
     v.expected = *ref;
     v.basis = "reference";
   } else if (e["link"] == "links") {
-    v.expected = e["links"].get<double>() * e["GBps_per_link"].get<double>() * efficiency * (bidirectional ? 2 : 1);
-    v.basis = fmt::format("{} links x {} GB/s{}{}", e["links"].get<double>(), e["GBps_per_link"].get<double>(),
-                          efficiency < 1 ? fmt::format(" x {}", efficiency) : "", bidirectional ? " x 2 directions" : "");
+    const auto links = link_count(e, machine, r.value("devices", json::array()), v.problem);
+    if (links) {
+      v.expected = links->first * e["GBps_per_link"].get<double>() * efficiency * (bidirectional ? 2 : 1);
+      v.basis = fmt::format("{} {} x {} GB/s{}{}", links->first, links->second, e["GBps_per_link"].get<double>(),
+                            efficiency < 1 ? fmt::format(" x {}", efficiency) : "", bidirectional ? " x 2 directions" : "");
+    }
   } else {
     const json devices = r.value("devices", json::array());
     const auto link = devices.empty() ? std::nullopt : pcie_GBps(machine, devices[0].get<int>());
@@ -247,8 +278,9 @@ bool print_verdicts(const std::vector<Verdict>& verdicts, std::size_t unchecked,
       continue;
     }
     const bool lower = v.metric == "p50_us";
-    console::say("{}  {}  {} {:.4g} {} {:.4g} ({:+.1f}%, tolerance {}%; {})\n", v.pass ? "PASS" : "FAIL", v.name, v.metric,
-               *v.measured, lower ? "<=" : ">=", *v.expected, v.deviation_pct(), v.tolerance_pct, v.basis);
+    console::say("{}  {}  {} {:.4g}, expected {:.4g} ({:+.1f}%; {} {}{}% allowed; {})\n", v.pass ? "PASS" : "FAIL", v.name,
+                 v.metric, *v.measured, *v.expected, v.deviation_pct(), lower ? "up to" : "down to", lower ? "+" : "-",
+                 v.tolerance_pct, v.basis);
   }
   console::say("check: {} PASS, {} FAIL, {} measured cases with no expectation\n", verdicts.size() - failed, failed, unchecked);
   return failed == 0;

@@ -8,12 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "amd/environment.hpp"
+#include "amd/topology.hpp"
 #include "core/host_memory.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine_factories.hpp"
 #include "gpu/copy_tracer.hpp"
 #include "gpu/features.hpp"
 #include "gpu/gpu.hpp"
+#include "gpu/links.hpp"
 #ifdef DMABENCH_HAVE_NCCL
 #include "gpu/nccl_comm.hpp"
 #endif
@@ -25,6 +27,32 @@ bool is_hip() { return gpu::backend_name() == "hip"; }
 
 nlohmann::json or_null(const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); }
 nlohmann::json or_null_node(int node) { return node >= 0 ? nlohmann::json(node) : nlohmann::json(); }
+
+// The direct links between every ordered pair of the GPUs (context.devices): xGMI from KFD (AMD), NVLink from
+// NVML (NVIDIA); every pair -1 with the reason when the machine cannot tell.
+struct LinkCounts {
+  std::vector<std::vector<gpu::PairLinks>> pairs;
+  std::string why_unknown;
+};
+LinkCounts link_counts(const nlohmann::json& devices) {
+  std::vector<std::string> bus;
+  for (const auto& d : devices) bus.push_back(d["bus_id"].get<std::string>());
+  LinkCounts c{std::vector<std::vector<gpu::PairLinks>>(bus.size(), std::vector<gpu::PairLinks>(bus.size())), {}};
+  if (is_hip()) {
+    for (std::size_t i = 0; i < bus.size(); ++i)
+      for (std::size_t j = 0; j < bus.size(); ++j) {
+        const int n = i == j ? -1 : amd::xgmi_links(bus[i], bus[j]);
+        if (n >= 0) c.pairs[i][j] = {n, n > 0 ? "xgmi" : "none"};
+      }
+    return c;
+  }
+  const auto ends = gpu::nvlink_ends(bus, c.why_unknown);
+  if (!ends) return c;
+  for (std::size_t i = 0; i < bus.size(); ++i)
+    for (std::size_t j = 0; j < bus.size(); ++j)
+      if (i != j) c.pairs[i][j] = gpu::nvlink_pair((*ends)[i], (*ends)[j], bus[j]);
+  return c;
+}
 
 class GpuBackend final : public Backend {
  public:
@@ -62,10 +90,16 @@ class GpuBackend final : public Backend {
         d["sdma_xgmi_engines"] = p.sdma_xgmi_engines >= 0 ? nlohmann::json(p.sdma_xgmi_engines) : nlohmann::json();
       }
       devices.push_back(d);
+    }
+    const auto counted = link_counts(devices);
+    for (int i = 0; i < count_; ++i) {
       nlohmann::json row = nlohmann::json::array();
       for (int j = 0; j < count_; ++j) {
         const gpu::PeerLink l = gpu::peer_link(i, j);
-        row.push_back({{"access", l.access}, {"performance_rank", l.performance_rank}, {"native_atomics", l.native_atomics}});
+        const gpu::PairLinks& c = counted.pairs[i][j];
+        row.push_back({{"access", l.access}, {"performance_rank", l.performance_rank}, {"native_atomics", l.native_atomics},
+                       {"links", c.links >= 0 && i != j ? nlohmann::json(c.links) : nlohmann::json()},
+                       {"link_kind", c.kind.empty() || i == j ? nlohmann::json() : nlohmann::json(c.kind)}});
       }
       links.push_back(row);
     }
@@ -84,6 +118,7 @@ class GpuBackend final : public Backend {
     versions[is_hip() ? "rccl" : "nccl"] = nullptr;
 #endif
     nlohmann::json ctx = {{"devices", devices}, {"peer_links", links}, {"versions", versions}, {"numa_nodes", hostmem::nodes()}};
+    if (!counted.why_unknown.empty()) ctx["peer_links_unknown"] = counted.why_unknown;
     if (is_hip()) ctx["dma_environment"] = amd::dma_environment().to_json();
     return ctx;
   }

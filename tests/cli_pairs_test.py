@@ -21,7 +21,9 @@ import subprocess
 import sys
 import tempfile
 
-SLOW_MS = 20
+# A slow link must stand far beyond what a busy 2-core CI machine does to a healthy 1 MiB host copy: there a
+# healthy case's p50 was seen at 6 ms (0.17 GB/s, 0.5% of its reference); the slowed one takes >= 200 ms.
+SLOW_MS = 200
 
 
 def run(cmd, env=None, rc=None):
@@ -105,10 +107,11 @@ def pairs_run(exe, scripts, tmp):
 
 
 def check_runs(exe, tmp, cfg, reference):
-    # Generous tolerance: the reference was taken moments ago on a busy machine; the slow link is 100x slower.
+    # Generous tolerance: the reference was taken moments ago on a possibly busy machine (a healthy case at 0.5% of
+    # its reference was seen); the slowed link is below 0.03% of it.
     exp = write(os.path.join(tmp, "expect.json"), {
         "schema": "dmabench-expectations/1", "name": "this machine", "reference": os.path.basename(reference),
-        "tolerance_pct": 90, "checks": [{"reference": True}]})
+        "tolerance_pct": 99.9, "checks": [{"reference": True}]})
     out = os.path.join(tmp, "checked.json")
     p = run([exe, "--config", cfg, "--backend", "host", "--out", out, "--check", exp], rc=0)
     expect(len(re.findall(r"^PASS ", p.stdout, re.M)) == 12, f"passing run:\n{p.stdout[-3000:]}")
@@ -162,7 +165,7 @@ def transfer_beside(exe, tmp, reference):
     expect(o["comm_with_samples"] >= 1 and o["comm_with_p99_us"] >= o["comm_with_us"], f"foreground beside {o}")
     line = next((l for l in p.stdout.splitlines() if l.startswith(("PASS", "FAIL"))), "")
     expect(r["name"] in line and "busbw_GBps" in line, f"check line {line!r}")
-    got = float(re.search(r"busbw_GBps (\S+)", line).group(1))
+    got = float(re.search(r"busbw_GBps ([-+.0-9eE]+), expected ", line).group(1))
     expect(abs(got - o["busbw_with_GBps"]) <= 1e-3 * got + 1e-3, f"checked {got}, beside the load {o['busbw_with_GBps']}")
 
 

@@ -219,6 +219,28 @@ TEST(KfdTopology, RecommendedEnginesFollowTheGpuWhenLibhsakmtHidesOne) {
   fs::remove_all(root);
 }
 
+// xGMI links per ordered pair of GPUs, by PCI location: KFD's type-11 io links, a PCIe link not counted, a hidden GPU
+// shifting nothing.
+TEST(KfdTopology, XgmiLinksBetweenGpusByPciLocation) {
+  const fs::path root = temp_dir("kfd-xgmi");
+  write(root / "0" / "properties", "cpu_cores_count 64\nsimd_count 0\n");
+  write(root / "1" / "properties", "simd_count 1216\ndomain 0\nlocation_id 3072\n");   // 0000:0c:00.0
+  write(root / "2" / "properties", "simd_count 1216\ndomain 0\nlocation_id 8192\n");   // 0000:20:00.0
+  write(root / "3" / "properties", "simd_count 1216\ndomain 0\nlocation_id 16384\n");  // 0000:40:00.0
+  auto link = [&](int from, int to, int type) {
+    write(root / std::to_string(from) / "io_links" / std::to_string(to) / "properties",
+          fmt::format("type {}\nnode_from {}\nnode_to {}\nflags 1\n", type, from, to));
+  };
+  link(1, 0, 2), link(1, 3, 11), link(3, 1, 11), link(1, 2, 2), link(2, 1, 2);  // 1-3 xGMI; 1-2 PCIe only; 2-3 none
+  EXPECT_EQ(amd::xgmi_links("0000:0c:00.0", "0000:40:00.0", root.string()), 1);
+  EXPECT_EQ(amd::xgmi_links("0000:40:00.0", "0000:0c:00.0", root.string()), 1);
+  EXPECT_EQ(amd::xgmi_links("0000:0c:00.0", "0000:20:00.0", root.string()), 0);
+  EXPECT_EQ(amd::xgmi_links("0000:20:00.0", "0000:40:00.0", root.string()), 0);
+  EXPECT_EQ(amd::xgmi_links("0000:0c:00.0", "0000:99:00.0", root.string()), -1);  // not a KFD node
+  EXPECT_EQ(amd::xgmi_links("0000:0c:00.0", "0000:40:00.0", (root / "absent").string()), -1);
+  fs::remove_all(root);
+}
+
 // ROCr's rule for its SDMA completion (BlitSdma::Initialize, amd_topology.cpp RegisterLinkInfo): the link to the first
 // CPU node; typed links are atomic-capable unless Override (bit 0) is set with NoAtomics64bit (bit 3).
 TEST(KfdTopology, HostAtomicsComeFromTheLinkToTheFirstCpu) {

@@ -10,6 +10,7 @@
 
 #include "bench/check.hpp"
 #include "core/errors.hpp"
+#include "gpu/links.hpp"
 
 using namespace dmabench;
 using json = nlohmann::json;
@@ -120,6 +121,56 @@ TEST(Check, LinkCountTimesRate) {
   EXPECT_FALSE(x.judge(record("copy", {0, 1}, 320.0, 1), kMachine)->pass);
 }
 
+// "links": "machine": the count the context gives per ordered pair (NVLink from NVML, xGMI from KFD).
+TEST(Check, LinkCountFromTheMachine) {
+  const auto x = load_doc(expectations(json::array(
+      {{{"pattern", json::array({"copy", "bidir"})}, {"link", "links"}, {"links", "machine"}, {"GBps_per_link", 25}}})));
+  json machine = kMachine;
+  machine["peer_links"] = json::parse(R"([[{"links": null}, {"links": 18, "link_kind": "nvswitch"}, {"links": 0, "link_kind": "none"}],
+                                          [{"links": 18, "link_kind": "nvswitch"}, {"links": null}, {"links": null}]])");
+  auto v = x.judge(record("copy", {0, 1}, 440.0, 1), machine);
+  ASSERT_TRUE(v);
+  EXPECT_NEAR(*v->expected, 450.0, 1e-9);
+  EXPECT_TRUE(v->pass);
+  EXPECT_NE(v->basis.find("18 nvswitch links (from the machine) x 25 GB/s"), std::string::npos) << v->basis;
+  EXPECT_NEAR(*x.judge(record("bidir", {1, 0}, 900.0, 1), machine)->expected, 900.0, 1e-9);  // both directions
+  EXPECT_FALSE(x.judge(record("copy", {0, 1}, 400.0, 1), machine)->pass);                     // 11% below
+  // No link, a count the machine does not know, a pair outside the matrix, no matrix at all: FAIL with the reason.
+  v = x.judge(record("copy", {0, 2}, 440.0, 1), machine);
+  ASSERT_TRUE(v);
+  EXPECT_FALSE(v->pass);
+  EXPECT_NE(v->problem.find("no NVLink or xGMI link between GPU 0 and GPU 2"), std::string::npos) << v->problem;
+  for (const auto& [devices, m] : {std::pair{std::vector<int>{1, 2}, machine}, std::pair{std::vector<int>{3, 0}, machine},
+                                   std::pair{std::vector<int>{0, 1}, kMachine}}) {
+    v = x.judge(record("copy", devices, 440.0, 1), m);
+    ASSERT_TRUE(v);
+    EXPECT_FALSE(v->pass);
+    EXPECT_NE(v->problem.find("does not say how many links"), std::string::npos) << v->problem;
+  }
+  json why = machine;
+  why["peer_links_unknown"] = "cannot load libnvidia-ml.so.1";
+  v = x.judge(record("copy", {1, 2}, 440.0, 1), why);
+  EXPECT_NE(v->problem.find("(cannot load libnvidia-ml.so.1)"), std::string::npos) << v->problem;
+  expect_bad(expectations(json::array({{{"link", "links"}, {"links", "fabric"}, {"GBps_per_link", 25}}})), {"checks[0].links"});
+}
+
+// What the context's NVLink counts are made of (gpu/links.hpp): direct links to the peer, or switch links on both.
+TEST(Check, NvLinkPairsFromTheLinkEnds) {
+  EXPECT_EQ(gpu::normalized_bus_id("00000000:1A:00.0"), "0000:1a:00.0");
+  EXPECT_EQ(gpu::normalized_bus_id("0000:06:00.0"), "0000:06:00.0");
+  const gpu::LinkEnds direct{0, {"00000000:07:00.0", "00000000:07:00.0", "00000000:08:00.0"}};
+  auto p = gpu::nvlink_pair(direct, {}, "0000:07:00.0");
+  EXPECT_EQ(p.links, 2);
+  EXPECT_EQ(p.kind, "nvlink");
+  p = gpu::nvlink_pair(gpu::LinkEnds{18, {}}, gpu::LinkEnds{12, {}}, "0000:07:00.0");
+  EXPECT_EQ(p.links, 12);
+  EXPECT_EQ(p.kind, "nvswitch");
+  p = gpu::nvlink_pair(gpu::LinkEnds{18, {}}, gpu::LinkEnds{0, {}}, "0000:07:00.0");  // the peer has no switch link
+  EXPECT_EQ(p.links, 0);
+  EXPECT_EQ(p.kind, "none");
+  EXPECT_EQ(gpu::nvlink_pair(direct, {}, "0000:09:00.0").links, 0);
+}
+
 TEST(Check, FirstMatchingCheckAppliesAndDevicesNarrowIt) {
   const auto x = load_doc(expectations(json::array({{{"pattern", "copy"}, {"devices", {1, 0}}, {"expect", 10.0}},
                                                     {{"pattern", "copy"}, {"expect", 100.0}}})));
@@ -144,9 +195,9 @@ TEST(Check, AReferenceResultsFileExpectsWhatEachCaseMeasuredThere) {
   EXPECT_DOUBLE_EQ(*v->measured, 40.0);
   EXPECT_FALSE(v->pass);
   // An expectations file may name a reference (relative to itself) for some checks and figures for others.
-  write_file("dmabench-reference-2.json", doc);
+  const std::string ref2 = write_file("dmabench-reference-2.json", doc);  // beside the expectations file
   const auto y = load_doc({{"schema", "dmabench-expectations/1"},
-                           {"reference", "dmabench-reference-2.json"},
+                           {"reference", ref2.substr(ref2.rfind('/') + 1)},
                            {"tolerance_pct", 50},
                            {"checks", json::array({{{"pattern", "copy"}, {"reference", true}}})}});
   EXPECT_TRUE(y.judge(record("copy", {0, 1}, 55.0, 5), kMachine)->pass);
