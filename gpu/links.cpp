@@ -1,20 +1,14 @@
-// NVLink ends through NVML, loaded at run time (dlopen) so that nothing links it; nvml.h gives the types of
-// what is loaded (decltype) and is needed at compile time only, as in power/nvml.cpp. Without nvml.h at
+// NVLink ends through NVML (gpu/nvml_api: loaded at run time, so that nothing links it). Without nvml.h at
 // configure time, nvlink_ends says so.
 #include "gpu/links.hpp"
-
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <type_traits>
 
 #include <fmt/format.h>
 
-#ifdef DMABENCH_HAVE_NVML_H
-#include <nvml.h>
-#endif
+#include "gpu/nvml_api.hpp"
 
 namespace dmabench::gpu {
 
@@ -39,51 +33,13 @@ PairLinks nvlink_pair(const LinkEnds& a, const LinkEnds& b, const std::string& b
 #ifdef DMABENCH_HAVE_NVML_H
 namespace {
 
-struct NvLinkApi {
-  decltype(&nvmlInit_v2) init = nullptr;
-  decltype(&nvmlErrorString) error = nullptr;
-  decltype(&nvmlDeviceGetHandleByPciBusId_v2) by_bus_id = nullptr;
-  decltype(&nvmlDeviceGetNvLinkState) state = nullptr;
-  decltype(&nvmlDeviceGetNvLinkRemoteDeviceType) remote_type = nullptr;
-  decltype(&nvmlDeviceGetNvLinkRemotePciInfo_v2) remote_pci = nullptr;
-  std::string why_not;
-
-  static const NvLinkApi& get() {
-    static const NvLinkApi api = load();
-    return api;
-  }
-  static NvLinkApi load() {
-    NvLinkApi a;
-    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      a.why_not = fmt::format("cannot load libnvidia-ml.so.1 ({})", dlerror());
-      return a;
-    }
-    auto sym = [&](auto& fn, const char* s) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, s));
-      if (!fn && a.why_not.empty()) a.why_not = fmt::format("libnvidia-ml.so.1 has no {}", s);
-    };
-    sym(a.init, "nvmlInit_v2");
-    sym(a.error, "nvmlErrorString");
-    sym(a.by_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
-    sym(a.state, "nvmlDeviceGetNvLinkState");
-    sym(a.remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
-    sym(a.remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
-    if (a.why_not.empty()) {
-      const nvmlReturn_t r = a.init();
-      if (r != NVML_SUCCESS) a.why_not = fmt::format("nvmlInit: {}", a.error(r));
-    }
-    return a;
-  }
-};
-
 // One GPU's active links. A link NVML does not support (NVML_ERROR_NOT_SUPPORTED, _INVALID_ARGUMENT past
 // the GPU's last link) or that is down counts for nothing; any other error is the answer "cannot tell".
-std::optional<LinkEnds> ends_of(const NvLinkApi& api, nvmlDevice_t d, std::string& why) {
+std::optional<LinkEnds> ends_of(const NvmlApi& api, nvmlDevice_t d, std::string& why) {
   LinkEnds e;
   for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
     nvmlEnableState_t active = NVML_FEATURE_DISABLED;
-    const nvmlReturn_t r = api.state(d, link, &active);
+    const nvmlReturn_t r = api.nvlink_state(d, link, &active);
     if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_INVALID_ARGUMENT) continue;
     if (r != NVML_SUCCESS) {
       why = fmt::format("nvmlDeviceGetNvLinkState(link {}): {}", link, api.error(r));
@@ -91,7 +47,7 @@ std::optional<LinkEnds> ends_of(const NvLinkApi& api, nvmlDevice_t d, std::strin
     }
     if (active != NVML_FEATURE_ENABLED) continue;
     nvmlIntNvLinkDeviceType_t type = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
-    nvmlReturn_t t = api.remote_type(d, link, &type);
+    nvmlReturn_t t = api.nvlink_remote_type(d, link, &type);
     if (t != NVML_SUCCESS) {
       why = fmt::format("nvmlDeviceGetNvLinkRemoteDeviceType(link {}): {}", link, api.error(t));
       return std::nullopt;
@@ -100,7 +56,7 @@ std::optional<LinkEnds> ends_of(const NvLinkApi& api, nvmlDevice_t d, std::strin
       ++e.to_switch;
     } else if (type == NVML_NVLINK_DEVICE_TYPE_GPU) {
       nvmlPciInfo_t pci{};
-      t = api.remote_pci(d, link, &pci);
+      t = api.nvlink_remote_pci(d, link, &pci);
       if (t != NVML_SUCCESS) {
         why = fmt::format("nvmlDeviceGetNvLinkRemotePciInfo_v2(link {}): {}", link, api.error(t));
         return std::nullopt;
@@ -114,11 +70,11 @@ std::optional<LinkEnds> ends_of(const NvLinkApi& api, nvmlDevice_t d, std::strin
 }  // namespace
 
 std::optional<std::vector<LinkEnds>> nvlink_ends(const std::vector<std::string>& bus_ids, std::string& why) {
-  const NvLinkApi& api = NvLinkApi::get();
-  if (!api.why_not.empty()) {
-    why = api.why_not;
-    return std::nullopt;
-  }
+  const NvmlApi& api = NvmlApi::get();
+  why = api.missing({{api.nvlink_state != nullptr, "nvmlDeviceGetNvLinkState"},
+                     {api.nvlink_remote_type != nullptr, "nvmlDeviceGetNvLinkRemoteDeviceType"},
+                     {api.nvlink_remote_pci != nullptr, "nvmlDeviceGetNvLinkRemotePciInfo_v2"}});
+  if (!why.empty()) return std::nullopt;
   std::vector<LinkEnds> out;
   for (const auto& bus : bus_ids) {
     nvmlDevice_t d{};

@@ -1,12 +1,9 @@
 // NVIDIA GPUs through NVML: nvmlDeviceGetTotalEnergyConsumption (mJ) and nvmlDeviceGetPowerUsage
-// (mW). The library is loaded at run time (dlopen), so a build never depends on it; nvml.h is
-// needed at compile time only.
-// vendor-header exception: outside gpu/, this file includes nvml.h for the types of the functions it
-// loads with dlsym (decltype) and nothing else; nothing links NVML (tests/check_vendor_includes.cmake).
-#include <dlfcn.h>
-
+// (mW). The library is loaded at run time by gpu/nvml_api (dlopen), so a build never depends on it;
+// nvml.h is needed at compile time only.
+// vendor-header exception: outside gpu/, this file uses gpu/nvml_api.hpp, which includes nvml.h for the types of
+// the functions it loads with dlsym (decltype) and nothing else; nothing links NVML (tests/check_vendor_includes.cmake).
 #include <memory>
-#include <type_traits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -14,48 +11,12 @@
 #include "power/source.hpp"
 
 #ifdef DMABENCH_HAVE_NVML_H
-#include <nvml.h>
+#include "gpu/nvml_api.hpp"
 
 namespace dmabench::power {
 namespace {
 
-struct Nvml {
-  void* lib = nullptr;
-  // typed from nvml.h, so an API change breaks the build rather than a run
-  decltype(&nvmlInit_v2) init = nullptr;
-  decltype(&nvmlDeviceGetHandleByPciBusId_v2) by_bus_id = nullptr;
-  decltype(&nvmlDeviceGetTotalEnergyConsumption) energy = nullptr;
-  decltype(&nvmlDeviceGetPowerUsage) power = nullptr;
-  decltype(&nvmlErrorString) error = nullptr;
-  std::string why_not;
-
-  static const Nvml& get() {
-    static const Nvml n = load();
-    return n;
-  }
-  static Nvml load() {
-    Nvml n;
-    n.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!n.lib) {
-      n.why_not = fmt::format("cannot load libnvidia-ml.so.1 ({})", dlerror());
-      return n;
-    }
-    auto sym = [&](auto& fn, const char* s) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(n.lib, s));
-      if (!fn && n.why_not.empty()) n.why_not = fmt::format("libnvidia-ml.so.1 has no {}", s);
-    };
-    sym(n.init, "nvmlInit_v2");
-    sym(n.by_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
-    sym(n.energy, "nvmlDeviceGetTotalEnergyConsumption");
-    sym(n.power, "nvmlDeviceGetPowerUsage");
-    sym(n.error, "nvmlErrorString");
-    if (n.why_not.empty()) {
-      const nvmlReturn_t r = n.init();
-      if (r != NVML_SUCCESS) n.why_not = fmt::format("nvmlInit: {}", n.error(r));
-    }
-    return n;
-  }
-};
+using Nvml = gpu::NvmlApi;
 
 class NvmlSource final : public Source {
  public:
@@ -85,8 +46,10 @@ class NvmlSource final : public Source {
 
 Opened open_nvml(const Devices& devices) {
   const Nvml& n = Nvml::get();
-  if (!n.why_not.empty()) {
-    return Opened::no(n.why_not);
+  const std::string missing = n.missing({{n.energy != nullptr, "nvmlDeviceGetTotalEnergyConsumption"},
+                                         {n.power != nullptr, "nvmlDeviceGetPowerUsage"}});
+  if (!missing.empty()) {
+    return Opened::no(missing);
   }
   if (devices.bus_ids.empty()) {
     return Opened::no("no GPU to measure");
