@@ -1,5 +1,6 @@
 #include "core/read_file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -47,9 +48,12 @@ Maybe<std::string> read_small_file(const std::string& path, std::size_t limit_by
   if (fd.get() < 0) return R::no(fmt::format("cannot read it ({})", std::strerror(errno)));
   if (::fstat(fd.get(), &st) != 0) return R::no(fmt::format("cannot read it ({})", std::strerror(errno)));
   if (auto why = not_regular(st.st_mode)) return R::no(*why);
-  std::string text(limit_bytes + 1, '\0');
+  // as large as the file (it may grow while read: then doubled), never more than the limit and a byte
+  const std::size_t cap = limit_bytes + 1;
+  std::string text(std::min(cap, static_cast<std::size_t>(st.st_size) + 4096), '\0');
   std::size_t got = 0;
-  while (got < text.size()) {
+  while (got < cap) {
+    if (got == text.size()) text.resize(std::min(cap, text.size() * 2));
     const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return R::no(fmt::format("cannot read it ({})", std::strerror(errno)));

@@ -146,7 +146,7 @@ TEST(Check, AReferenceResultsFileExpectsWhatEachCaseMeasuredThere) {
   // An expectations file may name a reference (relative to itself) for some checks and figures for others.
   write_file("dmabench-reference-2.json", doc);
   const auto y = load_doc({{"schema", "dmabench-expectations/1"},
-                           {"reference", "dmabench-reference-2.json"},
+                           {"reference", fmt::format("{}-dmabench-reference-2.json", ::getpid())},  // write_file's name
                            {"tolerance_pct", 50},
                            {"checks", json::array({{{"pattern", "copy"}, {"reference", true}}})}});
   EXPECT_TRUE(y.judge(record("copy", {0, 1}, 55.0, 5), kMachine)->pass);
@@ -185,4 +185,19 @@ TEST(Check, BadFilesAreInputErrorsNamingTheField) {
   ::unlink(fifo.c_str());
   std::ofstream(::testing::TempDir() + "/dmabench-notjson.json") << "{nope";
   EXPECT_THROW(check::Expectations::load(::testing::TempDir() + "/dmabench-notjson.json"), InputError);
+}
+
+// Nesting is bounded as in a config: 4 MB of '[' parse to hundreds of MB (and the 512 MiB a file may have, to
+// tens of GB); refused with one line instead.
+TEST(Check, ADeeplyNestedFileIsRefusedBeforeItIsBuilt) {
+  const std::string path = fmt::format("{}/{}-dmabench-deep.json", ::testing::TempDir(), ::getpid());
+  std::ofstream(path) << "{\"results\": [{\"name\": \"x\", \"a\": " << std::string(2000000, '[')
+                      << std::string(2000000, ']') << "}]}";
+  try {
+    check::Expectations::load(path);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nested more than 64 levels deep"), std::string::npos) << e.what();
+  }
+  ::unlink(path.c_str());
 }

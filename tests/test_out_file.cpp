@@ -18,6 +18,7 @@
 #include "bench/report.hpp"
 #include "core/errors.hpp"
 #include "core/json_file.hpp"
+#include "core/read_file.hpp"
 #if defined(DMABENCH_HAVE_NCCL)
 #include <cstdlib>
 
@@ -187,6 +188,20 @@ TEST(OutPaths, EveryWrittenPathIsCheckedFirst) {
   refused([&] { check_packets_dir((dir / "pk").string(), {"case.json"}); }, "case.json exists and is a directory");
   refused([&] { check_packets_dir((dir / "pk").string(), {std::string(250, 'c') + ".json"}); }, "longer than");
   EXPECT_NO_THROW(check_packets_dir((dir / "new" / "pk").string(), {"a.json"}));
+}
+
+// A file read under a limit costs its own size, not the limit's: read_small_file allocated and zero-filled the
+// whole limit first (--check's 512 MiB for a file of a few bytes; a limit past memory threw std::length_error).
+TEST(ReadFile, ASmallFileCostsItsSizeNotTheLimit) {
+  const fs::path dir = fresh_dir(("read-" + std::to_string(::getpid())).c_str());
+  put(dir / "small.json", "{\"a\": 1}");
+  const Maybe<std::string> text = read_small_file((dir / "small.json").string(), std::size_t{1} << 50);
+  ASSERT_TRUE(text) << text.why_not();
+  EXPECT_EQ(*text, "{\"a\": 1}");
+  put(dir / "big", std::string(100000, 'x'));  // past the first buffer (the file's size and 4096): grown, still bounded
+  EXPECT_EQ(read_small_file((dir / "big").string(), 100000).value().size(), 100000u);
+  EXPECT_FALSE(read_small_file((dir / "big").string(), 99999));
+  fs::remove_all(dir);
 }
 
 #if defined(DMABENCH_HAVE_NCCL)
