@@ -159,21 +159,27 @@ def read_bytes(path, what="results file", limit=MAX_INPUT_BYTES):
     return data
 
 
-def _open_output(path):
-    """A file object writing to `path`, which is not a directory; a FIFO without a reader is an error, not a hang."""
+def _open_output(path, follow=True):
+    """A file object writing to `path`, which is not a directory; a FIFO without a reader is an error, not a hang.
+    `follow=False`: a symlink at `path` is refused, never followed (its target would be truncated)."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | os.O_CLOEXEC |
+                     (0 if follow else os.O_NOFOLLOW), 0o666)
     except OSError as e:
         if e.errno == errno.ENXIO:
             raise ResultsError(f"cannot write {path}: a FIFO that nothing reads") from None
+        if e.errno == errno.ELOOP and not follow:
+            raise ResultsError(f"cannot write {path}: a symlink (never followed here); accepted: a regular file or "
+                               "a new path") from None
         raise ResultsError(f"cannot write {path}: {e.strerror}") from None
     fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
     return os.fdopen(fd, "wb")
 
 
 def open_log(path):
-    """A text file to append console output to as it comes (launch_compare.py's runs.log), checked like write_file."""
-    return io.TextIOWrapper(_open_output(path), encoding="utf-8", errors="backslashreplace", line_buffering=True)
+    """A text file to write console output to as it comes (launch_compare.py's runs.log, a fixed name in a directory
+    that may be shared): checked like write_file, and a link there is refused, not followed."""
+    return io.TextIOWrapper(_open_output(path, follow=False), encoding="utf-8", errors="backslashreplace", line_buffering=True)
 
 
 def write_file(path, data):
