@@ -481,7 +481,9 @@ RunPower run_power(const CliOptions& options, const Config& config, const json& 
 // sets `benchmark_out` to --benchmark_out's as checked (a symlink resolved).
 OutPath check_outputs(const CliOptions& options, const std::vector<const Case*>& selected, std::string& benchmark_out) {
   OutPath out = check_out_path(options.out, options.config);
+  // --check's file is read, never written: first in the list, so that an output that is it says so
   std::vector<std::pair<std::string, std::string>> written = {{"--out", out.path}};
+  if (!options.check.empty()) written.insert(written.begin(), {"--check", options.check});
   std::vector<std::string> notes = {out.note};
   auto other = [&](const char* flag, const std::string& path, bool creates_directories) {
     const OutPath p = check_output_file(flag, path, options.config, creates_directories);

@@ -278,6 +278,13 @@ def benchmark_out_checked(exe, tmp):
     r = run(exe, ["--backend", "host", "--config", skipped, "--out", os.path.join(d, "r.json"), f"--benchmark_out={bout}"], d)
     expect(r.rc == 0 and read(bout) == b"kept", f"no case reported: --benchmark_out {read(bout)[:200]!r}: {r}")
     os.unlink(skipped)
+    # --check's file is read, never written: the reference replaced by the run it judges
+    ref = os.path.join(d, "r.json")
+    ref_text = read(ref)
+    for args in (["--out", ref], ["--out", os.path.join(d, "x.json"), f"--benchmark_out={ref}"]):
+        r = run(exe, ["--backend", "host", "--config", cfg, "--check", ref, *args], d)
+        refused(r, "the same file as --check")
+        expect(read(ref) == ref_text and not os.path.exists(os.path.join(d, "x.json")), f"{args}: a file changed")
     print("4 --benchmark_out and --power-trace checked like --out")
 
 
