@@ -86,12 +86,19 @@ json validated_entry(const json& e, const std::string& path, const std::string& 
 
 // Reads a JSON file dmabench did not write through the one reader of input files (core/read_file: a
 // regular file only, never a FIFO that would hang the run, and bounded: a large sweep's results are tens of MB).
+// Nesting is bounded too: each level costs memory beyond its bytes (30 MB of '[' took 1.4 GB and 9 s to parse).
 json read_json_file(const std::string& path, const std::string& what) {
   constexpr std::size_t kMaxBytes = std::size_t{512} << 20;
+  constexpr int kMaxDepth = 64;  // a results file nests about 8 levels
   auto text = read_small_file(path, kMaxBytes);
   if (!text) throw InputError(fmt::format("--check: {} '{}': {}", what, path, text.why_not()));
+  const json::parser_callback_t bounded = [&](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxDepth)
+      throw InputError(fmt::format("--check: {} '{}': nested more than {} levels deep", what, path, kMaxDepth));
+    return true;
+  };
   try {
-    return json::parse(*text);
+    return json::parse(*text, bounded);
   } catch (const json::exception& e) {
     throw InputError(fmt::format("--check: {} '{}' is not JSON: {}", what, path, e.what()));
   }

@@ -1,7 +1,6 @@
 #include "bench/features.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <string>
@@ -13,6 +12,7 @@
 
 #include "bench/interrupt.hpp"
 #include "bench/patterns/pattern.hpp"
+#include "core/read_file.hpp"
 #include "engines/backend.hpp"
 #include "engines/registry.hpp"
 #include "engines/engine_factories.hpp"
@@ -227,11 +227,13 @@ std::string source_file(const std::string& relative) {
   return "";
 }
 
-// What a config file says it is (its "description"), or "" (unreadable, or no description).
+// What a config file says it is (its "description"), or "" (unreadable, or no description). Read as --config is:
+// a regular file of at most 1 MiB (core/read_file).
 std::string config_description(const std::string& path) {
+  const Maybe<std::string> text = read_small_file(path, std::size_t{1} << 20);
+  if (!text) return "";
   try {
-    std::ifstream in(path);
-    const json config = json::parse(in);
+    const json config = json::parse(*text);
     return config.value("description", std::string());
   } catch (const std::exception&) {
     return "";

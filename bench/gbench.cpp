@@ -5,7 +5,6 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <fstream>
 #include <regex>
 #include <sstream>
 #include <string_view>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "bench/interrupt.hpp"
+#include "core/json_file.hpp"
 #include "core/errors.hpp"
 #include "version.hpp"
 
@@ -110,15 +110,18 @@ class CaseReporter final : public benchmark::BenchmarkReporter {
     for (auto& run : held_) set_counters(run, r);
     inner_->ReportRuns(held_);
     if (file_) file_->ReportRuns(held_);
+    file_has_runs_ = file_ != nullptr;
     note_mean_and_median(r);
     held_.clear();
     return r.status != Status::failed || error_row;
   }
-  void finish() {
+  // The final lines; whether the --benchmark_out reporter got runs (its text is worth writing).
+  bool finish() {
     inner_->Finalize();
     if (file_) file_->Finalize();
     if (disagreeing_ > 1)
       console::say("dmabench: {} cases in all had a Time (mean) more than 10% away from their p50_us\n", disagreeing_);
+    return file_has_runs_;
   }
 
  private:
@@ -145,6 +148,7 @@ class CaseReporter final : public benchmark::BenchmarkReporter {
   bool notes_ = true;
   std::size_t disagreeing_ = 0;
   bool context_reported_ = false;
+  bool file_has_runs_ = false;
   std::vector<Run> held_;
 };
 
@@ -169,12 +173,9 @@ std::unique_ptr<benchmark::BenchmarkReporter> csv_reporter() {
 #pragma GCC diagnostic pop
 }
 
-// --benchmark_out's reporter (--benchmark_out_format, json by default) writing to `out`; none without it.
-std::unique_ptr<benchmark::BenchmarkReporter> file_reporter(const std::vector<std::string>& args, std::ofstream& out) {
-  const std::string path = flag_value(args, "--benchmark_out");
-  if (path.empty()) return nullptr;
-  out.open(path, std::ios::out | std::ios::trunc);
-  if (!out) throw std::runtime_error(fmt::format("--benchmark_out {}: cannot be written", path));
+// --benchmark_out's reporter (--benchmark_out_format, json by default) writing to `out` (Session::finish writes
+// the text to the file).
+std::unique_ptr<benchmark::BenchmarkReporter> file_reporter(const std::vector<std::string>& args, std::ostream& out) {
   const std::string format = flag_value(args, "--benchmark_out_format");
   std::unique_ptr<benchmark::BenchmarkReporter> r;
   if (format == "console") r = std::make_unique<benchmark::ConsoleReporter>(benchmark::ConsoleReporter::OO_None);
@@ -353,14 +354,26 @@ std::vector<std::string> library_flags(const std::vector<std::string>& args) {
   return kept;
 }
 
-Session::Session(const std::vector<std::string>& args, std::size_t name_width, bool display)
-    : fixed_iterations_(!has_flag(args, "--benchmark_min_time")) {
-  std::unique_ptr<benchmark::BenchmarkReporter> file = display ? file_reporter(args, out_file_) : nullptr;
+Session::Session(const std::vector<std::string>& args, std::size_t name_width, bool display, std::string out_path)
+    : out_path_(display ? std::move(out_path) : std::string()), fixed_iterations_(!has_flag(args, "--benchmark_min_time")) {
+  std::unique_ptr<benchmark::BenchmarkReporter> file = out_path_.empty() ? nullptr : file_reporter(args, out_text_);
   reporter_ = std::make_unique<CaseReporter>(display ? display_reporter(args) : std::make_unique<SilentReporter>(),
                                              std::move(file), name_width, display);
 }
 
-Session::~Session() { reporter_->finish(); }
+Session::~Session() {
+  try {
+    finish();
+  } catch (const std::exception& e) {
+    console::warn("dmabench: {}\n", e.what());
+  }
+}
+
+void Session::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (reporter_->finish()) write_text_atomically(out_path_, out_text_.str());
+}
 
 std::vector<double> Session::sample(CaseExecution& ex) {
   std::vector<std::vector<double>> invocations;  // one per call of the body: probes, then the reported runs

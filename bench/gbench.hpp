@@ -1,7 +1,7 @@
 #pragma once
 // The Google Benchmark adapter: the flags dmabench checks for it, and the Session through which each
 // case is sampled (one registered benchmark, manual time) and shown with counters from its record.
-#include <fstream>
+#include <sstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -57,9 +57,14 @@ class CaseReporter;
 class Session {
  public:
   // name_width: the longest case name (the table's first column). display: false (the other processes
-  // of a multi-process run) prints nothing. Throws std::runtime_error when --benchmark_out cannot be opened.
-  Session(const std::vector<std::string>& args, std::size_t name_width, bool display = true);
-  ~Session();  // the reporters' final lines
+  // of a multi-process run) prints nothing. out_path: the --benchmark_out file as checked before the run
+  // (bench/out_file: a symlink resolved), "" for none; nothing is opened until finish().
+  Session(const std::vector<std::string>& args, std::size_t name_width, bool display = true, std::string out_path = "");
+  ~Session();  // finish(), a failure said on stderr
+  // The reporters' final lines, and --benchmark_out written whole (core/json_file's atomic write: a new file
+  // renamed into place) when a case was reported; no case reported leaves it untouched. Once; throws
+  // std::runtime_error when the file cannot be written.
+  void finish();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   // run_case()'s sampler: runs the case as one benchmark (manual time: a warm-up, then the library's
@@ -73,7 +78,9 @@ class Session {
   bool show(const CaseRecord& r);
 
  private:
-  std::ofstream out_file_;  // --benchmark_out
+  std::ostringstream out_text_;  // --benchmark_out's text, written by finish()
+  std::string out_path_;
+  bool finished_ = false;
   std::unique_ptr<CaseReporter> reporter_;
   bool fixed_iterations_;
 };

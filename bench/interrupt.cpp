@@ -1,6 +1,7 @@
 #include "bench/interrupt.hpp"
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 
 #include <fcntl.h>
@@ -107,6 +108,17 @@ int exit_code() { return 128 + g_signal.load(); }
 namespace dmabench::console {
 namespace {
 std::atomic<bool> g_to_stderr{false};
+}
+
+void keep_standard_streams() noexcept {
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int null = ::open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);  // the lowest free number: fd
+    if (null >= 0 && null != fd) {
+      ::dup2(null, fd);
+      ::close(null);
+    }
+  }
 }
 
 void messages_to_stderr(bool yes) { g_to_stderr.store(yes); }

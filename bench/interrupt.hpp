@@ -48,6 +48,10 @@ bool wait_requested(std::chrono::milliseconds timeout);
 
 namespace dmabench::console {
 
+// Standard input, output and error that were closed when the process started (`dmabench ... >&- 2>&-`) are
+// opened on /dev/null: else the first files the run opens (its lock, its journal) would get their numbers, and
+// the console's lines (the progress line) would be written into them. Call first in main.
+void keep_standard_streams() noexcept;
 // dmabench's own messages go to stderr instead of stdout (stdout carries Google Benchmark's JSON).
 void messages_to_stderr(bool yes);
 std::FILE* messages();

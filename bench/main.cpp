@@ -18,6 +18,7 @@
 #include "version.hpp"
 
 int main(int argc, char** argv) {
+  dmabench::console::keep_standard_streams();  // before anything opens a file
   // Load every GPU kernel at start: with lazy loading, a kernel that spins on a flag written by a
   // not-yet-loaded kernel on another stream can hang forever. A user's explicit choice wins.
   setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);

@@ -297,12 +297,13 @@ std::size_t name_width(const std::vector<const Case*>& cases, const std::vector<
 // set up. A SIGINT or SIGTERM stops it between cases.
 class Sweep {
  public:
+  // benchmark_out: the --benchmark_out file as checked (check_outputs), "" for none.
   Sweep(const CliOptions& options, const std::vector<Case>& cases, Backend& backend, RunPower& power, Recorder& recorder,
-        Watchdog& watchdog)
+        Watchdog& watchdog, const std::string& benchmark_out)
       : options_(options), backend_(backend), power_(power), recorder_(recorder), watchdog_(watchdog),
         engines_(make_engines(cases, backend)), workloads_(backend), selected_(selected_cases(options, cases)),
         lead_(team::world().rank() == 0),
-        session_(options.benchmark_args, name_width(selected_, options.benchmark_args), lead_),
+        session_(options.benchmark_args, name_width(selected_, options.benchmark_args), lead_, benchmark_out),
         progress_(selected_.size(), ::isatty(STDERR_FILENO) != 0, {}, terminal_columns()) {}
 
   // The cases --benchmark_filter selects: what the sweep runs.
@@ -360,6 +361,7 @@ void Sweep::run() {
     if (lead_) console::write(stderr, progress_.case_done(++done_, c->name()));
   }
   if (lead_) console::write(stderr, progress_.clear());
+  session_.finish();  // --benchmark_out, when a case was reported to it
   say_skipped();
 }
 
@@ -476,18 +478,23 @@ RunPower run_power(const CliOptions& options, const Config& config, const json& 
   return setup_power(options, config, machine, wake);
 }
 
-// Every path the run writes, checked before anything runs or is created (bench/out_file.hpp); returns --out's.
-OutPath check_outputs(const CliOptions& options, const std::vector<const Case*>& selected) {
+// Every path the run writes, checked before anything runs or is created (bench/out_file.hpp); returns --out's, and
+// sets `benchmark_out` to --benchmark_out's as checked (a symlink resolved).
+OutPath check_outputs(const CliOptions& options, const std::vector<const Case*>& selected, std::string& benchmark_out) {
   OutPath out = check_out_path(options.out, options.config);
+  // --check's file is read, never written: first in the list, so that an output that is it says so
   std::vector<std::pair<std::string, std::string>> written = {{"--out", out.path}};
+  if (!options.check.empty()) written.insert(written.begin(), {"--check", options.check});
   std::vector<std::string> notes = {out.note};
   auto other = [&](const char* flag, const std::string& path, bool creates_directories) {
     const OutPath p = check_output_file(flag, path, options.config, creates_directories);
     written.emplace_back(flag, p.path);
     notes.push_back(p.note);
   };
-  if (gbench::has_flag(options.benchmark_args, "--benchmark_out"))  // Google Benchmark opens it, making no directory
+  if (gbench::has_flag(options.benchmark_args, "--benchmark_out")) {  // in an existing directory, as Google Benchmark's
     other("--benchmark_out", gbench::flag_value(options.benchmark_args, "--benchmark_out"), false);
+    benchmark_out = written.back().second;
+  }
   if (!options.power_trace.empty()) other("--power-trace", options.power_trace, true);
   check_distinct_outputs(written);
   if (!options.packets_dir.empty()) {
@@ -510,11 +517,11 @@ struct Outcome {
 // The sweep under the watchdog (and, in a multi-process run, the seal); every finished case in the file
 // whatever stops it.
 Outcome sweep_all(const CliOptions& options, const std::vector<Case>& cases, Backend& backend, RunPower& power,
-                  Recorder& recorder, const OutLock* lock) {
+                  Recorder& recorder, const OutLock* lock, const std::string& benchmark_out) {
   Outcome o;
   Watchdog watchdog(options.case_timeout_s, [&](const Case& c, double s) { stop_on_timeout(c, s, recorder, lock); });
   try {
-    Sweep sweep(options, cases, backend, power, recorder, watchdog);
+    Sweep sweep(options, cases, backend, power, recorder, watchdog, benchmark_out);
     o.selected = sweep.selected();
     SealOnSignal seal(recorder, lock, o.selected);
     sweep.run();
@@ -574,10 +581,11 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     return 0;
   }
   std::optional<OutPath> out;
+  std::string benchmark_out;
   std::optional<OutLock> lock;
   agreed_input([&, &all = cases] {  // bad input: a filter that selects no case, an output that cannot be written
     if (lead) {
-      out = check_outputs(options, selected_cases(options, all));
+      out = check_outputs(options, selected_cases(options, all), benchmark_out);
       lock.emplace(out->path);
     }
     return 0;
@@ -597,7 +605,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   }
   const bool pairs = uses_pairs(config);
   Recorder recorder(results.get(), pairs || expectations.has_value());
-  const Outcome outcome = sweep_all(options, cases, *backend, power, recorder, lock ? &*lock : nullptr);
+  const Outcome outcome = sweep_all(options, cases, *backend, power, recorder, lock ? &*lock : nullptr, benchmark_out);
   const std::size_t selected = outcome.selected;
   const bool stopped = outcome.stopped;
   recorder.finish();  // the whole file and the journal removed (nothing changed if no case was recorded)

@@ -48,10 +48,9 @@ Maybe<std::string> read_small_file(const std::string& path, std::size_t limit_by
   if (fd.get() < 0) return R::no(fmt::format("cannot read it ({})", std::strerror(errno)));
   if (::fstat(fd.get(), &st) != 0) return R::no(fmt::format("cannot read it ({})", std::strerror(errno)));
   if (auto why = not_regular(st.st_mode)) return R::no(*why);
-  // Sized by the file (plus one byte to see it grow), not by the limit: a 512 MiB limit must not cost 512 MiB
-  // of zeroed memory (and seconds) for a file of a few KB. Grown while the file grows, up to limit + 1.
+  // as large as the file (it may grow while read: then doubled), never more than the limit and a byte
   const std::size_t cap = limit_bytes + 1;
-  std::string text(std::min(cap, static_cast<std::size_t>(std::max<off_t>(st.st_size, 0)) + 1), '\0');
+  std::string text(std::min(cap, static_cast<std::size_t>(st.st_size) + 4096), '\0');
   std::size_t got = 0;
   while (got < cap) {
     if (got == text.size()) text.resize(std::min(cap, text.size() * 2));

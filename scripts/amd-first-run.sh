@@ -440,8 +440,11 @@ meta "finished (UTC)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 problems="$("${HELPER[@]}" summary "$WORK" 2>> "$LOG")" || { log "the summary could not be written (log above)"; FAILED=1; }
 [ "${problems:-0}" = 0 ] || FAILED=1
 log "writing $OUT"
-if ! tar -czf "$OUT.tmp" -C "$TMP" "$NAME" || ! mv "$OUT.tmp" "$OUT"; then
-  rm -f "$OUT.tmp"; KEEP_WORK=1
+# under a new name no one can plant a link at (not "$OUT.tmp": tar followed a link there), then renamed
+PART="$(mktemp "$OUT.XXXXXX")" || PART=""
+if [ -z "$PART" ] || ! tar -czf "$PART" -C "$TMP" "$NAME" || ! chmod "$(printf %o $((0666 & ~0$(umask))))" "$PART" ||
+   ! mv -T "$PART" "$OUT"; then
+  [ -n "$PART" ] && rm -f "$PART"; KEEP_WORK=1
   echo "amd-first-run.sh: could not write $OUT; everything is in $WORK" >&2
   exit 3
 fi

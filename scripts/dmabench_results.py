@@ -17,6 +17,7 @@ SCHEMA_PREFIX = "dmabench/"
 SCHEMA_MAJOR = "dmabench/1"  # the major version every script reads
 JOURNAL_SCHEMA = "dmabench-journal/1"  # the header of a results file's journal, `<out>.journal`
 JOURNAL_SUFFIX = ".journal"
+OWN_SUFFIXES = (JOURNAL_SUFFIX, ".lock")  # beside a dmabench run's results file: never an output of a script
 PATTERN_ORDER = ["copy", "bidir", "allgather", "alltoall", "h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"]
 UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
          "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
@@ -80,6 +81,8 @@ class _Console:
 def _guard_console():
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
+        if stream is None:  # started with the descriptor closed (`script >&-`): a reader that is gone from the start
+            stream = open(os.devnull, "w")
         if isinstance(stream, io.TextIOWrapper):  # a real console; not a test's StringIO, not already guarded
             setattr(sys, name, _Console(stream))
 
@@ -87,6 +90,7 @@ def _guard_console():
 def run_tool(tool, run, argv=None):
     """A script's entry point: `run(argv)`'s exit code; bad input one line and exit 2 (the contract above)."""
     _guard_console()
+    _inputs.clear()  # this run's inputs (a test may call several tools in one process)
     try:
         try:
             return run(argv)
@@ -126,6 +130,9 @@ def _kind(mode):
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
+_inputs = {}  # (device, inode) -> path of every file read_bytes read: write_file never replaces one
+
+
 def read_bytes(path, what="results file", limit=MAX_INPUT_BYTES):
     """The bytes of the regular file at `path`; FileNotFoundError when there is none; ResultsError (one line) when it
     is anything else (a FIFO, a device, a directory: their type is checked before they are opened, so a FIFO with no
@@ -138,8 +145,10 @@ def read_bytes(path, what="results file", limit=MAX_INPUT_BYTES):
             raise ResultsError(f"cannot read {path}: {st.st_size} bytes; a {what} is at most {limit >> 20} MiB")
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # replaced by a FIFO since the stat: no hang
         with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise ResultsError(f"cannot read {path}: replaced by {_kind(os.fstat(fd).st_mode)} while read")
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise ResultsError(f"cannot read {path}: replaced by {_kind(st.st_mode)} while read")
+            _inputs[(st.st_dev, st.st_ino)] = path
             data = f.read(limit + 1)
     except FileNotFoundError:
         raise
@@ -150,21 +159,27 @@ def read_bytes(path, what="results file", limit=MAX_INPUT_BYTES):
     return data
 
 
-def _open_output(path):
-    """A file object writing to `path`, which is not a directory; a FIFO without a reader is an error, not a hang."""
+def _open_output(path, follow=True):
+    """A file object writing to `path`, which is not a directory; a FIFO without a reader is an error, not a hang.
+    `follow=False`: a symlink at `path` is refused, never followed (its target would be truncated)."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | os.O_CLOEXEC |
+                     (0 if follow else os.O_NOFOLLOW), 0o666)
     except OSError as e:
         if e.errno == errno.ENXIO:
             raise ResultsError(f"cannot write {path}: a FIFO that nothing reads") from None
+        if e.errno == errno.ELOOP and not follow:
+            raise ResultsError(f"cannot write {path}: a symlink (never followed here); accepted: a regular file or "
+                               "a new path") from None
         raise ResultsError(f"cannot write {path}: {e.strerror}") from None
     fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
     return os.fdopen(fd, "wb")
 
 
 def open_log(path):
-    """A text file to append console output to as it comes (launch_compare.py's runs.log), checked like write_file."""
-    return io.TextIOWrapper(_open_output(path), encoding="utf-8", errors="backslashreplace", line_buffering=True)
+    """A text file to write console output to as it comes (launch_compare.py's runs.log, a fixed name in a directory
+    that may be shared): checked like write_file, and a link there is refused, not followed."""
+    return io.TextIOWrapper(_open_output(path, follow=False), encoding="utf-8", errors="backslashreplace", line_buffering=True)
 
 
 def write_file(path, data):
@@ -183,6 +198,12 @@ def write_file(path, data):
         raise ResultsError(f"cannot write {path}: {e.strerror}") from None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise ResultsError(f"cannot write {path}: a directory")
+    if st is not None and (st.st_dev, st.st_ino) in _inputs:
+        raise ResultsError(f"cannot write {path}: it is {_inputs[(st.st_dev, st.st_ino)]}, a file this script read; "
+                           "accepted: a file of its own")
+    if os.path.basename(path).endswith(OWN_SUFFIXES):
+        raise ResultsError(f"cannot write {path}: named like a dmabench run's own file (a name ending in "
+                           f"{' or '.join(OWN_SUFFIXES)}: another run's journal or lock); accepted: another name")
     if st is not None and not stat.S_ISREG(st.st_mode):
         try:
             with _open_output(path) as f:

@@ -62,6 +62,7 @@ def launcher_command(text, np):
 def run_all(a, launcher, extra):
     """Runs every file in turn; returns whether every run exited 0."""
     make_dir(a.out)
+    log = open_log(os.path.join(a.out, "runs.log"))  # refused (a link there) before anything is removed or run
     stale = sorted(f for f in os.listdir(a.out) if re.fullmatch(r"(one|mpi)-\d+\.json(\.journal)?", f))
     for f in stale:  # an earlier run's: none of them may be read as this run's
         path = os.path.join(a.out, f)
@@ -72,7 +73,7 @@ def run_all(a, launcher, extra):
     if stale:
         print(f"{TOOL}: removed {len(stale)} results files of an earlier run from {a.out}", file=sys.stderr)
     clean = True
-    with open_log(os.path.join(a.out, "runs.log")) as log:
+    with log:
         for k in range(1, a.repeat + 1):
             for side in SIDES:
                 out = os.path.join(a.out, f"{side}-{k}.json")

@@ -156,8 +156,15 @@ def check_broken(tmp):
     with open(small, "w") as f:
         json.dump({"name": "small", "timing": "oneshot", "warmup": 1, "iterations": 2, "sizes": [4096],
                    "patterns": ["copy"], "engines": [{"name": "sdma", "options": {"sync": ["atomic", "fence"]}}]}, f)
+    victim = os.path.join(tmp, "victim.txt")  # a link at the archive's old temporary name: never followed
+    write(victim, "precious\n")
+    os.symlink(victim, out + ".tmp")
     p = run_kit(["--root", root, "--out", out, "--config", small, "--steps", "sweep-2"])
     expect(p.returncode == 1, f"broken topology: exit 1 (a check FAILs), got {p.returncode}: {p.stderr[-1500:]}")
+    with open(victim) as f:
+        expect(f.read() == "precious\n" and os.path.islink(out + ".tmp"), "a link at <out>.tmp: its target was written")
+    expect(sorted(f for f in os.listdir(tmp) if f.startswith("broken.tar.gz")) == ["broken.tar.gz", "broken.tar.gz.tmp"],
+           f"left {os.listdir(tmp)}")
     if not os.path.exists(out):
         failures.append("broken topology: no archive")
         return

@@ -140,6 +140,7 @@ def closed_console(exe, tmp):
             n = len(json.load(f)["results"])
         expect(n == 300, f"{name} closed: {n} of 300 cases recorded")
         expect(leftovers(out) == [], f"{name} closed: left {leftovers(out)}")
+    closed_descriptors(exe, tmp)
     # a closed terminal: SIGHUP mid-run (main was killed by it, its lock and journal left)
     p = subprocess.Popen([exe, "--backend", "host", "--config", cfg, "--out", out], stdout=subprocess.DEVNULL)
     deadline = time.time() + 60
@@ -151,6 +152,36 @@ def closed_console(exe, tmp):
            f"SIGHUP: exit {rc}, left {leftovers(out)}")
     print("closed console: 300 of 300 cases, exit 0, nothing left, with stdout (and stderr) gone after one line, "
           "or after SIGHUP")
+
+
+def closed_descriptors(exe, tmp):
+    """`dmabench ... >&- 2>&-`: started with stdout and stderr closed, the run's first files (its lock, its journal)
+    took their numbers and the progress line was written into the journal, which no script could read after a
+    kill -9 (finished cases lost). Every journal line is a record, whatever the console is."""
+    cfg, out = host_sweep(tmp, "closed", sizes=[4096 * k for k in range(1, 9)], iterations=3)
+    env = dict(os.environ, DMABENCH_HOST_FAULT="delay:0:400")  # 1.2 s per case: the progress line after 3 s
+    p = subprocess.Popen([exe, "--backend", "host", "--config", cfg, "--out", out], env=env, stdin=subprocess.DEVNULL,
+                         preexec_fn=lambda: (os.close(1), os.close(2)))
+    t0, lines = time.time(), []
+    while time.time() - t0 < 120 and p.poll() is None and not (time.time() - t0 > 5 and len(lines) >= 4):
+        time.sleep(0.05)
+        if os.path.exists(out + ".journal"):
+            with open(out + ".journal", "rb") as f:
+                lines = f.read().splitlines()
+    expect(p.poll() is None, f"the run ended (exit {p.returncode}) before it could be killed midway")
+    p.kill()
+    p.wait(timeout=60)
+    with open(out + ".journal", "rb") as f:
+        lines = f.read().splitlines()
+    for i, line in enumerate(lines):
+        try:
+            json.loads(line)
+        except ValueError:
+            sys.exit(f"FAIL: stdout and stderr closed: journal line {i + 1} is not a record: {line[:200]!r}")
+    expect(len(lines) >= 4, f"{len(lines)} journal lines")
+    for f in leftovers(out):
+        os.unlink(os.path.join(os.path.dirname(out), f))
+    print(f"closed stdout and stderr: the journal holds records only ({len(lines) - 1} after a kill -9)")
 
 
 def signal_anywhere(exe, tmp):

@@ -270,6 +270,21 @@ def benchmark_out_checked(exe, tmp):
     bout = os.path.join(d, "gb.json")
     r = run(exe, ["--backend", "host", "--config", cfg, "--out", os.path.join(d, "r.json"), f"--benchmark_out={bout}"], d)
     expect(r.rc == 0 and len(json.load(open(bout))["benchmarks"]) == 2, f"a good --benchmark_out: {r}")
+    expect(sorted(os.listdir(d)) == ["cfg.json", "fifo", "gb.json", "out.json", "r.json"], f"left {sorted(os.listdir(d))}")
+    # dmabench writes --benchmark_out itself (issue 27): whole, once a case was reported to it; a run that reports
+    # none (every case skipped before it runs) leaves it as it was (it was truncated at the start and left "]}")
+    skipped = config(d, name="skipped.json", engines=["ce"])  # ce: not on the host backend
+    write(bout, "kept")
+    r = run(exe, ["--backend", "host", "--config", skipped, "--out", os.path.join(d, "r.json"), f"--benchmark_out={bout}"], d)
+    expect(r.rc == 0 and read(bout) == b"kept", f"no case reported: --benchmark_out {read(bout)[:200]!r}: {r}")
+    os.unlink(skipped)
+    # --check's file is read, never written: the reference replaced by the run it judges
+    ref = os.path.join(d, "r.json")
+    ref_text = read(ref)
+    for args in (["--out", ref], ["--out", os.path.join(d, "x.json"), f"--benchmark_out={ref}"]):
+        r = run(exe, ["--backend", "host", "--config", cfg, "--check", ref, *args], d)
+        refused(r, "the same file as --check")
+        expect(read(ref) == ref_text and not os.path.exists(os.path.join(d, "x.json")), f"{args}: a file changed")
     print("4 --benchmark_out and --power-trace checked like --out")
 
 

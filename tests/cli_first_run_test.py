@@ -93,6 +93,18 @@ def first_run(exe, tmp):
     p, _ = bare(exe, ROOT)
     _, cmd = section(p.stdout.splitlines(), "a first sweep")
     expect(shlex.split(cmd[0])[1:3] == ["--config", "configs/quick.json"], f"from the source tree: {cmd[0]}")
+    # configs/quick.json in the working directory is read as a --config is (core/read_file): over 1 MiB it is not
+    # read (main parsed any size), a FIFO there is never opened
+    odd = os.path.join(tmp, "odd")
+    os.makedirs(os.path.join(odd, "configs"))
+    with open(os.path.join(odd, "configs", "quick.json"), "w") as f:
+        json.dump({"description": "BIG-QUICK", "pad": "x" * (2 << 20)}, f)
+    p, _ = bare(exe, odd)
+    expect(p.returncode == 0 and "BIG-QUICK" not in p.stdout, f"a 2 MiB configs/quick.json was read:\n{p.stdout[-2000:]}")
+    os.unlink(os.path.join(odd, "configs", "quick.json"))
+    os.mkfifo(os.path.join(odd, "configs", "quick.json"))
+    p, _ = bare(exe, odd)
+    expect(p.returncode == 0 and "a first sweep" in p.stdout, f"a FIFO at configs/quick.json: exit {p.returncode}")
     # only a bare `dmabench` changed: --out without --config is still bad input, one line, nothing written
     out = os.path.join(tmp, "never.json")
     p = subprocess.run([exe, "--out", out], capture_output=True, text=True, timeout=60, cwd=tmp)

@@ -237,3 +237,18 @@ TEST(Check, BadFilesAreInputErrorsNamingTheField) {
   std::ofstream(::testing::TempDir() + "/dmabench-notjson.json") << "{nope";
   EXPECT_THROW(check::Expectations::load(::testing::TempDir() + "/dmabench-notjson.json"), InputError);
 }
+
+// Nesting is bounded as in a config: 4 MB of '[' parse to hundreds of MB (and the 512 MiB a file may have, to
+// tens of GB); refused with one line instead.
+TEST(Check, ADeeplyNestedFileIsRefusedBeforeItIsBuilt) {
+  const std::string path = fmt::format("{}/{}-dmabench-deep.json", ::testing::TempDir(), ::getpid());
+  std::ofstream(path) << "{\"results\": [{\"name\": \"x\", \"a\": " << std::string(2000000, '[')
+                      << std::string(2000000, ']') << "}]}";
+  try {
+    check::Expectations::load(path);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nested more than 64 levels deep"), std::string::npos) << e.what();
+  }
+  ::unlink(path.c_str());
+}

@@ -426,10 +426,43 @@ def test_report_outputs_that_cannot_be_written(tmp_path):
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
 
 
+def test_an_output_never_replaces_an_input_or_a_runs_own_file(tmp_path):
+    # `export_csv.py run.json --out run.json` replaced the results with their CSV; `--out run.json.journal` took the
+    # name of a running dmabench's journal (which that run removes at its end, or which a killed run's results are in)
+    src = tmp_path / "g.json"
+    src.write_text(json.dumps(document([block_result("ce", 4096, 16, 10.0)])))
+    probe = tmp_path / "probe.jsonl"
+    probe.write_text("")
+    os.symlink(src, tmp_path / "link.csv")
+    kept = {p: p.read_bytes() for p in (src, probe)}
+    for name, args in (("export_csv.py", [src, "--out"]), ("blocks_report.py", [src, "--markdown"]),
+                       ("blocks_report.py", [src, "--json"]), ("host_reference.py", [probe, src, "--markdown"])):
+        for out, want in ((src, "a file this script read"), (tmp_path / "link.csv", "a file this script read"),
+                          (tmp_path / "other.json.journal", "a dmabench run's own file"),
+                          (tmp_path / "other.json.lock", "a dmabench run's own file")):
+            one_line(inproc(name, *args, out), name, want)
+        assert {p: p.read_bytes() for p in kept} == kept, name
+    assert os.path.islink(tmp_path / "link.csv")
+    assert sorted(os.listdir(tmp_path)) == ["g.json", "link.csv", "probe.jsonl"]
+
+
+@pytest.mark.parametrize("name,args", [("export_csv.py", ["{src}"]), ("summarize.py", ["{src}"]),
+                                       ("export_csv.py", ["{src}", "--out", "{csv}"])])
+def test_a_closed_stdout_is_a_reader_gone_from_the_start(tmp_path, name, args):
+    # `script >&-`: Python starts with sys.stdout None, and the scripts ended in an internal error (exit 3)
+    src = os.path.join(H200, "default.json")
+    argv = [{"{src}": src, "{csv}": os.fspath(tmp_path / "r.csv")}.get(a, a) for a in args]
+    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, name), *argv], stderr=subprocess.PIPE, text=True,
+                       timeout=HANG_S, preexec_fn=lambda: os.close(1))
+    assert p.returncode == 0 and p.stderr == "", (name, p.returncode, p.stderr[-2000:])
+    if "--out" in args:
+        assert (tmp_path / "r.csv").read_text().startswith("name,status,")
+
+
 @pytest.mark.parametrize("name,args,rc", [
     ("compare.py", ["{big}", "{big}", "--all"], 0), ("summarize.py", ["{big}"], 0), ("dma_latte_report.py", ["{big}"], 0),
     ("blocks_report.py", ["{host}"], 0), ("plot.py", ["{small}", "--out", "{out}"], 0),
-    ("compare.py", ["{big}", "{missing}"], 2)])
+    ("export_csv.py", ["{big}"], 0), ("matrix.py", ["{big}"], 0), ("compare.py", ["{big}", "{missing}"], 2)])
 def test_a_reader_that_goes_away_ends_nothing_and_prints_nothing(tmp_path, name, args, rc):
     # `script | head`: the pipe's reader is gone before the script writes; the script finishes its work silently
     # with its own exit status (compare.py's 1 still means a regression) instead of a BrokenPipeError traceback

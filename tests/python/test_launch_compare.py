@@ -122,4 +122,13 @@ exit 0
                        capture_output=True, text=True, timeout=120, env=dict(os.environ, FAIL_MPI="1"))
     assert p.returncode == 1 and "mpi-1: exit 3 after" in p.stderr and "mpi-2: exit 3 after" in p.stderr, p.stderr
     assert "4 same" in p.stdout
+    # a link planted at runs.log (a fixed name, in a directory that may be shared): refused, its target untouched
+    (out / "runs.log").unlink()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    os.symlink(victim, out / "runs.log")
+    p = run("launch_compare.py", *args)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "runs.log: a symlink" in p.stderr, p.stderr
+    assert victim.read_text() == "precious\n" and os.path.islink(out / "runs.log")
+    assert (out / "mpi-2.json").exists(), "files removed though the run was refused"
 
