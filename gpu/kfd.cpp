@@ -479,8 +479,8 @@ void KfdPlatform::gpu_submit(int device, sdma::Queue& queue, const sdma::StagedP
   std::memcpy(src, staged.dwords.data(), bytes);
   g.used += (bytes + 255) / 256 * 256;
   const sdma::QueueCells& c = q->cells();
-  launch_ring_submit(g.stream, c.ring + (staged.from & (c.ring_bytes - 1)) / 4, src, staged.dwords.size(),
-                     const_cast<std::uint64_t*>(c.wptr), q->doorbell(), staged.from + bytes);
+  launch_ring_submit(g.stream, c.ring, c.ring_bytes, staged.from, src, staged.dwords.size(), const_cast<std::uint64_t*>(c.wptr),
+                     q->doorbell(), staged.from + bytes);
 }
 
 // KFD's per-link recommended engines come from sysfs, whose node ids are not libhsakmt's (libhsakmt skips the GPUs
