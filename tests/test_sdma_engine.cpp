@@ -441,6 +441,9 @@ TEST(SdmaEngine, BreakdownComesFromTimestampPackets) {
     const json& b = r["breakdown_us"];
     ASSERT_FALSE(b.contains("error")) << b;
     EXPECT_NE(b["tracer"].get<std::string>().find("TIMESTAMP"), std::string::npos) << b["tracer"];
+    // the copy-end stamp follows the data packets as ROCr's does; whether it waits for their writes is unconfirmed
+    // (issue 25), so the record says the copy time may be short
+    EXPECT_NE(b["tracer"].get<std::string>().find("copy end may be early"), std::string::npos) << b["tracer"];
     EXPECT_EQ(b["copies_per_operation"], 1);  // one command: one stamped interval per operation
     EXPECT_GT(b["copy"].get<double>(), 0.0);
     EXPECT_LE(b["copy"].get<double>(), b["total"].get<double>() * 2);  // the engine's copy inside the operation's time
