@@ -87,8 +87,9 @@ HostAtomics host_atomics(const std::vector<IoLink>& links, int cpu_node);
 // The engines of a GPU that exist: ids 0 .. sdma + xgmi - 1 as KFD counts them, less those a known part fuses
 // off while the driver still counts them. MI308X (PCI device id 0x74a2, a 4-XCD MI300X) has 4 physical SDMA
 // engines, but IP discovery reports MI300X's layout (2 + 6) and KFD's recommended masks name odd ids; only the
-// even ids are backed, and a queue on an odd one hangs (ROCm/mori PR #693, "avoid fused-off odd SDMA engines
-// on MI308X"; gfx942 alone cannot tell MI308X from MI300X).
+// even ids are backed, and a queue on an odd one hangs (ROCm/mori pull request #693, "fix(sdma): avoid fused-off
+// odd SDMA engines on MI308X", open when read on 2026-12-02; its evidence is one machine's driver log; gfx942
+// alone cannot tell MI308X from MI300X).
 struct UsableEngines {
   std::uint32_t mask = 0;  // bit e: engine e exists and is backed
   std::string note;        // why some counted engines are left out ("" when none is)

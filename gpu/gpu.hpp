@@ -170,12 +170,13 @@ void launch_poll(const Stream& stream, const std::uint32_t* slots, int count, st
 // ---- GPU-initiated SDMA work (the sdma engine on KFD queues; one block each) ----------------------
 // Stores `value` to the 64-bit *word (memory the GPU can address) after a system-wide fence.
 void launch_store_u64(const Stream& stream, std::uint64_t* word, std::uint64_t value);
-// Copies `n` dwords from `src` to `ring_at`, then (one thread, after a system-wide fence) stores `value`
-// to the queue's 64-bit write-pointer cell and then to its doorbell: a GPU submitting SDMA packets to
-// a user-mode queue, as ROCm's mori does (libhsakmt maps the doorbell page into the GPU's address
-// space at its CPU address on discrete GPUs).
-void launch_ring_submit(const Stream& stream, std::uint32_t* ring_at, const std::uint32_t* src, std::size_t n,
-                        std::uint64_t* wptr, std::uint64_t* doorbell, std::uint64_t value);
+// Copies `n` dwords from `src` into the ring of `ring_bytes` (a power of two) from byte position `from` on,
+// wrapping at its end, then (one thread, after a system-wide fence) stores `value` to the queue's 64-bit
+// write-pointer cell and then to its doorbell: a GPU submitting SDMA packets to a user-mode queue, as ROCm's
+// mori does (libhsakmt maps the doorbell page into the GPU's address space at its CPU address on discrete GPUs).
+void launch_ring_submit(const Stream& stream, std::uint32_t* ring, std::uint64_t ring_bytes, std::uint64_t from,
+                        const std::uint32_t* src, std::size_t n, std::uint64_t* wptr, std::uint64_t* doorbell,
+                        std::uint64_t value);
 // The trigger and poll kernels stamp the GPU clock: %globaltimer (ns) on NVIDIA, s_memrealtime
 // ticks on AMD. Why this build/device cannot convert them to time (or nullopt), and the nanoseconds per tick.
 WhyNot gpu_clock_unsupported(int device);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 
 #include "core/datagen.hpp"
 #include "gpu/gpu.hpp"
@@ -110,7 +111,10 @@ __global__ void poll_kernel(const std::uint32_t* slots, int count, std::uint32_t
 // One 64-bit store with release order at system scope: every store this thread made before it (and, after a
 // barrier, every store of the block's threads that fenced before that barrier) is visible to the whole system
 // (host, SDMA engines) before this one. HIP: clang's __hip_atomic_store (ROCm >= 5.2's clang has it), as
-// ROCm/mori's anvil_device.hpp stores the SDMA doorbell. CUDA (no sdma engine runs there): a system fence
+// ROCm/mori stores the SDMA doorbell (include/mori/core/transport/sdma/anvil_device.hpp @ 624002c submitPacket:
+// __hip_atomic_store relaxed at system scope, after an s_waitcnt(0) that waits for the wave's earlier stores;
+// a release store here gives that order by itself; mori's older application/transport/sdma/anvil_device.hpp
+// used plain stores after s_waitcnt(0)). CUDA (no sdma engine runs there): a system fence
 // then a volatile 64-bit store, CUDA's documented publication pattern.
 __device__ __forceinline__ void store_release_system(std::uint64_t* p, std::uint64_t v) {
 #if defined(DMABENCH_GPU_HIP)
@@ -131,10 +135,14 @@ __global__ void store_u64_kernel(std::uint64_t* word, std::uint64_t value) {
 // before the barrier (a fence orders only the stores of the thread that issues it, so one thread's fence after the
 // barrier says nothing about the other waves' ring dwords); then one thread publishes the write pointer and rings
 // the doorbell, both 64-bit release stores at system scope (SDMA-FACTS.md §7; ROCm/mori anvil_device.hpp
-// submitPacket stores wptr then doorbell with __hip_atomic_store).
-__global__ void ring_submit_kernel(std::uint32_t* ring_at, const std::uint32_t* src, std::size_t n, std::uint64_t* wptr,
-                                   std::uint64_t* doorbell, std::uint64_t value) {
-  for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) reinterpret_cast<volatile std::uint32_t*>(ring_at)[i] = src[i];
+// submitPacket stores wptr then doorbell with __hip_atomic_store; mori writes a packet and its doorbell from one
+// thread, so it needs no barrier).
+// The dwords go from ring dword `first` on, wrapping at the ring's end (`mask` = ring dwords - 1): the host pads
+// a packet that would cross the end with a NOP and puts it at offset 0, so one submission may span the end.
+__global__ void ring_submit_kernel(std::uint32_t* ring, std::uint64_t mask, std::uint64_t first, const std::uint32_t* src,
+                                   std::size_t n, std::uint64_t* wptr, std::uint64_t* doorbell, std::uint64_t value) {
+  for (std::size_t i = threadIdx.x; i < n; i += blockDim.x)
+    reinterpret_cast<volatile std::uint32_t*>(ring)[(first + i) & mask] = src[i];
   __threadfence_system();  // this thread's ring dwords, visible system-wide before the barrier
   __syncthreads();
   if (threadIdx.x != 0) return;
@@ -186,10 +194,14 @@ void launch_store_u64(const Stream& stream, std::uint64_t* word, std::uint64_t v
   DMABENCH_GPU_CHECK(GPU(GetLastError)());
 }
 
-void launch_ring_submit(const Stream& stream, std::uint32_t* ring_at, const std::uint32_t* src, std::size_t n,
-                        std::uint64_t* wptr, std::uint64_t* doorbell, std::uint64_t value) {
+void launch_ring_submit(const Stream& stream, std::uint32_t* ring, std::uint64_t ring_bytes, std::uint64_t from,
+                        const std::uint32_t* src, std::size_t n, std::uint64_t* wptr, std::uint64_t* doorbell,
+                        std::uint64_t value) {
+  if (ring_bytes < 4 || (ring_bytes & (ring_bytes - 1)) != 0 || from % 4 != 0 || n * 4 > ring_bytes)
+    throw std::logic_error("launch_ring_submit: a ring of a power-of-two size, a dword position and at most a ring of dwords");
   DMABENCH_GPU_CHECK(GPU(SetDevice)(stream.device()));
-  ring_submit_kernel<<<1, 256, 0, native(stream)>>>(ring_at, src, n, wptr, doorbell, value);
+  ring_submit_kernel<<<1, 256, 0, native(stream)>>>(ring, ring_bytes / 4 - 1, (from & (ring_bytes - 1)) / 4, src, n, wptr,
+                                                    doorbell, value);
   DMABENCH_GPU_CHECK(GPU(GetLastError)());
 }
 

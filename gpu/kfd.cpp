@@ -384,7 +384,7 @@ class KfdPlatform final : public sdma::Platform {
   const Device& dev(int device) const;
   std::vector<HSAuint32> nodes_of(const std::vector<int>& devices) const;
   void read_recommendations();
-  std::unique_ptr<sdma::Queue> ordered_queue(int device, int engine, std::size_t ring_bytes);
+  Maybe<std::unique_ptr<sdma::Queue>> ordered_queue(int device, int engine, std::size_t ring_bytes);
   std::unique_ptr<sdma::Queue> make_slot_queue(int device, int engine, std::size_t ring_bytes, QueueKind kind, int slot);
   int owner(const void* p, std::size_t bytes) const;
   Mover& mover(int device);
@@ -479,8 +479,8 @@ void KfdPlatform::gpu_submit(int device, sdma::Queue& queue, const sdma::StagedP
   std::memcpy(src, staged.dwords.data(), bytes);
   g.used += (bytes + 255) / 256 * 256;
   const sdma::QueueCells& c = q->cells();
-  launch_ring_submit(g.stream, c.ring + (staged.from & (c.ring_bytes - 1)) / 4, src, staged.dwords.size(),
-                     const_cast<std::uint64_t*>(c.wptr), q->doorbell(), staged.from + bytes);
+  launch_ring_submit(g.stream, c.ring, c.ring_bytes, staged.from, src, staged.dwords.size(), const_cast<std::uint64_t*>(c.wptr),
+                     q->doorbell(), staged.from + bytes);
 }
 
 // KFD's per-link recommended engines come from sysfs, whose node ids are not libhsakmt's (libhsakmt skips the GPUs
@@ -673,8 +673,9 @@ Maybe<std::unique_ptr<sdma::Queue>> KfdPlatform::create_queue(int device, int en
 // s of that kind, on the kind's engine s mod (engines of the kind). To land on `engine`, the free slots
 // below the first free slot of that engine are filled with placeholder queues, kept for the platform's
 // life. Right only while no other process (nor the HSA runtime's own blits) holds SDMA queues of that
-// kind on the GPU; describe() says "assumed".
-std::unique_ptr<sdma::Queue> KfdPlatform::ordered_queue(int device, int engine, std::size_t ring_bytes) {
+// kind on the GPU; describe() says "assumed". Where a placeholder would sit on an engine that is not usable
+// (MI308X's fused-off odd ids, amd/topology.hpp usable_engines), the queue is refused: none is made on such an engine.
+Maybe<std::unique_ptr<sdma::Queue>> KfdPlatform::ordered_queue(int device, int engine, std::size_t ring_bytes) {
   const Device& d = dev(device);
   const bool xgmi = engine >= d.sdma;
   const int count = xgmi ? d.xgmi : d.sdma, index = xgmi ? engine - d.sdma : engine;
@@ -691,6 +692,14 @@ std::unique_ptr<sdma::Queue> KfdPlatform::ordered_queue(int device, int engine, 
     }
     const bool wanted = slot % count == index;
     const int engine_of_slot = (xgmi ? d.sdma : 0) + slot % count;
+    if (auto why = wanted ? WhyNot() : engine_unusable(device, engine_of_slot)) {
+      std::lock_guard lock(st_->mu);
+      st_->slots[{device, xgmi}][static_cast<std::size_t>(slot)] = false;
+      return Maybe<std::unique_ptr<sdma::Queue>>::no(fmt::format(
+          "engine {} of device {} is reached in KFD's allocation order (this libhsakmt has no SDMA_BY_ENG_ID) only past a "
+          "queue on engine {}, which is not made: {}",
+          engine, device, engine_of_slot, *why));
+    }
     auto q = make_slot_queue(device, engine_of_slot, wanted ? ring_bytes : kPlaceholderRingBytes, kind, slot);
     if (wanted) return q;
     placeholders_.push_back(std::move(q));

@@ -240,7 +240,8 @@ check_recommended() {  # io_links' recommended_sdma_engine_id_mask (KFD ioctl 1.
   printf 'recommended SDMA engine per link (KFD node ids; src row -> dst column; "-" no mask, "m" several bits)\n%-6s' src > "$out"
   for g in "${GPUS[@]}"; do printf ' %4s' "$g" >> "$out"; done; echo >> "$out"
   for g in "${GPUS[@]}"; do
-    local pe xe; pe="$(prop "$KFD/$g/properties" num_sdma_engines)"; xe="$(prop "$KFD/$g/properties" num_sdma_xgmi_engines)"
+    local pe xe did; pe="$(prop "$KFD/$g/properties" num_sdma_engines)"; xe="$(prop "$KFD/$g/properties" num_sdma_xgmi_engines)"
+    did="$(prop "$KFD/$g/properties" device_id)"  # decimal in sysfs; 29858 = 0x74a2, MI308X
     total=$(( ${pe:-0} + ${xe:-0} ))
     declare -A cell=()
     for l in $(links_of "$g"); do
@@ -252,6 +253,7 @@ check_recommended() {  # io_links' recommended_sdma_engine_id_mask (KFD ioctl 1.
       e=0; while (( (mask >> e) != 1 )); do e=$((e + 1)); done
       cell[$to]=$e
       if [ "$e" -ge "$total" ]; then bad+=("node $g -> $to: engine $e of $total")
+      elif [ "${did:-0}" = 29858 ] && (( e % 2 == 1 )); then bad+=("node $g -> $to: engine $e, fused off on MI308X (0x74a2: only even ids are backed)")
       elif [ "$e" -lt "${pe:-0}" ]; then pcie=1; fi
     done
     printf '%-6s' "$g" >> "$out"

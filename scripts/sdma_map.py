@@ -3,11 +3,15 @@
 driver's topology: for every GPU pair linked by xGMI, the lowest engine of the link's
 recommended_sdma_engine_id_mask (/sys/class/kfd/kfd/topology/nodes/N/io_links/M/properties).
 
-GPU ids are the order of the GPU nodes (what HIP numbers them without HIP_VISIBLE_DEVICES).
+GPU ids are the order of the GPU nodes that this process can use (what HIP numbers them without
+HIP_VISIBLE_DEVICES): like libhsakmt, which numbers only the nodes whose render node it can open (ROCm/ROCR-Runtime
+libhsakmt/src/topology.c topology_sysfs_check_node_supported: hsakmt_open_drm_render_device(drm_render_minor);
+ENOENT or EPERM leaves the node out), a GPU node whose --dri/renderD<drm_render_minor> cannot be opened (a
+container that exposes some GPUs) gets no id and is said on stderr, so the ids after it follow the GPUs HIP sees.
 Kernels that do not report recommended_sdma_engine_id_mask give no line for that pair; the script
 says so on stderr and exits 1 when no pair has one.
 
-usage: scripts/sdma_map.py [--root /sys/class/kfd/kfd/topology/nodes] > my.map
+usage: scripts/sdma_map.py [--root /sys/class/kfd/kfd/topology/nodes] [--dri /dev/dri] > my.map
 
 Exit codes: 0 the map is written; 1 no AMD kernel driver (no --root directory) or no GPU pair with a recommended
 engine (said on stderr); 2 bad input: a bad argument or a topology file that cannot be read (a FIFO, a device, too
@@ -45,9 +49,36 @@ def listdir(path):
         raise ResultsError(f"cannot read {path}: {e.strerror}") from None
 
 
-def engine_map(root):
+def render_node_opens(dri, minor):
+    """Whether this process can open <dri>/renderD<minor> read-write, as libhsakmt does before it numbers a GPU."""
+    try:
+        os.close(os.open(os.path.join(dri, f"renderD{minor}"), os.O_RDWR | os.O_CLOEXEC | os.O_NONBLOCK))
+        return True
+    except OSError:
+        return False
+
+
+def visible_gpus(root, dri):
+    """(the GPU nodes libhsakmt numbers, in order; the ones it skips with the reason)."""
     nodes = sorted(int(n) for n in listdir(root) if n.isdigit() and len(n) <= 9)
-    gpus = [n for n in nodes if properties(os.path.join(root, str(n), "properties")).get("simd_count", 0) > 0]
+    gpus, hidden = [], []
+    for n in nodes:
+        p = properties(os.path.join(root, str(n), "properties"))
+        if p.get("simd_count", 0) <= 0:
+            continue
+        minor = p.get("drm_render_minor")
+        if minor is not None and not render_node_opens(dri, minor):
+            hidden.append(f"node {n}: {os.path.join(dri, f'renderD{minor}')} cannot be opened here, so libhsakmt and HIP "
+                          "skip this GPU; the GPU ids follow the ones that can")
+            continue
+        gpus.append(n)
+    return gpus, hidden
+
+
+def engine_map(root, dri="/dev/dri"):
+    gpus, hidden = visible_gpus(root, dri)
+    for why in hidden:
+        print(f"{TOOL}: {why}", file=sys.stderr)
     ordinal = {node: i for i, node in enumerate(gpus)}
     lines, missing = [], []
     for node in gpus:
@@ -69,11 +100,12 @@ def engine_map(root):
 def run(argv=None):
     ap = arg_parser(__doc__)
     ap.add_argument("--root", default="/sys/class/kfd/kfd/topology/nodes")
+    ap.add_argument("--dri", default="/dev/dri", help="where the GPUs' render nodes are (renderD<drm_render_minor>)")
     args = ap.parse_args(argv)
     if not os.path.isdir(args.root):
         print(f"{TOOL}: {args.root} does not exist (no AMD kernel driver here)", file=sys.stderr)
         return 1
-    lines, missing = engine_map(args.root)
+    lines, missing = engine_map(args.root, args.dri)
     for s, d in missing:
         print(f"{TOOL}: GPU {s} -> GPU {d}: the driver reports no recommended_sdma_engine_id_mask", file=sys.stderr)
     if not lines:

@@ -2,7 +2,8 @@
 """ctest amd_first_run: scripts/amd-first-run.sh on the host backend (the software SDMA engine stands in) against
 fake topologies under --root: an MI300X-like one (8 GPUs, SPX / NPS1, 16 SDMA engines, atomics, one recommended
 xGMI engine per link, KFD 1.17, a libhsakmt header with BY_ENG_ID) must give OK checks, a full archive and exit 0;
-a broken one (CPX / NPS4 partitions, 4 engines, no 64-bit atomics, a recommended engine the GPU lacks, a hidden
+a broken one (CPX / NPS4 partitions, 4 engines, no 64-bit atomics, a recommended engine the GPU lacks and, the GPUs
+being MI308X, an odd recommended engine that is fused off, a hidden
 GPU, KFD 1.14, no libhsakmt) must change the verdicts and exit 1; a case that outlives --case-timeout must be a
 recorded hang naming the case, the cases not yet recorded then run in a new process; bad input exits 2 and writes nothing.
 
@@ -51,7 +52,7 @@ def fake_root(root, broken):
         engines, xgmi = (2, 2) if broken else (2, 14)
         write(f"{nodes}/{g}/properties", props({
             "cpu_cores_count": 0, "simd_count": 304 if broken else 1216, "gfx_target_version": 90402,
-            "domain": 0, "location_id": bus << 8, "drm_render_minor": 128 + i,
+            "domain": 0, "location_id": bus << 8, "drm_render_minor": 128 + i, "device_id": 0x74a2 if broken else 0x74a1,
             "num_sdma_engines": engines, "num_sdma_xgmi_engines": xgmi, "num_sdma_queues_per_engine": 8}))
         links = [(g, cpus[i * 2 // len(gpus)], 2, 0xd if broken else 0x1, 0)]
         for j, h in enumerate(gpus):
@@ -145,6 +146,8 @@ def check_good(tmp):
     expect("software engine: CPU-thread times, not comparable" in s, "summary: software-engine rows are marked")
     expect("893db06" in s, "summary names the published figures' source commit")
     expect("**Host backend" in s, "summary says the host backend ran")
+    expect("sync=auto (the default) completes with ATOMIC" in s and "usable SDMA engines: 0,1,2" in s,
+           "summary: --features' sdma platform block (atomics, usable engines)")
     expect("speedup over plain `sdma" in read("dma-latte-report.md"), "dma_latte_report.py with an sdma baseline")
 
 
@@ -177,6 +180,8 @@ def check_broken(tmp):
         expect(v.get(k, ["missing"])[0] == w, f"broken: check {k} is {w}, got {v.get(k)}")
     expect("renderD129" in v["render-nodes"][1] and "node 3" in v["render-nodes"][1], f"the hidden GPU is named: {v['render-nodes']}")
     expect("engine 15 of 4" in v["recommended-engines"][1], f"the absent engine is named: {v['recommended-engines']}")
+    # broken GPUs are MI308X (0x74a2): an odd engine the driver counts and recommends is fused off (ROCm/mori #693)
+    expect("engine 3, fused off on MI308X" in v["recommended-engines"][1], f"the fused-off engine is named: {v['recommended-engines']}")
     expect("flags 0xd" in v["pcie-atomics"][1], f"the no-atomics flags are shown: {v['pcie-atomics']}")
     expect(v["compute-partition"][1].count("=CPX") == 2, f"one verdict per PCI device (2), not per KFD node: {v['compute-partition']}")
     expect(v["kfd-version"][1] == "1.14", f"KFD version read from the fake dev/kfd: {v['kfd-version']}")

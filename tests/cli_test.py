@@ -125,7 +125,9 @@ def quick_host(exe, configs, tmp):
     # --version and --features answer without a config
     expect("dmabench" in run(exe, "--version", check_rc=0).stdout, "--version")
     feats = run(exe, "--features", check_rc=0).stdout
-    for word in ("backend host: available", "engines:", "host", "ce", "sm", "nccl", "patterns:"):
+    # the sdma platform block (issue 25): per GPU, PCIe 64-bit atomics (what sync=auto completes with), usable engines
+    for word in ("backend host: available", "engines:", "host", "ce", "sm", "nccl", "patterns:", "sdma platform on host",
+                 "GPU 0: PCIe 64-bit atomics to system memory: yes", "GPU 0: usable SDMA engines:"):
         expect(word in feats, f"--features lacks {word!r}")
 
 

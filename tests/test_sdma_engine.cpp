@@ -83,6 +83,34 @@ TEST(SoftSdma, SmallRingWrapsManyTimes) {
   EXPECT_TRUE(eventually([&] { return *q->cells().rptr == w.position(); }));
 }
 
+// submit=gpu: one operation's staged packets may begin near the ring's end; the RingWriter then pads to the end
+// with a NOP and goes on at offset 0, so the staged dwords span the end and the GPU (here its stand-in) must
+// wrap while copying them. Copied straight on, they would run past the ring and the engine would find the
+// earlier packets at offset 0 (ATOMICs on `before`) instead of the staged ones (on `after`).
+TEST(SoftSdma, GpuSubmitWrapsStagedPacketsAtTheRingEnd) {
+  auto p = sdma::make_soft_platform();
+  auto q = p->create_queue(0, 2, 4096).value();
+  sdma::RingWriter w(*q);
+  alignas(64) static std::uint64_t before, after;
+  alignas(64) static std::uint32_t fence_word;
+  before = after = 0;
+  fence_word = 1;
+  for (int i = 0; i < 127; ++i) w.put(sdma::AtomicAdd64{addr(&before), 1});  // 127 x 32 bytes
+  w.put(sdma::Fence{addr(&fence_word), 0});                                 // 16 more: 16 bytes left before the end
+  w.submit();
+  w.begin_staging();
+  for (int i = 0; i < 3; ++i) w.put(sdma::AtomicAdd64{addr(&after), 1});
+  const sdma::StagedPackets staged = w.end_staging();
+  ASSERT_EQ(staged.from % 4096, 4080u);
+  ASSERT_EQ(staged.dwords.size() * 4, 16u + 3 * 32);  // the NOP pad, then the packets from offset 0
+  p->gpu_submit(0, *q, staged);
+  ASSERT_TRUE(eventually([&] { return load(&after) == 3 && *q->cells().rptr == w.position(); }))
+      << "after " << load(&after) << ", before " << load(&before) << "; " << q->fault().value_or("");
+  EXPECT_EQ(load(&before), 127u);  // the earlier ATOMICs ran once, not again from a stale ring start
+  EXPECT_EQ(load(&fence_word), 0u);
+  EXPECT_EQ(q->fault(), std::nullopt);
+}
+
 TEST(SoftSdma, UnknownOpcodeStopsTheQueueWithItsOffset) {
   auto p = sdma::make_soft_platform();
   auto q = p->create_queue(1, 3, 4096).value();
@@ -265,6 +293,19 @@ TEST(SdmaEngine, PipelinedPrelaunchRunsManyOperationsAhead) {
   ASSERT_EQ(r["status"], "ok") << r["reason"];
 }
 
+// submit=gpu over enough operations that each queue's ring wraps (a copy and an ATOMIC, 60 bytes per operation, in a
+// 16 KiB ring: some operation's packets run past the ring's end), every byte validated: the GPU stand-in must wrap
+// as the RingWriter does (SoftSdma.GpuSubmitWrapsStagedPacketsAtTheRingEnd).
+TEST(SdmaEngine, SubmitGpuRunsPastTheRingEndManyTimes) {
+  auto backend = testing_support::host_backend();
+  auto engine = make_engine("sdma", "host").value();
+  Case c = sdma_case("copy", 2, 256, {{"submit", "gpu"}});
+  c.iterations = 800;
+  const json r = to_json(run_case(c, engine.get(), *backend));
+  ASSERT_EQ(r["status"], "ok") << r["reason"];
+  EXPECT_EQ(r["validated"], true);
+}
+
 TEST(SdmaEngine, VariantsThatCannotRunAreSkippedWithTheReason) {
   auto backend = testing_support::host_backend();
   auto engine = make_engine("sdma", "host").value();
@@ -400,6 +441,9 @@ TEST(SdmaEngine, BreakdownComesFromTimestampPackets) {
     const json& b = r["breakdown_us"];
     ASSERT_FALSE(b.contains("error")) << b;
     EXPECT_NE(b["tracer"].get<std::string>().find("TIMESTAMP"), std::string::npos) << b["tracer"];
+    // the copy-end stamp follows the data packets as ROCr's does; whether it waits for their writes is unconfirmed
+    // (issue 25), so the record says the copy time may be short
+    EXPECT_NE(b["tracer"].get<std::string>().find("copy end may be early"), std::string::npos) << b["tracer"];
     EXPECT_EQ(b["copies_per_operation"], 1);  // one command: one stamped interval per operation
     EXPECT_GT(b["copy"].get<double>(), 0.0);
     EXPECT_LE(b["copy"].get<double>(), b["total"].get<double>() * 2);  // the engine's copy inside the operation's time

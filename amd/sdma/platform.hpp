@@ -45,7 +45,8 @@ class Queue {
 };
 
 // Packets a GPU writes into a ring (submit=gpu): the dwords the host encoded, to be placed from byte
-// position `from` on (NOP padding included: they never cross the ring's end), then published.
+// position `from` on, then published. No packet crosses the ring's end, but the dwords may: where a packet
+// would, the RingWriter pads to the end with a NOP and goes on at offset 0, so the writer wraps at the end.
 struct StagedPackets {
   std::uint64_t from = 0;
   std::vector<std::uint32_t> dwords;
@@ -141,7 +142,8 @@ class Platform {
   virtual WhyNot gpu_initiated_unsupported() const = 0;
   // trigger=gpu-flag: the GPU stores `value` to the 64-bit word (system scope, after a fence).
   virtual void gpu_store(int device, std::uint64_t* word, std::uint64_t value) = 0;
-  // submit=gpu: the GPU copies `staged.dwords` into the queue's ring at byte position `staged.from`, then
+  // submit=gpu: the GPU copies `staged.dwords` into the queue's ring from byte position `staged.from` on
+  // (wrapping at the ring's end), then
   // publishes the write pointer from + 4 * n and rings the doorbell with it (Queue::submit's order).
   virtual void gpu_submit(int device, Queue& queue, const StagedPackets& staged) = 0;
   // What the results' details record about the platform (versions, queue types, clock rate).

@@ -338,9 +338,12 @@ Maybe<std::unique_ptr<Queue>> SoftPlatform::create_queue(int device, int engine,
 
 void SoftPlatform::gpu_submit(int device, Queue& queue, const StagedPackets& staged) {
   stand_in(device).post([&queue, staged] {
+    // the staged dwords may run past the ring's end (a NOP pad to the end, then packets from offset 0): wrap
     const QueueCells& c = queue.cells();
-    std::memcpy(reinterpret_cast<char*>(c.ring) + (staged.from & (c.ring_bytes - 1)), staged.dwords.data(),
-                staged.dwords.size() * 4);
+    const std::uint64_t at = staged.from & (c.ring_bytes - 1), bytes = staged.dwords.size() * 4;
+    const std::uint64_t first = std::min(bytes, c.ring_bytes - at);
+    std::memcpy(reinterpret_cast<char*>(c.ring) + at, staged.dwords.data(), first);
+    std::memcpy(c.ring, reinterpret_cast<const char*>(staged.dwords.data()) + first, bytes - first);
     std::atomic_thread_fence(std::memory_order_release);
     queue.submit(staged.from + staged.dwords.size() * 4);
   });
