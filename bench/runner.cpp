@@ -467,7 +467,10 @@ Start start_sweep(const CliOptions& options, const std::vector<std::string>& com
 
 // The run's power meter (none in a multi-process run), its idle baseline taken with every GPU as the
 // cases will hold it: with this process's context (power::Meter::calibrate).
-RunPower run_power(const CliOptions& options, const Config& config, const json& machine, Backend& backend) {
+// `power_trace`: --power-trace's path as check_outputs checked it (a symlink resolved, so that the trace is written
+// where the link points, never over the link).
+RunPower run_power(const CliOptions& options, const std::string& power_trace, const Config& config, const json& machine,
+                   Backend& backend) {
   if (team::world().multi()) {
     RunPower none;
     none.context = {{"enabled", false}, {"error", "not measured in a multi-process run"}};
@@ -475,12 +478,15 @@ RunPower run_power(const CliOptions& options, const Config& config, const json& 
   }
   std::function<void()> wake;
   if (backend.name() != "host") wake = [&backend] { backend.prepare_devices(backend.default_devices()); };
-  return setup_power(options, config, machine, wake);
+  CliOptions checked = options;
+  checked.power_trace = power_trace;
+  return setup_power(checked, config, machine, wake);
 }
 
 // Every path the run writes, checked before anything runs or is created (bench/out_file.hpp); returns --out's, and
-// sets `benchmark_out` to --benchmark_out's as checked (a symlink resolved).
-OutPath check_outputs(const CliOptions& options, const std::vector<const Case*>& selected, std::string& benchmark_out) {
+// sets `benchmark_out` and `power_trace` to --benchmark_out's and --power-trace's as checked (a symlink resolved).
+OutPath check_outputs(const CliOptions& options, const std::vector<const Case*>& selected, std::string& benchmark_out,
+                      std::string& power_trace) {
   OutPath out = check_out_path(options.out, options.config);
   // --check's file is read, never written: first in the list, so that an output that is it says so
   std::vector<std::pair<std::string, std::string>> written = {{"--out", out.path}};
@@ -495,7 +501,10 @@ OutPath check_outputs(const CliOptions& options, const std::vector<const Case*>&
     other("--benchmark_out", gbench::flag_value(options.benchmark_args, "--benchmark_out"), false);
     benchmark_out = written.back().second;
   }
-  if (!options.power_trace.empty()) other("--power-trace", options.power_trace, true);
+  if (!options.power_trace.empty()) {
+    other("--power-trace", options.power_trace, true);
+    power_trace = written.back().second;
+  }
   check_distinct_outputs(written);
   if (!options.packets_dir.empty()) {
     std::vector<std::string> dumps;
@@ -581,11 +590,11 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     return 0;
   }
   std::optional<OutPath> out;
-  std::string benchmark_out;
+  std::string benchmark_out, power_trace;
   std::optional<OutLock> lock;
   agreed_input([&, &all = cases] {  // bad input: a filter that selects no case, an output that cannot be written
     if (lead) {
-      out = check_outputs(options, selected_cases(options, all), benchmark_out);
+      out = check_outputs(options, selected_cases(options, all), benchmark_out, power_trace);
       lock.emplace(out->path);
     }
     return 0;
@@ -596,7 +605,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   json context;
   if (lead) {
     context = run_context(options, command_line, config, *backend);
-    power = run_power(options, config, context["machine"], *backend);
+    power = run_power(options, power_trace, config, context["machine"], *backend);
     context["power"] = power.context;
     results = std::make_unique<ResultsFile>(out->path, context, started);  // written with the first record (an existing file is kept until then)
     console::say("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, kGitRevision,
