@@ -115,13 +115,24 @@ int single_engine(std::uint32_t mask) {
   return e;
 }
 
+namespace {
+
+// The sysfs node id of each GPU at `bus_ids` -> its index there, matched by PCI location (libhsakmt's node ids
+// differ: read_kfd_nodes); a GPU KFD does not list is left out.
+std::map<int, std::size_t> gpu_nodes(const std::vector<std::string>& bus_ids, const std::string& root) {
+  std::map<int, std::size_t> index_of_node;
+  for (const KfdNode& node : read_kfd_nodes(root))
+    for (std::size_t i = 0; i < bus_ids.size(); ++i)
+      if (node.bus_id() == bus_ids[i]) index_of_node[node.node] = i;
+  return index_of_node;
+}
+
+}  // namespace
+
 std::vector<std::vector<int>> recommended_by_bus(const std::vector<std::string>& bus_ids, const std::string& root) {
   const std::size_t n = bus_ids.size();
   std::vector<std::vector<int>> out(n, std::vector<int>(n, -1));
-  std::map<int, std::size_t> index_of_node;  // sysfs node id -> index into bus_ids
-  for (const KfdNode& node : read_kfd_nodes(root))
-    for (std::size_t i = 0; i < n; ++i)
-      if (node.bus_id() == bus_ids[i]) index_of_node[node.node] = i;
+  const std::map<int, std::size_t> index_of_node = gpu_nodes(bus_ids, root);
   for (const auto& link : read_recommended_engines(root)) {
     const auto s = index_of_node.find(link.src_node), d = index_of_node.find(link.dst_node);
     if (s == index_of_node.end() || d == index_of_node.end() || s->second == d->second) continue;
@@ -144,12 +155,19 @@ std::vector<IoLink> read_io_links(int node, const std::string& root) {
   return out;
 }
 
-int xgmi_links(const std::string& from_bus, const std::string& to_bus, const std::string& root) {
-  const auto nodes = read_kfd_nodes(root);
-  const auto from = kfd_node_for_bus(nodes, from_bus), to = kfd_node_for_bus(nodes, to_bus);
-  if (!from || !to) return -1;
-  const auto links = read_io_links(from->node, root);
-  return static_cast<int>(std::count_if(links.begin(), links.end(), [&](const IoLink& l) { return l.type == 11 && l.node_to == to->node; }));
+std::vector<std::vector<int>> xgmi_links_by_bus(const std::vector<std::string>& bus_ids, const std::string& root) {
+  const std::size_t n = bus_ids.size();
+  std::vector<std::vector<int>> out(n, std::vector<int>(n, -1));
+  const std::map<int, std::size_t> index_of_node = gpu_nodes(bus_ids, root);
+  for (const auto& [node, i] : index_of_node) {
+    for (const auto& [other, j] : index_of_node)
+      if (i != j) out[i][j] = 0;
+    for (const IoLink& l : read_io_links(node, root)) {
+      const auto to = index_of_node.find(l.node_to);
+      if (l.type == 11 && to != index_of_node.end() && to->second != i) ++out[i][to->second];
+    }
+  }
+  return out;
 }
 
 HostAtomics host_atomics(const std::vector<IoLink>& links, int cpu_node) {

@@ -60,14 +60,15 @@ inline constexpr std::uint32_t kLinkOverride = 1u << 0, kLinkNoAtomics64 = 1u <<
 // The io links of sysfs node `node` under `root` (empty when absent).
 std::vector<IoLink> read_io_links(int node, const std::string& root = "/sys/class/kfd/kfd/topology/nodes");
 
-// The xGMI links from the GPU at `from_bus` to the GPU at `to_bus` (KfdNode::bus_id format) as KFD lists them:
-// its io links of type 11 (xGMI) from one node to the other, matched by PCI location like recommended_by_bus;
-// -1 when either GPU is not among KFD's nodes. KFD writes one io link per peer of the XGMI hive, whatever the
-// number of physical links (torvalds/linux drivers/gpu/drm/amd/amdkfd/kfd_crat.c: kfd_create_vcrat_image_gpu
-// calls kfd_fill_gpu_xgmi_link_to_gpu once per peer), so this is 1 for a connected pair and 0 for none; an
-// MI300X platform connects every pair by one link (AMD's MI300X platform data sheet), where it is exact.
-int xgmi_links(const std::string& from_bus, const std::string& to_bus,
-               const std::string& root = "/sys/class/kfd/kfd/topology/nodes");
+// The xGMI links between every ordered pair of the GPUs at `bus_ids` (KfdNode::bus_id format) as KFD lists them:
+// out[i][j] counts the io links of type 11 (xGMI) from GPU i's node to GPU j's, matched by PCI location like
+// recommended_by_bus; -1 on the diagonal and where either GPU is not among KFD's nodes. KFD writes one io link per
+// peer of the XGMI hive, whatever the number of physical links (torvalds/linux drivers/gpu/drm/amd/amdkfd/
+// kfd_crat.c: kfd_create_vcrat_image_gpu calls kfd_fill_gpu_xgmi_link_to_gpu once per peer), so a count is 1 for a
+// connected pair and 0 for none; an MI300X platform connects every pair by one link (AMD's MI300X platform data
+// sheet), where it is exact.
+std::vector<std::vector<int>> xgmi_links_by_bus(const std::vector<std::string>& bus_ids,
+                                                const std::string& root = "/sys/class/kfd/kfd/topology/nodes");
 
 // Whether an SDMA engine of a GPU can do a 64-bit atomic on system memory (the ATOMIC completion packet),
 // decided as ROCr decides its SDMA completion (ROCm/ROCR-Runtime: BlitSdma::Initialize sets

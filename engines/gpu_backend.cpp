@@ -39,11 +39,10 @@ LinkCounts link_counts(const nlohmann::json& devices) {
   for (const auto& d : devices) bus.push_back(d["bus_id"].get<std::string>());
   LinkCounts c{std::vector<std::vector<gpu::PairLinks>>(bus.size(), std::vector<gpu::PairLinks>(bus.size())), {}};
   if (is_hip()) {
+    const auto xgmi = amd::xgmi_links_by_bus(bus);
     for (std::size_t i = 0; i < bus.size(); ++i)
-      for (std::size_t j = 0; j < bus.size(); ++j) {
-        const int n = i == j ? -1 : amd::xgmi_links(bus[i], bus[j]);
-        if (n >= 0) c.pairs[i][j] = {n, n > 0 ? "xgmi" : "none"};
-      }
+      for (std::size_t j = 0; j < bus.size(); ++j)
+        if (xgmi[i][j] >= 0) c.pairs[i][j] = {xgmi[i][j], xgmi[i][j] > 0 ? "xgmi" : "none"};
     return c;
   }
   const auto ends = gpu::nvlink_ends(bus, c.why_unknown);

@@ -232,12 +232,16 @@ TEST(KfdTopology, XgmiLinksBetweenGpusByPciLocation) {
           fmt::format("type {}\nnode_from {}\nnode_to {}\nflags 1\n", type, from, to));
   };
   link(1, 0, 2), link(1, 3, 11), link(3, 1, 11), link(1, 2, 2), link(2, 1, 2);  // 1-3 xGMI; 1-2 PCIe only; 2-3 none
-  EXPECT_EQ(amd::xgmi_links("0000:0c:00.0", "0000:40:00.0", root.string()), 1);
-  EXPECT_EQ(amd::xgmi_links("0000:40:00.0", "0000:0c:00.0", root.string()), 1);
-  EXPECT_EQ(amd::xgmi_links("0000:0c:00.0", "0000:20:00.0", root.string()), 0);
-  EXPECT_EQ(amd::xgmi_links("0000:20:00.0", "0000:40:00.0", root.string()), 0);
-  EXPECT_EQ(amd::xgmi_links("0000:0c:00.0", "0000:99:00.0", root.string()), -1);  // not a KFD node
-  EXPECT_EQ(amd::xgmi_links("0000:0c:00.0", "0000:40:00.0", (root / "absent").string()), -1);
+  // GPUs 0000:0c, 0000:20, 0000:40, and one KFD does not list
+  const auto m = amd::xgmi_links_by_bus({"0000:0c:00.0", "0000:20:00.0", "0000:40:00.0", "0000:99:00.0"}, root.string());
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_EQ(m[0][2], 1);
+  EXPECT_EQ(m[2][0], 1);
+  EXPECT_EQ(m[0][1], 0);
+  EXPECT_EQ(m[1][2], 0);
+  EXPECT_EQ(m[0][3], -1);  // not a KFD node
+  EXPECT_EQ(m[0][0], -1);  // the diagonal
+  EXPECT_EQ(amd::xgmi_links_by_bus({"0000:0c:00.0", "0000:40:00.0"}, (root / "absent").string())[0][1], -1);
   fs::remove_all(root);
 }
 
