@@ -150,11 +150,8 @@ std::optional<std::pair<double, std::string>> link_count(const json& e, const js
     return std::nullopt;
   }
   const int a = devices[0].get<int>(), b = devices[1].get<int>();
-  const json cell = machine.contains("peer_links") && machine["peer_links"].is_array() && a >= 0 && b >= 0 &&
-                            static_cast<std::size_t>(a) < machine["peer_links"].size() &&
-                            machine["peer_links"][a].is_array() && static_cast<std::size_t>(b) < machine["peer_links"][a].size()
-                        ? machine["peer_links"][a][b] : json();
-  const json n = cell.is_object() ? cell.value("links", json()) : json();
+  const json::json_pointer at(fmt::format("/peer_links/{}/{}/links", a, b));
+  const json n = machine.contains(at) ? machine.at(at) : json();
   if (!n.is_number_integer()) {
     problem = fmt::format("the machine does not say how many links join GPU {} and GPU {}{}", a, b,
                           machine.contains("peer_links_unknown") ? " (" + machine["peer_links_unknown"].get<std::string>() + ")" : "");
@@ -164,7 +161,9 @@ std::optional<std::pair<double, std::string>> link_count(const json& e, const js
     problem = fmt::format("the machine reports no NVLink or xGMI link between GPU {} and GPU {}", a, b);
     return std::nullopt;
   }
-  return std::make_pair(n.get<double>(), fmt::format("{} links (from the machine)", cell.value("link_kind", std::string("?"))));
+  const json::json_pointer kind(fmt::format("/peer_links/{}/{}/link_kind", a, b));
+  return std::make_pair(n.get<double>(), fmt::format("{} links (from the machine)",
+                                                     machine.contains(kind) && machine.at(kind).is_string() ? machine.at(kind).get<std::string>() : "?"));
 }
 
 bool entry_matches(const json& e, const json& r) {
