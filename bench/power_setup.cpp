@@ -18,8 +18,8 @@ std::vector<int> RunPower::channels(const std::vector<int>& devices) const {
   return all;
 }
 
-RunPower setup_power(const CliOptions& options, const Config& config, const nlohmann::json& machine,
-                     const std::function<void()>& wake) {
+RunPower setup_power(const CliOptions& options, const std::string& trace_path, const Config& config,
+                     const nlohmann::json& machine, const std::function<void()>& wake) {
   RunPower p;
   const bool on = options.power ? *options.power != "none" : config.power && config.power_source != "none";
   if (!on) return p;
@@ -35,7 +35,7 @@ RunPower setup_power(const CliOptions& options, const Config& config, const nloh
     return p;
   }
   std::unique_ptr<power::Source> src = std::move(opened).value();
-  if (!options.power_trace.empty()) p.trace = std::make_unique<power::Trace>(options.power_trace);
+  if (!trace_path.empty()) p.trace = std::make_unique<power::Trace>(trace_path);
   p.per_device = !devs.bus_ids.empty() && src->channels() == static_cast<int>(devs.bus_ids.size());
   auto meter = std::make_unique<power::Meter>(std::move(src), options.power_window_s.value_or(config.power_window_s),
                                               p.trace.get());

@@ -26,8 +26,9 @@ struct RunPower {
 // InputError), with "auto" it is recorded in the context and the run goes on without power.
 // `machine` is the backend's context (its devices' bus ids pick the source's channels); `wake` (may be
 // empty) readies the devices as the run will hold them, between the meter's two idle baselines
-// (power::Meter::calibrate).
-RunPower setup_power(const CliOptions& options, const Config& config, const nlohmann::json& machine,
-                     const std::function<void()>& wake = {});
+// (power::Meter::calibrate). `trace_path`: where the power trace goes, "" for none — --power-trace as the run
+// checked it (bench/out_file: a symlink resolved, so the trace goes where the link points, never over the link).
+RunPower setup_power(const CliOptions& options, const std::string& trace_path, const Config& config,
+                     const nlohmann::json& machine, const std::function<void()>& wake = {});
 
 }  // namespace dmabench

@@ -467,8 +467,7 @@ Start start_sweep(const CliOptions& options, const std::vector<std::string>& com
 
 // The run's power meter (none in a multi-process run), its idle baseline taken with every GPU as the
 // cases will hold it: with this process's context (power::Meter::calibrate).
-// `power_trace`: --power-trace's path as check_outputs checked it (a symlink resolved, so that the trace is written
-// where the link points, never over the link).
+// `power_trace`: --power-trace as check_outputs checked it.
 RunPower run_power(const CliOptions& options, const std::string& power_trace, const Config& config, const json& machine,
                    Backend& backend) {
   if (team::world().multi()) {
@@ -478,16 +477,21 @@ RunPower run_power(const CliOptions& options, const std::string& power_trace, co
   }
   std::function<void()> wake;
   if (backend.name() != "host") wake = [&backend] { backend.prepare_devices(backend.default_devices()); };
-  CliOptions checked = options;
-  checked.power_trace = power_trace;
-  return setup_power(checked, config, machine, wake);
+  return setup_power(options, power_trace, config, machine, wake);
 }
 
-// Every path the run writes, checked before anything runs or is created (bench/out_file.hpp); returns --out's, and
-// sets `benchmark_out` and `power_trace` to --benchmark_out's and --power-trace's as checked (a symlink resolved).
-OutPath check_outputs(const CliOptions& options, const std::vector<const Case*>& selected, std::string& benchmark_out,
-                      std::string& power_trace) {
-  OutPath out = check_out_path(options.out, options.config);
+// The paths the run writes, as checked (a symlink resolved): the run writes these, not the paths as given.
+struct Outputs {
+  OutPath out;                // --out
+  std::string benchmark_out;  // "" for none
+  std::string power_trace;    // "" for none
+};
+
+// Every path the run writes, checked before anything runs or is created (bench/out_file.hpp).
+Outputs check_outputs(const CliOptions& options, const std::vector<const Case*>& selected) {
+  Outputs checked;
+  OutPath& out = checked.out;
+  out = check_out_path(options.out, options.config);
   // --check's file is read, never written: first in the list, so that an output that is it says so
   std::vector<std::pair<std::string, std::string>> written = {{"--out", out.path}};
   if (!options.check.empty()) written.insert(written.begin(), {"--check", options.check});
@@ -499,11 +503,11 @@ OutPath check_outputs(const CliOptions& options, const std::vector<const Case*>&
   };
   if (gbench::has_flag(options.benchmark_args, "--benchmark_out")) {  // in an existing directory, as Google Benchmark's
     other("--benchmark_out", gbench::flag_value(options.benchmark_args, "--benchmark_out"), false);
-    benchmark_out = written.back().second;
+    checked.benchmark_out = written.back().second;
   }
   if (!options.power_trace.empty()) {
     other("--power-trace", options.power_trace, true);
-    power_trace = written.back().second;
+    checked.power_trace = written.back().second;
   }
   check_distinct_outputs(written);
   if (!options.packets_dir.empty()) {
@@ -514,7 +518,7 @@ OutPath check_outputs(const CliOptions& options, const std::vector<const Case*>&
   out.note.clear();
   for (const auto& n : notes)
     if (!n.empty()) out.note += (out.note.empty() ? "" : "\ndmabench: ") + n;
-  return out;
+  return checked;
 }
 
 struct Outcome {
@@ -589,32 +593,32 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
       console::write(stdout, fmt::format("{}{}\n", c.name(), c.not_runnable.empty() ? "" : "    (skipped: " + c.not_runnable + ")"));
     return 0;
   }
-  std::optional<OutPath> out;
-  std::string benchmark_out, power_trace;
+  std::optional<Outputs> outputs;
   std::optional<OutLock> lock;
   agreed_input([&, &all = cases] {  // bad input: a filter that selects no case, an output that cannot be written
     if (lead) {
-      out = check_outputs(options, selected_cases(options, all), benchmark_out, power_trace);
-      lock.emplace(out->path);
+      outputs = check_outputs(options, selected_cases(options, all));
+      lock.emplace(outputs->out.path);
     }
     return 0;
   });
-  if (lead && !out->note.empty()) console::say("dmabench: {}\n", out->note);
+  if (lead && !outputs->out.note.empty()) console::say("dmabench: {}\n", outputs->out.note);
   RunPower power;
   std::unique_ptr<ResultsFile> results;
   json context;
   if (lead) {
     context = run_context(options, command_line, config, *backend);
-    power = run_power(options, power_trace, config, context["machine"], *backend);
+    power = run_power(options, outputs->power_trace, config, context["machine"], *backend);
     context["power"] = power.context;
-    results = std::make_unique<ResultsFile>(out->path, context, started);  // written with the first record (an existing file is kept until then)
+    results = std::make_unique<ResultsFile>(outputs->out.path, context, started);  // written with the first record (an existing file is kept until then)
     console::say("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, kGitRevision,
                backend->name(), cases.size(), options.config,
-               team::world().multi() ? fmt::format(", {} processes", team::world().size()) : std::string(), out->path);
+               team::world().multi() ? fmt::format(", {} processes", team::world().size()) : std::string(), outputs->out.path);
   }
   const bool pairs = uses_pairs(config);
   Recorder recorder(results.get(), pairs || expectations.has_value());
-  const Outcome outcome = sweep_all(options, cases, *backend, power, recorder, lock ? &*lock : nullptr, benchmark_out);
+  const Outcome outcome = sweep_all(options, cases, *backend, power, recorder, lock ? &*lock : nullptr,
+                                   lead ? outputs->benchmark_out : std::string());
   const std::size_t selected = outcome.selected;
   const bool stopped = outcome.stopped;
   recorder.finish();  // the whole file and the journal removed (nothing changed if no case was recorded)
@@ -627,7 +631,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   // a signal that came after the last case stopped nothing: the run ends as usual
   if (stopped && static_cast<std::size_t>(recorder.total()) < selected) {
     if (!outcome.sealed)  // else said when the file was finished
-      console::say("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(), selected, out->path);
+      console::say("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(), selected, outputs->out.path);
     return interrupt::requested() ? interrupt::exit_code() : 143;
   }
   console::say("\ndmabench: {} ok, {} skipped, {} failed in {:.1f} s; results in {}\n", recorder.count(Status::ok),
