@@ -147,6 +147,13 @@ json to_json(const CaseRecord& r) {
     j["host_memory"] = r.host_memory.empty() ? json{{"kind", to_string(c.host.kind)}, {"numa", c.host.numa.label()}}
                                              : hostmem::to_json(r.host_memory);
   if (!r.engine_details.empty()) j["engine_details"] = r.engine_details;
+  j["setup_s"] = r.setup ? json(r.setup->seconds) : json();
+  if (r.setup)
+    j["setup"] = {{"prepare_s", r.setup->prepare_s},
+                  {"validate_s", r.setup->validate_s},
+                  {"buffers_allocated", r.setup->buffers_allocated},
+                  {"buffers_reused", r.setup->buffers_reused},
+                  {"bytes_allocated", r.setup->bytes_allocated}};
   if (r.breakdown) j["breakdown_us"] = breakdown_json(*r.breakdown);
   if (r.power) j["power"] = power_json(*r.power);
   if (r.overlap) j["overlap"] = overlap_json(*r.overlap);

@@ -1,6 +1,7 @@
 #include "bench/run_case.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <functional>
 
@@ -9,6 +10,7 @@
 #include "core/errors.hpp"
 #include "bench/measure/validation.hpp"
 #include "core/host_memory.hpp"
+#include "engines/buffer_pool.hpp"
 #include "engines/registry.hpp"
 #include "team/team.hpp"
 
@@ -39,6 +41,11 @@ measure::Subject CaseExecution::subject() {
 }
 
 namespace {
+
+// Seconds since t0.
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 // Runs one step of a case's setup in this process and agrees on its outcome with the other processes
 // of a multi-process run: nullopt when it succeeded everywhere; else 's' + why (skipped) or 'f' + why
@@ -109,6 +116,24 @@ WhyNot place_host_buffers(Plan& plan, const Backend& backend) {
 void CaseExecution::setup() {
   if (set_up_) return;
   set_up_ = true;
+  if (auto why = static_skip_reason()) {
+    measured_.status = Status::skipped;
+    measured_.reason = *why;
+    return;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const LendCounts before = lend_counts();
+  measured_.setup.emplace();
+  set_up_steps();
+  SetupCost& cost = *measured_.setup;
+  cost.seconds = since(t0);
+  const LendCounts after = lend_counts();
+  cost.buffers_allocated = after.allocated - before.allocated;
+  cost.buffers_reused = after.reused - before.reused;
+  cost.bytes_allocated = after.allocated_bytes - before.allocated_bytes;
+}
+
+void CaseExecution::set_up_steps() {
   auto end = [&](const std::string& outcome) {  // 's' or 'f' + why, the same on every process
     if (op_ && outcome[0] == 'f') packet_dump_ = op_->packet_dump();  // what was written before the failure
     release();
@@ -116,7 +141,6 @@ void CaseExecution::setup() {
     measured_.status = Status::skipped;
     measured_.reason = outcome.substr(1);
   };
-  if (auto why = static_skip_reason()) return end("s" + *why);
   auto support = agreed([&]() -> WhyNot {
     if (!spec().plan) throw std::logic_error("internal error: a runnable case without a plan (see plan_case)");
     if (auto bad = spec().plan->check()) throw std::logic_error("internal error, inconsistent plan: " + *bad);
@@ -140,13 +164,17 @@ void CaseExecution::setup() {
   });
   if (devices_ready) return end(*devices_ready);
   prepared_anywhere_ = true;
+  const auto t_prepare = std::chrono::steady_clock::now();
   auto prepared = agreed([&]() -> WhyNot {
     op_ = engine_->prepare(*spec().plan, *options_);
     return std::nullopt;
   });
+  measured_.setup->prepare_s = since(t_prepare);
   if (prepared) return end(*prepared);
+  const auto t_validate = std::chrono::steady_clock::now();
   try {
     auto bad = measure::validate_once(subject());  // collective; its errors are every process's
+    measured_.setup->validate_s = since(t_validate);
     packet_dump_ = op_->packet_dump();
     if (bad) return end("fvalidation: " + *bad);
     measured_.validated = true;

@@ -76,6 +76,7 @@ class CaseExecution {
   bool set_up_ = false;
   bool prepared_anywhere_ = false;  // the engine's prepare() ran: some process may hold an operation
   measure::Subject subject();
+  void set_up_steps();  // setup() but for its timing
   CaseRecord measured_;
 };
 

@@ -34,6 +34,7 @@
 #include "bench/run_case.hpp"
 #include "bench/cases.hpp"
 #include "bench/watchdog.hpp"
+#include "engines/buffer_pool.hpp"
 #include "engines/registry.hpp"
 #include "team/team.hpp"
 #include "version.hpp"
@@ -292,6 +293,20 @@ std::size_t name_width(const std::vector<const Case*>& cases, const std::vector<
   return w;
 }
 
+// How many bytes the sweep's buffer pool keeps idle in a place's memory: half of the host's, half of a GPU's.
+BufferPool::IdleLimit idle_limit(const Backend& backend) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const std::size_t host = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 2 : 0;
+  std::map<int, std::size_t> gpu;
+  if (backend.name() != "host")
+    for (const json& d : backend.context().value("devices", json::array()))
+      gpu[d.value("id", -1)] = d.value("memory_bytes", std::size_t{0}) / 2;
+  return [host, gpu](const BufferPlace& p) {
+    const auto it = gpu.find(p.device);
+    return p.host || it == gpu.end() ? host : it->second;
+  };
+}
+
 // The sweep: the selected cases in order, each run once through run_case() (Google Benchmark its
 // sampler) and recorded. Cases that cannot run whatever happens are recorded as skipped without being
 // set up. A SIGINT or SIGTERM stops it between cases.
@@ -301,7 +316,8 @@ class Sweep {
   Sweep(const CliOptions& options, const std::vector<Case>& cases, Backend& backend, RunPower& power, Recorder& recorder,
         Watchdog& watchdog, const std::string& benchmark_out)
       : options_(options), backend_(backend), power_(power), recorder_(recorder), watchdog_(watchdog),
-        engines_(make_engines(cases, backend)), workloads_(backend), selected_(selected_cases(options, cases)),
+        engines_(make_engines(cases, backend)), pool_(idle_limit(backend)), workloads_(backend),
+        selected_(selected_cases(options, cases)),
         lead_(team::world().rank() == 0),
         session_(options.benchmark_args, name_width(selected_, options.benchmark_args), lead_, benchmark_out),
         progress_(selected_.size(), ::isatty(STDERR_FILENO) != 0, {}, terminal_columns()) {}
@@ -341,6 +357,9 @@ class Sweep {
   Recorder& recorder_;
   Watchdog& watchdog_;
   Engines engines_;
+  // The buffers kept across cases (a one-process run): after the engines, so that it is freed before them, and
+  // before the workloads, whose buffers it lends.
+  BufferPool pool_;
   Workloads workloads_;
   std::vector<const Case*> selected_;
   const bool lead_;  // the process that prints
@@ -352,6 +371,8 @@ class Sweep {
 };
 
 void Sweep::run() {
+  std::optional<PoolScope> lend;  // processes of a multi-process run each allocate every case's buffers
+  if (!team::world().multi()) lend.emplace(pool_);
   for (const Case* c : selected_) {
     if (interrupt::stop_agreed()) {
       stopped_ = true;

@@ -231,8 +231,8 @@ nlohmann::json to_json(const std::vector<BufferInfo>& buffers) {
   std::vector<int> nodes_used;
   for (const BufferInfo& b : buffers) {
     verified = verified && b.placement.verified;
-    alloc += b.alloc_s;
-    if (b.register_s) {
+    if (!b.reused) alloc += b.alloc_s;  // the time spent for this case
+    if (b.register_s && !b.reused) {
       any_reg = true;
       reg += *b.register_s;
     }
@@ -247,7 +247,8 @@ nlohmann::json to_json(const std::vector<BufferInfo>& buffers) {
                     {"placement", b.placement.detail},
                     {"alloc_s", b.alloc_s},
                     {"register_s", b.register_s ? nlohmann::json(*b.register_s) : nlohmann::json()},
-                    {"method", b.method}});
+                    {"method", b.method},
+                    {"reused", b.reused}});
   }
   return {{"kind", to_string(buffers.front().kind)},
           {"numa", buffers.front().numa},

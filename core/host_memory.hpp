@@ -86,6 +86,7 @@ struct BufferInfo {
   double alloc_s = 0;                     // allocating (and first-touching) the buffer
   std::optional<double> register_s;       // page-locking it afterwards (registered; mlock on the host backend)
   std::string method;                     // how it was allocated, e.g. "cudaMallocHost", "mmap+mbind+cudaHostRegister"
+  bool reused = false;  // allocated for an earlier case of the sweep and lent again (engines/buffer_pool.hpp)
 };
 // The record's `host_memory`: null for none, else the buffers with a summary in front.
 nlohmann::json to_json(const std::vector<BufferInfo>& buffers);

@@ -1,5 +1,6 @@
 #include "engines/gpu_operation.hpp"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -12,10 +13,12 @@
 
 namespace dmabench {
 
-GpuOperation::GpuOperation(const Plan& plan, std::vector<int> waited, const gpu::Allocator& allocator, bool maps_peers)
+GpuOperation::GpuOperation(const Plan& plan, std::vector<int> waited, const DeviceAllocator& allocator, bool maps_peers)
     : plan_(plan), waited_(std::move(waited)) {
   src_.resize(plan.ranks());
   dst_.resize(plan.ranks());
+  peer_src_.resize(plan.ranks());
+  peer_dst_.resize(plan.ranks());
   streams_.resize(plan.ranks());
   std::string error;
   try {
@@ -34,7 +37,7 @@ GpuOperation::GpuOperation(const Plan& plan, std::vector<int> waited, const gpu:
   std::pair<team::Blob, team::Blob> mine;  // its source's and destination's IPC handles
   if (error.empty() && maps_peers && me < plan.ranks()) {
     try {
-      mine = {team::Blob{gpu::ipc_handle(src_[me].get())}, team::Blob{gpu::ipc_handle(dst_[me].get())}};
+      mine = {team::Blob{gpu::ipc_handle(src_[me].data())}, team::Blob{gpu::ipc_handle(dst_[me].data())}};
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -45,18 +48,39 @@ GpuOperation::GpuOperation(const Plan& plan, std::vector<int> waited, const gpu:
     if (r == me) continue;
     const auto& [src, dst] = all[r];
     if (src.bytes.empty() || dst.bytes.empty()) throw std::runtime_error(fmt::format("rank {} sent no buffer handle", r));
-    src_[r] = gpu::ipc_open(device(me), src.bytes);
-    dst_[r] = gpu::ipc_open(device(me), dst.bytes);
+    peer_src_[r] = gpu::ipc_open(device(me), src.bytes);
+    peer_dst_[r] = gpu::ipc_open(device(me), dst.bytes);
   }
 }
 
-gpu::Memory GpuOperation::allocate_buffer(int rank, const Location& at, std::size_t bytes, const char* side,
-                                          const gpu::Allocator& allocator) {
-  if (!at.host) return allocator(device(rank), bytes);
-  hostmem::BufferInfo info = buffer_info(rank, side, at, bytes);
-  gpu::Memory m = gpu::allocate_host(at.kind, bytes, at.node, info);
-  host_buffers_.push_back(std::move(info));
-  return m;
+GpuOperation::~GpuOperation() {
+  // a destination whose bytes were not found right (or never checked) may have been written anywhere: the next
+  // case that borrows it poisons all of it
+  if (!checked_)
+    for (auto& d : dst_)
+      if (d) d.state().forget();
+  // no work of the case (on its streams or a derived engine's) may still touch a buffer once it goes back to the
+  // pool for the next case
+  std::vector<int> devices;
+  for (int r : team::local_ranks(plan_))
+    if (std::find(devices.begin(), devices.end(), device(r)) == devices.end()) devices.push_back(device(r));
+  for (int d : devices) {
+    try {
+      gpu::synchronize_device(d);
+    } catch (...) {  // a failed device: its error was the case's
+    }
+  }
+}
+
+BufferLease GpuOperation::allocate_buffer(int rank, const Location& at, std::size_t bytes, const char* side,
+                                          const DeviceAllocator& allocator) {
+  if (!at.host)
+    return lend_buffer(BufferPlace{.maker = allocator.name, .device = device(rank)}, bytes,
+                       [&](hostmem::BufferInfo&) { return allocator.make(device(rank), bytes); }, allocator.pooled);
+  BufferLease b = lend_buffer(BufferPlace{.maker = "gpu", .host = true, .kind = at.kind, .node = at.node}, bytes,
+                              [&](hostmem::BufferInfo& info) { return gpu::allocate_host(at.kind, bytes, at.node, info); });
+  host_buffers_.push_back(buffer_info(rank, side, at, b));
+  return b;
 }
 
 const gpu::Stream& GpuOperation::stream(int rank) const {
@@ -72,32 +96,46 @@ void GpuOperation::wait() {
 void GpuOperation::close_peers() {
   for (const auto& s : streams_)
     if (s) s->synchronize();
-  for (int r = 0; r < plan_.ranks(); ++r)
-    if (!team::local(r)) {
-      src_[r].reset();  // closes the IPC mapping (gpu::ipc_open's deleter)
-      dst_[r].reset();
-    }
+  for (auto* peers : {&peer_src_, &peer_dst_})
+    for (auto& m : *peers) m.reset();  // closes the IPC mapping (gpu::ipc_open's deleter)
 }
 
+namespace {
+
+// The datagen stream `key` into the ranges of a rank's buffer (host buffers by the host, device buffers by
+// the GPU's fill kernel on `stream`, not waited for).
+void fill(char* base, bool host, const ByteRanges& ranges, std::uint64_t key, const gpu::Stream& stream) {
+  if (host) return fill_ranges(reinterpret_cast<unsigned char*>(base), ranges, key);
+  for (const auto& [begin, end] : ranges) gpu::fill(base + begin, end - begin, key, begin, stream);
+}
+
+}  // namespace
+
 // Every set of a rank's source is one run of the rank's data stream: set s holds the stream's bytes
-// from s * src_stride, so no two sets (and no two operations) carry the same bytes.
+// from s * src_stride, so no two sets (and no two operations) carry the same bytes. Only the bytes the
+// plan reads are written: a buffer kept from an earlier case is not rewritten whole.
 void GpuOperation::fill_sources(std::uint64_t seed) {
   for (int r : team::local_ranks(plan_)) {
-    if (plan_.src_location(r).host)  // host buffers are written by the host, whatever their kind
-      fill_stream(reinterpret_cast<unsigned char*>(src(r)), plan_.src_allocation(r), datagen::stream_key(seed, r));
-    else
-      gpu::fill(src(r), plan_.src_allocation(r), datagen::stream_key(seed, r), 0, stream(r));
+    if (!src_[r]) continue;  // a rank that sends nothing has no source
+    const ByteRanges read = plan_.read_ranges(r);
+    fill(src(r), plan_.src_location(r).host, read, datagen::stream_key(seed, r), stream(r));
+    BufferState& st = src_[r].state();
+    st.dirty.insert(st.dirty.end(), read.begin(), read.end());  // no longer the resting poison there
   }
   for (int r : team::local_ranks(plan_)) stream(r).synchronize();
 }
 
-void GpuOperation::poison_destinations(std::uint64_t seed) {
+// The destinations hold the resting poison (engines/buffer_pool.hpp) everywhere: a buffer of this case's own,
+// or one whose state is unknown, is poisoned whole; a buffer kept from an earlier case only where that case
+// wrote. Its state then says that this operation's writes may change it.
+void GpuOperation::poison_destinations(std::uint64_t) {
+  checked_ = false;
   for (int r : team::local_ranks(plan_)) {
-    const std::uint64_t key = datagen::stream_key(seed ^ datagen::kPoisonSalt, r);
-    if (plan_.dst_location(r).host)
-      fill_stream(reinterpret_cast<unsigned char*>(dst(r)), plan_.dst_allocation(r), key);
-    else
-      gpu::fill(dst(r), plan_.dst_allocation(r), key, 0, stream(r));
+    if (!dst_[r]) continue;  // a rank that receives nothing has no destination
+    BufferState& st = dst_[r].state();
+    fill(dst(r), plan_.dst_location(r).host, to_restore(st, plan_.dst_allocation(r)), resting_key(), stream(r));
+    st.resting = true;
+    st.dirty = plan_.written_ranges(r);
   }
   // in-place blocks: in the destination before the operation starts
   for (int s = 0; s < sets(); ++s)
@@ -113,38 +151,36 @@ std::optional<Mismatch> GpuOperation::check_destinations(const Plan& expected, s
   // buffer rotation, in every set (offsets below are from the start of the rank's first set).
   // In a multi-process run each process checks its own rank's destination.
   // Host destinations are read by the host; device destinations by the GPU's check kernel. Bytes no
-  // transfer writes (block layouts in a pool) must still hold the poison.
+  // transfer writes (block layouts in a pool) must still hold the resting poison.
   if (expected.sets != plan_.sets) throw std::logic_error("check_destinations: the plan's buffer sets differ from the operation's");
-  std::optional<Mismatch> first = first_host_mismatch(expected, seed, [&](int r) -> const unsigned char* {
-    return team::local(r) && plan_.dst_location(r).host ? reinterpret_cast<const unsigned char*>(dst(r)) : nullptr;
+  checked_ = false;
+  std::optional<Mismatch> first = first_host_mismatch(expected, seed, [&](int r) {
+    const bool here = team::local(r) && plan_.dst_location(r).host;
+    return HostDestination{here ? reinterpret_cast<const unsigned char*>(dst(r)) : nullptr, resting_key()};
   });
   auto keep = [&](const Mismatch& m) {
     if (!first || m.rank < first->rank || (m.rank == first->rank && m.offset < first->offset)) first = m;
   };
-  for (int s = 0; s < expected.sets; ++s)
-    for (int r = 0; r < expected.ranks(); ++r) {
-      if (!team::local(r) || plan_.dst_location(r).host) continue;
-      const std::uint64_t key = datagen::stream_key(seed ^ datagen::kPoisonSalt, r);
+  auto check = [&](int r, std::size_t at, std::size_t bytes, std::uint64_t key, std::size_t index) {
+    if (auto bad = gpu::first_mismatch(dst(r) + at, bytes, key, index, stream(r)))
+      keep(Mismatch{.rank = r, .offset = at + *bad, .expected = datagen::byte_at(key, index + *bad),
+                    .got = gpu::read_byte(dst(r), at + *bad)});
+  };
+  for (int r = 0; r < expected.ranks(); ++r) {
+    if (!team::local(r) || plan_.dst_location(r).host) continue;
+    for (int s = 0; s < expected.sets; ++s)
       for (const auto& [begin, end] : expected.unwritten(r)) {
         const std::size_t at = s * expected.dst_stride(r) + begin;
-        if (auto bad = gpu::first_mismatch(dst(r) + at, end - begin, key, at, stream(r)))
-          keep(Mismatch{.rank = r, .offset = at + *bad, .expected = datagen::byte_at(key, at + *bad),
-                        .got = gpu::read_byte(dst(r), at + *bad)});
+        check(r, at, end - begin, resting_key(), at);
       }
-    }
+  }
   for (int s = 0; s < expected.sets; ++s)
     for (const Transfer& t : expected.writes()) {
       if (!team::local(t.dst_rank) || plan_.dst_location(t.dst_rank).host) continue;
-      const std::uint64_t key = datagen::stream_key(seed, t.src_rank);
-      const std::size_t src_at = s * expected.src_stride(t.src_rank) + t.src_offset;
-      const std::size_t dst_at = s * expected.dst_stride(t.dst_rank) + t.dst_offset;
-      auto bad = gpu::first_mismatch(dst(t.dst_rank) + dst_at, t.bytes, key, src_at, stream(t.dst_rank));
-      if (!bad) continue;
-      keep(Mismatch{.rank = t.dst_rank,
-                    .offset = dst_at + *bad,
-                    .expected = datagen::byte_at(key, src_at + *bad),
-                    .got = gpu::read_byte(dst(t.dst_rank), dst_at + *bad)});
+      check(t.dst_rank, s * expected.dst_stride(t.dst_rank) + t.dst_offset, t.bytes, datagen::stream_key(seed, t.src_rank),
+            s * expected.src_stride(t.src_rank) + t.src_offset);
     }
+  checked_ = !first;
   return first;
 }
 
@@ -152,6 +188,7 @@ WhyNot gpu_memory_shortfall(const Plan& plan) {
   constexpr std::size_t kHeadroom = std::size_t{512} << 20;  // runtime, NCCL and kernels need some too
   std::map<int, std::size_t> need;
   std::size_t host = 0;
+  const BufferPool* pool = current_pool();  // what it keeps idle on a GPU is freed when a case needs the room
   for (int r : team::local_ranks(plan)) {
     (plan.src_location(r).host ? host : need[plan.devices[r]]) += plan.src_allocation(r);
     (plan.dst_location(r).host ? host : need[plan.devices[r]]) += plan.dst_allocation(r);
@@ -159,7 +196,8 @@ WhyNot gpu_memory_shortfall(const Plan& plan) {
   if (host)
     if (auto why = host_memory_shortfall(host)) return why;
   for (const auto& [dev, bytes] : need) {
-    const std::size_t free_b = gpu::free_memory(dev);
+    const std::size_t free_b = gpu::free_memory(dev) +
+                               (pool ? pool->idle_bytes([dev = dev](const BufferPlace& p) { return !p.host && p.device == dev; }) : 0);
     if (bytes + kHeadroom > free_b)
       return fmt::format("needs {:.2f} GiB of buffers on GPU {} (plus {:.1f} GiB headroom) but only {:.2f} GiB is free",
                          bytes / 1073741824.0, dev, kHeadroom / 1073741824.0, free_b / 1073741824.0);

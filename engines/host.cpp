@@ -30,6 +30,7 @@
 #include "core/host_memory.hpp"
 #include "team/team.hpp"
 #include "engines/backend.hpp"
+#include "engines/buffer_pool.hpp"
 #include "engines/engine_factories.hpp"
 #include "engines/host_validation.hpp"
 
@@ -38,70 +39,41 @@ namespace {
 
 constexpr int kMaxHostRanks = 64;
 
-// A rank's buffer: 64-byte aligned heap bytes in a one-process run; in a multi-process run, POSIX shared
-// memory that the other processes map too (created, mapped by every process, then unlinked, so that
-// nothing is left in /dev/shm however the run ends).
-struct HostBytes {
-  HostBytes() = default;
-  HostBytes(const HostBytes&) = delete;
-  HostBytes& operator=(const HostBytes&) = delete;
-  ~HostBytes() {
-    if (placed) return;  // its own release
-    if (mapped && data) munmap(data, mapped);
-    else std::free(data);
-  }
-  // A host-memory endpoint (Plan::Location): pages bound to the NUMA node and touched; every kind but
-  // pageable is also mlock'ed, the host backend's stand-in for the runtime's pinning.
-  static std::unique_ptr<HostBytes> placed_on(const Location& at, std::size_t n, hostmem::BufferInfo& info) {
-    auto b = std::make_unique<HostBytes>();
-    b->size = n;
-    if (!n) return b;
-    b->placed = hostmem::map_pages(n, at.node, at.kind != HostKind::pageable, info);
-    b->data = static_cast<char*>(b->placed.get());
-    return b;
-  }
-  static std::unique_ptr<HostBytes> heap(std::size_t n) {
-    auto b = std::make_unique<HostBytes>();
-    b->size = n;
-    if (n) {
-      b->data = static_cast<char*>(std::aligned_alloc(64, (n + 63) / 64 * 64));
-      if (!b->data) throw std::bad_alloc();
+// A rank's buffer memory: 64-byte aligned heap bytes in a one-process run; in a multi-process run, POSIX shared
+// memory that the other processes map too (created, mapped by every process, then unlinked, so that nothing is
+// left in /dev/shm however the run ends); a host-memory endpoint (Plan::Location): pages bound to the NUMA node
+// and touched, every kind but pageable also mlock'ed (the host backend's stand-in for the runtime's pinning).
+using HostMemory = PooledBuffer::Memory;
+
+HostMemory heap_bytes(std::size_t n) {
+  void* p = std::aligned_alloc(64, (n + 63) / 64 * 64);
+  if (!p) throw std::bad_alloc();
+  return HostMemory(p, [](void* q) { std::free(q); });
+}
+
+// Creates (create) or opens the shared-memory object `name` of n bytes and maps it.
+HostMemory shared_bytes(const std::string& name, std::size_t n, bool create) {
+  const int fd = shm_open(name.c_str(), create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
+  if (fd < 0) throw std::runtime_error(fmt::format("shm_open {}: {}", name, std::strerror(errno)));
+  // posix_fallocate, not ftruncate: tmpfs grants any size to ftruncate and a full /dev/shm would
+  // then kill the process with SIGBUS at the first write
+  if (create) {
+    if (const int err = posix_fallocate(fd, 0, static_cast<off_t>(n)); err != 0) {
+      close(fd);
+      shm_unlink(name.c_str());
+      throw std::runtime_error(fmt::format("posix_fallocate {} of {} bytes: {} (is /dev/shm large enough?)", name, n,
+                                           std::strerror(err)));
     }
-    return b;
   }
-  // Creates (create) or opens the shared-memory object `name` of n bytes and maps it.
-  static std::unique_ptr<HostBytes> shared(const std::string& name, std::size_t n, bool create) {
-    auto b = std::make_unique<HostBytes>();
-    b->size = n;
-    if (!n) return b;
-    const int fd = shm_open(name.c_str(), create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
-    if (fd < 0) throw std::runtime_error(fmt::format("shm_open {}: {}", name, std::strerror(errno)));
-    // posix_fallocate, not ftruncate: tmpfs grants any size to ftruncate and a full /dev/shm would
-    // then kill the process with SIGBUS at the first write
-    if (create) {
-      if (const int err = posix_fallocate(fd, 0, static_cast<off_t>(n)); err != 0) {
-        close(fd);
-        shm_unlink(name.c_str());
-        throw std::runtime_error(fmt::format("posix_fallocate {} of {} bytes: {} (is /dev/shm large enough?)", name, n,
-                                             std::strerror(err)));
-      }
-    }
-    void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    const int err = errno;
-    close(fd);
-    if (p == MAP_FAILED) {
-      if (create) shm_unlink(name.c_str());
-      throw std::runtime_error(fmt::format("mmap {} ({} bytes): {}", name, n, std::strerror(err)));
-    }
-    b->data = static_cast<char*>(p);
-    b->mapped = n;
-    return b;
+  void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int err = errno;
+  close(fd);
+  if (p == MAP_FAILED) {
+    if (create) shm_unlink(name.c_str());
+    throw std::runtime_error(fmt::format("mmap {} ({} bytes): {}", name, n, std::strerror(err)));
   }
-  char* data = nullptr;
-  std::size_t size = 0;
-  std::size_t mapped = 0;  // bytes mmap'ed (shared memory), 0 for heap bytes
-  hostmem::Memory placed;  // a host-memory endpoint's pages (placed_on)
-};
+  return HostMemory(p, [n](void* q) { munmap(q, n); });
+}
 
 // Test-only fault injection (DMABENCH_HOST_FAULT, docs/testing.md), for tests that must see a case
 // fail or a rank be slow: "corrupt:R" flips the last byte of a transfer issuing rank R writes in
@@ -140,8 +112,6 @@ struct HostFault {
   }
 };
 
-void fill_bytes(char* p, std::size_t n, std::uint64_t key) { fill_stream(reinterpret_cast<unsigned char*>(p), n, key); }
-
 // One persistent worker thread per issuing rank. launch() posts one more operation; each worker
 // runs its rank's transfers once per posted operation, in order; wait() returns when every worker
 // has finished every posted operation.
@@ -165,18 +135,12 @@ class HostOperation final : public Operation {
     });
   }
 
-  // In a multi-process run each process fills, poisons and checks its own rank's buffers.
-  void fill_sources(std::uint64_t seed) override {
-    for (int r : team::local_ranks(plan_)) fill_bytes(src_[r]->data, src_[r]->size, datagen::stream_key(seed, r));
-  }
+  // In a multi-process run each process fills, poisons and checks its own rank's buffers. Validation touches
+  // what the case reads and writes, and reads the rest of a destination once (engines/buffer_pool.hpp).
+  void fill_sources(std::uint64_t seed) override;
   void poison_destinations(std::uint64_t seed) override;
   std::vector<hostmem::BufferInfo> host_buffers() const override { return host_buffers_; }
-  std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override {
-    if (expected.sets != plan_.sets) throw std::logic_error("check_destinations: the plan's buffer sets differ from the operation's");
-    return first_host_mismatch(expected, seed, [&](int r) -> const unsigned char* {
-      return team::local(r) ? reinterpret_cast<const unsigned char*>(dst_[r]->data) : nullptr;
-    });
-  }
+  std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override;
 
  private:
   struct Worker {
@@ -190,10 +154,12 @@ class HostOperation final : public Operation {
   // (collective; the objects are unlinked once every process has mapped them).
   void map_shared();
 
-  std::unique_ptr<HostBytes> allocate(int rank, const Location& at, std::size_t bytes, const char* side);
+  BufferLease allocate(int rank, const Location& at, std::size_t bytes, const char* side);
+  // A rank's shared-memory object, created (create) or mapped from another process's (never pooled).
+  BufferLease shared(int rank, const std::string& name, std::size_t bytes, bool create);
 
-  char* src(int rank, int set) const { return src_[rank]->data + set * plan_.src_stride(rank); }
-  char* dst(int rank, int set) const { return dst_[rank]->data + set * plan_.dst_stride(rank); }
+  char* src(int rank, int set) const { return src_[rank].data() + set * plan_.src_stride(rank); }
+  char* dst(int rank, int set) const { return dst_[rank].data() + set * plan_.dst_stride(rank); }
 
   void run(Worker& w);
 
@@ -207,7 +173,8 @@ class HostOperation final : public Operation {
 
   Plan plan_;
   const HostFault fault_ = HostFault::from_env();
-  std::vector<std::unique_ptr<HostBytes>> src_, dst_;  // per rank (in a multi-process run: null outside the plan)
+  std::vector<BufferLease> src_, dst_;  // per rank (in a multi-process run: empty outside the plan)
+  bool checked_ = false;                // the last check of the destinations found every byte right
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<hostmem::BufferInfo> host_buffers_;
   std::mutex mu_;
@@ -232,6 +199,9 @@ HostOperation::HostOperation(const Plan& plan) : plan_(plan) {
 }
 
 HostOperation::~HostOperation() {
+  if (!checked_)  // a destination not found right (or never checked) may have been written anywhere
+    for (auto& d : dst_)
+      if (d) d.state().forget();
   {
     std::lock_guard lock(mu_);
     stop_ = true;
@@ -241,13 +211,38 @@ HostOperation::~HostOperation() {
   if (fault_.die && fault_.rank == team::world().rank()) ::raise(SIGKILL);
 }
 
-void HostOperation::poison_destinations(std::uint64_t seed) {
-  for (int r : team::local_ranks(plan_))
-    fill_bytes(dst_[r]->data, dst_[r]->size, datagen::stream_key(seed ^ datagen::kPoisonSalt, r));
+void HostOperation::fill_sources(std::uint64_t seed) {
+  for (int r : team::local_ranks(plan_)) {
+    if (!src_[r]) continue;  // a rank that sends nothing has no source
+    const ByteRanges read = plan_.read_ranges(r);
+    fill_ranges(reinterpret_cast<unsigned char*>(src_[r].data()), read, datagen::stream_key(seed, r));
+    BufferState& st = src_[r].state();
+    st.dirty.insert(st.dirty.end(), read.begin(), read.end());
+  }
+}
+
+void HostOperation::poison_destinations(std::uint64_t) {
+  checked_ = false;
+  for (int r : team::local_ranks(plan_)) {
+    if (!dst_[r]) continue;  // a rank that receives nothing has no destination
+    BufferState& st = dst_[r].state();
+    fill_ranges(reinterpret_cast<unsigned char*>(dst_[r].data()), to_restore(st, plan_.dst_allocation(r)), resting_key());
+    st.resting = true;
+    st.dirty = plan_.written_ranges(r);
+  }
   for (int set = 0; set < plan_.sets; ++set)
     for (const Transfer& t : plan_.preset)  // in-place blocks: there before the operation starts
       if (team::local(t.dst_rank))
         std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
+}
+
+std::optional<Mismatch> HostOperation::check_destinations(const Plan& expected, std::uint64_t seed) {
+  if (expected.sets != plan_.sets) throw std::logic_error("check_destinations: the plan's buffer sets differ from the operation's");
+  auto bad = first_host_mismatch(expected, seed, [&](int r) {
+    return HostDestination{team::local(r) ? reinterpret_cast<const unsigned char*>(dst_[r].data()) : nullptr, resting_key()};
+  });
+  checked_ = !bad;
+  return bad;
 }
 
 void HostOperation::map_shared() {
@@ -265,9 +260,9 @@ void HostOperation::map_shared() {
   try {
     if (me < plan_.ranks()) {
       unlink.names.push_back(base + "-src");
-      src_[me] = HostBytes::shared(base + "-src", plan_.src_allocation(me), true);
+      src_[me] = shared(me, base + "-src", plan_.src_allocation(me), true);
       unlink.names.push_back(base + "-dst");
-      dst_[me] = HostBytes::shared(base + "-dst", plan_.dst_allocation(me), true);
+      dst_[me] = shared(me, base + "-dst", plan_.dst_allocation(me), true);
     }
   } catch (const std::exception& e) {
     error = e.what();
@@ -278,8 +273,8 @@ void HostOperation::map_shared() {
     if (me < plan_.ranks())
       for (int r = 0; r < plan_.ranks(); ++r)
         if (r != me) {
-          src_[r] = HostBytes::shared(names[r] + "-src", plan_.src_allocation(r), false);
-          dst_[r] = HostBytes::shared(names[r] + "-dst", plan_.dst_allocation(r), false);
+          src_[r] = shared(r, names[r] + "-src", plan_.src_allocation(r), false);
+          dst_[r] = shared(r, names[r] + "-dst", plan_.dst_allocation(r), false);
         }
   } catch (const std::exception& e) {
     error = e.what();
@@ -287,12 +282,19 @@ void HostOperation::map_shared() {
   team::share(std::string(), error);  // every process mapped what it needs (or says why not)
 }
 
-std::unique_ptr<HostBytes> HostOperation::allocate(int rank, const Location& at, std::size_t bytes, const char* side) {
-  if (!at.host) return HostBytes::heap(bytes);
-  hostmem::BufferInfo info = buffer_info(rank, side, at, bytes);
-  auto b = HostBytes::placed_on(at, bytes, info);
-  host_buffers_.push_back(std::move(info));
+BufferLease HostOperation::allocate(int rank, const Location& at, std::size_t bytes, const char* side) {
+  if (!at.host)
+    return lend_buffer(BufferPlace{.maker = "host-heap", .device = plan_.devices[rank], .host = true}, bytes,
+                       [&](hostmem::BufferInfo&) { return heap_bytes(bytes); });
+  BufferLease b = lend_buffer(BufferPlace{.maker = "host-pages", .host = true, .kind = at.kind, .node = at.node}, bytes,
+                              [&](hostmem::BufferInfo& info) { return hostmem::map_pages(bytes, at.node, at.kind != HostKind::pageable, info); });
+  host_buffers_.push_back(buffer_info(rank, side, at, b));
   return b;
+}
+
+BufferLease HostOperation::shared(int rank, const std::string& name, std::size_t bytes, bool create) {
+  return lend_buffer(BufferPlace{.maker = "host-shared", .device = plan_.devices[rank], .host = true}, bytes,
+                     [&](hostmem::BufferInfo&) { return shared_bytes(name, bytes, create); }, /*pooled=*/false);
 }
 
 void HostOperation::run(Worker& w) {

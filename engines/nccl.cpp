@@ -83,7 +83,7 @@ class NcclOperation final : public GpuOperation {
   nlohmann::json details_ = nlohmann::json::object();
 };
 
-NcclOperation::NcclOperation(const Plan& plan, NcclOptions opt, const gpu::NcclComms* shared) : GpuOperation(plan, all_ranks(plan), opt.cta_zero ? gpu::Allocator(gpu::nccl_allocate) : gpu::Allocator(gpu::allocate), /*maps_peers=*/false), opt_(opt), local_(team::local_ranks(plan)) {
+NcclOperation::NcclOperation(const Plan& plan, NcclOptions opt, const gpu::NcclComms* shared) : GpuOperation(plan, all_ranks(plan), opt.cta_zero ? DeviceAllocator{"nccl", gpu::nccl_allocate, /*pooled=*/false} : DeviceAllocator{}, /*maps_peers=*/false), opt_(opt), local_(team::local_ranks(plan)) {
   if (opt.cta_zero) {
     // A communicator of its own, so that its copy-engine set-up (logged once per communicator)
     // happens inside this case.

@@ -21,8 +21,32 @@ bool Plan::host_memory() const {
   return false;
 }
 
-std::vector<std::pair<std::size_t, std::size_t>> Plan::unwritten(int rank) const {
-  std::vector<std::pair<std::size_t, std::size_t>> w, out;
+ByteRanges merged(ByteRanges ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  ByteRanges out;
+  for (const auto& [begin, end] : ranges) {
+    if (begin >= end) continue;
+    if (!out.empty() && begin <= out.back().second)
+      out.back().second = std::max(out.back().second, end);
+    else
+      out.emplace_back(begin, end);
+  }
+  return out;
+}
+
+ByteRanges Plan::touched(int rank, bool source) const {
+  ByteRanges out;
+  for (int s = 0; s < sets; ++s)
+    for (const Transfer& t : writes()) {
+      if ((source ? t.src_rank : t.dst_rank) != rank) continue;
+      const std::size_t at = s * (source ? src_stride(rank) : dst_stride(rank)) + (source ? t.src_offset : t.dst_offset);
+      out.emplace_back(at, at + t.bytes);
+    }
+  return merged(std::move(out));
+}
+
+ByteRanges Plan::unwritten(int rank) const {
+  ByteRanges w, out;
   for (const Transfer& t : writes())
     if (t.dst_rank == rank) w.emplace_back(t.dst_offset, t.dst_offset + t.bytes);
   std::sort(w.begin(), w.end());

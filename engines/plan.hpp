@@ -34,6 +34,11 @@ inline Location host_location(bool host = true) {
   return l;
 }
 
+// Byte ranges [begin, end) of a buffer.
+using ByteRanges = std::vector<std::pair<std::size_t, std::size_t>>;
+// The ranges sorted, overlapping and adjacent ones merged, empty ones dropped.
+ByteRanges merged(ByteRanges ranges);
+
 struct Transfer {
   int issuer = 0;              // rank whose device issues the transfer (its stream, its engine)
   int src_rank = 0;            // bytes come from this rank's source buffer ...
@@ -75,7 +80,12 @@ struct Plan {
   bool gaps = false;
   std::size_t block_bytes = 0;  // block layouts: every transfer is one block of this size (0: contiguous)
   // The byte ranges [begin, end) of one set of rank's destination that no transfer or preset block writes.
-  std::vector<std::pair<std::size_t, std::size_t>> unwritten(int rank) const;
+  ByteRanges unwritten(int rank) const;
+  // The bytes of rank's whole source allocation (every buffer set) that one operation per set reads, and of its
+  // destination allocation that it writes (transfers and preset blocks), merged: what a case must fill, and what
+  // it may have changed.
+  ByteRanges read_ranges(int rank) const { return touched(rank, true); }
+  ByteRanges written_ranges(int rank) const { return touched(rank, false); }
   // Buffer rotation: the operation keeps `sets` copies of every buffer, one after another
   // (src_stride / dst_stride apart), and its k-th launch (counted from 0, validation included)
   // moves set k mod sets, so successive operations do not reuse the same bytes (nccl-tests moves
@@ -102,6 +112,7 @@ struct Plan {
   std::optional<std::string> check() const;
 
  private:
+  ByteRanges touched(int rank, bool source) const;
   static std::size_t round_up(std::size_t n) { return (n + 255) / 256 * 256; }  // sets start 256-byte aligned
 };
 

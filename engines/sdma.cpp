@@ -397,8 +397,8 @@ std::optional<Mismatch> SdmaOperation::check_destinations(const Plan& expected, 
     copies[r].resize(plan_.dst_allocation(r));
     p_.read(copies[r].data(), dst_[r].memory.get(), copies[r].size());
   }
-  return first_host_mismatch(expected, seed, [&](int r) -> const unsigned char* {
-    return dst_[r].host ? dst_[r].bytes() : copies[r].data();
+  return first_host_mismatch(expected, seed, [&](int r) {
+    return HostDestination{dst_[r].host ? dst_[r].bytes() : copies[r].data(), datagen::stream_key(seed ^ datagen::kPoisonSalt, r)};
   });
 }
 

@@ -117,6 +117,8 @@ class Stream {
 
 // Makes `device` current for the calling thread.
 void set_device(int device);
+// Waits until every stream of `device` has finished its work.
+void synchronize_device(int device);
 
 // Page-locked host memory mapped into every GPU's address space (flags the host and GPUs share).
 class HostMapped {

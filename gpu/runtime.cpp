@@ -146,6 +146,11 @@ double gpu_clock_ns_per_tick(int device) {
 
 void set_device(int device) { DMABENCH_GPU_CHECK(GPU(SetDevice)(device)); }
 
+void synchronize_device(int device) {
+  DMABENCH_GPU_CHECK(GPU(SetDevice)(device));
+  DMABENCH_GPU_CHECK(GPU(DeviceSynchronize)());
+}
+
 // ---- DeviceBuffer -----------------------------------------------------------------------------
 DeviceBuffer::DeviceBuffer(int device, std::size_t bytes) : bytes_(bytes), device_(device) {
   if (bytes == 0) return;

@@ -19,6 +19,7 @@ gpu: also without a GPU.
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -336,7 +337,8 @@ def gpu(exe, tmp):
     if backend is None:
         print("no GPU: skipped")
         sys.exit(SKIP)
-    ngpu = feats.count("  GPU ")
+    # "backend cuda: available, N device(s)" (the GPU lines below it appear twice in --features)
+    ngpu = int(re.search(rf"backend {backend}: available, (\d+) device", feats).group(1))
     path = write(os.path.join(tmp, "gpu.json"),
                  {"patterns": ["copy", "allgather", "alltoall"], "sizes": ["1KiB", "1001", "1MiB", "64MiB"],
                   "engines": ["ce", "ce-batch", "sm", "nccl",

@@ -55,6 +55,9 @@ NEW = {
     "results[].layout": "SCHEMA.md layout: every record says how its bytes lie (contiguous or blocks), as above",
     "results[].per_block_us": "SCHEMA.md per_block_us: block layouts' time per block, as above",
     "results[].host_memory": "SCHEMA.md host_memory: host buffers of host-endpoint patterns, as above",
+    "results[].setup_s": "SCHEMA.md setup_s: what setting a case up cost (issue 33: buffers kept across cases), added "
+                         "after the committed files",
+    "results[].setup": "SCHEMA.md setup: its parts and the buffers allocated or reused, as above",
 }
 
 # Committed paths the host backend cannot write, with the reason. A path covers its subtree.

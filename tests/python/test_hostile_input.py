@@ -94,7 +94,8 @@ def invocations(path, other, out):
             ("plot.py", [path, "--out", out]), ("dma_latte_report.py", [path]),
             ("dma_latte_report.py", [other, "--breakdown", path]), ("overlap_report.py", [path]),
             ("blocks_report.py", [path]), ("blocks_report.py", [other, path]), ("host_reference.py", [probe, path]),
-            ("matrix.py", [path]), ("export_csv.py", [path, "--out", os.path.join(out, "r.csv")])]
+            ("matrix.py", [path]), ("export_csv.py", [path, "--out", os.path.join(out, "r.csv")]),
+            ("setup_report.py", [path]), ("setup_report.py", [other, path])]
 
 
 def check_one_line(p, script, want=None):
@@ -171,7 +172,7 @@ def run_python(*args):
 
 
 @pytest.mark.parametrize("script", ["compare.py", "summarize.py", "plot.py", "dma_latte_report.py", "overlap_report.py",
-                                    "blocks_report.py", "host_reference.py", "matrix.py", "export_csv.py"])
+                                    "blocks_report.py", "host_reference.py", "matrix.py", "export_csv.py", "setup_report.py"])
 def test_command_line_error_is_one_line_and_exit_2(hostile_dir, script, tmp_path):
     # through the real command line: the deepest nesting, and a file that does not exist
     for name in ("deep nesting", "p50 zero"):
@@ -243,7 +244,7 @@ import subprocess  # noqa: E402
 from test_blocks_report import block_result  # noqa: E402
 
 ALL = ["compare.py", "summarize.py", "plot.py", "dma_latte_report.py", "overlap_report.py", "blocks_report.py",
-       "host_reference.py", "launch_compare.py", "sdma_map.py", "matrix.py", "export_csv.py"]
+       "host_reference.py", "launch_compare.py", "sdma_map.py", "matrix.py", "export_csv.py", "setup_report.py"]
 HANG_S = 60  # a script that blocks on a FIFO is killed here and the test fails
 
 
@@ -304,7 +305,7 @@ def results_places(tmp_path, planted):
             ("plot.py", [planted, "--out", out]), ("dma_latte_report.py", [good_path, "--breakdown", planted]),
             ("overlap_report.py", [planted]), ("blocks_report.py", [good_path, planted]),
             ("host_reference.py", [planted, good_path]), ("host_reference.py", [probe, planted]), ("matrix.py", [planted]),
-            ("export_csv.py", [planted])]
+            ("export_csv.py", [planted]), ("setup_report.py", [good_path, planted])]
 
 
 def test_fifo_devices_and_directories_are_refused_not_read(tmp_path):
