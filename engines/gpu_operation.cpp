@@ -47,7 +47,9 @@ GpuOperation::GpuOperation(const Plan& plan, std::vector<int> waited, const Devi
   for (int r = 0; r < plan.ranks(); ++r) {
     if (r == me) continue;
     const auto& [src, dst] = all[r];
-    if (src.bytes.empty() || dst.bytes.empty()) throw std::runtime_error(fmt::format("rank {} sent no buffer handle", r));
+    // a buffer of 0 bytes (copy's receiver has no source) has no handle; any other must have one
+    if ((src.bytes.empty() && plan.src_allocation(r) > 0) || (dst.bytes.empty() && plan.dst_allocation(r) > 0))
+      throw std::runtime_error(fmt::format("rank {} sent no buffer handle", r));
     peer_src_[r] = gpu::ipc_open(device(me), src.bytes);
     peer_dst_[r] = gpu::ipc_open(device(me), dst.bytes);
   }

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# How results/h200x1/pools/ was made (issue 33) on a one-GPU H200 machine. STEPS picks the steps (default all):
+#   gpucheck  scripts/gpu-check.sh: the README's test command, every ctest entry (log under results/h200x1/gpu-check/)
+#   runsh     scripts/run.sh: the README's run command (the quick sweep)
+#   gputests  the GPU ctest entries alone (gpu_engines, cli_gpu_sweep, cli_mpi_gpu), when gpucheck is not run
+#   kvpool    configs/kv-pool.json: the 96-case paged sweep in a 4 GiB pool, timed whole
+#   setup     configs/pool-setup.json: setup per case against pool size 256 MiB .. 16 GiB, and scripts/setup_report.py
+#   repeat    REPEAT (default 3) runs of configs/noise-repeat.json (a ce-batch paged case and h2d-bidir, adaptive
+#             sampling), compared with scripts/compare.py and checked with --check against the first run
+# Everything goes under $WORK, packed into $OUT/pools.tar.gz. DMABENCH_GIT_REVISION names the revision (the copy
+# of the tree on the machine has no .git).
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0
+OUT="${OUT:-$PWD}"
+WORK="${WORK:-$PWD/out-pools}"
+STEPS="${STEPS:-gpucheck runsh kvpool setup repeat}"
+REV="${DMABENCH_GIT_REVISION:-unknown}"
+mkdir -p "$OUT" "$WORK"
+log() { echo "[$(date +%T)] $*" | tee -a "$WORK/steps.log"; }
+want() { [[ " $STEPS " == *" $1 "* ]]; }
+pack() { tar czf "$OUT/pools.tar.gz" -C "$WORK" .; }
+trap pack EXIT
+nvidia-smi >"$WORK/nvidia-smi.txt" 2>&1
+if want gpucheck; then
+  DMABENCH_GIT_REVISION="$REV" timeout 540 bash scripts/gpu-check.sh --machine h200x1 >"$WORK/gpu-check.out" 2>&1
+  log "gpu-check rc=$?"
+  cp results/h200x1/gpu-check/"$REV".log "$WORK/" 2>/dev/null
+  tail -3 "$WORK/gpu-check.out"
+fi
+if ! [ -x build/dmabench ]; then
+  log "build"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDMABENCH_GIT_REVISION="$REV" >"$WORK/configure.log" 2>&1 &&
+    cmake --build build -j "$(nproc)" >"$WORK/build.log" 2>&1 || { log "build failed"; tail -40 "$WORK/build.log"; exit 1; }
+fi
+B=build/dmabench
+if want runsh; then
+  timeout 120 bash scripts/run.sh >"$WORK/run-sh.log" 2>&1; log "run.sh rc=$?"
+  cp results/latest.json "$WORK/run-sh.json" 2>/dev/null
+fi
+if want gputests; then
+  (cd build && timeout 400 ctest --output-on-failure -L gpu) >"$WORK/gpu-ctest.log" 2>&1; log "gpu ctest rc=$?"
+fi
+if want kvpool; then
+  t0=$(date +%s.%N)
+  timeout 300 $B --config configs/kv-pool.json --out "$WORK/kv-pool.json" >"$WORK/kv-pool.log" 2>&1; rc=$?
+  log "kv-pool rc=$rc wall $(echo "$(date +%s.%N) - $t0" | bc) s"
+fi
+if want setup; then
+  timeout 400 $B --config configs/pool-setup.json --out "$WORK/pool-setup.json" >"$WORK/pool-setup.log" 2>&1
+  log "pool-setup rc=$?"
+  python3 scripts/setup_report.py "$WORK/pool-setup.json" "$WORK/kv-pool.json" >"$WORK/setup-report.md" 2>&1
+  log "setup_report rc=$?"
+fi
+if want repeat; then
+  # run 1 of this machine start is the reference of runs 2.. (compare.py, --check); REFERENCE (a results file from
+  # an earlier machine start, carried in the tree) is compared with every run of this one too
+  for i in $(seq 1 "${REPEAT:-3}"); do
+    check=()
+    [ "$i" -gt 1 ] && check=(--check "$WORK/repeat-1.json")
+    timeout 150 $B --config configs/noise-repeat.json --out "$WORK/repeat-$i.json" "${check[@]}" >"$WORK/repeat-$i.log" 2>&1
+    log "repeat $i rc=$?"
+    [ "$i" -gt 1 ] && { python3 scripts/compare.py "$WORK/repeat-1.json" "$WORK/repeat-$i.json" --all >"$WORK/compare-1-$i.md" 2>&1; log "compare 1 $i rc=$?"; }
+    [ -n "${REFERENCE:-}" ] && { python3 scripts/compare.py "$REFERENCE" "$WORK/repeat-$i.json" --all >"$WORK/compare-ref-$i.md" 2>&1; log "compare reference $i rc=$?"; }
+  done
+fi
+log "done"
