@@ -8,7 +8,8 @@
 #   --machine NAME  the results folder (default: from nvidia-smi, e.g. h200x1 for one NVIDIA H200)
 #   CTEST ARGS      passed on to scripts/test.sh (e.g. -L gpu for the GPU tests alone; the log then says so)
 # Environment: DMABENCH_GIT_REVISION names the revision where the tree has no .git (a copy of it); the other
-# variables of scripts/test.sh apply. NCCL_NVLS_ENABLE=0 is set (NVLink multicast stays off).
+# variables of scripts/test.sh apply; CTEST_PARALLEL_LEVEL (default: every core) runs the CPU tests side by side.
+# NCCL_NVLS_ENABLE=0 is set (NVLink multicast stays off).
 # Exit: scripts/test.sh's status; 1 also when a GPU test was skipped on this GPU machine (gpu_engines and
 # cli_gpu_sweep must run here; cli_mpi_gpu may skip without mpirun, with the reason in the log); 2: bad input
 # or no GPU visible (then there is nothing to check: run scripts/test.sh).
@@ -45,6 +46,9 @@ dir="$ROOT/results/$machine/gpu-check"
 mkdir -p "$dir" || { echo "gpu-check.sh: cannot create $dir" >&2; exit 2; }
 log="$dir/$rev.log"
 export NCCL_NVLS_ENABLE=0
+# the CPU tests run side by side on the GPU machine's cores (CI runs them one at a time); the GPU tests are
+# RUN_SERIAL (tests/CMakeLists.txt): nothing runs beside them
+export CTEST_PARALLEL_LEVEL="${CTEST_PARALLEL_LEVEL:-$(nproc)}"
 
 {
   echo "# dmabench gpu-check: scripts/test.sh $*"
