@@ -149,38 +149,23 @@ TEST(Sampler, TheAgreedDecisionStopsIt) {
 namespace {
 
 // The host engine's operation, timed by a script (device_seconds: the sample is the script's time).
-class ScriptedOperation final : public Operation {
+class ScriptedOperation final : public testing_support::ForwardingOperation {
  public:
   ScriptedOperation(std::unique_ptr<Operation> inner, std::function<double(std::size_t)> script)
-      : inner_(std::move(inner)), script_(std::move(script)) {}
-  void launch() override { inner_->launch(); }
-  void wait() override { inner_->wait(); }
+      : ForwardingOperation(std::move(inner)), script_(std::move(script)) {}
   std::optional<double> device_seconds() override { return script_(waits_++); }
-  void fill_sources(std::uint64_t seed) override { inner_->fill_sources(seed); }
-  void poison_destinations(std::uint64_t seed) override { inner_->poison_destinations(seed); }
-  std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override {
-    return inner_->check_destinations(expected, seed);
-  }
 
  private:
-  std::unique_ptr<Operation> inner_;
   std::function<double(std::size_t)> script_;
   std::size_t waits_ = 0;
 };
 
-class ScriptedEngine final : public Engine {
- public:
-  ScriptedEngine(Engine& inner, std::function<double(std::size_t)> script) : inner_(inner), script_(std::move(script)) {}
-  std::unique_ptr<const TypedOptions> parse(const Options& o) const override { return inner_.parse(o); }
-  WhyNot unsupported(const Plan& p, const TypedOptions& o, int k) const override { return inner_.unsupported(p, o, k); }
-  std::unique_ptr<Operation> prepare(const Plan& plan, const TypedOptions& o) override {
-    return std::make_unique<ScriptedOperation>(inner_.prepare(plan, o), script_);
-  }
-
- private:
-  Engine& inner_;
-  std::function<double(std::size_t)> script_;
-};
+// The host engine, its times from `script`.
+testing_support::WrappingEngine scripted_engine(Engine& host, std::function<double(std::size_t)> script) {
+  return testing_support::WrappingEngine(host, [script](std::unique_ptr<Operation> op) -> std::unique_ptr<Operation> {
+    return std::make_unique<ScriptedOperation>(std::move(op), script);
+  });
+}
 
 Case adaptive_case(const Sampling& rule) {
   return testing_support::planned(Case{.pattern = "copy", .variant = EngineVariant{"host", json::object()},
@@ -195,7 +180,7 @@ Case adaptive_case(const Sampling& rule) {
 TEST(AdaptiveRunCase, AScriptedEngineStopsAsItsTimesSay) {
   auto backend = testing_support::host_backend();
   auto host = make_engine("host").value();
-  ScriptedEngine steady(*host, [](std::size_t) { return 10e-6; });
+  auto steady = scripted_engine(*host, [](std::size_t) { return 10e-6; });
   CaseRecord r = run_case(adaptive_case(adaptive(0.01, 12, 0, 5.0)), &steady, *backend);
   ASSERT_EQ(r.status, Status::ok) << r.reason;
   EXPECT_EQ(r.timed->latency_us.count, 12u);
@@ -212,7 +197,7 @@ TEST(AdaptiveRunCase, AScriptedEngineStopsAsItsTimesSay) {
   EXPECT_EQ(j["sampling"]["samples"], 12);
   EXPECT_EQ(j["sampling"]["min_samples"], 12);
 
-  ScriptedEngine noisy(*host, [](std::size_t i) { return alternating(i, 3) * 1e-2; });  // 10 and 30 µs
+  auto noisy = scripted_engine(*host, [](std::size_t i) { return alternating(i, 3) * 1e-2; });  // 10 and 30 µs
   r = run_case(adaptive_case(adaptive(0.01, 10, 0, 0.05)), &noisy, *backend);
   ASSERT_EQ(r.status, Status::ok) << r.reason;
   EXPECT_EQ(r.timed->outcome.stopped, Stop::max_time);
@@ -248,7 +233,7 @@ TEST(AdaptiveRunCase, TheSessionReportsOneRunItMade) {
   {
     gbench::Session session({"--benchmark_out_format=json"}, 60, true, out);
     CaseHooks hooks{.sampler = [&](CaseExecution& e) { return session.sample(e); }};
-    ScriptedEngine noisy(*host, [](std::size_t i) { return alternating(i, 3) * 1e-2; });
+    auto noisy = scripted_engine(*host, [](std::size_t i) { return alternating(i, 3) * 1e-2; });
     CaseExecution ex(adaptive_case(adaptive(0.01, 10, 0, 0.05)), &noisy, "", *backend);
     const CaseRecord& r = run_case(ex, hooks);
     ex.release();
