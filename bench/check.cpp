@@ -219,14 +219,14 @@ void decide(Verdict& v, const json& r) {
   v.within_noise = v.pass = inside(near, expected);
 }
 
-// "; within noise: ..." on the line of a PASS that its interval made, else "".
+// "; within noise: the measured interval [a, b] reaches ..." on the line of a PASS that its interval made, else "".
 std::string noise_note(const Verdict& v) {
   if (!v.within_noise) return "";
   const auto& m = *v.measured_interval;
-  return fmt::format("; within noise: measured interval [{:.4g}, {:.4g}]{} reaches the allowed band", m.first, m.second,
-                     v.expected_interval ? fmt::format(", reference [{:.4g}, {:.4g}]", v.expected_interval->first,
-                                                       v.expected_interval->second)
-                                         : "");
+  const std::string band = v.expected_interval ? fmt::format("the band drawn from the reference interval [{:.4g}, {:.4g}]",
+                                                             v.expected_interval->first, v.expected_interval->second)
+                                               : std::string("the allowed band");
+  return fmt::format("; within noise: the measured interval [{:.4g}, {:.4g}] reaches {}", m.first, m.second, band);
 }
 
 }  // namespace

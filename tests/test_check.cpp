@@ -328,7 +328,7 @@ TEST(Check, WithinNoiseIsSaidOnItsLine) {
   check::print_verdicts({v}, 0, "x.json");
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_NE(out.find("PASS  h2d/ce/oneshot/dev=0/64MiB  busbw_GBps 44, expected 50 (-12.0%; down to -10% allowed; expected; "
-                     "within noise: measured interval [40, 46] reaches the allowed band)"),
+                     "within noise: the measured interval [40, 46] reaches the allowed band)"),
             std::string::npos)
       << out;
 }
