@@ -172,8 +172,9 @@ double CaseExecution::sample_seconds() {
 
 namespace {
 
-// The adaptive rule's decision agreed by the processes of a multi-process run: the lowest rank's decision to stop
-// (every process sees the same samples, the slowest process's; only their clocks differ). Collective.
+// The adaptive rule's decision agreed by the processes of a multi-process run: stop as soon as one process decides to,
+// with the lowest such rank's reason (every process sees the same samples, the slowest process's; only their clocks
+// differ). Collective.
 std::optional<Stop> agreed_stop(std::optional<Stop> mine) {
   for (int stop : team::agree_all(mine ? static_cast<int>(*mine) : -1))
     if (stop >= 0) return static_cast<Stop>(stop);
