@@ -38,8 +38,8 @@ class CaseExecution {
   void warm_up();
   // One timed sample in seconds per operation (measure::take_sample). Throws on runtime errors.
   double sample_seconds();
-  // The case's timed samples by its sampling rule (bench/sampler.hpp: `iterations` of them, or adaptively), after
-  // the warm-up; in a multi-process run every process stops after the same sample. Throws on runtime errors.
+  // The case's timed samples by its sampling rule (bench/sampler.hpp: `iterations` of them, or adaptively; the caller
+  // warms up first); in a multi-process run every process stops after the same sample. Throws on runtime errors.
   Samples take_samples();
   // Poisons the destinations, then checks what the samples taken since wrote (measure::check_written):
   // for a case run as a background workload (compute/transfer_load.cpp). Throw on runtime errors.
