@@ -108,6 +108,7 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
                      .warmup = config.warmup,
                      .iterations = config.iterations,
                      .pipeline_depth = timing == Timing::pipelined ? config.pipeline_depth : 1,
+                     .sampling = config.sampling,
                      .rotate = rotate,
                      .layout = layout,
                      .host = host,

@@ -6,6 +6,7 @@
 // (a reference: each case expects what the same case measured there). docs/user-guide.md "All pairs, and checking a machine".
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,10 @@ struct Verdict {
   double tolerance_pct = 10;
   std::string basis;     // where the expectation comes from, e.g. "PCIe 32.0 GT/s x16 x 0.85"
   std::string problem;   // non-empty: FAIL without a figure (the case failed, the expectation could not be formed)
+  // The intervals around the measured figure and a reference's (results/SCHEMA.md, "The p50's interval"), where the
+  // records have them; a FAIL needs the measured interval outside the allowed band (docs/user-guide.md).
+  std::optional<std::pair<double, double>> measured_interval, expected_interval;
+  bool within_noise = false;  // PASS although the figure is outside the band: its interval reaches into it
   bool pass = false;
   double deviation_pct() const;  // (measured / expected - 1) x 100
 };

@@ -42,7 +42,8 @@ validates every case's data, times it, and writes one JSON record per case.
 
 Google Benchmark's flags work too, e.g. --benchmark_filter=REGEX (on the case names that --list
 prints), --benchmark_repetitions=N, --benchmark_min_time=... (then the number of timed samples is
-chosen by Google Benchmark instead of the config's "iterations"), --benchmark_out=FILE,
+chosen by Google Benchmark instead of the config's "iterations"; either flag keeps its loop for a
+config without "iterations", which is otherwise sampled adaptively), --benchmark_out=FILE,
 --benchmark_format=json (stdout is then its JSON alone; dmabench's lines go to stderr). Every flag once.
 
 Exit codes: 0 every case ok or skipped, 1 some case failed, 2 bad input (nothing was run), 3 internal

@@ -22,7 +22,8 @@ const std::vector<std::string>& config_keys() {
   static const std::vector<std::string> keys = {"name",    "description", "sizes",      "patterns",      "engines",
                                                 "devices", "timing",      "warmup",     "iterations",    "pipeline_depth", "breakdown", "power",
                                                 "overlap", "sweeps", "in_place", "max_timed_bytes", "min_iterations", "rotate",
-                                                "layout", "host_memory"};
+                                                "layout", "host_memory", "max_noise", "min_samples", "min_time", "max_time",
+                                                "max_samples"};
   return keys;
 }
 
@@ -166,15 +167,9 @@ Config parse_sweep(const json& doc) {
   c.timings = doc.contains("timing") ? parse_timings(doc["timing"])
                                      : std::vector<Timing>{Timing::oneshot, Timing::pipelined};
   if (doc.contains("warmup")) c.warmup = parse_int(doc["warmup"], "warmup", 0, 1000000);
-  if (doc.contains("iterations")) c.iterations = parse_int(doc["iterations"], "iterations", 1, 10000000);
+  parse_sampling(doc, c);
   if (doc.contains("pipeline_depth")) c.pipeline_depth = parse_int(doc["pipeline_depth"], "pipeline_depth", 1, 1000000);
   if (doc.contains("rotate")) c.rotate = parse_rotate(doc["rotate"]);
-  if (doc.contains("max_timed_bytes")) c.max_timed_bytes = parse_size(doc["max_timed_bytes"], "max_timed_bytes");
-  if (doc.contains("min_iterations")) {
-    c.min_iterations = parse_int(doc["min_iterations"], "min_iterations", 1, 10000000);
-    if (c.min_iterations > c.iterations)
-      fail("min_iterations", fmt::format("{} is more than iterations ({})", c.min_iterations, c.iterations));
-  }
   if (doc.contains("power")) parse_power(doc["power"], c);
   if (doc.contains("breakdown")) {
     if (!doc["breakdown"].is_boolean()) fail("breakdown", fmt::format("expected true or false, got {}", show(doc["breakdown"])));
@@ -291,6 +286,7 @@ json to_json(const Config& c) {
           {"patterns", c.patterns}, {"engines", engines},       {"devices", devices},
           {"timing", timings},  {"warmup", c.warmup},           {"iterations", c.iterations},
           {"max_timed_bytes", c.max_timed_bytes ? json(*c.max_timed_bytes) : json()}, {"min_iterations", c.min_iterations}, {"rotate", c.rotate},
+          {"sampling", sampling_json(c.sampling)},
           {"pipeline_depth", c.pipeline_depth}, {"breakdown", c.breakdown},
           {"power", c.power ? json{{"source", c.power_source}, {"window_s", c.power_window_s}} : json(false)},
           {"overlap", overlap_json(c.overlap)},

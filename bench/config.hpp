@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/patterns/layout.hpp"
+#include "bench/sampler.hpp"
 #include "compute/load.hpp"
 #include "engines/registry.hpp"
 
@@ -45,7 +46,10 @@ struct Config {
   // (allgather); other patterns get no in-place case.
   std::vector<bool> in_place = {false};
   int warmup = 5;           // untimed samples before the timed ones
-  int iterations = 100;     // timed samples per case (at most, when max_timed_bytes is set)
+  // Timed samples per case (at most, when max_timed_bytes is set) where the config gives `iterations` (or Google
+  // Benchmark's --benchmark_repetitions / --benchmark_min_time keep its own loop); without it, `sampling` is adaptive.
+  int iterations = 100;
+  Sampling sampling;  // fixed (`iterations` given) or adaptive, and max_noise
   // Byte budget of one case's timed samples: a case whose samples would move more than this
   // (S x operations per sample x iterations) takes fewer samples, down to min_iterations. Unset:
   // every case takes `iterations`. Chosen from bytes, not measured time, so that two runs of one

@@ -2,7 +2,7 @@
 // Internal to the config parser, shared by its files (bench/config.hpp is the public interface):
 // config_values.cpp: scalars, sizes and name lists, and the wording of errors; config_engines.cpp: the
 // engine variants (an engine and its option axes); config_host.cpp: buffer layouts and host memory;
-// config_overlap.cpp: the overlap workload; config.cpp: the document (top level, "sweeps", to_json).
+// config_overlap.cpp: the overlap workload; config_sampling.cpp: fixed or adaptive sampling; config.cpp: the document (top level, "sweeps", to_json).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -55,5 +55,12 @@ json host_json(const std::vector<Location>& host);
 std::optional<OverlapConfig> parse_overlap(const json& v);
 // The overlap workload as a config gives it (false when there is none).
 json overlap_json(const std::optional<OverlapConfig>& o);
+
+// ---- config_sampling.cpp ----
+// "iterations" (a fixed number of samples per case, with "max_timed_bytes" and "min_iterations") or, without it,
+// adaptive sampling ("min_samples", "min_time", "max_time", "max_samples"); "max_noise" in either mode.
+void parse_sampling(const json& doc, Config& c);
+// The sampling mode and its parameters as the canonical config writes them (null: not used in this mode).
+json sampling_json(const Sampling& s);
 
 }  // namespace dmabench::config_parse

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <regex>
 #include <sstream>
 #include <string_view>
+#include <ctime>
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -65,6 +67,42 @@ bool failed(const benchmark::BenchmarkReporter::Run& run) {
 #endif
 }
 
+// Ends the run in an error, as State::SkipWithError does.
+void set_error(benchmark::BenchmarkReporter::Run& run, const std::string& message) {
+#ifdef DMABENCH_GBENCH_SKIP_MESSAGE
+  run.skipped = benchmark::internal::SkippedWithError;
+  run.skip_message = message;
+#else
+  run.error_occurred = true;
+  run.error_message = message;
+#endif
+}
+
+// The run the library's manual-time loop would report for a case it sampled once, without an iteration count in its
+// name: "<case>/manual_time", µs, one repetition; set every field its reporters read (1.7's constructor leaves the
+// indices and `statistics` unset).
+benchmark::BenchmarkReporter::Run adaptive_run(const Case& c) {
+  benchmark::BenchmarkReporter::Run run;
+  run.run_name.function_name = c.name();
+  run.run_name.time_type = "manual_time";
+  run.family_index = 0;  // one benchmark registered at a time, as the library's loop runs every case
+  run.per_family_instance_index = 0;
+  run.run_type = benchmark::BenchmarkReporter::Run::RT_Iteration;
+  run.repetition_index = 0;
+  run.repetitions = 1;
+  run.threads = 1;
+  run.time_unit = benchmark::kMicrosecond;
+  run.statistics = nullptr;
+  return run;
+}
+
+// CPU time of the calling thread, seconds (what the library's loop reports as cpu time).
+double thread_cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 // The record's figures as the run's counters (what the table shows beside Google Benchmark's columns).
 void set_counters(benchmark::BenchmarkReporter::Run& run, const CaseRecord& r) {
   if (r.overlap && r.overlap->validated == true) {
@@ -73,6 +111,8 @@ void set_counters(benchmark::BenchmarkReporter::Run& run, const CaseRecord& r) {
   }
   if (!r.timed) return;
   run.counters["p50_us"] = r.timed->latency_us.p50;
+  run.counters["noise_pct"] = r.timed->p50_interval.noise() * 100;  // the p50's 95% half-width
+  if (r.timed->noisy) run.report_label = "noisy";
   run.counters["p99_us"] = r.timed->latency_us.p99;
   run.counters["busbw_GBps"] = r.timed->bandwidth.busbw_GBps;
 }
@@ -326,11 +366,15 @@ void check_samples(const std::vector<std::string>& args, int most_iterations) {
                                  reps, reps, most_iterations, n, kMaxSamples));
 }
 
-std::string benchmark_name(const Case& c, bool fixed_iterations) {
-  return c.name() + (fixed_iterations ? fmt::format("/iterations:{}", c.iterations) : "") + "/manual_time";
+Loops::Loops(const std::vector<std::string>& args)
+    : min_time_(has_flag(args, "--benchmark_min_time")), repetitions_(has_flag(args, "--benchmark_repetitions")) {}
+
+std::string Loops::benchmark_name(const Case& c) const {
+  const bool fixed = !min_time_ && !adaptive(c);
+  return c.name() + (fixed ? fmt::format("/iterations:{}", c.iterations) : "") + "/manual_time";
 }
 
-Filter::Filter(const std::vector<std::string>& args) : fixed_iterations_(!has_flag(args, "--benchmark_min_time")) {
+Filter::Filter(const std::vector<std::string>& args) : loops_(args) {
   const std::string filter = flag_value(args, "--benchmark_filter");
   if (filter.empty() || filter == "all" || filter == ".") return;
   negate_ = filter[0] == '-';
@@ -342,7 +386,7 @@ Filter::Filter(const std::vector<std::string>& args) : fixed_iterations_(!has_fl
 }
 
 bool Filter::selects(const Case& c) const {
-  return !re_ || std::regex_search(benchmark_name(c, fixed_iterations_), *re_) != negate_;
+  return !re_ || std::regex_search(loops_.benchmark_name(c), *re_) != negate_;
 }
 
 std::vector<std::string> library_flags(const std::vector<std::string>& args) {
@@ -355,7 +399,7 @@ std::vector<std::string> library_flags(const std::vector<std::string>& args) {
 }
 
 Session::Session(const std::vector<std::string>& args, std::size_t name_width, bool display, std::string out_path)
-    : out_path_(display ? std::move(out_path) : std::string()), fixed_iterations_(!has_flag(args, "--benchmark_min_time")) {
+    : out_path_(display ? std::move(out_path) : std::string()), loops_(args) {
   std::unique_ptr<benchmark::BenchmarkReporter> file = out_path_.empty() ? nullptr : file_reporter(args, out_text_);
   reporter_ = std::make_unique<CaseReporter>(display ? display_reporter(args) : std::make_unique<SilentReporter>(),
                                              std::move(file), name_width, display);
@@ -375,38 +419,69 @@ void Session::finish() {
   if (reporter_->finish()) write_text_atomically(out_path_, out_text_.str());
 }
 
-std::vector<double> Session::sample(CaseExecution& ex) {
-  std::vector<std::vector<double>> invocations;  // one per call of the body: probes, then the reported runs
+Samples Session::sample(CaseExecution& ex) { return loops_.adaptive(ex.spec()) ? adaptive_loop(ex) : library_loop(ex); }
+
+Samples Session::library_loop(CaseExecution& ex) {
+  struct Invocation {
+    std::vector<double> us;
+    double seconds = 0;  // its loop's wall time
+  };
+  std::vector<Invocation> invocations;  // one per call of the body: probes, then the reported runs
   std::string error;
   auto body = [&](benchmark::State& st) {
-    std::vector<double> samples_us;
-    samples_us.reserve(static_cast<std::size_t>(st.max_iterations));
+    Invocation done;
+    done.us.reserve(static_cast<std::size_t>(st.max_iterations));
     try {
       ex.warm_up();
+      const double start = steady_seconds();
       for (auto _ : st) {
         const double s = ex.sample_seconds();
         st.SetIterationTime(s);
-        samples_us.push_back(s * 1e6);
+        done.us.push_back(s * 1e6);
       }
+      done.seconds = steady_seconds() - start;
     } catch (const std::exception& e) {
       error = e.what();
       st.SkipWithError(fmt::format("failed: {}", error).c_str());
       return;
     }
-    invocations.push_back(std::move(samples_us));
+    invocations.push_back(std::move(done));
   };
   auto* b = benchmark::RegisterBenchmark(ex.spec().name().c_str(), body);
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
-  if (fixed_iterations_) b->Iterations(ex.spec().iterations);
+  if (!loops_.min_time()) b->Iterations(ex.spec().iterations);
   benchmark::RunSpecifiedBenchmarks(reporter_.get(), "all");  // dmabench selected the case (Filter)
   benchmark::ClearRegisteredBenchmarks();
   if (!error.empty()) throw std::runtime_error(error);
   // Google Benchmark reports the last invocation of each repetition; earlier ones probed iteration counts.
   const std::size_t reported = std::min(reporter_->reported_invocations(), invocations.size());
-  std::vector<double> samples;
-  for (std::size_t i = invocations.size() - reported; i < invocations.size(); ++i)
-    samples.insert(samples.end(), invocations[i].begin(), invocations[i].end());
+  Samples samples;  // a fixed count: SamplingOutcome's defaults
+  for (std::size_t i = invocations.size() - reported; i < invocations.size(); ++i) {
+    samples.us.insert(samples.us.end(), invocations[i].us.begin(), invocations[i].us.end());
+    samples.outcome.seconds += invocations[i].seconds;
+  }
   return samples;
+}
+
+Samples Session::adaptive_loop(CaseExecution& ex) {
+  benchmark::BenchmarkReporter::Context context;
+  context.name_field_width = 0;  // the reporter widens it to the longest case's name
+  reporter_->ReportContext(context);
+  benchmark::BenchmarkReporter::Run run = adaptive_run(ex.spec());
+  try {
+    ex.warm_up();
+    const double cpu_start = thread_cpu_seconds();
+    Samples samples = ex.take_samples();
+    run.cpu_accumulated_time = thread_cpu_seconds() - cpu_start;
+    run.iterations = static_cast<benchmark::IterationCount>(samples.us.size());
+    run.real_accumulated_time = std::accumulate(samples.us.begin(), samples.us.end(), 0.0) * 1e-6;  // manual time
+    reporter_->ReportRuns({run});
+    return samples;
+  } catch (const std::exception& e) {
+    set_error(run, fmt::format("failed: {}", e.what()));
+    reporter_->ReportRuns({run});
+    throw;
+  }
 }
 
 bool Session::show(const CaseRecord& r) { return reporter_->show(r); }

@@ -27,8 +27,22 @@ void check_flags(const std::vector<std::string>& args);
 // at most 10^7 (InputError).
 void check_samples(const std::vector<std::string>& args, int most_iterations);
 
-// The name Google Benchmark filters on: the case name plus its iterations and manual-time suffixes.
-std::string benchmark_name(const Case& c, bool fixed_iterations);
+// Who samples a case in a run with these flags. Google Benchmark's manual-time loop takes the case's `iterations`
+// per repetition (--benchmark_repetitions repeats it), or as many as --benchmark_min_time asks; dmabench's adaptive
+// loop (bench/sampler.hpp) samples a case whose config gives no `iterations`, unless one of those two flags is given.
+class Loops {
+ public:
+  explicit Loops(const std::vector<std::string>& benchmark_args);
+  bool adaptive(const Case& c) const { return c.sampling.adaptive && !min_time_ && !repetitions_; }
+  bool min_time() const { return min_time_; }  // the library chooses the count of a case it samples
+  // The name Google Benchmark filters on: the case name, then "/iterations:N" where the library's loop takes a
+  // fixed count, then "/manual_time".
+  std::string benchmark_name(const Case& c) const;
+
+ private:
+  bool min_time_ = false;     // --benchmark_min_time: the library chooses the count
+  bool repetitions_ = false;  // --benchmark_repetitions
+};
 
 // --benchmark_filter, compiled once: whether it selects a case (POSIX extended regex searched in the
 // case's benchmark name; a leading '-' negates; empty, "all" and "." select every case).
@@ -41,7 +55,7 @@ class Filter {
  private:
   std::optional<std::regex> re_;  // none: every case
   bool negate_ = false;
-  bool fixed_iterations_ = true;   // no --benchmark_min_time: the name carries the iteration count
+  Loops loops_;  // the names filtered on
 };
 
 // The flags Google Benchmark itself is given: all but those dmabench implements around it
@@ -51,9 +65,9 @@ std::vector<std::string> library_flags(const std::vector<std::string>& args);
 
 class CaseReporter;
 
-// The Google Benchmark side of one sweep: Google Benchmark is the sampler (its manual-time loop) and
-// the reporter users know (the table or JSON --benchmark_format asks for, and --benchmark_out's file);
-// dmabench runs the cases (run_case) and builds their records.
+// The Google Benchmark side of one sweep: Google Benchmark is the sampler of fixed counts (its manual-time loop;
+// dmabench's adaptive loop samples the other cases, Loops) and the reporter users know (the table or JSON
+// --benchmark_format asks for, and --benchmark_out's file); dmabench runs the cases (run_case) and builds their records.
 class Session {
  public:
   // name_width: the longest case name (the table's first column). display: false (the other processes
@@ -67,12 +81,15 @@ class Session {
   void finish();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
-  // run_case()'s sampler: runs the case as one benchmark (manual time: a warm-up, then the library's
-  // iteration loop over ex.sample_seconds()) and returns the samples (µs) of the runs the library
-  // reports (its other invocations probed iteration counts). Throws what a sample throws.
-  std::vector<double> sample(CaseExecution& ex);
-  // Shows the case's reported runs, with counters read from its record (p50_us, p99_us, busbw_GBps and
-  // the overlap figures). Whether the table said all there is to say: false when the case has no runs (not
+  // run_case()'s sampler. Google Benchmark's loop (Loops): runs the case as one benchmark (manual time: a warm-up,
+  // then the library's iteration loop over ex.sample_seconds()) and returns the samples (µs) of the runs the library
+  // reports (its other invocations probed iteration counts). Adaptive: the warm-up and ex.take_samples(), reported as
+  // one run dmabench makes as the library would ("<case>/manual_time", the samples as its iterations, µs).
+  // Throws what a sample throws.
+  Samples sample(CaseExecution& ex);
+  // Shows the case's reported runs, with counters read from its record (p50_us, noise_pct, p99_us, busbw_GBps and
+  // the overlap figures; the label "noisy" where the record is). Whether the table said all there is to say: false
+  // when the case has no runs (not
   // sampled: skipped or failed before timing) or failed after sampling cleanly (the table shows no error),
   // true when it succeeded or its failure is the table's error row.
   bool show(const CaseRecord& r);
@@ -82,7 +99,9 @@ class Session {
   std::string out_path_;
   bool finished_ = false;
   std::unique_ptr<CaseReporter> reporter_;
-  bool fixed_iterations_;
+  Loops loops_;
+  Samples library_loop(CaseExecution& ex);
+  Samples adaptive_loop(CaseExecution& ex);
 };
 
 }  // namespace dmabench::gbench

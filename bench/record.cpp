@@ -31,6 +31,31 @@ json breakdown_json(const measure::Breakdown& b) {
                      "not_copy_not_control = total - control - copy needs no conversion)"}};
 }
 
+// An ok record's p50 interval, the bandwidth intervals at its ends (algbw and busbw at S / high and S / low), the
+// noise and how the samples were taken (results/SCHEMA.md, "The p50's interval").
+json interval_json(const measure::Timed& t) {
+  const auto ends = [&](double Bandwidth::*figure) {
+    return json::array({t.bandwidth_at_high.*figure, t.bandwidth_at_low ? json((*t.bandwidth_at_low).*figure) : json()});
+  };
+  const bool adaptive = t.outcome.adaptive;
+  const auto adaptive_only = [&](json v) { return adaptive ? v : json(); };
+  const json sampling = {{"mode", adaptive ? "adaptive" : "fixed"},
+                         {"samples", t.latency_us.count},
+                         {"seconds", t.outcome.seconds},
+                         {"stopped", to_string(t.outcome.stopped)},
+                         {"max_noise", t.rule.max_noise},
+                         {"min_samples", adaptive_only(t.rule.min_samples)},
+                         {"min_time_s", adaptive_only(t.rule.min_time_s)},
+                         {"max_time_s", adaptive_only(t.rule.max_time_s)},
+                         {"max_samples", adaptive_only(t.rule.max_samples)}};
+  return {{"p50_interval_us", json::array({t.p50_interval.low, t.p50_interval.high})},
+          {"noise", t.p50_interval.noise()},
+          {"noisy", t.noisy},
+          {"algbw_interval_GBps", ends(&Bandwidth::algbw_GBps)},
+          {"busbw_interval_GBps", ends(&Bandwidth::busbw_GBps)},
+          {"sampling", sampling}};
+}
+
 template <class T>
 json or_null(const std::optional<T>& v) {
   return v ? json(*v) : json();
@@ -137,6 +162,7 @@ json to_json(const CaseRecord& r) {
             {"algbw_GBps", r.timed ? json(r.timed->bandwidth.algbw_GBps) : json()},
             {"busbw_GBps", r.timed ? json(r.timed->bandwidth.busbw_GBps) : json()},
             {"clock", r.gpu_clock ? "gpu" : "host"}};
+  if (r.timed) j.update(interval_json(*r.timed));
   j["layout"] = to_json(c.layout);
   if (c.layout.blocks && c.plan) {
     const std::size_t blocks = c.plan->transfers.size();

@@ -198,13 +198,31 @@ double CaseExecution::sample_seconds() {
   return s.seconds_per_op;
 }
 
+namespace {
+
+// The adaptive rule's decision agreed by the processes of a multi-process run: stop as soon as one process decides to,
+// with the lowest such rank's reason (every process sees the same samples, the slowest process's; only their clocks
+// differ). Collective.
+std::optional<Stop> agreed_stop(std::optional<Stop> mine) {
+  for (int stop : team::agree_all(mine ? static_cast<int>(*mine) : -1))
+    if (stop >= 0) return static_cast<Stop>(stop);
+  return std::nullopt;
+}
+
+}  // namespace
+
+Samples CaseExecution::take_samples() {
+  return dmabench::take_samples([this] { return sample_seconds(); }, spec().sampling, spec().iterations, steady_seconds,
+                                team::world().multi() ? AgreeStop(agreed_stop) : AgreeStop());
+}
+
 void CaseExecution::poison_destinations() { measure::poison(subject()); }
 
 std::optional<std::string> CaseExecution::check_destinations() { return measure::check_written(subject()); }
 
-void CaseExecution::set_samples(const std::vector<double>& samples_us) {
+void CaseExecution::set_samples(const Samples& samples) {
   if (status() != Status::ok) return;
-  measured_.timed = measure::timed(samples_us, *spec().plan);
+  measured_.timed = measure::timed(samples, *spec().plan, spec().sampling);
   if (!measured_.timed) fail("no timed samples were taken");
 }
 
@@ -254,9 +272,7 @@ const CaseRecord& run_case(CaseExecution& ex, const CaseHooks& hooks) {
       ex.set_samples(hooks.sampler(ex));
     } else {
       ex.warm_up();
-      std::vector<double> samples_us;
-      for (int i = 0; i < ex.spec().iterations; ++i) samples_us.push_back(ex.sample_seconds() * 1e6);
-      ex.set_samples(samples_us);
+      ex.set_samples(ex.take_samples());
     }
   } catch (const std::exception& e) {
     ex.fail(e.what());

@@ -38,13 +38,16 @@ class CaseExecution {
   void warm_up();
   // One timed sample in seconds per operation (measure::take_sample). Throws on runtime errors.
   double sample_seconds();
+  // The case's timed samples by its sampling rule (bench/sampler.hpp: `iterations` of them, or adaptively; the caller
+  // warms up first); in a multi-process run every process stops after the same sample. Throws on runtime errors.
+  Samples take_samples();
   // Poisons the destinations, then checks what the samples taken since wrote (measure::check_written):
   // for a case run as a background workload (compute/transfer_load.cpp). Throw on runtime errors.
   void poison_destinations();
   std::optional<std::string> check_destinations();
-  // The timed samples (µs per operation) of the case: their statistics, computed once, go into the
-  // record; no samples fail the case.
-  void set_samples(const std::vector<double>& samples_us);
+  // The timed samples (µs per operation) of the case and how they were taken: their statistics, computed once, go
+  // into the record; no samples fail the case.
+  void set_samples(const Samples& samples);
   // Marks the case failed (e.g. a runtime error while timing); its statistics are dropped.
   void fail(std::string reason);
   // After the timed samples, the measurements the case or the hooks ask for (breakdown, power,
@@ -84,9 +87,10 @@ class CaseExecution {
 // that follow them.
 struct CaseHooks {
   // Warms the case up and takes its timed samples (µs per operation), calling ex.warm_up() and
-  // ex.sample_seconds(); unset: the case's `warmup`, then `iterations` samples. The program's sampler
-  // is Google Benchmark's manual-time loop (bench/gbench.hpp). Throws on runtime errors.
-  std::function<std::vector<double>(CaseExecution& ex)> sampler;
+  // ex.sample_seconds() or ex.take_samples(); unset: the case's `warmup`, then ex.take_samples(). The program's
+  // sampler is Google Benchmark's manual-time loop, or dmabench's adaptive one (bench/gbench.hpp). Throws on
+  // runtime errors.
+  std::function<Samples(CaseExecution& ex)> sampler;
   power::Meter* meter = nullptr;       // when set: power after the samples, on power_channels
   std::vector<int> power_channels;
   std::function<compute::Load&()> workload;  // the compute workload of a case with `overlap`

@@ -287,9 +287,9 @@ std::size_t terminal_columns() {
 
 // The longest Google Benchmark name of the cases (the table's first column).
 std::size_t name_width(const std::vector<const Case*>& cases, const std::vector<std::string>& benchmark_args) {
-  const bool fixed_iterations = !gbench::has_flag(benchmark_args, "--benchmark_min_time");
+  const gbench::Loops loops(benchmark_args);
   std::size_t w = 10;
-  for (const Case* c : cases) w = std::max(w, gbench::benchmark_name(*c, fixed_iterations).size());
+  for (const Case* c : cases) w = std::max(w, loops.benchmark_name(*c).size());
   return w;
 }
 

@@ -6,14 +6,20 @@ usage: compare.py BASE.json NEW.json [--threshold 0.05] [--json] [--all]
 Cases are matched by their full key (pattern, in place or not, engine, options, devices, bytes, timing,
 workload, rotation). For every case in both files: the ratio new/base of p50 latency and of busbw,
 and a verdict:
-  slower  p50 grew by more than --threshold AND by more than the noise
-  faster  p50 shrank by more than --threshold AND by more than the noise
-  same    otherwise
-  failed  ok in BASE but not ok in NEW (counts as a regression); both not ok: not compared
-The noise of a case is the larger of the two runs' spreads, spread = (p95 - p50) / p50: a change
-smaller than how far a run's own samples scatter above its median is not a change.
-Prints a markdown table (only slower/faster/failed cases unless --all) and the cases found in one
-file only; --json prints the same as JSON.
+  slower        p50 grew by more than --threshold AND the change is real (below)
+  faster        p50 shrank by more than --threshold AND the change is real
+  within noise  p50 moved by more than --threshold, but the two p50 intervals overlap: not a change
+  same          otherwise
+  failed        ok in BASE but not ok in NEW (counts as a regression); both not ok: not compared
+Whether a change is real (the `rule` of each row):
+  intervals  both records carry the 95% interval of their p50 (`p50_interval_us`, dmabench records it since
+             issue 33): real when the two intervals do not overlap;
+  spread     a file without intervals (written before them): real when the change exceeds the noise, the
+             larger of the two runs' spreads, spread = (p95 - p50) / p50 (a change smaller than how far a run's
+             own samples scatter above its median is not a change; such a case is `same`).
+`noise` is the larger of the two records' noise, max(p50 - low, high - p50) / p50 (rule intervals), or the larger spread (rule spread).
+Prints a markdown table (only slower/faster/within noise/failed cases unless --all; p50 cells carry their intervals)
+and the cases found in one file only; --json prints the same as JSON.
 A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
 it (its run has not finished) is read from the journal when that holds more cases, with a note on stderr
 (scripts/dmabench_results.py, load).
@@ -26,7 +32,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, beside, case_key, fmt_size, load, pattern_label, spread, variant, arg_parser, run_tool  # noqa: E402
+from dmabench_results import (ResultsError, arg_parser, beside, case_key, fmt_size, load, p50_interval, pattern_label,  # noqa: E402
+                               run_tool, spread, variant)
 
 TOOL = "compare.py"
 
@@ -46,39 +53,57 @@ def compare(base_doc, new_doc, threshold):
             rows.append(row)
             continue
         ratio = n["latency_us"]["p50"] / b["latency_us"]["p50"]
-        noise = max(spread(b), spread(n))
-        change = ratio - 1.0
-        verdict = "same"
-        if abs(change) > threshold and abs(change) > noise:
-            verdict = "slower" if change > 0 else "faster"
         row.update({"base_p50_us": b["latency_us"]["p50"], "new_p50_us": n["latency_us"]["p50"], "p50_ratio": ratio,
                     "busbw_ratio": (n["busbw_GBps"] / b["busbw_GBps"]) if b["busbw_GBps"] else None,
-                    "noise": noise, "verdict": verdict})
+                    "base_p50_interval_us": p50_interval(b), "new_p50_interval_us": p50_interval(n)})
+        row.update(judge(b, n, ratio - 1.0, threshold))
         rows.append(row)
     only_base = sorted(base[k].get("name") or str(k) for k in base if k not in new)
     only_new = sorted(new[k].get("name") or str(k) for k in new if k not in base)
     return rows, only_base, only_new
 
 
+def judge(b, n, change, threshold):
+    """The verdict on a p50 that moved by `change` (a fraction), with the rule that judged it and the noise."""
+    bi, ni = p50_interval(b), p50_interval(n)
+    if bi and ni:
+        noise = max(max(p50 - lo, hi - p50) / p50 for p50, (lo, hi) in ((b["latency_us"]["p50"], bi),
+                                                                         (n["latency_us"]["p50"], ni)))
+        apart = bi[1] < ni[0] or ni[1] < bi[0]
+        beyond = abs(change) > threshold
+        verdict = ("slower" if change > 0 else "faster") if beyond and apart else "within noise" if beyond else "same"
+        return {"verdict": verdict, "rule": "intervals", "noise": noise}
+    noise = max(spread(b), spread(n))
+    verdict = ("slower" if change > 0 else "faster") if abs(change) > threshold and abs(change) > noise else "same"
+    return {"verdict": verdict, "rule": "spread", "noise": noise}
+
+
+def p50_cell(p50, interval):
+    """'12.00' or, with its interval, '12.00 [11.90, 12.10]'."""
+    return f"{p50:.2f}" + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
+
+
 def markdown(rows, only_base, only_new, threshold, show_all):
-    order = {"failed": 0, "slower": 1, "faster": 2, "same": 3, "not compared": 4}
+    order = {"failed": 0, "slower": 1, "faster": 2, "within noise": 3, "same": 4, "not compared": 5}
     counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in order}
     out = [f"**dmabench compare**: {len(rows)} cases in both files; " +
            ", ".join(f"{n} {v}" for v, n in counts.items() if n) +
-           f" (threshold {100 * threshold:.0f}%, beyond each case's noise)", ""]
-    shown = [r for r in rows if show_all or r["verdict"] in ("failed", "slower", "faster")]
+           f" (threshold {100 * threshold:.0f}%; a change is real where the two p50 intervals do not overlap, or, in "
+           "files without intervals, beyond each case's spread)", ""]
+    shown = [r for r in rows if show_all or r["verdict"] in ("failed", "slower", "faster", "within noise")]
     if shown:
-        out += ["| verdict | pattern | variant | size/rank | timing | base p50 µs | new p50 µs | p50 ratio | busbw ratio | noise |",
-                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        out += ["| verdict | pattern | variant | size/rank | timing | base p50 µs | new p50 µs | p50 ratio | busbw ratio | noise | rule |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in sorted(shown, key=lambda r: (order[r["verdict"]], -(r.get("p50_ratio") or 0))):
             if "p50_ratio" not in r:
                 out.append(f"| {r['verdict']} | {pattern_label(r['pattern'], r['in_place'])} | {r['variant']} | {fmt_size(r['bytes_per_rank'])} | "
-                           f"{r['timing']} | – | – | – | – | {r.get('reason', '')[:60]} |")
+                           f"{r['timing']} | – | – | – | – | {r.get('reason', '')[:60]} | – |")
                 continue
             bus = f"{r['busbw_ratio']:.3f}" if r["busbw_ratio"] is not None else "–"
             out.append(f"| {r['verdict']} | {pattern_label(r['pattern'], r['in_place'])} | {r['variant']} | {fmt_size(r['bytes_per_rank'])} | "
-                       f"{r['timing']} | {r['base_p50_us']:.2f} | {r['new_p50_us']:.2f} | {r['p50_ratio']:.3f} | {bus} | "
-                       f"{100 * r['noise']:.1f}% |")
+                       f"{r['timing']} | {p50_cell(r['base_p50_us'], r['base_p50_interval_us'])} | "
+                       f"{p50_cell(r['new_p50_us'], r['new_p50_interval_us'])} | {r['p50_ratio']:.3f} | {bus} | "
+                       f"{100 * r['noise']:.1f}% | {r['rule']} |")
     for title, names in (("only in BASE", only_base), ("only in NEW", only_new)):
         if names:
             out += ["", f"{len(names)} case(s) {title}:"] + [f"- {n}" for n in names]

@@ -457,7 +457,12 @@ def check_document(doc, where=lambda i: f"results[{i}]"):
       positive integer; `options` an object; `devices` a list of integers; `bytes` an integer or null; `reason` a
       string; `in_place` true or false; `rotate` a positive integer (these four where present);
     - an `ok` record: `latency_us` an object whose min, p50, mean, p95, p99, max, stddev are finite numbers >= 0,
-      p50 > 0; `algbw_GBps` and `busbw_GBps` finite numbers >= 0;
+      p50 > 0; `algbw_GBps` and `busbw_GBps` finite numbers >= 0; where present (files written before them lack
+      them): `p50_interval_us` two numbers >= 0 around the p50 (low <= p50 <= high), `algbw_interval_GBps` and
+      `busbw_interval_GBps` two numbers >= 0 (the second may be null: unbounded), `noise` a number >= 0, `noisy`
+      true or false, `sampling` an object with `mode` adaptive or fixed, `samples` a positive integer, `seconds` and
+      `max_noise` numbers >= 0, `stopped` one of noise, max_time, max_samples, iterations, and `min_samples`,
+      `min_time_s`, `max_time_s`, `max_samples` numbers >= 0 or null;
     - `power`, `overlap`, `breakdown_us` where present: null or an object; unless it has `error`, its numbers the
       scripts read are finite (power: active_W, window_s, and energy_per_GB_J, uncertainty, busy_fraction or null;
       overlap: compute_slowdown_pct, comm_with_us, comm_with_p99_us, busbw_with_GBps, overlap_efficiency;
@@ -525,6 +530,7 @@ def check_record(r, where):
             _number(lat.get(k), f"{where}.latency_us.{k}", positive=(k == "p50"))
         for k in ("algbw_GBps", "busbw_GBps"):
             _number(r.get(k), f"{where}.{k}")
+        check_interval(r, where)
     for part, fields in (("power", POWER_NUMBERS), ("overlap", dict.fromkeys(OVERLAP_NUMBERS, False)),
                          ("breakdown_us", {**dict.fromkeys(BREAKDOWN_NUMBERS, False), "aligned_fraction": True})):
         if part not in r or r[part] is None:
@@ -535,6 +541,54 @@ def check_record(r, where):
             continue
         for k, nullable in fields.items():
             _number(r[part].get(k), f"{where}.{part}.{k}", positive=(k == "total"), nullable=nullable)
+
+
+SAMPLING_MODES = ("adaptive", "fixed")
+STOPS = ("noise", "max_time", "max_samples", "iterations")
+
+
+def _pair(value, where, open_high=False):
+    """Two numbers >= 0 (`open_high`: the second may be null); ResultsError otherwise."""
+    if not isinstance(value, list) or len(value) != 2:
+        raise ResultsError(f"{where}: expected a list of two numbers, got {_show(value)}")
+    _number(value[0], f"{where}[0]")
+    _number(value[1], f"{where}[1]", nullable=open_high)
+
+
+def check_interval(r, where):
+    """An ok record's p50 interval, bandwidth intervals, noise and sampling, where present (check_document)."""
+    if "p50_interval_us" in r:
+        _pair(r["p50_interval_us"], f"{where}.p50_interval_us")
+        low, high = r["p50_interval_us"]
+        if not low <= r["latency_us"]["p50"] <= high:
+            raise ResultsError(f"{where}.p50_interval_us: [{low}, {high}] does not hold the p50 {r['latency_us']['p50']}")
+    for k in ("algbw_interval_GBps", "busbw_interval_GBps"):
+        if k in r:
+            _pair(r[k], f"{where}.{k}", open_high=True)
+    if "noise" in r:
+        _number(r["noise"], f"{where}.noise")
+    if "noisy" in r:
+        _of(r["noisy"], bool, f"{where}.noisy")
+    if "sampling" not in r:
+        return
+    s = r["sampling"]
+    _of(s, dict, f"{where}.sampling")
+    for field, allowed in (("mode", SAMPLING_MODES), ("stopped", STOPS)):
+        if s.get(field) not in allowed:
+            raise ResultsError(f"{where}.sampling.{field}: expected one of {', '.join(allowed)}, got {_show(s.get(field))}")
+    _of(s.get("samples"), int, f"{where}.sampling.samples")
+    if s["samples"] < 1:
+        raise ResultsError(f"{where}.sampling.samples: expected a positive integer, got {s['samples']}")
+    for k, nullable in (("seconds", False), ("max_noise", False), ("min_samples", True), ("min_time_s", True),
+                        ("max_time_s", True), ("max_samples", True)):
+        _number(s.get(k), f"{where}.sampling.{k}", nullable=nullable)
+
+
+def p50_interval(result):
+    """An ok record's 95% interval of its p50 in µs, (low, high), or None where the file has none (written before
+    dmabench recorded intervals)."""
+    pair = result.get("p50_interval_us")
+    return tuple(pair) if isinstance(pair, list) and len(pair) == 2 else None
 
 
 def engine_options_in_name(result):
@@ -664,6 +718,8 @@ def to_frame(paths, tool="dmabench_results"):
     hardware_times (False for the software SDMA engine's CPU-thread times),
     bytes, bytes_per_rank, timing, status, reason, validated, clock, iterations, min/p50/mean/p95/p99/
     max/stddev (µs), algbw, busbw (GB/s), energy_per_GB_J, active_W, power_uncertainty, and
+    p50_low / p50_high (µs: the p50's 95% interval), noise (its half-width over the p50), noisy, sampling (adaptive or
+    fixed), stopped (noise, max_time, max_samples, iterations) and sampling_s (None in files without them),
     bd_control / bd_schedule / bd_copy / bd_sync / bd_total (µs) where a breakdown exists, and for
     overlap cases beside (the workload), compute_slowdown_pct, comm_with_us, comm_with_p99_us,
     comm_slowdown_pct, busbw_with, overlap_efficiency; and how the bytes lie and where the host buffers are:
@@ -695,6 +751,11 @@ def to_frame(paths, tool="dmabench_results"):
                    "power_uncertainty": number(power.get("uncertainty")), "hardware_times": not software_times(r)}
             for k in ("min", "p50", "mean", "p95", "p99", "max", "stddev"):
                 row[k] = number(lat.get(k))
+            interval = p50_interval(r) or (None, None)
+            sampling = r.get("sampling") or {}
+            row.update({"p50_low": number(interval[0]), "p50_high": number(interval[1]), "noise": number(r.get("noise")),
+                        "noisy": r.get("noisy"), "sampling": sampling.get("mode"), "stopped": sampling.get("stopped"),
+                        "sampling_s": number(sampling.get("seconds"))})
             for k in ("control", "schedule", "copy", "sync", "total"):
                 row[f"bd_{k}"] = number(bd.get(k)) if "error" not in bd else None
             ov = r.get("overlap") or {}

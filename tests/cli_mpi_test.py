@@ -111,6 +111,34 @@ def slowest_rank(exe, tmp):
     print(f"  slowest rank: p50 {lat['p50']:.0f} us with rank 1 delayed 30 ms per operation")
 
 
+def adaptive(exe, tmp):
+    """Adaptive sampling (no iterations) across processes: every process stops after the same sample, whether the
+    noise stops it (loose max_noise) or the time and sample caps do (an impossible max_noise: the processes' clocks
+    reach max_time at slightly different samples), and no run hangs."""
+    for np in (2, 4):
+        for max_noise in (0.5, 1e-6):
+            path = write(os.path.join(tmp, "adaptive.json"),
+                         {"patterns": ["allgather", "copy"], "engines": ["host"], "sizes": ["4KiB", "64KiB"],
+                          "timing": ["oneshot", "pipelined"], "warmup": 1, "max_noise": max_noise, "max_time": 0.1,
+                          "max_samples": 2000})
+            out = os.path.join(tmp, "adaptive-out.json")
+            p = mpirun(np, exe, "--config", path, "--out", out, "--backend", "host", timeout=120)
+            expect(p.returncode == 0, f"-np {np} max_noise {max_noise} exited {p.returncode}\n{p.stderr[-2000:]}")
+            doc = load(out)
+            check_file(doc, np, out)
+            res = doc["results"]
+            expect(len(res) == 8 and all(r["status"] == "ok" for r in res), f"{[(r['name'], r['reason']) for r in res]}")
+            for r in res:
+                s = r["sampling"]
+                expect(s["mode"] == "adaptive" and s["samples"] == r["iterations"] >= 10, f"{r['name']}: {s}")
+                expect(s["stopped"] != "noise" or (r["noise"] <= max_noise and not r["noisy"]),
+                       f"{r['name']}: stopped on noise with noise {r['noise']}")
+            stops = {r["sampling"]["stopped"] for r in res}
+            expect(("noise" in stops) if max_noise == 0.5 else stops <= {"max_time", "max_samples"},
+                   f"-np {np} max_noise {max_noise}: stopped {stops}")
+        print(f"  adaptive -np {np}: every case stopped together (noise, and time or samples)")
+
+
 def corrupt(exe, tmp):
     """A byte rank 1 writes into rank 0's buffer is wrong: rank 0's check fails the case in both processes."""
     path = write(os.path.join(tmp, "corrupt.json"),
@@ -417,7 +445,7 @@ def main():
         print(f"  removing {stale} (left before this test)")
         os.remove(stale)
     with tempfile.TemporaryDirectory() as tmp:
-        for test in (sweeps, slowest_rank, corrupt, bad_input, two_hosts, killed_rank, died_between_cases, interrupted,
+        for test in (sweeps, slowest_rank, adaptive, corrupt, bad_input, two_hosts, killed_rank, died_between_cases, interrupted,
                      launcher_signal, launch_compare):
             test(exe, tmp)
         other_engines(exe, configs, tmp)

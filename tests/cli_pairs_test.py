@@ -7,7 +7,9 @@ usage: cli_pairs_test.py DMABENCH SCRIPTS_DIR
 1. devices {"pairs": [0, 1, 2]}: copy on every ordered pair, h2d and d2h on every rank, each validated; the
    console prints one complete matrix per case (every pair a number, row sums, the total) and
    scripts/matrix.py prints the same cells from the results file.
-2. --check with an expectations file that takes that run as its reference: every case PASS, exit 0.
+2. --check with an expectations file that takes that run as its reference: every case PASS, exit 0; against a
+   reference far above it, PASS "within noise" where the reference's intervals reach down to the run's and FAIL where
+   they are tight.
 3. The same sweep with rank 1 made slow (DMABENCH_HOST_FAULT=slow-device:1:MS, a slow link), judged by a fixed
    latency ceiling: exactly the cases with rank 1 FAIL, the others PASS, exit 5 (a check failed); a failed case
    takes exit 1 before it.
@@ -131,6 +133,29 @@ def check_runs(exe, tmp, cfg, reference):
     expect(failed == with_1 and len(failed) == 6, f"FAIL {sorted(failed)}, expected the cases with rank 1 {sorted(with_1)}")
     expect(len(passed) == 6 and not passed & with_1, f"PASS {sorted(passed)}")
     expect("check: 6 PASS, 6 FAIL" in p.stdout, p.stdout[-500:])
+    # Intervals: against a reference whose figures are far above anything measured here, every case is below its band;
+    # with the reference's intervals reaching down to nothing the two intervals overlap (PASS, "within noise"), with
+    # tight ones they do not (FAIL). Every case of this run carries its own interval.
+    ref_doc = json.load(open(reference))
+    for wide in (True, False):
+        for r in ref_doc["results"]:
+            r["busbw_GBps"] = 1e6
+            r["busbw_interval_GBps"] = [1e-9 if wide else 1e6, 1e6]
+        noisy_ref = write(os.path.join(tmp, "noisy-reference.json"), ref_doc)
+        exp_noisy = write(os.path.join(tmp, "expect-noisy.json"), {
+            "schema": "dmabench-expectations/1", "reference": os.path.basename(noisy_ref), "tolerance_pct": 10,
+            "checks": [{"reference": True}]})
+        p = run([exe, "--config", cfg, "--backend", "host", "--out", out, "--check", exp_noisy], rc=0 if wide else 5)
+        lines = re.findall(r"^(PASS|FAIL)  .*$", p.stdout, re.M)
+        verdicts = re.findall(r"^(PASS|FAIL)  ", p.stdout, re.M)
+        noise_lines = [l for l in p.stdout.splitlines() if "; within noise: the measured interval [" in l]
+        if wide:
+            expect(verdicts == ["PASS"] * 12 and len(noise_lines) == 12 and
+                   "reaches the band drawn from the reference interval [1e-09, 1e+06])" in noise_lines[0],
+                   f"a reference interval reaching down to nothing:\n{p.stdout[-3000:]}")
+        else:
+            expect(verdicts == ["FAIL"] * 12 and not noise_lines, f"tight reference intervals:\n{p.stdout[-3000:]}")
+        expect(len(lines) == 12, f"{len(lines)} verdict lines")
     # A case that fails (corrupt data) is exit 1, whatever the checks say.
     run([exe, "--config", cfg, "--backend", "host", "--out", out, "--check", exp],
         env={"DMABENCH_HOST_FAULT": "corrupt:0"}, rc=1)

@@ -6,6 +6,8 @@ usage: cli_test.py DMABENCH CONFIG_DIR MODE
   bad-input     every kind of bad input exits 2 with a message naming the field, runs nothing
   host-8-ranks  all patterns (and the all-gather in place) on 8 host ranks, validated
   overlap-host  a config with sweeps, cases beside the host's stream workload: every overlap field checked
+  adaptive-host a config without iterations: every case sampled adaptively, its interval, noise and sampling
+                consistent, the console's noise_pct and "noisy" labels; --benchmark_repetitions keeps a fixed count
   exit-codes    every exit code (0, 1, 2, 3, 4, 130, 143), kill -9 and the journal, cost per case, first-case delay
   sdma-host     configs/sdma-host.json: every sdma variant on the software SDMA engine, 2/4/8 ranks, packet dumps
   gpu           every GPU engine on every pattern on the build's GPU backend (cuda or hip) (exit 77 = skip without GPU)
@@ -69,7 +71,9 @@ def check_results(doc, expect_backend):
         expect(0 < lat["min"] <= lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["max"], f"{r['name']} order {lat}")
         expect(lat["min"] <= lat["mean"] <= lat["max"], f"{r['name']} mean")
         parts = ctx["config"].get("sweeps", [ctx["config"]])
-        expect(r["iterations"] in {p["iterations"] for p in parts}, f"{r['name']} iterations {r['iterations']}")
+        if r["sampling"]["mode"] == "fixed":
+            expect(r["iterations"] in {p["iterations"] for p in parts}, f"{r['name']} iterations {r['iterations']}")
+        check_interval(r)
         n = r["ranks"]
         expect(n == len(r["devices"]), f"{r['name']} ranks")
         per = r["bytes_per_rank"]
@@ -81,6 +85,33 @@ def check_results(doc, expect_backend):
         factor = (n - 1) / n if r["pattern"] in ("allgather", "alltoall") else 1.0
         expect(abs(r["busbw_GBps"] - alg * factor) <= 1e-9 * alg, f"{r['name']} busbw")
     return names
+
+
+STOPS = {"adaptive": {"noise", "max_time", "max_samples"}, "fixed": {"iterations"}}
+
+
+def check_interval(r):
+    """An ok record's p50 interval, bandwidth intervals, noise, noisy and sampling, consistent with its figures."""
+    lat, s, name = r["latency_us"], r["sampling"], r["name"]
+    low, high = r["p50_interval_us"]
+    expect(lat["min"] <= low <= lat["p50"] <= high <= lat["max"], f"{name}: p50 interval {low}..{high} around {lat}")
+    factor = r["busbw_GBps"] / r["algbw_GBps"]
+    for key, figure, scale in (("algbw_interval_GBps", "algbw_GBps", 1.0), ("busbw_interval_GBps", "busbw_GBps", factor)):
+        lo, hi = r[key]
+        expect(lo <= r[figure] and (hi is None or r[figure] <= hi), f"{name}: {key} {lo}..{hi} around {r[figure]}")
+        expect(abs(lo - r["bytes"] / high / 1e3 * scale) <= 1e-9 * lo, f"{name}: {key} low end {lo} is not S / {high} us")
+        expect(hi is None or abs(hi - r["bytes"] / low / 1e3 * scale) <= 1e-9 * hi, f"{name}: {key} high end {hi}")
+    noise = max(lat["p50"] - low, high - lat["p50"]) / lat["p50"]
+    expect(abs(r["noise"] - noise) <= 1e-9 * max(1.0, noise), f"{name}: noise {r['noise']}, its interval says {noise}")
+    expect(r["noisy"] == (s["samples"] < 6 or r["noise"] > s["max_noise"]), f"{name}: noisy {r['noisy']} with {s}")
+    expect(s["samples"] == r["iterations"] and s["mode"] in STOPS and s["stopped"] in STOPS[s["mode"]], f"{name}: {s}")
+    if s["mode"] == "fixed":
+        expect(s["min_samples"] is None and s["max_time_s"] is None, f"{name}: fixed sampling with adaptive settings {s}")
+        return
+    expect(s["min_samples"] <= s["samples"] <= s["max_samples"], f"{name}: {s['samples']} samples against {s}")
+    expect({"noise": r["noise"] <= s["max_noise"] and s["seconds"] >= s["min_time_s"],
+            "max_time": s["seconds"] >= s["max_time_s"],
+            "max_samples": s["samples"] == s["max_samples"]}[s["stopped"]], f"{name}: stopped {s['stopped']} with {s}")
 
 
 def quick_host(exe, configs, tmp):
@@ -153,6 +184,10 @@ def bad_input(exe, configs, tmp):
     bad({**base, "patterns": ["broadcast"]}, ["'broadcast'", "allgather"])
     bad({**base, "overlap": {"compute": "fft"}}, ["overlap.compute", "\"gemm\"", "\"stream\""])
     bad({"sweeps": [{"sizes": "1KiB", "engines": ["host"]}, {"engines": ["host"]}]}, ["sizes", "missing", "(sweeps[1])"])
+    # sampling: a fixed count and adaptive sampling exclude each other; each key in its range
+    bad({**base, "iterations": 10, "max_time": 0.5}, ["iterations, max_time", "give one or the other"])
+    bad({**base, "max_noise": 0}, ["max_noise", "a fraction above 0, at most 1"])
+    bad({**base, "max_timed_bytes": "1GiB"}, ["max_timed_bytes", "give iterations with it"])
     # host memory and block layouts: a block larger than its pool, a NUMA node the machine lacks, blocks on
     # a pattern that moves parts of buffers, a host kind nobody has
     blocks = {"kind": "blocks", "block_bytes": "64KiB", "order": "random", "pool_bytes": "32KiB"}
@@ -535,6 +570,50 @@ def gpu(exe, configs, tmp):
         check_overlap(r)
 
 
+def table_rows(stdout):
+    """The console table's rows: {benchmark name: row text}."""
+    return {line.split()[0]: line for line in stdout.splitlines() if "/manual_time" in line.split(" ", 1)[0]}
+
+
+def adaptive_host(exe, configs, tmp):
+    """A config without iterations: every case sampled by the adaptive rule, each record consistent (check_interval),
+    the console's rows named without an iteration count, with noise_pct and "noisy" where the record is."""
+    base = {"name": "adaptive", "patterns": ["copy", "allgather"], "engines": ["host"], "sizes": ["4KiB", "256KiB"],
+            "timing": ["oneshot", "pipelined"], "warmup": 2, "pipeline_depth": 4, "min_samples": 12, "max_time": 0.2,
+            "max_samples": 4000}
+    out = os.path.join(tmp, "adaptive-out.json")
+    for max_noise in (0.5, 1e-6):  # loose: most stop on noise; impossibly tight: every case runs out of time or samples
+        path = os.path.join(tmp, "adaptive.json")
+        with open(path, "w") as f:
+            json.dump({**base, "max_noise": max_noise}, f)
+        p = run(exe, "--config", path, "--backend", "host", "--out", out, check_rc=0)
+        doc = json.load(open(out))
+        check_results(doc, "host")
+        expect(doc["context"]["config"]["sampling"] == {"mode": "adaptive", "max_noise": max_noise, "min_samples": 12,
+                                                        "min_time": 0, "max_time": 0.2, "max_samples": 4000},
+               f"context.config.sampling {doc['context']['config']['sampling']}")
+        ok = [r for r in doc["results"] if r["status"] == "ok"]
+        expect(len(ok) == 8 and all(r["sampling"]["mode"] == "adaptive" for r in ok), f"{len(ok)} ok adaptive cases")
+        stops = {r["sampling"]["stopped"] for r in ok}
+        expect("noise" in stops if max_noise == 0.5 else "noise" not in stops, f"max_noise {max_noise}: stopped {stops}")
+        rows = table_rows(p.stdout)
+        expect("noise_pct" in p.stdout, f"no noise_pct column:\n{p.stdout[-2000:]}")
+        for r in ok:
+            row = rows.get(r["name"] + "/manual_time")
+            expect(row is not None, f"{r['name']}: no table row named without an iteration count:\n{p.stdout[-3000:]}")
+            expect(row.rstrip().endswith(" noisy") == r["noisy"], f"{r['name']}: noisy {r['noisy']}, row {row!r}")
+            expect(f" {r['iterations']} " in row, f"{r['name']}: {r['iterations']} samples, row {row!r}")
+    # Google Benchmark's repetitions keep its own loop: the config's default count per repetition, fixed.
+    p = run(exe, "--config", path, "--backend", "host", "--out", out, "--benchmark_filter=copy/host/oneshot",
+            "--benchmark_repetitions=2", check_rc=0)
+    doc = json.load(open(out))
+    expect(len(doc["results"]) == 2, f"{len(doc['results'])} cases")
+    for r in doc["results"]:
+        check_interval(r)
+        expect(r["sampling"]["mode"] == "fixed" and r["iterations"] == 200, f"{r['name']}: {r['sampling']}")
+    expect("/iterations:100/manual_time" in p.stdout, p.stdout[-2000:])
+
+
 def shrink_for_ci(cfg):
     """configs/host.json and kv-offload.json as CI runs them on the host backend: the same parts, patterns,
     engines, kinds and orders, with sizes up to 1 MiB, blocks up to 64 KiB and at most 256 of them."""
@@ -596,7 +675,8 @@ def main():
     exe, configs, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory() as tmp:
         {"quick-host": quick_host, "bad-input": bad_input, "host-8-ranks": host_8_ranks, "overlap-host": overlap_host,
-         "sdma-host": sdma_host, "exit-codes": exit_codes, "gpu": gpu, "host-configs": host_configs}[mode](exe, configs, tmp)
+         "sdma-host": sdma_host, "exit-codes": exit_codes, "gpu": gpu, "host-configs": host_configs,
+         "adaptive-host": adaptive_host}[mode](exe, configs, tmp)
     print(f"PASS {mode}")
 
 

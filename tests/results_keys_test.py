@@ -6,7 +6,8 @@ usage: results_keys_test.py DMABENCH COMMITTED_DIR      (registered with ctest a
 Runs `DMABENCH --backend host` on a small config that makes every kind of record the host backend can
 write: ok and skipped records (GPU engines on the host backend), both timing modes, in place,
 rotation, a case beside the host's `stream` workload (and one beside a GEMM, skipped on the host), the
-breakdown request and a run-wide power setting; and once more on one case under an address-space limit, whose allocation fails: a failed
+breakdown request and a run-wide power setting; once more on one case sampled adaptively (no iterations); and
+once more on one case under an address-space limit, whose allocation fails: a failed
 record. Then it compares the key structure of the fresh files with that of the committed files
 (COMMITTED_DIR/*.json, the 2 x H200 runs): every key path with the class of its value (number,
 string, bool, null, object, list), list elements merged, and a sweep part of `context.config` read as
@@ -58,6 +59,14 @@ NEW = {
     "results[].setup_s": "SCHEMA.md setup_s: what setting a case up cost (issue 33: buffers kept across cases), added "
                          "after the committed files",
     "results[].setup": "SCHEMA.md setup: its parts and the buffers allocated or reused, as above",
+    "results[].p50_interval_us": "SCHEMA.md \"The p50's interval\": the 95% interval of the p50 (issue 33, figures that "
+                                 "say how sure they are), added after the committed files",
+    "results[].noise": "SCHEMA.md: the p50 interval's half-width over the p50, as above",
+    "results[].noisy": "SCHEMA.md: the interval wider than max_noise (or none: fewer than 6 samples), as above",
+    "results[].algbw_interval_GBps": "SCHEMA.md: algbw at the p50 interval's ends, as above",
+    "results[].busbw_interval_GBps": "SCHEMA.md: busbw at the p50 interval's ends, as above",
+    "results[].sampling": "SCHEMA.md: how the samples were taken (fixed or adaptive, why it stopped), as above",
+    "context.config.sampling": "SCHEMA.md context.config: the sampling mode and its settings, as above",
 }
 
 # Committed paths the host backend cannot write, with the reason. A path covers its subtree.
@@ -109,6 +118,9 @@ CONFIG = {
 # starve the other cases' threads), so that an allocation fails.
 FAILING = {"name": "results-keys-failed", "engines": ["host"], "patterns": ["copy"], "sizes": ["768MiB"],
            "timing": ["oneshot"], "iterations": 1, "warmup": 0}
+# Adaptive sampling (a config without iterations): the sampling settings as numbers where fixed counts write null.
+ADAPTIVE = {"name": "results-keys-adaptive", "engines": ["host"], "patterns": ["copy"], "sizes": ["4KiB"],
+            "timing": ["oneshot"], "warmup": 1, "max_time": 0.05}
 ADDRESS_SPACE = 1 << 30
 FAILING_NEEDS_FREE = 4 << 30
 
@@ -184,7 +196,8 @@ def main():
     if not failing:
         print(f"note: less than {FAILING_NEEDS_FREE >> 30} GiB free: no failed record is forced")
     with tempfile.TemporaryDirectory() as tmp:
-        docs = [run_fresh(exe, tmp, CONFIG)] + ([run_fresh(exe, tmp, FAILING, ADDRESS_SPACE)] if failing else [])
+        docs = [run_fresh(exe, tmp, CONFIG), run_fresh(exe, tmp, ADAPTIVE)] + \
+            ([run_fresh(exe, tmp, FAILING, ADDRESS_SPACE)] if failing else [])
     fresh = {}
     for doc in docs:
         shape(doc, fresh)

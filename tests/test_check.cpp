@@ -252,3 +252,83 @@ TEST(Check, ADeeplyNestedFileIsRefusedBeforeItIsBuilt) {
   }
   ::unlink(path.c_str());
 }
+
+namespace {
+
+// A record with the intervals dmabench writes around its p50 and bandwidths (results/SCHEMA.md).
+json with_intervals(json r, double bw_low, double bw_high, double p50_low, double p50_high) {
+  r["busbw_interval_GBps"] = {bw_low, bw_high};
+  r["algbw_interval_GBps"] = {bw_low, bw_high};
+  r["p50_interval_us"] = {p50_low, p50_high};
+  return r;
+}
+
+}  // namespace
+
+// A figure outside the band whose interval reaches into it passes "within noise"; one whose whole interval lies
+// outside still fails; records without intervals are judged by the figure alone, as before.
+TEST(Check, AFailNeedsTheWholeIntervalOutsideTheBand) {
+  const auto x = load_doc(expectations(json::array({{{"pattern", "h2d"}, {"expect", 50.0}}})));  // at least 45
+  auto v = x.judge(with_intervals(record("h2d", {0}, 44.0, 1), 40.0, 46.0, 0.9, 1.1), kMachine);
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(v->pass);
+  EXPECT_TRUE(v->within_noise);
+  v = x.judge(with_intervals(record("h2d", {0}, 44.0, 1), 40.0, 44.9, 0.9, 1.1), kMachine);
+  ASSERT_TRUE(v);
+  EXPECT_FALSE(v->pass);
+  EXPECT_FALSE(v->within_noise);
+  v = x.judge(record("h2d", {0}, 44.0, 1), kMachine);  // no interval: the figure alone
+  EXPECT_FALSE(v->pass);
+  // an unbounded interval (its high end null: a low sample of 0 us) reaches any band
+  json open = with_intervals(record("h2d", {0}, 44.0, 1), 40.0, 0, 0.9, 1.1);
+  open["busbw_interval_GBps"][1] = nullptr;
+  EXPECT_TRUE(x.judge(open, kMachine)->within_noise);
+  // a latency: the interval's low end must lie above the band
+  const auto lat = load_doc(expectations(json::array({{{"metric", "p50_us"}, {"expect", 10.0}, {"tolerance_pct", 20}}})));
+  EXPECT_TRUE(lat.judge(with_intervals(record("h2d", {0}, 1, 12.5), 1, 1, 11.8, 13.0), kMachine)->within_noise);
+  EXPECT_FALSE(lat.judge(with_intervals(record("h2d", {0}, 1, 12.5), 1, 1, 12.1, 13.0), kMachine)->pass);
+  // a planted slow device: tight intervals far outside the band fail
+  EXPECT_FALSE(x.judge(with_intervals(record("h2d", {0}, 5.0, 1), 4.9, 5.1, 0.9, 1.1), kMachine)->pass);
+}
+
+// Against a reference, the two intervals must be apart in the failing direction (the band drawn from the
+// reference interval's near end) for a FAIL.
+TEST(Check, AgainstAReferenceTheIntervalsMustNotOverlap) {
+  json ref_rec = with_intervals(record("copy", {0, 1}, 100.0, 5), 96.0, 104.0, 4.8, 5.2);
+  json doc = {{"context", json::object()}, {"results", json::array({ref_rec})}};
+  const auto x = check::Expectations::load(write_file("dmabench-reference-intervals.json", doc));  // 10%: at least 90
+  // the band from the reference interval's near end: at least 96 x 0.9 = 86.4. 88 (below 90) whose interval reaches 87:
+  auto v = x.judge(with_intervals(record("copy", {0, 1}, 88.0, 5), 85.0, 87.0, 4.9, 5.1), kMachine);
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(v->pass);
+  EXPECT_TRUE(v->within_noise);
+  ASSERT_TRUE(v->expected_interval);
+  EXPECT_DOUBLE_EQ(v->expected_interval->first, 96.0);
+  v = x.judge(with_intervals(record("copy", {0, 1}, 85.0, 5), 84.0, 86.0, 4.9, 5.1), kMachine);  // below 86.4 whole
+  EXPECT_FALSE(v->pass);
+  EXPECT_TRUE(x.judge(with_intervals(record("copy", {0, 1}, 95.0, 5), 94.0, 96.0, 4.9, 5.1), kMachine)->pass);
+  // a reference without intervals: the measured interval against its figure
+  const json plain = {{"context", json::object()}, {"results", json::array({record("copy", {0, 1}, 100.0, 5)})}};
+  const auto y = check::Expectations::load(write_file("dmabench-reference-plain.json", plain));
+  EXPECT_FALSE(y.judge(with_intervals(record("copy", {0, 1}, 85.0, 5), 84.0, 89.9, 4.9, 5.1), kMachine)->pass);
+  EXPECT_TRUE(y.judge(with_intervals(record("copy", {0, 1}, 85.0, 5), 84.0, 90.1, 4.9, 5.1), kMachine)->within_noise);
+}
+
+// The verdict line of a PASS within noise says so, with both intervals; other lines keep their form.
+TEST(Check, WithinNoiseIsSaidOnItsLine) {
+  check::Verdict v;
+  v.name = "h2d/ce/oneshot/dev=0/64MiB";
+  v.metric = "busbw_GBps";
+  v.measured = 44.0;
+  v.expected = 50.0;
+  v.basis = "expected";
+  v.pass = v.within_noise = true;
+  v.measured_interval = std::pair{40.0, 46.0};
+  ::testing::internal::CaptureStdout();
+  check::print_verdicts({v}, 0, "x.json");
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("PASS  h2d/ce/oneshot/dev=0/64MiB  busbw_GBps 44, expected 50 (-12.0%; down to -10% allowed; expected; "
+                     "within noise: the measured interval [40, 46] reaches the allowed band)"),
+            std::string::npos)
+      << out;
+}

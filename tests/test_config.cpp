@@ -550,3 +550,71 @@ TEST(Config, RotateIsAnAxis) {
   expect_error(R"({"sizes": 1, "rotate": []})", {"rotate", "empty"});
   expect_error(R"({"sizes": 1, "rotate": ["x"]})", {"rotate[0]"});
 }
+
+// Sampling: a config that gives iterations takes that many samples per case (fixed, as before); without it a case
+// samples adaptively (bench/sampler.hpp) with the config's max_noise, min_samples, min_time, max_time, max_samples.
+TEST(Config, IterationsOrAdaptiveSampling) {
+  Config fixed = parse(R"({"sizes": 1, "engines": ["host"], "patterns": ["copy"], "iterations": 7, "max_noise": 0.05})");
+  EXPECT_FALSE(fixed.sampling.adaptive);
+  EXPECT_EQ(fixed.iterations, 7);
+  EXPECT_DOUBLE_EQ(fixed.sampling.max_noise, 0.05);  // judges `noisy` in fixed mode too
+  json j = to_json(fixed);
+  EXPECT_EQ(j["iterations"], 7);
+  EXPECT_EQ(j["sampling"], json::parse(R"({"mode": "fixed", "max_noise": 0.05, "min_samples": null, "min_time": null,
+                                           "max_time": null, "max_samples": null})"));
+  const Config defaults = parse(R"({"sizes": 1, "engines": ["host"], "patterns": ["copy"]})");
+  EXPECT_TRUE(defaults.sampling.adaptive);
+  EXPECT_DOUBLE_EQ(defaults.sampling.max_noise, 0.01);
+  EXPECT_EQ(defaults.sampling.min_samples, 10);
+  EXPECT_DOUBLE_EQ(defaults.sampling.min_time_s, 0);
+  EXPECT_DOUBLE_EQ(defaults.sampling.max_time_s, 1.0);
+  EXPECT_EQ(defaults.sampling.max_samples, 100000);
+  const Config a = parse(R"({"sizes": 1, "engines": ["host"], "patterns": ["copy"], "timing": "oneshot", "max_noise": 0.005, "min_samples": 20,
+                             "min_time": 0.5, "max_time": 15, "max_samples": 5000})");
+  EXPECT_TRUE(a.sampling.adaptive);
+  j = to_json(a);
+  EXPECT_EQ(j["sampling"], json::parse(R"({"mode": "adaptive", "max_noise": 0.005, "min_samples": 20, "min_time": 0.5,
+                                           "max_time": 15.0, "max_samples": 5000})"));
+  const auto cases = expand(a, 2, {0, 1}, "host rank");
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_TRUE(cases[0].sampling.adaptive);
+  EXPECT_EQ(cases[0].sampling.max_samples, 5000);
+  EXPECT_FALSE(expand(fixed, 2, {0, 1}, "host rank")[0].sampling.adaptive);
+  // The mode is per sweep part: a part that gives iterations is fixed, the others adaptive.
+  const Config parts = parse(R"({"sizes": 1, "engines": ["host"], "patterns": ["copy"],
+                                 "sweeps": [{"timing": "oneshot", "max_time": 0.5}, {"timing": "pipelined", "iterations": 3}]})");
+  ASSERT_EQ(parts.sweeps.size(), 2u);
+  EXPECT_TRUE(parts.sweeps[0].sampling.adaptive);
+  EXPECT_DOUBLE_EQ(parts.sweeps[0].sampling.max_time_s, 0.5);
+  EXPECT_FALSE(parts.sweeps[1].sampling.adaptive);
+  EXPECT_EQ(to_json(parts)["sweeps"][1]["sampling"]["mode"], "fixed");
+  // an adaptive key at the top level reaches every part: one that gives iterations is refused, naming it
+  expect_error(R"({"sizes": 1, "max_time": 0.5, "sweeps": [{"timing": "oneshot"}, {"iterations": 3}]})",
+               {"iterations, max_time", "sweeps[1]"});
+}
+
+TEST(Config, BadSamplingSaysWhatIsAccepted) {
+  // iterations with an adaptive-only key: both named
+  for (const char* key : {"min_samples", "min_time", "max_time", "max_samples"}) {
+    const std::string text = std::string(R"({"sizes": 1, "iterations": 10, ")") + key + R"(": 1})";
+    expect_error(text.c_str(), {"config: iterations, ", key, "give one or the other"});
+  }
+  // the fixed count's own keys without iterations
+  expect_error(R"({"sizes": 1, "max_timed_bytes": "1GiB"})", {"max_timed_bytes", "give iterations with it"});
+  expect_error(R"({"sizes": 1, "min_iterations": 3})", {"min_iterations", "give iterations with it"});
+  // each key out of its range
+  expect_error(R"({"sizes": 1, "max_noise": 0})", {"max_noise", "a fraction above 0, at most 1", "got 0"});
+  expect_error(R"({"sizes": 1, "max_noise": 1.5})", {"max_noise", "1.5"});
+  expect_error(R"({"sizes": 1, "max_noise": "1%"})", {"max_noise", "\"1%\""});
+  expect_error(R"({"sizes": 1, "min_samples": 0})", {"min_samples", "integer from 1 to 10000000"});
+  expect_error(R"({"sizes": 1, "min_samples": 2.5})", {"min_samples", "2.5"});
+  expect_error(R"({"sizes": 1, "max_samples": 10000001})", {"max_samples", "integer from 1 to 10000000"});
+  expect_error(R"({"sizes": 1, "min_time": -1})", {"min_time", "seconds from 0 to 3600"});
+  expect_error(R"({"sizes": 1, "max_time": 0})", {"max_time", "seconds above 0, at most 3600"});
+  expect_error(R"({"sizes": 1, "max_time": 3601})", {"max_time", "3601"});
+  expect_error(R"({"sizes": 1, "max_time": true})", {"max_time", "true"});
+  // bounds out of order
+  expect_error(R"({"sizes": 1, "min_samples": 50, "max_samples": 20})", {"min_samples", "50", "max_samples (20)"});
+  expect_error(R"({"sizes": 1, "min_time": 2, "max_time": 1})", {"min_time", "max_time (1 s)"});
+  expect_error(R"({"sizes": 1, "min_time": 2})", {"min_time", "max_time (1 s)"});  // against the default max_time
+}

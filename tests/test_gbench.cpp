@@ -17,37 +17,16 @@ using json = nlohmann::json;
 namespace {
 
 // Launches after the first `good` (validation and warm-up) throw.
-class FailingOperation final : public Operation {
+class FailingOperation final : public testing_support::ForwardingOperation {
  public:
-  FailingOperation(std::unique_ptr<Operation> inner, int good) : inner_(std::move(inner)), good_(good) {}
+  FailingOperation(std::unique_ptr<Operation> inner, int good) : ForwardingOperation(std::move(inner)), good_(good) {}
   void launch() override {
     if (launches_++ >= good_) throw std::runtime_error("launch refused by the test");
     inner_->launch();
   }
-  void wait() override { inner_->wait(); }
-  void fill_sources(std::uint64_t seed) override { inner_->fill_sources(seed); }
-  void poison_destinations(std::uint64_t seed) override { inner_->poison_destinations(seed); }
-  std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override {
-    return inner_->check_destinations(expected, seed);
-  }
 
  private:
-  std::unique_ptr<Operation> inner_;
   int good_, launches_ = 0;
-};
-
-class FailingEngine final : public Engine {
- public:
-  FailingEngine(Engine& inner, int good) : inner_(inner), good_(good) {}
-  std::unique_ptr<const TypedOptions> parse(const Options& o) const override { return inner_.parse(o); }
-  WhyNot unsupported(const Plan& p, const TypedOptions& o, int k) const override { return inner_.unsupported(p, o, k); }
-  std::unique_ptr<Operation> prepare(const Plan& plan, const TypedOptions& o) override {
-    return std::make_unique<FailingOperation>(inner_.prepare(plan, o), good_);
-  }
-
- private:
-  Engine& inner_;
-  int good_;
 };
 
 Case copy_case() {
@@ -67,7 +46,9 @@ TEST(GbenchSession, AFailureWhileSampledIsTheTablesErrorRowAlone) {
     return session.sample(e);
   }};
   // Validation and the warm-up launch once each; the third launch, the first timed one, throws.
-  FailingEngine failing(*host, 2);
+  testing_support::WrappingEngine failing(*host, [](std::unique_ptr<Operation> op) -> std::unique_ptr<Operation> {
+    return std::make_unique<FailingOperation>(std::move(op), 2);
+  });
   CaseExecution bad(testing_support::planned(copy_case()), &failing, "", *backend);
   const CaseRecord& r = run_case(bad, hooks);
   bad.release();

@@ -190,45 +190,34 @@ TEST(Overlap, WorkloadTheBackendLacksSkipsTheCase) {
 
 namespace {
 
-// An engine whose operations are right the first time they are checked and wrong afterwards: the
-// validation beside the workload must catch it.
-class BreaksLaterEngine final : public Engine {
+// Operations right the first time they are checked and wrong afterwards: the validation beside the workload must
+// catch it.
+class BreaksLaterOperation final : public testing_support::ForwardingOperation {
  public:
-  explicit BreaksLaterEngine(std::unique_ptr<Engine> inner) : inner_(std::move(inner)) {}
-  std::unique_ptr<const TypedOptions> parse(const Options& o) const override { return inner_->parse(o); }
-  WhyNot unsupported(const Plan& p, const TypedOptions& o, int k) const override {
-    return inner_->unsupported(p, o, k);
-  }
-  std::unique_ptr<Operation> prepare(const Plan& plan, const TypedOptions& o) override {
-    class Op final : public Operation {
-     public:
-      explicit Op(std::unique_ptr<Operation> in) : in_(std::move(in)) {}
-      void launch() override { in_->launch(); }
-      void wait() override { in_->wait(); }
-      void fill_sources(std::uint64_t s) override { in_->fill_sources(s); }
-      void poison_destinations(std::uint64_t s) override { in_->poison_destinations(s); }
-      std::optional<Mismatch> check_destinations(const Plan& p, std::uint64_t s) override {
-        if (checks_++ == 0) return in_->check_destinations(p, s);
-        in_->poison_destinations(s + 1);  // the bytes are lost after the first check
-        return in_->check_destinations(p, s);
-      }
-
-     private:
-      std::unique_ptr<Operation> in_;
-      int checks_ = 0;
-    };
-    return std::make_unique<Op>(inner_->prepare(plan, o));
+  using ForwardingOperation::ForwardingOperation;
+  std::optional<Mismatch> check_destinations(const Plan& p, std::uint64_t s) override {
+    if (checks_++ == 0) return inner_->check_destinations(p, s);
+    inner_->poison_destinations(s + 1);  // the bytes are lost after the first check
+    return inner_->check_destinations(p, s);
   }
 
  private:
-  std::unique_ptr<Engine> inner_;
+  int checks_ = 0;
 };
+
+// The host engine, its operations breaking after their first check.
+testing_support::WrappingEngine breaks_later(Engine& host) {
+  return testing_support::WrappingEngine(host, [](std::unique_ptr<Operation> op) -> std::unique_ptr<Operation> {
+    return std::make_unique<BreaksLaterOperation>(std::move(op));
+  });
+}
 
 }  // namespace
 
 TEST(Overlap, WrongDataBesideTheWorkloadFailsTheCase) {
   auto backend = host_backend();
-  BreaksLaterEngine engine(make_engine("host").value());
+  auto host = make_engine("host").value();
+  auto engine = breaks_later(*host);
   Case c = overlap_case("stream");
   CaseExecution ex(testing_support::planned(c), &engine, "", *backend);
   ScriptedLoad load(10.0, 11.0, 3);
@@ -298,8 +287,10 @@ TEST(Overlap, WrongDataOnTheBackgroundSideFailsTheCase) {
   Case c = beside_transfer("d2h");
   CaseExecution ex(testing_support::planned(c), engine.get(), "", *backend);
   // Right when it is validated before use, wrong in every run after: only the per-run check sees it.
-  auto load = compute::make_transfer_load(*backend, c.overlap->compute, c.devices,
-                                          std::make_unique<BreaksLaterEngine>(make_engine("host").value()));
+  auto host = make_engine("host").value();  // outlives the load, whose engine wraps it
+  auto load = compute::make_transfer_load(
+      *backend, c.overlap->compute, c.devices,
+      std::make_unique<testing_support::WrappingEngine>(breaks_later(*host)));
   const json r = run_overlap(ex, [&]() -> compute::Load& { return *load; });
   EXPECT_EQ(r["status"], "failed");
   EXPECT_NE(r["reason"].get<std::string>().find("the workload's own data beside the case: transfer-d2h-host-8MiB"),

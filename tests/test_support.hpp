@@ -84,6 +84,39 @@ class TamperingEngine final : public Engine {
   std::function<void(Plan&)> tamper_;
 };
 
+// An operation that forwards every call to another (the host engine's); a test derives from it and overrides what it
+// plants (a launch that throws, times from a script).
+class ForwardingOperation : public Operation {
+ public:
+  explicit ForwardingOperation(std::unique_ptr<Operation> inner) : inner_(std::move(inner)) {}
+  void launch() override { inner_->launch(); }
+  void wait() override { inner_->wait(); }
+  void fill_sources(std::uint64_t seed) override { inner_->fill_sources(seed); }
+  void poison_destinations(std::uint64_t seed) override { inner_->poison_destinations(seed); }
+  std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override {
+    return inner_->check_destinations(expected, seed);
+  }
+
+ protected:
+  std::unique_ptr<Operation> inner_;
+};
+
+// An engine whose operations are another engine's, each wrapped by `wrap` (into a ForwardingOperation of the test's).
+class WrappingEngine final : public Engine {
+ public:
+  using Wrap = std::function<std::unique_ptr<Operation>(std::unique_ptr<Operation>)>;
+  WrappingEngine(Engine& inner, Wrap wrap) : inner_(inner), wrap_(std::move(wrap)) {}
+  std::unique_ptr<const TypedOptions> parse(const Options& o) const override { return inner_.parse(o); }
+  WhyNot unsupported(const Plan& p, const TypedOptions& o, int k) const override { return inner_.unsupported(p, o, k); }
+  std::unique_ptr<Operation> prepare(const Plan& plan, const TypedOptions& o) override {
+    return wrap_(inner_.prepare(plan, o));
+  }
+
+ private:
+  Engine& inner_;
+  Wrap wrap_;
+};
+
 // The case with its plan (what expand() gives every case), after a test has set its fields.
 inline Case planned(Case c) {
   plan_case(c);

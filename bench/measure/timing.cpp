@@ -58,10 +58,19 @@ Sample take_sample(const Subject& s) {
   return slowest;
 }
 
-std::optional<Timed> timed(const std::vector<double>& samples_us, const Plan& plan) {
-  if (samples_us.empty()) return std::nullopt;
-  const LatencyStats s = summarize(samples_us);
-  return Timed{s, bandwidth(static_cast<double>(plan.total_bytes), plan.bus_factor, s.p50)};
+std::optional<Timed> timed(const Samples& samples, const Plan& plan, const Sampling& rule) {
+  if (samples.us.empty()) return std::nullopt;
+  const auto at = [&](double us) { return bandwidth(static_cast<double>(plan.total_bytes), plan.bus_factor, us); };
+  Timed t;
+  t.latency_us = summarize(samples.us);
+  t.bandwidth = at(t.latency_us.p50);
+  t.p50_interval = median_interval(samples.us);
+  t.bandwidth_at_high = at(t.p50_interval.high);
+  if (t.p50_interval.low > 0) t.bandwidth_at_low = at(t.p50_interval.low);
+  t.noisy = !t.p50_interval.has_95 || t.p50_interval.noise() > rule.max_noise;
+  t.rule = rule;
+  t.outcome = samples.outcome;
+  return t;
 }
 
 }  // namespace dmabench::measure

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bench/measure/subject.hpp"
+#include "bench/sampler.hpp"
 #include "bench/stats.hpp"
 
 namespace dmabench::measure {
@@ -23,9 +24,18 @@ Sample take_sample(const Subject& s);
 
 struct Timed {
   LatencyStats latency_us;
-  Bandwidth bandwidth;  // at the p50
+  Bandwidth bandwidth;          // at the p50
+  MedianInterval p50_interval;  // µs: the p50's 95% interval (below 6 samples [min, max])
+  // The bandwidth interval: at the p50 interval's high end (S / high, its low end) and low end (S / low, its high
+  // end; nullopt where that sample is 0 µs, a clock that did not tick).
+  Bandwidth bandwidth_at_high;
+  std::optional<Bandwidth> bandwidth_at_low;
+  // The interval is wider than the sampling's max_noise allows, or there is none (fewer than 6 samples).
+  bool noisy = false;
+  Sampling rule;             // the case's sampling rule (its adaptive parameters apply where outcome.adaptive)
+  SamplingOutcome outcome;  // how the samples were taken
 };
-// The statistics of samples (µs per operation) of a plan; nullopt for no samples.
-std::optional<Timed> timed(const std::vector<double>& samples_us, const Plan& plan);
+// The statistics of samples (µs per operation) of a plan, taken by `rule`; nullopt for no samples.
+std::optional<Timed> timed(const Samples& samples, const Plan& plan, const Sampling& rule);
 
 }  // namespace dmabench::measure

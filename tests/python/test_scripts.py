@@ -201,6 +201,89 @@ def test_compare_threshold_and_identity(tmp_path):
     assert p.returncode == 0 and "slower" not in p.stdout.split("\n", 1)[0].replace("0 slower", "")
 
 
+def with_interval(r, half, stopped="noise"):
+    """`r` with the fields dmabench writes around its p50: an interval of +-`half` (a fraction) and the rest."""
+    lat = r["latency_us"]
+    low, high = lat["p50"] * (1 - half), lat["p50"] * (1 + half)
+    lat["min"], lat["max"] = min(lat["min"], low), max(lat["max"], high)
+    r["p50_interval_us"] = [low, high]
+    r["algbw_interval_GBps"] = [r["algbw_GBps"] * lat["p50"] / high, r["algbw_GBps"] * lat["p50"] / low]
+    r["busbw_interval_GBps"] = [r["busbw_GBps"] * lat["p50"] / high, r["busbw_GBps"] * lat["p50"] / low]
+    r["noise"], r["noisy"] = half, half > 0.01
+    r["sampling"] = {"mode": "adaptive", "samples": 500, "seconds": 0.4, "stopped": stopped, "max_noise": 0.01,
+                     "min_samples": 10, "min_time_s": 0.0, "max_time_s": 1.0, "max_samples": 100000}
+    return r
+
+
+def slowed(doc, index, factor):
+    """`doc` with record `index` `factor` times slower, its interval too."""
+    new = copy.deepcopy(doc)
+    r = new["results"][index]
+    for k in r["latency_us"]:
+        r["latency_us"][k] *= factor
+    r["p50_interval_us"] = [x * factor for x in r["p50_interval_us"]]
+    for k in ("algbw_GBps", "busbw_GBps"):
+        r[k] /= factor
+        r[k.replace("_GBps", "_interval_GBps")] = [x / factor for x in r[k.replace("_GBps", "_interval_GBps")]][::-1]
+    return new
+
+
+def test_compare_a_change_whose_intervals_overlap_is_within_noise(tmp_path):
+    base = small_run()
+    for r in base["results"]:
+        with_interval(r, 0.15, stopped="max_time")  # wide: +-15%
+    new = slowed(base, 4, 1.2)  # 20% slower: beyond the threshold, but [0.85, 1.15] and [1.02, 1.38] overlap
+    p = run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "n.json", new))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "1 within noise" in p.stdout and "slower" not in p.stdout.split("\n", 1)[0]
+    [row] = [l for l in p.stdout.splitlines() if l.startswith("| within noise")]
+    p50 = base["results"][4]["latency_us"]["p50"]
+    assert f"{p50:.2f} [{0.85 * p50:.2f}, {1.15 * p50:.2f}]" in row and f"[{1.02 * p50:.2f}, {1.38 * p50:.2f}]" in row
+    assert row.rstrip().endswith("| 15.0% | intervals |"), row
+    doc = json.loads(run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "n.json", new), "--json").stdout)
+    [case] = [c for c in doc["cases"] if c["verdict"] != "same"]
+    assert case["verdict"] == "within noise" and case["rule"] == "intervals" and doc["regressed"] == 0
+    assert abs(case["p50_ratio"] - 1.2) < 1e-9 and case["base_p50_interval_us"] == [0.85 * p50, 1.15 * p50]
+
+
+def test_compare_a_planted_regression_with_tight_intervals_still_fails(tmp_path):
+    base = small_run()
+    for r in base["results"]:
+        with_interval(r, 0.01)
+    new = slowed(base, 4, 1.2)
+    p = run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "n.json", new), "--json")
+    assert p.returncode == 1, p.stdout + p.stderr
+    doc = json.loads(p.stdout)
+    [case] = [c for c in doc["cases"] if c["verdict"] != "same"]
+    assert case["verdict"] == "slower" and case["rule"] == "intervals" and doc["regressed"] == 1
+    assert all(c["rule"] == "intervals" for c in doc["cases"])
+    # faster, with tight intervals, is real too; a change inside the threshold is the same whatever the intervals
+    assert compare.compare(base, slowed(base, 4, 0.5), 0.05)[0][4]["verdict"] == "faster"
+    assert compare.compare(base, slowed(base, 4, 1.03), 0.05)[0][4]["verdict"] == "same"
+    # a file without intervals on either side: the spread rule, as before
+    rows, _, _ = compare.compare(small_run(), new, 0.05)
+    assert {r["rule"] for r in rows} == {"spread"}
+
+
+def test_results_with_intervals_are_checked_and_framed(tmp_path):
+    from dmabench_results import to_frame
+    good = small_run()
+    with_interval(good["results"][0], 0.02, stopped="max_time")
+    df = to_frame([str(write(tmp_path, "g.json", good))])
+    first = df.iloc[0]
+    assert first.sampling == "adaptive" and first.stopped == "max_time" and bool(first.noisy)
+    assert abs(first.p50_low - 0.98 * first.p50) < 1e-9 and abs(first.noise - 0.02) < 1e-12
+    assert df.iloc[1].p50_low is None or df.iloc[1].p50_low != df.iloc[1].p50_low  # no interval: None / NaN
+    for field, value, message in (("p50_interval_us", [1e9, 2e9], "does not hold the p50"),
+                                  ("busbw_interval_GBps", [1.0], "a list of two numbers"),
+                                  ("noisy", "yes", "true or false"),
+                                  ("sampling", {"mode": "guess"}, "sampling.mode")):
+        bad = copy.deepcopy(good)
+        bad["results"][0][field] = value
+        p = run("compare.py", write(tmp_path, "bad.json", bad), write(tmp_path, "g.json", good))
+        assert p.returncode == 2 and message in p.stderr, (field, p.stderr)
+
+
 def test_compare_bad_input(tmp_path):
     good = write(tmp_path, "g.json", small_run())
     p = run("compare.py", write(tmp_path, "x.json", "[1, 2"), good)
