@@ -75,7 +75,9 @@ cmd:jupyter-nbconvert                                         jupyter-nbconvert'
   local sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq || log "apt-get update failed; trying the install anyway"
+  # on a machine without a network (a GPU machine in a closed room) this fails; it is given up after 5 minutes at most
+  timeout 300 $sudo apt-get update -qq -o Acquire::Retries=0 -o Acquire::http::Timeout=10 -o Acquire::https::Timeout=10 ||
+    log "apt-get update failed; trying the install anyway"
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing missing packages: ${missing[*]}"
     $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

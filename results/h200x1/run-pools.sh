@@ -5,10 +5,12 @@
 #   gputests  the GPU ctest entries alone (gpu_engines, cli_gpu_sweep, cli_mpi_gpu), when gpucheck is not run
 #   kvpool    configs/kv-pool.json: the 96-case paged sweep in a 4 GiB pool, timed whole
 #   setup     configs/pool-setup.json: setup per case against pool size 256 MiB .. 16 GiB, and scripts/setup_report.py
-#   repeat    REPEAT (default 3) runs of configs/noise-repeat.json (a ce-batch paged case and h2d-bidir, adaptive
-#             sampling), compared with scripts/compare.py and checked with --check against the first run
-# Everything goes under $WORK, packed into $OUT/pools.tar.gz. DMABENCH_GIT_REVISION names the revision (the copy
-# of the tree on the machine has no .git).
+#   repeat    REPEAT (default 2) runs of configs/noise-repeat.json (ce-batch paged cases and h2d-bidir, adaptive
+#             sampling), each checked (--check) against REFERENCE (an earlier machine start's run) or this start's
+#             first run, and set against both with scripts/compare.py
+# Everything goes under $WORK, packed into $OUT/pools.tar.gz; the binary is copied to $OUT/dmabench. DMABENCH_GIT_REVISION
+# names the revision (the copy of the tree on the machine has no .git); DMABENCH_BIN runs a binary carried from an
+# earlier start instead of building.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 OUT="${OUT:-$PWD}"
@@ -27,12 +29,13 @@ if want gpucheck; then
   cp results/h200x1/gpu-check/"$REV".log "$WORK/" 2>/dev/null
   tail -3 "$WORK/gpu-check.out"
 fi
-if ! [ -x build/dmabench ]; then
+B="${DMABENCH_BIN:-build/dmabench}"  # DMABENCH_BIN: a binary built on an earlier start of this machine kind, carried
+if ! [ -x "$B" ]; then
   log "build"
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDMABENCH_GIT_REVISION="$REV" >"$WORK/configure.log" 2>&1 &&
     cmake --build build -j "$(nproc)" >"$WORK/build.log" 2>&1 || { log "build failed"; tail -40 "$WORK/build.log"; exit 1; }
 fi
-B=build/dmabench
+cp "$B" "$OUT/dmabench" 2>/dev/null  # for later machine starts (DMABENCH_BIN)
 if want runsh; then
   timeout 120 bash scripts/run.sh >"$WORK/run-sh.log" 2>&1; log "run.sh rc=$?"
   cp results/latest.json "$WORK/run-sh.json" 2>/dev/null
@@ -41,9 +44,9 @@ if want gputests; then
   (cd build && timeout 400 ctest --output-on-failure -L gpu) >"$WORK/gpu-ctest.log" 2>&1; log "gpu ctest rc=$?"
 fi
 if want kvpool; then
-  t0=$(date +%s.%N)
+  t0=$(date +%s)
   timeout 300 $B --config configs/kv-pool.json --out "$WORK/kv-pool.json" >"$WORK/kv-pool.log" 2>&1; rc=$?
-  log "kv-pool rc=$rc wall $(echo "$(date +%s.%N) - $t0" | bc) s"
+  log "kv-pool rc=$rc wall $(( $(date +%s) - t0 )) s"
 fi
 if want setup; then
   timeout 400 $B --config configs/pool-setup.json --out "$WORK/pool-setup.json" >"$WORK/pool-setup.log" 2>&1
@@ -52,13 +55,15 @@ if want setup; then
   log "setup_report rc=$?"
 fi
 if want repeat; then
-  # run 1 of this machine start is the reference of runs 2.. (compare.py, --check); REFERENCE (a results file from
-  # an earlier machine start, carried in the tree) is compared with every run of this one too
-  for i in $(seq 1 "${REPEAT:-3}"); do
+  # each run is checked (--check) against REFERENCE (a results file of an earlier machine start, carried in the
+  # tree) when given, else against run 1 of this start; compare.py sets every run against both
+  for i in $(seq 1 "${REPEAT:-2}"); do
+    ref="${REFERENCE:-}"
+    [ -z "$ref" ] && [ "$i" -gt 1 ] && ref="$WORK/repeat-1.json"
     check=()
-    [ "$i" -gt 1 ] && check=(--check "$WORK/repeat-1.json")
+    [ -n "$ref" ] && check=(--check "$ref")
     timeout 150 $B --config configs/noise-repeat.json --out "$WORK/repeat-$i.json" "${check[@]}" >"$WORK/repeat-$i.log" 2>&1
-    log "repeat $i rc=$?"
+    log "repeat $i rc=$? (checked against ${ref:-nothing})"
     [ "$i" -gt 1 ] && { python3 scripts/compare.py "$WORK/repeat-1.json" "$WORK/repeat-$i.json" --all >"$WORK/compare-1-$i.md" 2>&1; log "compare 1 $i rc=$?"; }
     [ -n "${REFERENCE:-}" ] && { python3 scripts/compare.py "$REFERENCE" "$WORK/repeat-$i.json" --all >"$WORK/compare-ref-$i.md" 2>&1; log "compare reference $i rc=$?"; }
   done
