@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>  // environ
+
 #include <gtest/gtest.h>
 
 #include "bench/interrupt.hpp"
@@ -251,6 +253,15 @@ TEST(Team, LaunchersAreRecognisedAndBatchShellsAreNot) {
                         "WORLD_SIZE", "RANK", "LOCAL_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_NTASKS", "SLURM_LOCALID",
                         "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK"})
     unsetenv(n);
+  // a machine's own PMIx / PMI settings (the GPU machine's image sets PMIX_MCA_* for its Open MPI) would read as
+  // srun's PMI plugin: this test's environment holds only what each case sets
+  std::vector<std::string> launcher_vars;
+  for (char** e = environ; *e; ++e) {
+    const std::string var(*e);
+    for (const char* prefix : {"PMIX_", "PMI_", "PALS_"})
+      if (var.rfind(prefix, 0) == 0) launcher_vars.push_back(var.substr(0, var.find('=')));
+  }
+  for (const auto& n : launcher_vars) unsetenv(n.c_str());
   EXPECT_FALSE(team::launch_env().launched);
   {
     Env a("SLURM_NTASKS", "8");  // an sbatch / salloc shell: not a task of srun
