@@ -32,7 +32,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import (ResultsError, arg_parser, beside, case_key, fmt_size, load, p50_interval, pattern_label,  # noqa: E402
+from dmabench_results import (ResultsError, arg_parser, beside, case_key, fmt_size, load, p50_interval, pattern_label, where,  # noqa: E402
                                run_tool, spread, variant)
 
 TOOL = "compare.py"
@@ -45,7 +45,7 @@ def compare(base_doc, new_doc, threshold):
     for key in [k for k in base if k in new]:
         b, n = base[key], new[key]
         row = {"case": n.get("name") or key[0], "pattern": n["pattern"], "in_place": bool(n.get("in_place")),
-               "variant": variant(n) + (f" beside {beside(n)}" if beside(n) else ""),
+               "variant": variant(n) + (f" ({where(n)})" if where(n) else "") + (f" beside {beside(n)}" if beside(n) else ""),
                "bytes_per_rank": n["bytes_per_rank"], "timing": n["timing"], "devices": n.get("devices")}
         if b["status"] != "ok" or n["status"] != "ok":
             row["verdict"] = "failed" if b["status"] == "ok" else "not compared"

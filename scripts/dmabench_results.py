@@ -627,6 +627,22 @@ def variant(result):
     return result["engine"] + (" " + ",".join(opts) if opts else "") + (" [software engine]" if software_times(result) else "")
 
 
+def where(result):
+    """Where a case's bytes lie, when that is more than device buffers: its host-memory kind and its block layout,
+    e.g. 'pinned, 1024 x 4 KiB random in 4 GiB'; '' for contiguous device buffers."""
+    parts = []
+    host = result.get("host_memory")
+    if isinstance(host, dict) and host.get("kind"):
+        parts.append(str(host["kind"]))
+    lay = result.get("layout")
+    if isinstance(lay, dict) and lay.get("kind") == "blocks":
+        count = lay.get("blocks") or lay.get("blocks_per_op")
+        block = fmt_size(lay["block_bytes"]) if isinstance(lay.get("block_bytes"), int) else "?"
+        pool = f" in {fmt_size(lay['pool_bytes'])}" if isinstance(lay.get("pool_bytes"), int) and lay["pool_bytes"] else ""
+        parts.append(f"{count} x {block} {lay.get('order', '')}{pool}".replace("  ", " ").strip())
+    return ", ".join(parts)
+
+
 def pattern_label(pattern, in_place=False):
     """How the scripts show a case's pattern: 'allgather', or 'allgather (in place)' when its `in_place` is true."""
     return f"{pattern} (in place)" if in_place else pattern
@@ -684,10 +700,17 @@ def spread(result):
 
 def case_key(result):
     """The full identity of a case across runs: pattern and placement, engine, options, devices, bytes, timing,
-    workload, rotation."""
+    workload, rotation, block layout (contiguous: None, as in files without `layout`) and host memory (kind and NUMA
+    request), so that pinned and mapped, or 1024 x 4 KiB and 64 x 64 KiB blocks of one size, stay apart."""
+    lay = result.get("layout")
+    layout = None
+    if isinstance(lay, dict) and lay.get("kind", "contiguous") != "contiguous":
+        layout = json.dumps({k: v for k, v in lay.items() if k != "blocks_per_op"}, sort_keys=True)
+    host = result.get("host_memory")
+    host = (host.get("kind"), host.get("numa")) if isinstance(host, dict) else None
     return (result["pattern"], bool(result.get("in_place")), result["engine"],
             json.dumps(result.get("options", {}), sort_keys=True), tuple(result.get("devices", [])), result.get("bytes"),
-            result["bytes_per_rank"], result["timing"], beside(result), result.get("rotate", 1))
+            result["bytes_per_rank"], result["timing"], beside(result), result.get("rotate", 1), layout, host)
 
 
 def machine_label(doc):

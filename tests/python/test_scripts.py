@@ -151,6 +151,26 @@ def test_compare_finds_a_planted_regression(tmp_path):
     assert len(slow) == 1 and "nccl" in slow[0] and "64 KiB" in slow[0] and "1.200" in slow[0]
 
 
+def test_compare_keeps_host_kinds_and_block_layouts_apart(tmp_path):
+    # four cases of one size that differ only in host kind and block layout (the H200's noise-repeat run matched
+    # them on one key and compared 6 of its 11 cases): each is compared with its own, and only the slowed one is slower
+    def paged(kind, blocks, block):
+        lay = {"kind": "blocks", "block_bytes": block, "blocks": blocks, "order": "random", "stride_bytes": 0,
+               "pool_bytes": 4 << 30, "seed": 1, "sides": "both", "blocks_per_op": blocks}
+        return result("h2d", "ce-batch", 4 << 20, "oneshot", 100.0, host_memory={"kind": kind, "numa": "local"}, layout=lay,
+                      devices=[0])
+    base = document([paged(k, n, b) for k in ("pinned", "mapped") for n, b in ((1024, 4096), (64, 65536))])
+    new = copy.deepcopy(base)
+    slowed = new["results"][2]  # mapped, 1024 x 4 KiB
+    for k in slowed["latency_us"]:
+        slowed["latency_us"][k] *= 1.2
+    p = run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "n.json", new))
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "4 cases in both files" in p.stdout and "1 slower" in p.stdout
+    slow = [l for l in p.stdout.splitlines() if l.startswith("| slower")]
+    assert len(slow) == 1 and "mapped, 1024 x 4 KiB random in 4 GiB" in slow[0]
+
+
 def test_compare_ignores_a_change_inside_the_noise(tmp_path):
     base = small_run()
     new = copy.deepcopy(base)
