@@ -56,16 +56,18 @@ if want setup; then
 fi
 if want repeat; then
   # each run is checked (--check) against REFERENCE (a results file of an earlier machine start, carried in the
-  # tree) when given, else against run 1 of this start; compare.py sets every run against both
+  # tree) when given, else against run 1 of this start; compare.py sets every run against both. PIN: a command the
+  # runs start under (e.g. "taskset -c 4": one CPU core for the whole run), TAG: a word in their file names
+  t="${TAG:-}"
   for i in $(seq 1 "${REPEAT:-2}"); do
     ref="${REFERENCE:-}"
-    [ -z "$ref" ] && [ "$i" -gt 1 ] && ref="$WORK/repeat-1.json"
+    [ -z "$ref" ] && [ "$i" -gt 1 ] && ref="$WORK/repeat$t-1.json"
     check=()
     [ -n "$ref" ] && check=(--check "$ref")
-    timeout 150 $B --config configs/noise-repeat.json --out "$WORK/repeat-$i.json" "${check[@]}" >"$WORK/repeat-$i.log" 2>&1
-    log "repeat $i rc=$? (checked against ${ref:-nothing})"
-    [ "$i" -gt 1 ] && { python3 scripts/compare.py "$WORK/repeat-1.json" "$WORK/repeat-$i.json" --all >"$WORK/compare-1-$i.md" 2>&1; log "compare 1 $i rc=$?"; }
-    [ -n "${REFERENCE:-}" ] && { python3 scripts/compare.py "$REFERENCE" "$WORK/repeat-$i.json" --all >"$WORK/compare-ref-$i.md" 2>&1; log "compare reference $i rc=$?"; }
+    timeout 150 ${PIN:-} $B --config configs/noise-repeat.json --out "$WORK/repeat$t-$i.json" "${check[@]}" >"$WORK/repeat$t-$i.log" 2>&1
+    log "repeat$t $i rc=$? (${PIN:-not pinned}; checked against ${ref:-nothing})"
+    [ "$i" -gt 1 ] && { python3 scripts/compare.py "$WORK/repeat$t-1.json" "$WORK/repeat$t-$i.json" --all >"$WORK/compare$t-1-$i.md" 2>&1; log "compare$t 1 $i rc=$?"; }
+    [ -n "${REFERENCE:-}" ] && { python3 scripts/compare.py "$REFERENCE" "$WORK/repeat$t-$i.json" --all >"$WORK/compare$t-ref-$i.md" 2>&1; log "compare$t reference $i rc=$?"; }
   done
 fi
 log "done"
