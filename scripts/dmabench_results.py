@@ -707,7 +707,7 @@ def case_key(result):
     if isinstance(lay, dict) and lay.get("kind", "contiguous") != "contiguous":
         layout = json.dumps({k: v for k, v in lay.items() if k != "blocks_per_op"}, sort_keys=True)
     host = result.get("host_memory")
-    host = (host.get("kind"), host.get("numa")) if isinstance(host, dict) else None
+    host = json.dumps([host.get("kind"), host.get("numa")], sort_keys=True) if isinstance(host, dict) else None
     return (result["pattern"], bool(result.get("in_place")), result["engine"],
             json.dumps(result.get("options", {}), sort_keys=True), tuple(result.get("devices", [])), result.get("bytes"),
             result["bytes_per_rank"], result["timing"], beside(result), result.get("rotate", 1), layout, host)
