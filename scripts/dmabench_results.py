@@ -182,6 +182,18 @@ def open_log(path):
     return io.TextIOWrapper(_open_output(path, follow=False), encoding="utf-8", errors="backslashreplace", line_buffering=True)
 
 
+def check_output(path, st):
+    """ResultsError when the output `path` (`st`: its os.stat, None when there is no file) is a file this script read
+    (an output never replaces an input, also through a link or another name) or is named like a dmabench run's own
+    file (another run's journal or lock)."""
+    if st is not None and (st.st_dev, st.st_ino) in _inputs:
+        raise ResultsError(f"cannot write {path}: it is {_inputs[(st.st_dev, st.st_ino)]}, a file this script read; "
+                           "accepted: a file of its own")
+    if os.path.basename(path).endswith(OWN_SUFFIXES):
+        raise ResultsError(f"cannot write {path}: named like a dmabench run's own file (a name ending in "
+                           f"{' or '.join(OWN_SUFFIXES)}: another run's journal or lock); accepted: another name")
+
+
 def write_file(path, data):
     """Writes `data` (str: UTF-8, anything not encodable escaped; or bytes) to `path` whole or not at all: a regular
     file (or a new one) is replaced by a complete temporary file beside it (an unpredictable name, created
@@ -198,12 +210,7 @@ def write_file(path, data):
         raise ResultsError(f"cannot write {path}: {e.strerror}") from None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise ResultsError(f"cannot write {path}: a directory")
-    if st is not None and (st.st_dev, st.st_ino) in _inputs:
-        raise ResultsError(f"cannot write {path}: it is {_inputs[(st.st_dev, st.st_ino)]}, a file this script read; "
-                           "accepted: a file of its own")
-    if os.path.basename(path).endswith(OWN_SUFFIXES):
-        raise ResultsError(f"cannot write {path}: named like a dmabench run's own file (a name ending in "
-                           f"{' or '.join(OWN_SUFFIXES)}: another run's journal or lock); accepted: another name")
+    check_output(path, st)
     if st is not None and not stat.S_ISREG(st.st_mode):
         try:
             with _open_output(path) as f:
