@@ -2,6 +2,7 @@
 
 A run that has not finished (crashed, killed -9, or still running) leaves its journal `<out>.journal` next to its
 results file `<out>`; `load` reads either, and reads the journal in place of a results file that lags behind it."""
+import contextlib
 import errno
 import fcntl
 import io
@@ -802,3 +803,22 @@ def to_frame(paths, tool="dmabench_results"):
                         "numa_node": host.get("numa_node"), "host_verified": host.get("verified")})
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def history_frame(db_path):
+    """A pandas DataFrame of a history database (scripts/history.py; docs/history.md has its tables): one row per
+    (run, record), oldest run first. The run's context: run_id, started_at (a UTC datetime: context.started_at, else
+    context.date), finished_at, host, revision, version, machine (the machine kind, as machine_label), backend, gpus,
+    driver, config, source (the file it was imported from), imported_at; the record's idx (its place in the file),
+    name, case_key (JSON text of case_key), pattern, engine, variant, place (where), bytes_per_rank, bytes, timing,
+    status, reason, p50_us, p50_low_us, p50_high_us, noise, noisy (True / False / <NA> where not recorded),
+    busbw_GBps, busbw_low_GBps, busbw_high_GBps, algbw_GBps, sampling, samples, setup_s; and verdict, the gate's
+    verdict on the case where `history.py gate --record` stored one (else None). The database is only read;
+    ResultsError for one that is missing, not a dmabench history or of a newer schema version."""
+    import pandas as pd
+    import history
+    with contextlib.closing(history.open_db(db_path, write=False)) as conn, history.db_errors(db_path):
+        df = pd.read_sql_query(history.FRAME_QUERY, conn)
+    df["started_at"] = pd.to_datetime(df["started_at"], utc=True)
+    df["noisy"] = df["noisy"].astype("boolean")
+    return df
