@@ -1,5 +1,5 @@
-"""scripts/history.py (the SQLite history of runs: add, machines, trend, gate) and dmabench_results.history_frame,
-on every committed results file and on planted runs."""
+"""scripts/history.py (the SQLite history of runs: add, machines, trend, gate), dmabench_results.history_frame and
+plot.py trend, on every committed results file and on planted runs."""
 import copy
 import hashlib
 import json
@@ -252,6 +252,34 @@ def test_gate_record_trend_and_history_frame(tmp_path):
     assert df.noisy.tolist() == [False] * 5 and df.gpus[0] == "GPU X, GPU X"
 
 
+def test_plot_trend(tmp_path):
+    docs = [run_at(f"2026-01-0{i + 1}T00:00:00Z", {size: p50 * size / 1024 for size in (1024, 2048, 4096)})
+            for i, p50 in enumerate([100, 101, 99, 100, 130])]
+    db = add_runs(tmp_path, docs[:4])
+    (tmp_path / "last.json").write_text(json.dumps(docs[4]))
+    assert run("history.py", "gate", tmp_path / "last.json", "--db", db, "--record").returncode == 1
+    out = tmp_path / "figs"
+    p = inproc("plot.py", "trend", db, "--case", "/1024$", "--out", out, "--figure", "busbw_GBps")
+    assert p.returncode == 0 and p.stdout.strip() == str(out / "copy-trend.png"), p.stderr
+    assert (out / "copy-trend.png").stat().st_size > 10_000
+    import plot
+    conn = history.open_db(db, write=False)
+    series = history.trend(conn, "/1024$", None, "busbw_GBps", history.DEFAULT_RULE)
+    conn.close()
+    ax = plot.figure_trend(series, "busbw_GBps", history.DEFAULT_RULE, "test").axes[0]
+    [cross] = [c for c in ax.collections if c.get_label() == "gate FAIL (recorded)"]
+    assert cross.get_offsets().tolist() == [[4, 1024 / 130 / 1e3]]  # the fifth run, the one the gate failed
+    assert "gate band from the runs before (dashed: their median)" in ax.get_legend_handles_labels()[1]
+    one_line(inproc("plot.py", "trend", db, "--case", "copy", "--out", out, "--runs", "2"), "plot.py",
+             "expected 1 <= --min-runs <= --runs")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plot, "MAX_SERIES", 2)
+        one_line(inproc("plot.py", "trend", db, "--case", "copy", "--out", out), "plot.py",
+                 "--case 'copy' matches 3 cases; a trend figure draws at most 2")
+    one_line(inproc("plot.py", "trend", db, "--case", "alltoall", "--out", out), "plot.py", "no ok case")
+    assert os.listdir(out) == ["copy-trend.png"]
+
+
 def test_a_database_of_a_newer_schema_is_refused_untouched(tmp_path):
     db = add_runs(tmp_path, [run_at("2026-01-01T00:00:00Z", {1024: 100.0})])
     with sqlite3.connect(db) as conn:
@@ -263,6 +291,7 @@ def test_a_database_of_a_newer_schema_is_refused_untouched(tmp_path):
                  f"newer than this script's {history.SCHEMA_VERSION}")
     with pytest.raises(ResultsError, match="newer than"):
         history_frame(db)
+    one_line(inproc("plot.py", "trend", db, "--case", ".", "--out", tmp_path / "o"), "plot.py", "newer than")
     assert digest(db) == kept and sorted(os.listdir(tmp_path)) == ["h.sqlite", "run0.json"]
 
 
