@@ -2,6 +2,7 @@
 
 A run that has not finished (crashed, killed -9, or still running) leaves its journal `<out>.journal` next to its
 results file `<out>`; `load` reads either, and reads the journal in place of a results file that lags behind it."""
+import contextlib
 import errno
 import fcntl
 import io
@@ -182,6 +183,18 @@ def open_log(path):
     return io.TextIOWrapper(_open_output(path, follow=False), encoding="utf-8", errors="backslashreplace", line_buffering=True)
 
 
+def check_output(path, st):
+    """ResultsError when the output `path` (`st`: its os.stat, None when there is no file) is a file this script read
+    (an output never replaces an input, also through a link or another name) or is named like a dmabench run's own
+    file (another run's journal or lock)."""
+    if st is not None and (st.st_dev, st.st_ino) in _inputs:
+        raise ResultsError(f"cannot write {path}: it is {_inputs[(st.st_dev, st.st_ino)]}, a file this script read; "
+                           "accepted: a file of its own")
+    if os.path.basename(path).endswith(OWN_SUFFIXES):
+        raise ResultsError(f"cannot write {path}: named like a dmabench run's own file (a name ending in "
+                           f"{' or '.join(OWN_SUFFIXES)}: another run's journal or lock); accepted: another name")
+
+
 def write_file(path, data):
     """Writes `data` (str: UTF-8, anything not encodable escaped; or bytes) to `path` whole or not at all: a regular
     file (or a new one) is replaced by a complete temporary file beside it (an unpredictable name, created
@@ -198,12 +211,7 @@ def write_file(path, data):
         raise ResultsError(f"cannot write {path}: {e.strerror}") from None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise ResultsError(f"cannot write {path}: a directory")
-    if st is not None and (st.st_dev, st.st_ino) in _inputs:
-        raise ResultsError(f"cannot write {path}: it is {_inputs[(st.st_dev, st.st_ino)]}, a file this script read; "
-                           "accepted: a file of its own")
-    if os.path.basename(path).endswith(OWN_SUFFIXES):
-        raise ResultsError(f"cannot write {path}: named like a dmabench run's own file (a name ending in "
-                           f"{' or '.join(OWN_SUFFIXES)}: another run's journal or lock); accepted: another name")
+    check_output(path, st)
     if st is not None and not stat.S_ISREG(st.st_mode):
         try:
             with _open_output(path) as f:
@@ -795,3 +803,22 @@ def to_frame(paths, tool="dmabench_results"):
                         "numa_node": host.get("numa_node"), "host_verified": host.get("verified")})
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def history_frame(db_path):
+    """A pandas DataFrame of a history database (scripts/history.py; docs/history.md has its tables): one row per
+    (run, record), oldest run first. The run's context: run_id, started_at (a UTC datetime: context.started_at, else
+    context.date), finished_at, host, revision, version, machine (the machine kind, as machine_label), backend, gpus,
+    driver, config, source (the file it was imported from), imported_at; the record's idx (its place in the file),
+    name, case_key (JSON text of case_key), pattern, engine, variant, place (where), bytes_per_rank, bytes, timing,
+    status, reason, p50_us, p50_low_us, p50_high_us, noise, noisy (True / False / <NA> where not recorded),
+    busbw_GBps, busbw_low_GBps, busbw_high_GBps, algbw_GBps, sampling, samples, setup_s; and verdict, the gate's
+    verdict on the case where `history.py gate --record` stored one (else None). The database is only read;
+    ResultsError for one that is missing, not a dmabench history or of a newer schema version."""
+    import pandas as pd
+    import history
+    with contextlib.closing(history.open_db(db_path, write=False)) as conn, history.db_errors(db_path):
+        df = pd.read_sql_query(history.FRAME_QUERY, conn)
+    df["started_at"] = pd.to_datetime(df["started_at"], utc=True)
+    df["noisy"] = df["noisy"].astype("boolean")
+    return df

@@ -16,14 +16,23 @@ for every workload it runs beside; runs over several device sets) is drawn at th
 measurements.
 A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
 it (its run has not finished) is read from the journal when that holds more cases, with a note on stderr
-(scripts/dmabench_results.py, load).
+(scripts/dmabench_results.py, load). (A results file named `trend` is given as ./trend.)
 
-Exit codes: 0 figures written; 2 bad input: an unreadable or malformed results file, a bad argument, an
+usage: plot.py trend HISTORY.sqlite --case REGEX --out DIR [--figure p50_us|busbw_GBps] [--machine KIND]
+               [--runs 10] [--min-runs 3] [--sigmas 3] [--tolerance 0.05] [--noisy 0.05]
+
+A case over time from a history database (scripts/history.py): <patterns>-trend.png, e.g. h2d-bidir-trend.png, one
+series per machine kind and case whose name matches REGEX (at most 8), each run at its place in start order with
+its 95% interval as an error bar (where recorded), the gate's band drawn from the runs before it (history.py's
+rule and options), and a red cross on every run a recorded gate verdict (`history.py gate --record`) FAILed.
+
+Exit codes: 0 figures written; 2 bad input: an unreadable or malformed results file or history database, a bad argument, an
 --out where the figures cannot be written (each is written whole or not at all), or no ok result to plot (an empty `results` list, none left after --patterns/--engines, or none of the
---timing asked for), with one line
+--timing asked for; no case matching --case, or more than 8), with one line
 `plot.py: error: ...` on stderr (never a traceback; scripts/dmabench_results.py, check_document, says what
 is checked).
 """
+import contextlib
 import io
 import os
 import re
@@ -42,6 +51,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dmabench_results import (ResultsError, arg_parser, escape_surrogates, fmt_size, load, make_dir,  # noqa: E402
                               pattern_label, placement_order, run_tool, to_frame, versions_caption, write_file)
+import history  # noqa: E402
 
 TOOL = "plot.py"
 STYLES = ["-", "--", ":", "-."]
@@ -287,11 +297,91 @@ def check_drawable(df):
                                f"(at most {DRAWABLE:g})")
 
 
+MAX_SERIES = 8  # a trend figure's series (machine kind x case): more would be unreadable
+
+
+def figure_trend(series, figure, rule, caption):
+    """A case's figure over runs: error bars for the runs' intervals, the gate's band from the runs before each
+    (shaded, its median dashed), a red cross on every run whose recorded gate verdict is FAIL."""
+    fig, ax = _figure()
+    starts = sorted({r["started_at"] for s in series for r in s["runs"]})
+    place = {t: i for i, t in enumerate(starts)}
+    revision = {r["started_at"]: r["revision"] for s in series for r in s["runs"]}
+    failed = False
+    for i, s in enumerate(series):
+        colour = plt.get_cmap("tab10")(i % 10)
+        xs = [place[r["started_at"]] for r in s["runs"]]
+        ys = [r["value"] for r in s["runs"]]
+        err = [[v - r["interval"][0], (r["interval"][1] if r["interval"][1] is not None else v) - v] if r["interval"]
+               else [0.0, 0.0] for v, r in zip(ys, s["runs"])]
+        ax.errorbar(xs, ys, yerr=numpy.array(err).T, fmt="o", ms=5, capsize=3, color=colour,
+                    label=_label(f"{s['case']} ({s['machine']})", 60))
+        banded = [(x, r["band"]) for x, r in zip(xs, s["runs"]) if r["band"]]
+        if banded:
+            bx = [x for x, _ in banded]
+            ax.fill_between(bx, [b["low"] for _, b in banded], [b["high"] if b["high"] is not None else numpy.nan
+                                                                for _, b in banded],
+                            step="mid", color=colour, alpha=0.15, lw=0,
+                            label=None if i else "gate band from the runs before (dashed: their median)")
+            ax.plot(bx, [b["median"] for _, b in banded], "--", drawstyle="steps-mid", color=colour, lw=0.8)
+        fails = [(x, y) for x, y, r in zip(xs, ys, s["runs"]) if r["verdict"] == "FAIL"]
+        if fails:
+            ax.scatter(*zip(*fails), marker="X", s=110, color="red", zorder=5,
+                       label=None if failed else "gate FAIL (recorded)")
+            failed = True
+    ax.set_xticks(range(len(starts)), [f"{t[5:16].replace('T', ' ')}\n{str(revision[t])[:12]}" for t in starts],
+                  rotation=90, fontsize=6.5)
+    ax.set_xlabel("run (start, UTC, and revision)")
+    ax.set_ylabel({"p50_us": "p50 latency, µs", "busbw_GBps": "busbw, GB/s"}[figure] + " (bar: 95% interval)")
+    ax.set_title(f"{', '.join(sorted({s['case'].split('/')[0] for s in series}))}: {history.FIGURES[figure][3]} over runs")
+    ax.grid(True, alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda k: labels[k].startswith("gate"))  # the series first
+    ax.legend([handles[k] for k in order], [labels[k] for k in order], fontsize=7, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.subplots_adjust(bottom=0.3)
+    _caption(fig, [f"band: {history.rule_text(rule)}", caption])
+    return fig
+
+
+def run_trend(argv):
+    ap = arg_parser(__doc__)
+    ap.add_argument("db")
+    ap.add_argument("--case", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--figure", choices=list(history.FIGURES), default="p50_us")
+    ap.add_argument("--machine")
+    history.add_rule_arguments(ap)
+    a = ap.parse_args(argv)
+    rule = history.rule_of(a)
+    with contextlib.closing(history.open_db(a.db, write=False)) as conn, history.db_errors(a.db):
+        series = history.trend(conn, a.case, a.machine, a.figure, rule)
+    if len(series) > MAX_SERIES:
+        raise ResultsError(f"--case {a.case!r} matches {len(series)} cases; a trend figure draws at most {MAX_SERIES}: "
+                           "narrow it (history.py trend lists them)")
+    drawn = [v for s in series for r in s["runs"] for v in [r["value"], *(r["interval"] or []),
+                                                             *((r["band"] or {}).values())] if v is not None]
+    if max(drawn) > DRAWABLE:
+        raise ResultsError(f"{a.db}: a {a.figure} of {max(drawn):g} is beyond what a figure can show (at most {DRAWABLE:g})")
+    make_dir(a.out)
+    fig = figure_trend(series, a.figure, rule, f"{_name(a.db)}: {len(series)} series")
+    path = os.path.join(a.out, "-".join(sorted({s["case"].split("/")[0] for s in series})) + "-trend.png")
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=130)
+    plt.close(fig)
+    write_file(path, image.getvalue())
+    print(path)
+    return 0
+
+
 def main(argv=None):
     return run_tool(TOOL, run, argv)
 
 
 def run(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["trend"]:
+        return run_trend(argv[1:])
     ap = arg_parser(__doc__)
     ap.add_argument("results", nargs="+")
     ap.add_argument("--out", required=True)

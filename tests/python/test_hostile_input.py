@@ -95,7 +95,9 @@ def invocations(path, other, out):
             ("dma_latte_report.py", [other, "--breakdown", path]), ("overlap_report.py", [path]),
             ("blocks_report.py", [path]), ("blocks_report.py", [other, path]), ("host_reference.py", [probe, path]),
             ("matrix.py", [path]), ("export_csv.py", [path, "--out", os.path.join(out, "r.csv")]),
-            ("setup_report.py", [path]), ("setup_report.py", [other, path])]
+            ("setup_report.py", [path]), ("setup_report.py", [other, path]),
+            ("history.py", ["add", path, "--db", os.path.join(out, "h.sqlite")]),
+            ("history.py", ["gate", path, "--db", os.path.join(out, "h.sqlite")])]
 
 
 def check_one_line(p, script, want=None):
@@ -172,7 +174,8 @@ def run_python(*args):
 
 
 @pytest.mark.parametrize("script", ["compare.py", "summarize.py", "plot.py", "dma_latte_report.py", "overlap_report.py",
-                                    "blocks_report.py", "host_reference.py", "matrix.py", "export_csv.py", "setup_report.py"])
+                                    "blocks_report.py", "host_reference.py", "matrix.py", "export_csv.py", "setup_report.py",
+                                    "history.py"])
 def test_command_line_error_is_one_line_and_exit_2(hostile_dir, script, tmp_path):
     # through the real command line: the deepest nesting, and a file that does not exist
     for name in ("deep nesting", "p50 zero"):
@@ -244,7 +247,8 @@ import subprocess  # noqa: E402
 from test_blocks_report import block_result  # noqa: E402
 
 ALL = ["compare.py", "summarize.py", "plot.py", "dma_latte_report.py", "overlap_report.py", "blocks_report.py",
-       "host_reference.py", "launch_compare.py", "sdma_map.py", "matrix.py", "export_csv.py", "setup_report.py"]
+       "host_reference.py", "launch_compare.py", "sdma_map.py", "matrix.py", "export_csv.py", "setup_report.py",
+       "history.py"]
 HANG_S = 60  # a script that blocks on a FIFO is killed here and the test fails
 
 
@@ -305,7 +309,8 @@ def results_places(tmp_path, planted):
             ("plot.py", [planted, "--out", out]), ("dma_latte_report.py", [good_path, "--breakdown", planted]),
             ("overlap_report.py", [planted]), ("blocks_report.py", [good_path, planted]),
             ("host_reference.py", [planted, good_path]), ("host_reference.py", [probe, planted]), ("matrix.py", [planted]),
-            ("export_csv.py", [planted]), ("setup_report.py", [good_path, planted])]
+            ("export_csv.py", [planted]), ("setup_report.py", [good_path, planted]),
+            ("history.py", ["gate", planted, "--db", tmp_path / "h.sqlite"])]
 
 
 def test_fifo_devices_and_directories_are_refused_not_read(tmp_path):
@@ -437,7 +442,8 @@ def test_an_output_never_replaces_an_input_or_a_runs_own_file(tmp_path):
     os.symlink(src, tmp_path / "link.csv")
     kept = {p: p.read_bytes() for p in (src, probe)}
     for name, args in (("export_csv.py", [src, "--out"]), ("blocks_report.py", [src, "--markdown"]),
-                       ("blocks_report.py", [src, "--json"]), ("host_reference.py", [probe, src, "--markdown"])):
+                       ("blocks_report.py", [src, "--json"]), ("host_reference.py", [probe, src, "--markdown"]),
+                       ("history.py", ["add", src, "--db"])):
         for out, want in ((src, "a file this script read"), (tmp_path / "link.csv", "a file this script read"),
                           (tmp_path / "other.json.journal", "a dmabench run's own file"),
                           (tmp_path / "other.json.lock", "a dmabench run's own file")):
@@ -680,9 +686,11 @@ def test_fuzz_every_field_of_every_record_kind(tmp_path):
     good_path = tmp_path / "good.json"
     good_path.write_text(json.dumps(base))
     f = tmp_path / "m.json"
+    db = tmp_path / "fuzz.sqlite"
+    assert inproc("history.py", "add", good_path, "--db", db).returncode == 0
     calls = [("summarize.py", [f]), ("compare.py", [f, good_path]), ("compare.py", [good_path, f]),
              ("dma_latte_report.py", [good_path, "--breakdown", f]), ("overlap_report.py", [f, "--targets"]),
-             ("blocks_report.py", [f])]
+             ("blocks_report.py", [f]), ("history.py", ["add", f, "--db", db]), ("history.py", ["gate", f, "--db", db])]
     seen, bad = 0, []
     # every field of a plain record and of the context, and the parts the other kinds add (not their common fields
     # again: the test stays under a minute)
@@ -704,7 +712,8 @@ def test_fuzz_every_field_of_every_record_kind(tmp_path):
                 p = inproc(name, *args)
                 seen += 1
                 lines = p.stderr.splitlines()
-                fine = (p.returncode == 0 and not lines) or (p.returncode == 1 and name == "compare.py" and not lines) or \
+                fine = (p.returncode == 0 and not lines) or (p.returncode == 1 and name in ("compare.py", "history.py")
+                                                              and not lines) or \
                     (p.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"{name}: error: "))
                 if not fine:
                     bad.append((name, path, repr(value)[:20], p.returncode, p.stderr[-300:]))

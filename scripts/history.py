@@ -1,0 +1,617 @@
+#!/usr/bin/env python3
+"""A history of dmabench runs in SQLite, for CI regression gates and notebooks.
+
+usage: history.py add RESULTS.json|DIR ... [--db FILE]
+       history.py machines [--db FILE]
+       history.py trend --case REGEX [--figure p50_us|busbw_GBps] [--machine KIND] [--json] [RULE] [--db FILE]
+       history.py gate RESULTS.json ... [--record] [RULE] [--db FILE]
+RULE:  [--runs 10] [--min-runs 3] [--sigmas 3] [--tolerance 0.05] [--noisy 0.05]
+
+--db is the database, by default results/history.sqlite of this tree; its tables: docs/history.md.
+
+add      stores every run: its context (start, host, revision, machine kind, backend, GPUs, driver, the whole
+         context) and every record. All files are read and checked first and stored in one transaction, so a bad
+         file leaves the database as it was. A DIR is walked for *.json files and journals: a file there that is
+         not a dmabench results file (no `schema` "dmabench/..."; a power trace, peer links) is skipped, and a
+         journal whose results file is there too is read through that file (scripts/dmabench_results.py, load).
+         A run is the SHA-256 of its start in UTC (context.started_at, else context.date), host, revision and
+         its records' names, statuses and p50s: storing it again is a no-op. A file of a stored run (same start,
+         host and revision) whose records extend the stored ones (its journal first, its finished file later)
+         replaces it; one whose records the stored run already holds is skipped.
+machines the machine kinds (`1 x NVIDIA H200`: GPU model x count; `host <cpu>` for the host backend, as
+         dmabench_results.machine_label), with their runs, records and first and last start.
+trend    every case whose name matches REGEX (re.search), per machine kind: one row per run that has it ok, with
+         its start, revision, figure, 95% interval where recorded, noisy, the band the gate draws from the runs
+         before it, and the verdict `gate --record` stored; then the band the next run will be judged against.
+gate     judges each case of every RESULTS file (matched across runs by dmabench_results.case_key, which
+         includes host-memory kind and block layout) on its p50 latency, against its history:
+  history  the case's p50 in the last --runs (10) runs of the same machine kind that started before this run
+           and have it ok (a case measured more than once in a run counts once, at the median)
+  band     M ± w: M the median of those p50s, w = max(--sigmas (3) x s, --tolerance (0.05) x M), where
+           s = 1.4826 x MAD (the median absolute deviation from M: one standard deviation for normal scatter,
+           and robust: a few slow runs in the history neither move the band much nor widen it)
+  NEW      fewer than --min-runs (3) earlier runs have the case ok
+  FAIL     the run's p50 is above the band: the low end of its 95% interval (p50_interval_us; the p50 itself in
+           files without intervals) is above M + w; or the case failed where an earlier run had it ok
+  NOISY    not FAIL, but the history's spread s / M is above --noisy (0.05): the band is wider than +-15% of
+           the median (with the default sigmas), so a smaller regression would hide in it
+  PASS     otherwise; a p50 below the band (faster) passes and says so
+  Bandwidth is S / p50 (busbw: times the pattern's factor), so a p50 x above the median is a busbw x/(1+x) below
+  it, and the band in GB/s is S f / (M + w) .. S f / (M - w). A run's own interval measures its precision, not
+  where the next run lands (ce-batch on 4 KiB pages moved 2x between runs with 1% intervals): the band comes
+  from how the earlier runs' p50s scatter, and the run's interval only keeps an imprecise p50 from failing.
+  Files are judged in the order of their start. Without --record nothing is written; with --record each file is
+  stored (as add) with its verdicts, in one transaction, before the next is judged.
+
+Exit codes: 0 done (gate: no case FAILed); 1 gate: a case FAILed; 2 bad input: a file that is not a dmabench
+results file or is malformed (dmabench_results.check_document), a run without a start time, a bad argument, a
+--db that is not a dmabench history database, is of a newer schema version or cannot be written, nothing to
+judge or to show; one line `history.py: error: ...` on stderr, and the database as it was.
+"""
+import contextlib
+import datetime
+import hashlib
+import json
+import math
+import os
+import re
+import sqlite3
+import stat
+import statistics
+import sys
+import urllib.parse
+from collections import namedtuple
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dmabench_results import (JOURNAL_SUFFIX, SCHEMA_PREFIX, ResultsError, arg_parser, case_key, check_output,  # noqa: E402
+                              escape_surrogates, load, machine_label, p50_interval, parse_json, read_bytes, run_tool,
+                              table, variant, where)
+
+TOOL = "history.py"
+DEFAULT_DB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", "history.sqlite")
+SCHEMA_VERSION = 1  # PRAGMA user_version of the databases this script writes
+APPLICATION_ID = 0x646D6268  # PRAGMA application_id, "dmbh": the file is a dmabench history
+VERDICTS = ("FAIL", "NOISY", "NEW", "PASS")  # the order gate prints them in
+
+# MIGRATIONS[v] takes a database from schema version v to v + 1 (version 0: a new, empty file).
+MIGRATIONS = [[
+    """CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT, host TEXT, revision TEXT, version TEXT,
+        machine TEXT NOT NULL, backend TEXT, gpus TEXT, driver TEXT, config TEXT, source TEXT NOT NULL,
+        imported_at TEXT NOT NULL, records INTEGER NOT NULL, context TEXT NOT NULL)""",
+    "CREATE INDEX runs_machine ON runs (machine, started_at)",
+    """CREATE TABLE records (
+        run_id TEXT NOT NULL REFERENCES runs ON DELETE CASCADE, idx INTEGER NOT NULL, name TEXT NOT NULL,
+        case_key TEXT NOT NULL, pattern TEXT NOT NULL, engine TEXT NOT NULL, variant TEXT NOT NULL,
+        place TEXT NOT NULL, bytes_per_rank INTEGER NOT NULL, bytes INTEGER, timing TEXT NOT NULL,
+        status TEXT NOT NULL, reason TEXT, p50_us REAL, p50_low_us REAL, p50_high_us REAL, noise REAL, noisy INTEGER,
+        busbw_GBps REAL, busbw_low_GBps REAL, busbw_high_GBps REAL, algbw_GBps REAL, sampling TEXT, samples INTEGER,
+        setup_s REAL, record TEXT NOT NULL, PRIMARY KEY (run_id, idx))""",
+    "CREATE INDEX records_case ON records (case_key)",
+    """CREATE TABLE verdicts (
+        run_id TEXT NOT NULL REFERENCES runs ON DELETE CASCADE, case_key TEXT NOT NULL, name TEXT NOT NULL,
+        verdict TEXT NOT NULL CHECK (verdict IN ('FAIL', 'NOISY', 'NEW', 'PASS')), p50_us REAL, median_us REAL,
+        low_us REAL, high_us REAL, spread REAL, runs INTEGER NOT NULL, rule TEXT NOT NULL, judged_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, case_key))""",
+]]
+RUN_COLUMNS = ["run_id", "started_at", "finished_at", "host", "revision", "version", "machine", "backend", "gpus",
+               "driver", "config", "source", "imported_at", "records", "context"]
+RECORD_COLUMNS = ["run_id", "idx", "name", "case_key", "pattern", "engine", "variant", "place", "bytes_per_rank",
+                  "bytes", "timing", "status", "reason", "p50_us", "p50_low_us", "p50_high_us", "noise", "noisy",
+                  "busbw_GBps", "busbw_low_GBps", "busbw_high_GBps", "algbw_GBps", "sampling", "samples", "setup_s",
+                  "record"]
+# dmabench_results.history_frame: one row per (run, record), the run's context beside it, the recorded verdict
+FRAME_QUERY = (f"SELECT {', '.join(f'runs.{c}' for c in RUN_COLUMNS if c not in ('records', 'context'))}, "
+               f"{', '.join(f'rec.{c}' for c in RECORD_COLUMNS if c not in ('run_id', 'record'))}, v.verdict "
+               "FROM records rec JOIN runs ON runs.run_id = rec.run_id "
+               "LEFT JOIN verdicts v ON v.run_id = rec.run_id AND v.case_key = rec.case_key "
+               "ORDER BY runs.started_at, runs.run_id, rec.idx")
+
+
+# ---- the database ------------------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def db_errors(path):
+    """What SQLite says about the file (not a database, corrupt, locked, read-only, a full disk) as one line."""
+    try:
+        yield
+    except sqlite3.DatabaseError as e:
+        if type(e) not in (sqlite3.DatabaseError, sqlite3.OperationalError):  # a misuse of SQL: a bug, exit 3
+            raise
+        raise ResultsError(f"{path}: {e}") from None
+
+
+@contextlib.contextmanager
+def transaction(conn):
+    """All of the block's writes or none."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def open_db(path, write):
+    """A connection to the history database at `path` (read-only unless `write`). With `write`, a missing or empty
+    file becomes a new database and one of an older schema version is migrated, in one transaction. ResultsError
+    (and the file untouched) for anything else: a missing file when reading, a file that is not a dmabench history
+    (another SQLite database, a results file), one of a newer schema version, one that is not a regular file or is a
+    file this script read."""
+    path = os.fspath(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if not write:
+            raise ResultsError(f"{path}: no history database there (`history.py add` makes one)") from None
+        st = None
+    except (OSError, ValueError) as e:
+        raise ResultsError(f"cannot open {path}: {e}") from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise ResultsError(f"cannot open {path}: not a regular file; a history database is one")
+    if write:
+        check_output(path, st)
+    uri = f"file:{urllib.parse.quote(os.fsencode(os.path.abspath(path)))}?mode={'rwc' if write else 'ro'}"
+    with db_errors(path):
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30)
+        try:
+            conn.execute("PRAGMA foreign_keys = ON")
+            app, version = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("application_id", "user_version"))
+            empty = (app, version) == (0, 0) and not conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if app != APPLICATION_ID and not empty:
+                raise ResultsError(f"{path}: not a dmabench history database (another SQLite database)")
+            if version > SCHEMA_VERSION:
+                raise ResultsError(f"{path}: a history database of schema version {version}, newer than this "
+                                   f"script's {SCHEMA_VERSION}: use the history.py that wrote it (the file is untouched)")
+            if version < SCHEMA_VERSION:
+                if not write:
+                    raise ResultsError(f"{path}: {'an empty file' if empty else f'schema version {version}'}, not a "
+                                       f"history database of version {SCHEMA_VERSION} (`history.py add` makes one)")
+                with transaction(conn):
+                    for statement in (s for step in MIGRATIONS[version:] for s in step):
+                        conn.execute(statement)
+                    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except BaseException:
+            conn.close()
+            raise
+    return conn
+
+
+# ---- runs and records as rows ------------------------------------------------------------------------------------
+
+def utc(text, where_):
+    """An ISO 8601 time as UTC to the millisecond, 'YYYY-MM-DDTHH:MM:SS.mmmZ' (sortable as text)."""
+    try:
+        t = datetime.datetime.fromisoformat(text)
+        t = (t if t.tzinfo else t.replace(tzinfo=datetime.timezone.utc)).astimezone(datetime.timezone.utc)
+        return t.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    except (TypeError, ValueError, OverflowError):
+        raise ResultsError(f"{where_}: {json.dumps(text)[:40]} is not an ISO 8601 time") from None
+
+
+def _text(value):
+    """A context value as text: a string as it is, anything else (unchecked by check_document) as JSON; None stays."""
+    return value if value is None or isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _number(value):
+    """A finite number as a float, else None (a field check_document does not check, such as setup_s)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value) if math.isfinite(value) else None
+    except OverflowError:
+        return None
+
+
+def record_row(r):
+    """The columns of one record (RECORD_COLUMNS but run_id and idx); the figures of ok records only."""
+    ok = r["status"] == "ok"
+    low, high = (p50_interval(r) if ok else None) or (None, None)
+    bus = r.get("busbw_interval_GBps") if ok else None
+    sampling = r.get("sampling") if ok and isinstance(r.get("sampling"), dict) else {}
+    return {"name": r["name"], "case_key": json.dumps(case_key(r)), "pattern": r["pattern"], "engine": r["engine"],
+            "variant": variant(r), "place": where(r), "bytes_per_rank": r["bytes_per_rank"], "bytes": r.get("bytes"),
+            "timing": r["timing"], "status": r["status"], "reason": _text(r.get("reason")),
+            "p50_us": float(r["latency_us"]["p50"]) if ok else None, "p50_low_us": _number(low),
+            "p50_high_us": _number(high), "noise": _number(r.get("noise")) if ok else None,
+            "noisy": r.get("noisy") if ok else None, "busbw_GBps": _number(r.get("busbw_GBps")) if ok else None,
+            "busbw_low_GBps": _number(bus[0]) if bus else None, "busbw_high_GBps": _number(bus[1]) if bus else None,
+            "algbw_GBps": _number(r.get("algbw_GBps")) if ok else None, "sampling": sampling.get("mode"),
+            "samples": sampling.get("samples"), "setup_s": _number(r.get("setup_s")), "record": json.dumps(r)}
+
+
+Run = namedtuple("Run", "row records")  # the runs row (RUN_COLUMNS) and the record rows of one results document
+
+
+def prepare(doc, source):
+    """A results document as the rows `store` writes; ResultsError (naming `source`) for a run without a start."""
+    ctx = doc["context"]
+    field = "started_at" if "started_at" in ctx else "date"
+    if field not in ctx:
+        raise ResultsError(f"{source}: context has neither started_at nor date: a run in a history needs its start")
+    start = utc(ctx[field], f"{source}: context.{field}")
+    machine = ctx.get("machine", {})
+    versions = machine.get("versions") or {}
+    dmabench = ctx.get("dmabench") or {}
+    records = [record_row(r) for r in doc["results"]]
+    host, revision = _text(ctx.get("host")), _text(dmabench.get("git_revision"))
+    identity = [start, host, revision, [[r["name"], r["status"], r["p50_us"]] for r in records]]
+    config = ctx.get("config")
+    row = {"run_id": hashlib.sha256(json.dumps(identity, separators=(",", ":")).encode()).hexdigest(),
+           "started_at": start, "finished_at": _text(ctx.get("finished_at")), "host": host, "revision": revision,
+           "version": _text(dmabench.get("version")), "machine": machine_label(doc),
+           "backend": _text(ctx.get("backend")),
+           "gpus": ", ".join(str(d.get("name", "?")) for d in machine.get("devices", [])) or None,
+           "driver": _text(versions.get("nvidia_driver") or versions.get("amdgpu_driver")),
+           "config": _text(config.get("name")) if isinstance(config, dict) else None,
+           "source": escape_surrogates(os.fspath(source)), "imported_at": now(), "records": len(records),
+           "context": json.dumps(ctx)}
+    return Run(row, records)
+
+
+def store(conn, run):
+    """Stores `run` unless it is there: ('added' | 'stored' | 'replaced' | 'part', the run id its records are under).
+    'replaced': a stored part of the same run (same start, host, revision; its records a prefix of these) made way;
+    'part': these records are a prefix of a stored run's."""
+    row = run.row
+    if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (row["run_id"],)).fetchone():
+        return "stored", row["run_id"]
+    mine = [(r["name"], r["status"], r["p50_us"]) for r in run.records]
+    status = "added"
+    same = conn.execute("SELECT run_id FROM runs WHERE started_at = ? AND host IS ? AND revision IS ?",
+                        (row["started_at"], row["host"], row["revision"])).fetchall()
+    for (other,) in same:
+        theirs = conn.execute("SELECT name, status, p50_us FROM records WHERE run_id = ? ORDER BY idx",
+                              (other,)).fetchall()
+        if mine[:len(theirs)] == theirs:
+            conn.execute("DELETE FROM runs WHERE run_id = ?", (other,))
+            status = "replaced"
+        elif theirs[:len(mine)] == mine:
+            return "part", other
+    conn.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(RUN_COLUMNS))})", [row[c] for c in RUN_COLUMNS])
+    conn.executemany(f"INSERT INTO records VALUES ({', '.join('?' * len(RECORD_COLUMNS))})",
+                     [[dict(r, run_id=row["run_id"], idx=i)[c] for c in RECORD_COLUMNS]
+                      for i, r in enumerate(run.records)])
+    return status, row["run_id"]
+
+
+def now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# ---- the gate's rule ---------------------------------------------------------------------------------------------
+
+Rule = namedtuple("Rule", "runs min_runs sigmas tolerance noisy")
+Band = namedtuple("Band", "median low high spread runs")  # µs, µs, µs, s / median, runs it came from
+DEFAULT_RULE = Rule(runs=10, min_runs=3, sigmas=3.0, tolerance=0.05, noisy=0.05)
+
+
+def add_rule_arguments(ap):
+    """The gate's parameters, on every command that draws its band (history.py trend and gate, plot.py trend)."""
+    d = DEFAULT_RULE
+    ap.add_argument("--runs", type=int, default=d.runs, help=f"earlier runs a band comes from (default {d.runs})")
+    ap.add_argument("--min-runs", type=int, default=d.min_runs,
+                    help=f"earlier runs needed, else NEW (default {d.min_runs})")
+    ap.add_argument("--sigmas", type=float, default=d.sigmas,
+                    help=f"band half-width in robust sigmas (default {d.sigmas:g})")
+    ap.add_argument("--tolerance", type=float, default=d.tolerance,
+                    help=f"narrowest band half-width, a fraction of the median (default {d.tolerance:g})")
+    ap.add_argument("--noisy", type=float, default=d.noisy,
+                    help=f"spread over median above which a case is NOISY (default {d.noisy:g})")
+
+
+def rule_of(a):
+    rule = Rule(a.runs, a.min_runs, a.sigmas, a.tolerance, a.noisy)
+    if not 1 <= rule.min_runs <= rule.runs:
+        raise ResultsError(f"--min-runs {rule.min_runs} and --runs {rule.runs}: expected 1 <= --min-runs <= --runs")
+    for name in ("sigmas", "tolerance", "noisy"):
+        if not 0 <= getattr(rule, name) < 1000:
+            raise ResultsError(f"--{name} {getattr(rule, name)}: expected a number from 0 to 1000")
+    return rule
+
+
+def rule_text(rule):
+    return (f"median ± max({rule.sigmas:g} × 1.4826 × MAD, {rule.tolerance * 100:g}%) of the last {rule.runs} earlier "
+            f"runs (at least {rule.min_runs}); NOISY above a spread of {rule.noisy * 100:g}%")
+
+
+def band(p50s, rule):
+    """The band of a case from the p50s of its earlier runs, oldest first (the module's docstring), or None (NEW)."""
+    last = p50s[-rule.runs:]
+    if len(last) < rule.min_runs:
+        return None
+    m = statistics.median(last)
+    s = 1.4826 * statistics.median([abs(x - m) for x in last])
+    w = max(rule.sigmas * s, rule.tolerance * m)
+    return Band(m, max(0.0, m - w), m + w, s / m, len(last))
+
+
+def judge(case, earlier, rule):
+    """(verdict or None when not judged, band) of `case` (a merged record row) against `earlier` (its history)."""
+    b = band([p["p50_us"] for p in earlier], rule)
+    if case["status"] != "ok":
+        return ("FAIL" if earlier and case["status"] == "failed" else None), b
+    if b is None:
+        return "NEW", None
+    if (case["p50_low_us"] if case["p50_low_us"] is not None else case["p50_us"]) > b.high:
+        return "FAIL", b
+    return ("NOISY" if b.spread > rule.noisy else "PASS"), b
+
+
+def merge(rows):
+    """One row for a case measured more than once in a run: the medians of its figures (ok rows only, where any)."""
+    ok = [r for r in rows if r["status"] == "ok"] or rows
+    if len(ok) == 1:
+        return dict(ok[0])
+    out = dict(ok[0])
+    for k in ("p50_us", "p50_low_us", "p50_high_us", "busbw_GBps", "busbw_low_GBps", "busbw_high_GBps"):
+        values = [r[k] for r in ok]
+        out[k] = statistics.median(values) if None not in values else None
+    known = [r["noisy"] for r in ok if r["noisy"] is not None]
+    out["noisy"] = any(known) if known else None
+    return out
+
+
+HISTORY_QUERY = ("SELECT runs.machine, runs.run_id, runs.started_at, runs.revision, runs.source, rec.name, rec.case_key, "
+                 "rec.status, rec.p50_us, rec.p50_low_us, rec.p50_high_us, rec.noisy, rec.busbw_GBps, rec.busbw_low_GBps, "
+                 "rec.busbw_high_GBps, v.verdict FROM records rec JOIN runs ON runs.run_id = rec.run_id "
+                 "LEFT JOIN verdicts v ON v.run_id = rec.run_id AND v.case_key = rec.case_key "
+                 "WHERE rec.status = 'ok' AND (? IS NULL OR runs.machine = ?) AND (? IS NULL OR runs.started_at < ?) "
+                 "ORDER BY runs.started_at, runs.run_id, rec.idx")
+
+
+def history(conn, machine=None, before=None):
+    """{(machine, case_key): [one merged row per run, oldest first]} of the ok records of runs started before
+    `before` (on `machine` only; None: any)."""
+    cursor = conn.cursor()
+    cursor.row_factory = sqlite3.Row
+    grouped = {}
+    for row in cursor.execute(HISTORY_QUERY, (machine, machine, before, before)):
+        grouped.setdefault((row["machine"], row["case_key"]), {}).setdefault(row["run_id"], []).append(dict(row))
+    return {key: [merge(rows) for rows in runs.values()] for key, runs in grouped.items()}
+
+
+# ---- gate --------------------------------------------------------------------------------------------------------
+
+def candidate_cases(run):
+    """{case_key: merged row} of a run's judged records (ok or failed), in record order."""
+    cases = {}
+    for r in run.records:
+        if r["status"] != "skipped":
+            cases.setdefault(r["case_key"], []).append(r)
+    return {k: merge(rows) for k, rows in cases.items()}
+
+
+def describe(verdict, case, b, earlier, rule):
+    """The figures behind a verdict, for its line."""
+    if case["status"] != "ok":
+        return f"{case['status']}: {case['reason'] or 'no reason given'} (ok in {len(earlier)} earlier runs)"
+    low, high = case["p50_low_us"], case["p50_high_us"]
+    p50 = f"p50 {case['p50_us']:.2f} µs" + (f" [{low:.2f}, {high:.2f}]" if low is not None else "")
+    if b is None:
+        return f"{p50}; {len(earlier)} earlier runs, {rule.min_runs} needed"
+    change = case["p50_us"] / b.median - 1
+    side = " (faster than the band)" if case["p50_us"] < b.low else ""
+    return (f"{p50}: {change:+.1%} against the median {b.median:.2f} of {b.runs} runs, band {b.low:.2f}..{b.high:.2f}"
+            f" µs, spread {b.spread:.1%}{side}")
+
+
+def gate(conn, run, rule, record):
+    """The verdict lines of one run and how many of each verdict; with `record` the run and its verdicts stored."""
+    cases = candidate_cases(run)
+    earlier = history(conn, run.row["machine"], run.row["started_at"])
+    judged = []
+    for key, case in cases.items():
+        before = earlier.get((run.row["machine"], key), [])
+        verdict, b = judge(case, before, rule)
+        if verdict:
+            judged.append((verdict, key, case, b, describe(verdict, case, b, before, rule)))
+    if record:
+        _, run_id = store(conn, run)
+        conn.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         [(run_id, key, case["name"], verdict, case["p50_us"], *(b[:4] if b else (None,) * 4),
+                           b.runs if b else 0, rule_text(rule), now()) for verdict, key, case, b, _ in judged])
+    judged.sort(key=lambda j: VERDICTS.index(j[0]))
+    return [f"{v:<5}  {case['name']}  {text}" for v, _, case, _, text in judged], \
+        {v: sum(j[0] == v for j in judged) for v in VERDICTS}
+
+
+# ---- trend -------------------------------------------------------------------------------------------------------
+
+FIGURES = {"p50_us": ("p50_us", "p50_low_us", "p50_high_us", "p50 µs"),
+           "busbw_GBps": ("busbw_GBps", "busbw_low_GBps", "busbw_high_GBps", "busbw GB/s")}
+
+
+def in_figure(b, factor, figure):
+    """A band (µs) in the figure's unit: busbw = factor / p50, so its edges swap."""
+    if b is None:
+        return None
+    if figure == "p50_us":
+        return {"median": b.median, "low": b.low, "high": b.high, "spread": b.spread, "runs": b.runs}
+    return {"median": factor / b.median, "low": factor / b.high, "high": factor / b.low if b.low else None,
+            "spread": b.spread, "runs": b.runs}
+
+
+def trend(conn, pattern, machine, figure, rule):
+    """Every (machine kind, case) whose case name matches `pattern`, as a series of its runs (oldest first), each
+    with the figure, its interval, noisy, the recorded verdict and the band drawn from the runs before it; and the
+    band for the next run. ResultsError when nothing matches."""
+    try:
+        regex = re.compile(pattern)
+    except re.error as e:
+        raise ResultsError(f"--case {pattern!r}: not a regular expression ({e})") from None
+    kinds = [m for (m,) in conn.execute("SELECT DISTINCT machine FROM runs ORDER BY machine")]
+    if machine is not None and machine not in kinds:
+        raise ResultsError(f"--machine {machine!r}: no run of that machine kind; the database has "
+                           f"{', '.join(map(repr, kinds)) or 'no run'}")
+    value, low, high, _ = FIGURES[figure]
+    out = []
+    for (kind, key), points in history(conn, machine).items():
+        if not any(regex.search(p["name"]) for p in points):
+            continue
+        factor = statistics.median(p["busbw_GBps"] * p["p50_us"] for p in points)  # S x busbw factor, in GB/s x µs
+        runs = []
+        for p in points:
+            b = band([q["p50_us"] for q in points if q["started_at"] < p["started_at"]], rule)
+            interval = [p[low], p[high]] if p[low] is not None else None
+            runs.append({"run_id": p["run_id"], "started_at": p["started_at"], "revision": p["revision"],
+                         "source": p["source"], "value": p[value], "interval": interval,
+                         "noisy": None if p["noisy"] is None else bool(p["noisy"]), "verdict": p["verdict"],
+                         "band": in_figure(b, factor, figure)})
+        out.append({"machine": kind, "case": points[-1]["name"], "case_key": key, "figure": figure, "runs": runs,
+                    "next_band": in_figure(band([p["p50_us"] for p in points], rule), factor, figure)})
+    if not out:
+        raise ResultsError(f"no ok case whose name matches --case {pattern!r}"
+                           f"{f' on {machine}' if machine else ''} in the database")
+    return out
+
+
+def _cell(value):
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _band_cell(b):
+    return "–" if b is None else f"{_cell(b['low'])}..{_cell(b['high'])} (median {_cell(b['median'])}, {b['runs']} runs)"
+
+
+def trend_markdown(series, figure, rule):
+    unit = FIGURES[figure][3]
+    out = []
+    for s in series:
+        rows = [[r["started_at"][:19].replace("T", " "), str(r["revision"]), _cell(r["value"]),
+                 "–" if r["interval"] is None else f"[{_cell(r['interval'][0])}, {_cell(r['interval'][1])}]",
+                 {None: "–", True: "noisy", False: ""}[r["noisy"]], _band_cell(r["band"]), r["verdict"] or "–",
+                 r["source"]] for r in s["runs"]]
+        nb = s["next_band"]
+        out += [f"**{s['case']}** on {s['machine']}: {unit}, {len(rows)} runs", "",
+                table(["run start (UTC)", "revision", unit, "95% interval", "noisy", "band from the runs before",
+                       "gate", "file"], rows), "",
+                "The next run's band: " + (_band_cell(nb) + f", spread {nb['spread']:.1%}" if nb else
+                                           f"none yet (NEW: fewer than {rule.min_runs} runs)"), ""]
+    return "\n".join(out + [f"Band: {rule_text(rule)}."])
+
+
+# ---- the command line --------------------------------------------------------------------------------------------
+
+def results_files(arg):
+    """The results files an `add` argument names: itself, or the results files and journals under a directory."""
+    if not os.path.isdir(arg):
+        return [arg]
+
+    def refuse(e):
+        raise ResultsError(f"cannot read {e.filename}: {e.strerror}")
+
+    found = []
+    for d, dirs, files in os.walk(arg, onerror=refuse):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(d, name)
+            if name.endswith(JOURNAL_SUFFIX) and not os.path.exists(path[:-len(JOURNAL_SUFFIX)]) or \
+                    name.endswith(".json") and is_results(path):
+                found.append(path)
+    if not found:
+        raise ResultsError(f"{arg}: no dmabench results file under it")
+    return found
+
+
+def is_results(path):
+    """Whether a .json file found in a directory is a dmabench results file: any file that claims so, and any that is
+    not JSON (a truncated one: load says what is wrong); not a JSON document of another kind."""
+    try:
+        doc = parse_json(read_bytes(path))
+    except (ValueError, RecursionError):
+        return True
+    return isinstance(doc, dict) and isinstance(doc.get("schema"), str) and doc["schema"].startswith(SCHEMA_PREFIX)
+
+
+def runs_of(paths):
+    """Every file read, checked and prepared before the database is opened: a bad one changes nothing."""
+    return [prepare(load(p), p) for p in paths]
+
+
+def cmd_add(a):
+    runs = runs_of([f for arg in a.results for f in results_files(arg)])
+    with contextlib.closing(open_db(a.db, write=True)) as conn, db_errors(a.db):
+        with transaction(conn):
+            outcomes = [(run, *store(conn, run)) for run in runs]
+        total = conn.execute("SELECT count(*), (SELECT count(*) FROM records) FROM runs").fetchone()
+    words = {"added": "added", "stored": "already stored", "replaced": "added, replacing a part of it",
+             "part": "skipped, a part of stored run"}
+    for run, status, run_id in outcomes:
+        r = run.row
+        print(f"{r['source']}: {words[status]} {run_id[:12]} ({r['records']} records, {r['machine']}, "
+              f"{r['started_at']}, {r['revision']})")
+    added = sum(status in ("added", "replaced") for _, status, _ in outcomes)
+    print(f"{added} of {len(runs)} runs added; {a.db} holds {total[0]} runs, {total[1]} records")
+    return 0
+
+
+def cmd_machines(a):
+    with contextlib.closing(open_db(a.db, write=False)) as conn, db_errors(a.db):
+        rows = conn.execute("SELECT machine, count(*), sum(records), min(started_at), max(started_at), "
+                            "count(DISTINCT host), count(DISTINCT revision) FROM runs GROUP BY machine "
+                            "ORDER BY machine").fetchall()
+    print(table(["machine", "runs", "records", "first run (UTC)", "last run (UTC)", "hosts", "revisions"],
+                [[m, str(n), str(recs), first, last, str(hosts), str(revs)] for m, n, recs, first, last, hosts, revs in rows])
+          if rows else f"{a.db}: no runs")
+    return 0
+
+
+def cmd_trend(a):
+    rule = rule_of(a)
+    with contextlib.closing(open_db(a.db, write=False)) as conn, db_errors(a.db):
+        series = trend(conn, a.case, a.machine, a.figure, rule)
+    print(json.dumps({"rule": rule._asdict(), "series": series}, indent=1) if a.json else
+          trend_markdown(series, a.figure, rule))
+    return 0
+
+
+def cmd_gate(a):
+    rule = rule_of(a)
+    runs = sorted(runs_of(a.results), key=lambda run: run.row["started_at"])
+    for run in runs:
+        if not any(r["status"] != "skipped" for r in run.records):
+            raise ResultsError(f"{run.row['source']}: nothing to judge (no ok or failed case)")
+    counts = dict.fromkeys(VERDICTS, 0)
+    with contextlib.closing(open_db(a.db, write=a.record)) as conn, db_errors(a.db):
+        with transaction(conn) if a.record else contextlib.nullcontext():
+            for run in runs:
+                lines, n = gate(conn, run, rule, a.record)
+                print("\n".join(lines))
+                print(f"gate {run.row['source']}: {sum(n.values())} cases on {run.row['machine']} against the runs "
+                      f"before {run.row['started_at']}: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) +
+                      (" (recorded)" if a.record else ""))
+                counts = {v: counts[v] + n[v] for v in VERDICTS}
+    print(f"Band: {rule_text(rule)}.")
+    return 1 if counts["FAIL"] else 0
+
+
+def main(argv=None):
+    return run_tool(TOOL, run, argv)
+
+
+def run(argv=None):
+    ap = arg_parser(__doc__)
+    sub = ap.add_subparsers(dest="command", required=True, metavar="{add,machines,trend,gate}")
+    commands = {"add": cmd_add, "machines": cmd_machines, "trend": cmd_trend, "gate": cmd_gate}
+    parsers = {name: sub.add_parser(name) for name in commands}
+    for p in parsers.values():
+        p.add_argument("--db", default=DEFAULT_DB, help="the history database (default results/history.sqlite)")
+    parsers["add"].add_argument("results", nargs="+", help="results files, journals, or directories of them")
+    parsers["gate"].add_argument("results", nargs="+", help="the results files to judge")
+    parsers["gate"].add_argument("--record", action="store_true", help="store the runs and their verdicts")
+    parsers["trend"].add_argument("--case", required=True, help="a regular expression for case names")
+    parsers["trend"].add_argument("--figure", choices=list(FIGURES), default="p50_us")
+    parsers["trend"].add_argument("--machine", help="one machine kind (history.py machines lists them)")
+    parsers["trend"].add_argument("--json", action="store_true", help="print JSON instead of markdown")
+    for name in ("trend", "gate"):
+        add_rule_arguments(parsers[name])
+    a = ap.parse_args(argv)
+    return commands[a.command](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

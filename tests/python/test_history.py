@@ -1,0 +1,386 @@
+"""scripts/history.py (the SQLite history of runs: add, machines, trend, gate), dmabench_results.history_frame and
+plot.py trend, on every committed results file and on planted runs."""
+import copy
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import sys
+
+import pytest
+
+from test_hostile_input import HOSTILE, inproc, one_line
+from test_scripts import ROOT, SCRIPTS, document, result, run, with_interval
+
+sys.path.insert(0, SCRIPTS)
+import history  # noqa: E402
+from dmabench_results import ResultsError, history_frame  # noqa: E402
+
+RESULTS = os.path.join(ROOT, "results")
+REPEAT = os.path.join(RESULTS, "h200x1", "pools", "start2", "repeat-pinned-2.json")  # the latest noise-repeat run
+
+
+def committed():
+    """Every results file under results/ ({path: records}), found without history.py: the .json files whose
+    top-level `schema` is dmabench/1, and journals (none is committed today)."""
+    found = {}
+    for d, _, files in os.walk(RESULTS):
+        for name in files:
+            path = os.path.join(d, name)
+            if name.endswith(".journal"):
+                found[path] = None
+            elif name.endswith(".json"):
+                with open(path, encoding="utf-8") as f:
+                    doc = json.load(f)
+                if isinstance(doc, dict) and doc.get("schema") == "dmabench/1":
+                    found[path] = len(doc["results"])
+    return found
+
+
+def counts(db):
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM records), "
+                            "(SELECT count(*) FROM verdicts)").fetchone()
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def committed_db(tmp_path_factory):
+    """A database of every committed results file, made once by `history.py add results/`."""
+    db = tmp_path_factory.mktemp("history") / "committed.sqlite"
+    p = run("history.py", "add", RESULTS, "--db", db)
+    assert p.returncode == 0, p.stderr
+    return db, p.stdout
+
+
+@pytest.fixture
+def db_copy(committed_db, tmp_path):
+    """A copy of the committed database that a test may write to."""
+    copy_path = tmp_path / "h.sqlite"
+    shutil.copy(committed_db[0], copy_path)
+    return copy_path
+
+
+def test_every_committed_results_file_imports(committed_db):
+    db, out = committed_db
+    files = committed()
+    assert len(files) >= 50 and None not in files.values()  # no journal is committed: each file is a whole run
+    runs, records, verdicts = counts(db)
+    assert (runs, records, verdicts) == (len(files), sum(files.values()), 0)
+    assert f"{len(files)} of {len(files)} runs added; {db} holds {runs} runs, {records} records" in out
+    assert sum(line.split(": ", 1)[1].startswith("added ") for line in out.splitlines()[:-1]) == len(files)
+    # a run from before context.started_at (the oldest schema revision) starts at its date; a newer one at started_at
+    with sqlite3.connect(db) as conn:
+        start = dict(conn.execute("SELECT source, started_at FROM runs"))
+        machines = dict(conn.execute("SELECT machine, count(*) FROM runs GROUP BY machine"))
+    assert start[os.path.join(RESULTS, "h200x2", "default.json")] == "2026-11-29T22:50:21.000Z"
+    assert start[REPEAT] == "2026-12-03T08:01:44.548Z"
+    assert machines == {"1 x NVIDIA H200": sum("h200x1" in f for f in files), "2 x NVIDIA H200": sum("h200x2" in f for f in files)}
+    p = run("history.py", "machines", "--db", db)
+    assert p.returncode == 0 and f"| 2 x NVIDIA H200 | {machines['2 x NVIDIA H200']} | " in p.stdout, p.stdout
+
+
+def test_importing_again_is_a_no_op(db_copy):
+    before = counts(db_copy)
+    p = run("history.py", "add", RESULTS, REPEAT, "--db", db_copy)
+    assert p.returncode == 0, p.stderr
+    assert f"0 of {before[0] + 1} runs added" in p.stdout and "already stored" in p.stdout.splitlines()[-2]
+    assert counts(db_copy) == before
+
+
+def test_a_journal_is_replaced_by_its_finished_file(tmp_path):
+    with open(REPEAT, encoding="utf-8") as f:
+        doc = json.load(f)
+    header = {"schema": "dmabench-journal/1", "results_schema": "dmabench/1", "context": doc["context"]}
+    journal = tmp_path / "run.json.journal"
+    journal.write_text("".join(json.dumps(v) + "\n" for v in [header, *doc["results"][:4]]))
+    db = tmp_path / "h.sqlite"
+    p = run("history.py", "add", journal, "--db", db)
+    assert p.returncode == 0 and counts(db) == (1, 4, 0), p.stdout + p.stderr
+    finished = tmp_path / "done" / "run.json"
+    finished.parent.mkdir()
+    finished.write_text(json.dumps(doc))
+    p = run("history.py", "add", finished, "--db", db)  # the same run, finished: it replaces its part
+    assert p.returncode == 0 and "added, replacing a part of it" in p.stdout and counts(db) == (1, 11, 0), p.stdout
+    p = run("history.py", "add", journal, "--db", db)  # the part again: the run already holds it
+    assert p.returncode == 0 and "skipped, a part of stored run" in p.stdout and counts(db) == (1, 11, 0), p.stdout
+
+
+def slowed_copy(path, factor, started_at):
+    """The run at `path` as a later run (`started_at`) whose every ok case is `factor` times slower."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    doc["context"]["started_at"] = started_at
+    for r in doc["results"]:
+        if r["status"] != "ok":
+            continue
+        for k in r["latency_us"]:
+            r["latency_us"][k] *= factor
+        r["p50_interval_us"] = [x * factor for x in r["p50_interval_us"]]
+        for k in ("algbw", "busbw"):
+            r[f"{k}_GBps"] /= factor
+            r[f"{k}_interval_GBps"] = [None if x is None else x / factor for x in r[f"{k}_interval_GBps"]][::-1]
+    return doc
+
+
+def verdict_lines(stdout):
+    return {line.split()[1]: line.split()[0] for line in stdout.splitlines() if line.split()[:1] and
+            line.split()[0] in history.VERDICTS}
+
+
+def test_gate_fails_a_planted_20_percent_slower_run_and_passes_one_within_the_band(committed_db, tmp_path):
+    db = committed_db[0]
+    kept = digest(db)
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps(slowed_copy(REPEAT, 1.2, "2026-12-04T10:00:00.000Z")))
+    p = run("history.py", "gate", slow, "--db", db)
+    assert p.returncode == 1, p.stdout + p.stderr
+    verdicts = verdict_lines(p.stdout)
+    assert len(verdicts) == 11
+    # the steady cases (spread of their earlier runs 1-6%) fail; ce-batch on 1024 x 4 KiB pages moves between runs by
+    # more than 20% (results/h200x1/README.md): its history is NOISY, and 20% hides in its band
+    for name in ("h2d/ce/pipelined/dev=0/256MiB/host=pinned,numa=local", "d2h/ce/pipelined/dev=0/256MiB/host=pinned,numa=local",
+                 "h2d-bidir/ce/pipelined/dev=0/256MiB/host=pinned,numa=local",
+                 "h2d/ce-batch/oneshot/dev=0/4MiB/host=pinned,numa=local/blocks=64x64KiB,random,pool=4GiB"):
+        assert verdicts[name] == "FAIL", (name, p.stdout)
+    assert verdicts["h2d/ce-batch/oneshot/dev=0/4MiB/host=pinned,numa=local/blocks=1024x4KiB,random,pool=4GiB"] == "NOISY"
+    [fail] = [line for line in p.stdout.splitlines() if line.startswith("FAIL   d2h/ce/pipelined/dev=0/256MiB")]
+    assert "+21.9% against the median 4897.41 of 8 runs, band 4652.54..5142.28 µs, spread 1.2%" in fail, fail
+    assert "8 FAIL, 2 NOISY, 0 NEW, 1 PASS" in p.stdout.splitlines()[-2]
+    within = tmp_path / "within.json"
+    within.write_text(json.dumps(slowed_copy(REPEAT, 1.02, "2026-12-04T11:00:00.000Z")))
+    p = run("history.py", "gate", within, "--db", db)
+    assert p.returncode == 0 and set(verdict_lines(p.stdout).values()) == {"PASS", "NOISY"}, p.stdout + p.stderr
+    assert "0 FAIL, 5 NOISY, 0 NEW, 6 PASS" in p.stdout
+    assert digest(db) == kept  # without --record the gate only reads
+
+
+def run_at(start, cases, machine="GPU X"):
+    """A run started at `start` with ok copy cases {bytes: p50 µs} (+-1% intervals) on two GPUs named `machine`."""
+    doc = document([with_interval(result("copy", "ce", size, "oneshot", p50), 0.01) for size, p50 in cases.items()])
+    doc["context"]["started_at"] = start
+    for d in doc["context"]["machine"]["devices"]:
+        d["name"] = machine
+    return doc
+
+
+def add_runs(tmp_path, docs):
+    db = tmp_path / "h.sqlite"
+    paths = []
+    for i, doc in enumerate(docs):
+        paths.append(tmp_path / f"run{i}.json")
+        paths[-1].write_text(json.dumps(doc))
+    p = run("history.py", "add", *paths, "--db", db)
+    assert p.returncode == 0, p.stderr
+    return db
+
+
+def test_gate_new_noisy_failed_and_machine_kinds(tmp_path):
+    # 1 KiB steady (100 +- 1 µs), 4 KiB spread (+-20%), 16 KiB in two runs only; the other machine kind 3x slower
+    steady, spread, two = [100, 101, 99, 100], [100, 130, 80, 115], [50, 51]
+    docs = [run_at(f"2026-01-0{i + 1}T00:00:00Z", {1024: steady[i], 4096: spread[i], **({16384: two[i]} if i < 2 else {})})
+            for i in range(4)]
+    docs += [run_at(f"2026-01-0{i + 1}T12:00:00Z", {1024: 300.0}, machine="GPU Y") for i in range(4)]
+    db = add_runs(tmp_path, docs)
+    new = run_at("2026-02-01T00:00:00Z", {1024: 101.0, 4096: 105.0, 16384: 50.0, 65536: 10.0})
+    path = tmp_path / "new.json"
+    path.write_text(json.dumps(new))
+    p = run("history.py", "gate", path, "--db", db)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert verdict_lines(p.stdout) == {"copy/ce/oneshot/dev=0,1/1024": "PASS", "copy/ce/oneshot/dev=0,1/4096": "NOISY",
+                                       "copy/ce/oneshot/dev=0,1/16384": "NEW", "copy/ce/oneshot/dev=0,1/65536": "NEW"}
+    assert "2 earlier runs, 3 needed" in p.stdout and "spread 20.7%" in p.stdout  # 1.4826 x MAD 15 / median 107.5
+    # 1 KiB 8% slower: beyond the 5% floor of a steady case; --tolerance 0.1 takes it back; GPU Y's runs never count
+    new["results"][0] = with_interval(result("copy", "ce", 1024, "oneshot", 108.0), 0.01)
+    path.write_text(json.dumps(new))
+    p = run("history.py", "gate", path, "--db", db)
+    assert p.returncode == 1 and verdict_lines(p.stdout)["copy/ce/oneshot/dev=0,1/1024"] == "FAIL", p.stdout
+    assert "+8.0% against the median 100.00 of 4 runs, band 95.00..105.00 µs" in p.stdout
+    assert run("history.py", "gate", path, "--db", db, "--tolerance", "0.1").returncode == 0
+    other = run_at("2026-02-01T00:00:00Z", {1024: 108.0}, machine="GPU Y")
+    path.write_text(json.dumps(other))
+    p = run("history.py", "gate", path, "--db", db)  # against GPU Y's 300 µs: faster, not a regression
+    assert p.returncode == 0 and "(faster than the band)" in p.stdout and "2 x GPU Y" in p.stdout, p.stdout
+    # a case that failed where earlier runs had it ok is a FAIL; a case within its interval of the band's edge passes
+    new["results"][0] = result("copy", "ce", 1024, "oneshot", 0, status="failed", reason="validation: byte 3")
+    new["results"][1] = with_interval(result("copy", "ce", 4096, "oneshot", 190.0), 0.2)  # above, its interval not
+    path.write_text(json.dumps(new))
+    p = run("history.py", "gate", path, "--db", db, "--noisy", "0.5")
+    assert p.returncode == 1 and "FAIL   copy/ce/oneshot/dev=0,1/1024  failed: validation: byte 3 (ok in 4 earlier runs)" \
+        in p.stdout, p.stdout
+    assert verdict_lines(p.stdout)["copy/ce/oneshot/dev=0,1/4096"] == "PASS"
+
+
+def test_gate_record_trend_and_history_frame(tmp_path):
+    docs = [run_at(f"2026-01-0{i + 1}T00:00:00Z", {1024: p50}) for i, p50 in enumerate([100, 101, 99, 100, 130])]
+    db = add_runs(tmp_path, docs[:4])
+    last = tmp_path / "last.json"
+    last.write_text(json.dumps(docs[4]))
+    p = run("history.py", "gate", last, "--db", db, "--record")
+    assert p.returncode == 1 and "(recorded)" in p.stdout and counts(db) == (5, 5, 1), p.stdout
+    p = run("history.py", "gate", last, "--db", db, "--record")  # again: the run is stored, its verdict replaced
+    assert p.returncode == 1 and counts(db) == (5, 5, 1)
+    p = run("history.py", "trend", "--db", db, "--case", "^copy/ce/.*/1024$")
+    assert p.returncode == 0, p.stderr
+    rows = [line for line in p.stdout.splitlines() if line.startswith("| 2026-")]
+    assert len(rows) == 5 and rows[0].startswith("| 2026-01-01 00:00:00 | test | 100.00 | [99.00, 101.00] |  | – | – |")
+    assert "| 130.00 | [128.70, 131.30] |  | 95.00..105.00 (median 100.00, 4 runs) | FAIL |" in rows[4], rows[4]
+    assert "The next run's band: 95.00..105.00 (median 100.00, 5 runs), spread 1.5%" in p.stdout
+    p = run("history.py", "trend", "--db", db, "--case", "1024", "--figure", "busbw_GBps", "--json")
+    [series] = json.loads(p.stdout)["series"]
+    assert series["machine"] == "2 x GPU X" and [r["verdict"] for r in series["runs"]] == [None] * 4 + ["FAIL"]
+    last_run = series["runs"][-1]
+    assert abs(last_run["value"] - 1024 / 130 / 1e3) < 1e-12 and last_run["band"]["runs"] == 4
+    assert abs(last_run["band"]["low"] - 1024 / 105 / 1e3) < 1e-9  # the busbw band is S / (the p50 band's edges)
+    for args, want in ((["--case", "("], "not a regular expression"), (["--case", "allgather"], "no ok case"),
+                       (["--case", "copy", "--machine", "GPU Z"], "the database has '2 x GPU X'"),
+                       (["--case", "copy", "--runs", "2"], "expected 1 <= --min-runs <= --runs")):
+        one_line(inproc("history.py", "trend", "--db", db, *args), "history.py", want)
+    df = history_frame(db)
+    assert list(df.columns) == ["run_id", "started_at", "finished_at", "host", "revision", "version", "machine", "backend",
+                                "gpus", "driver", "config", "source", "imported_at", "idx", "name", "case_key", "pattern",
+                                "engine", "variant", "place", "bytes_per_rank", "bytes", "timing", "status", "reason",
+                                "p50_us", "p50_low_us", "p50_high_us", "noise", "noisy", "busbw_GBps", "busbw_low_GBps",
+                                "busbw_high_GBps", "algbw_GBps", "sampling", "samples", "setup_s", "verdict"]
+    assert len(df) == 5 and list(df.p50_us) == [100, 101, 99, 100, 130] and str(df.started_at.dtype) == "datetime64[ns, UTC]"
+    assert list(df.verdict.fillna("")) == [""] * 4 + ["FAIL"] and df.machine.unique().tolist() == ["2 x GPU X"]
+    assert df.noisy.tolist() == [False] * 5 and df.gpus[0] == "GPU X, GPU X"
+
+
+def test_plot_trend(tmp_path):
+    docs = [run_at(f"2026-01-0{i + 1}T00:00:00Z", {size: p50 * size / 1024 for size in (1024, 2048, 4096)})
+            for i, p50 in enumerate([100, 101, 99, 100, 130])]
+    db = add_runs(tmp_path, docs[:4])
+    (tmp_path / "last.json").write_text(json.dumps(docs[4]))
+    assert run("history.py", "gate", tmp_path / "last.json", "--db", db, "--record").returncode == 1
+    out = tmp_path / "figs"
+    p = inproc("plot.py", "trend", db, "--case", "/1024$", "--out", out, "--figure", "busbw_GBps")
+    assert p.returncode == 0 and p.stdout.strip() == str(out / "copy-trend.png"), p.stderr
+    assert (out / "copy-trend.png").stat().st_size > 10_000
+    import plot
+    conn = history.open_db(db, write=False)
+    series = history.trend(conn, "/1024$", None, "busbw_GBps", history.DEFAULT_RULE)
+    conn.close()
+    ax = plot.figure_trend(series, "busbw_GBps", history.DEFAULT_RULE, "test").axes[0]
+    [cross] = [c for c in ax.collections if c.get_label() == "gate FAIL (recorded)"]
+    assert cross.get_offsets().tolist() == [[4, 1024 / 130 / 1e3]]  # the fifth run, the one the gate failed
+    assert "gate band from the runs before (dashed: their median)" in ax.get_legend_handles_labels()[1]
+    one_line(inproc("plot.py", "trend", db, "--case", "copy", "--out", out, "--runs", "2"), "plot.py",
+             "expected 1 <= --min-runs <= --runs")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plot, "MAX_SERIES", 2)
+        one_line(inproc("plot.py", "trend", db, "--case", "copy", "--out", out), "plot.py",
+                 "--case 'copy' matches 3 cases; a trend figure draws at most 2")
+    one_line(inproc("plot.py", "trend", db, "--case", "alltoall", "--out", out), "plot.py", "no ok case")
+    assert os.listdir(out) == ["copy-trend.png"]
+
+
+def test_a_database_of_a_newer_schema_is_refused_untouched(tmp_path):
+    db = add_runs(tmp_path, [run_at("2026-01-01T00:00:00Z", {1024: 100.0})])
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"PRAGMA user_version = {history.SCHEMA_VERSION + 1}")
+    kept = digest(db)
+    src = tmp_path / "run0.json"
+    for args in (["add", src], ["gate", src, "--record"], ["gate", src], ["trend", "--case", "."], ["machines"]):
+        one_line(inproc("history.py", *args, "--db", db), "history.py", f"schema version {history.SCHEMA_VERSION + 1}, "
+                 f"newer than this script's {history.SCHEMA_VERSION}")
+    with pytest.raises(ResultsError, match="newer than"):
+        history_frame(db)
+    one_line(inproc("plot.py", "trend", db, "--case", ".", "--out", tmp_path / "o"), "plot.py", "newer than")
+    assert digest(db) == kept and sorted(os.listdir(tmp_path)) == ["h.sqlite", "run0.json"]
+
+
+def test_bad_input_is_one_line_and_leaves_the_database_as_it_was(tmp_path):
+    db = add_runs(tmp_path, [run_at("2026-01-01T00:00:00Z", {1024: 100.0})])
+    kept = digest(db)
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(run_at("2026-01-02T00:00:00Z", {1024: 100.0})))
+    trace = os.path.join(RESULTS, "h200x1", "traffic", "final-check", "power-trace.json")
+    truncated = tmp_path / "truncated.json"
+    with open(REPEAT, "rb") as f:
+        truncated.write_bytes(f.read()[:5000])
+    undated = run_at("2026-01-03T00:00:00Z", {1024: 100.0})
+    del undated["context"]["started_at"], undated["context"]["date"]
+    (tmp_path / "undated.json").write_text(json.dumps(undated))
+    bad_date = run_at("yesterday", {1024: 100.0})
+    (tmp_path / "bad-date.json").write_text(json.dumps(bad_date))
+    for path, want in ((trace, "not a dmabench results file"), (truncated, "cannot read"),
+                       (tmp_path / "undated.json", "context has neither started_at nor date"),
+                       (tmp_path / "bad-date.json", 'context.started_at: "yesterday" is not an ISO 8601 time')):
+        for command in (["add", good, path], ["gate", good, path, "--record"]):  # the good file is not stored either
+            p = run("history.py", *command, "--db", db)
+            one_line(p, "history.py", want)
+            assert p.stdout == "" and "Traceback" not in p.stderr
+    assert digest(db) == kept
+    # a --db that is not a dmabench history: a results file (an input here too), another SQLite database, a journal's name
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    kept_files = {p: digest(p) for p in (good, other)}
+    one_line(inproc("history.py", "add", good, "--db", good), "history.py", "a file this script read")
+    one_line(inproc("history.py", "trend", "--case", ".", "--db", good), "history.py", "file is not a database")
+    one_line(inproc("history.py", "add", good, "--db", other), "history.py", "not a dmabench history database")
+    one_line(inproc("history.py", "add", good, "--db", tmp_path / "x.json.journal"), "history.py", "a dmabench run's own file")
+    one_line(inproc("history.py", "machines", "--db", tmp_path / "missing.sqlite"), "history.py", "no history database there")
+    one_line(inproc("history.py", "gate", good, "--db", tmp_path), "history.py", "not a regular file")
+    empty = document([result("copy", "ce", 1024, "oneshot", 1.0, status="skipped")])
+    (tmp_path / "empty.json").write_text(json.dumps(empty))
+    one_line(inproc("history.py", "gate", tmp_path / "empty.json", "--db", db), "history.py", "nothing to judge")
+    assert {p: digest(p) for p in kept_files} == kept_files and digest(db) == kept
+    assert not os.path.exists(tmp_path / "missing.sqlite") and not os.path.exists(tmp_path / "x.json.journal")
+
+
+def test_a_failed_import_leaves_the_database_as_it_was(tmp_path, monkeypatch):
+    db = add_runs(tmp_path, [run_at("2026-01-01T00:00:00Z", {1024: 100.0})])
+    kept = digest(db)
+    paths = []
+    for i in range(3):
+        paths.append(tmp_path / f"new{i}.json")
+        paths[-1].write_text(json.dumps(run_at(f"2026-01-1{i}T00:00:00Z", {1024: 100.0 + i})))
+    real, calls = history.store, []
+
+    def store(conn, run_):  # the disk fills up at the third run: the two before it are rolled back too
+        calls.append(run_)
+        if len(calls) == 3:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(conn, run_)
+
+    monkeypatch.setattr(history, "store", store)
+    one_line(inproc("history.py", "add", *paths, "--db", db), "history.py", "database or disk is full")
+    assert len(calls) == 3 and digest(db) == kept and counts(db) == (1, 1, 0)
+
+
+def test_fields_check_document_does_not_check(tmp_path):
+    # history.py stores context fields and a record's setup_s, which check_document leaves as any JSON value: each is
+    # stored (as JSON text, or None for a number that is not one) and judged, or, for a start that is no time, refused
+    f = tmp_path / "m.json"
+    places = {"started_at": lambda d, v: d["context"].update(started_at=v),
+              "finished_at": lambda d, v: d["context"].update(finished_at=v),
+              "config": lambda d, v: d["context"].update(config=v),
+              "config name": lambda d, v: d["context"].update(config={"name": v}),
+              "backend": lambda d, v: d["context"].update(backend=v),
+              "git_revision": lambda d, v: d["context"]["dmabench"].update(git_revision=v),
+              "driver": lambda d, v: d["context"]["machine"]["versions"].update(nvidia_driver=v),
+              "setup_s": lambda d, v: d["results"][0].update(setup_s=v)}
+    setups = []
+    for place, change in places.items():
+        for i, value in enumerate(HOSTILE):
+            db = tmp_path / f"{place}-{i}.sqlite"  # each stored afresh (a field outside a run's identity is stored once)
+            doc = run_at("2026-01-01T00:00:00Z", {1024: 100.0, 4096: 150.0})
+            change(doc, value)
+            f.write_text(json.dumps(doc))
+            for command in ("add", "gate"):
+                p = inproc("history.py", command, f, "--db", db)
+                if place == "started_at":
+                    one_line(p, "history.py", "context.started_at: ")
+                    assert "is not an ISO 8601 time" in p.stderr
+                else:
+                    assert p.returncode == 0 and p.stderr == "", (place, value, command, p.stderr)
+            if place == "setup_s":
+                setups.append(history_frame(db).setup_s[0])
+    assert [None if v != v else v for v in setups] == [0, -1, 5e-324, 1.7e308, 1e30, None, 2.0 ** 64] + [None] * 6
