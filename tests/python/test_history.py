@@ -3,6 +3,7 @@ plot.py trend, on every committed results file and on planted runs."""
 import copy
 import hashlib
 import json
+import re
 import os
 import shutil
 import sqlite3
@@ -142,21 +143,21 @@ def test_gate_fails_a_planted_20_percent_slower_run_and_passes_one_within_the_ba
     assert p.returncode == 1, p.stdout + p.stderr
     verdicts = verdict_lines(p.stdout)
     assert len(verdicts) == 11
-    # the steady cases (spread of their earlier runs 1-6%) fail; ce-batch on 1024 x 4 KiB pages moves between runs by
-    # more than 20% (results/h200x1/README.md): its history is NOISY, and 20% hides in its band
+    # the steady cases (spread of their earlier runs 1-6%) fail. The committed results grow with every run, so only what
+    # holds for any history of them is asserted: cases whose runs scatter by 20% and more (ce-batch on small pages,
+    # results/h200x1/README.md) may read NOISY, or PASS where the copied run was itself 20% fast; each FAIL names the
+    # median it was judged against
     for name in ("h2d/ce/pipelined/dev=0/256MiB/host=pinned,numa=local", "d2h/ce/pipelined/dev=0/256MiB/host=pinned,numa=local",
                  "h2d-bidir/ce/pipelined/dev=0/256MiB/host=pinned,numa=local",
                  "h2d/ce-batch/oneshot/dev=0/4MiB/host=pinned,numa=local/blocks=64x64KiB,random,pool=4GiB"):
         assert verdicts[name] == "FAIL", (name, p.stdout)
-    assert verdicts["h2d/ce-batch/oneshot/dev=0/4MiB/host=pinned,numa=local/blocks=1024x4KiB,random,pool=4GiB"] == "NOISY"
     [fail] = [line for line in p.stdout.splitlines() if line.startswith("FAIL   d2h/ce/pipelined/dev=0/256MiB")]
-    assert "+21.9% against the median 4897.41 of 8 runs, band 4652.54..5142.28 µs, spread 1.2%" in fail, fail
-    assert "8 FAIL, 2 NOISY, 0 NEW, 1 PASS" in p.stdout.splitlines()[-2]
+    assert re.search(r"\+2\d\.\d% against the median [\d.]+ of (\d+) runs, band [\d.]+\.\.[\d.]+ µs, spread \d\.\d%", fail), fail
     within = tmp_path / "within.json"
     within.write_text(json.dumps(slowed_copy(REPEAT, 1.02, "2026-12-04T11:00:00.000Z")))
     p = run("history.py", "gate", within, "--db", db)
-    assert p.returncode == 0 and set(verdict_lines(p.stdout).values()) == {"PASS", "NOISY"}, p.stdout + p.stderr
-    assert "0 FAIL, 5 NOISY, 0 NEW, 6 PASS" in p.stdout
+    assert p.returncode == 0 and set(verdict_lines(p.stdout).values()) <= {"PASS", "NOISY"}, p.stdout + p.stderr
+    assert "PASS" in verdict_lines(p.stdout).values(), p.stdout
     assert digest(db) == kept  # without --record the gate only reads
 
 
