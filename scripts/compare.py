@@ -4,7 +4,7 @@
 usage: compare.py BASE.json NEW.json [--threshold 0.05] [--json] [--all]
 
 Cases are matched by their full key (pattern, in place or not, engine, options, devices, bytes, timing,
-workload, rotation). For every case in both files: the ratio new/base of p50 latency and of busbw,
+workload, rotation, block layout, host-memory kind and NUMA request: dmabench_results.case_key). For every case in both files: the ratio new/base of p50 latency and of busbw,
 and a verdict:
   slower        p50 grew by more than --threshold AND the change is real (below)
   faster        p50 shrank by more than --threshold AND the change is real
