@@ -80,6 +80,20 @@ std::vector<std::vector<int>> device_pairs(const std::string& pattern_name, cons
   return out;
 }
 
+// The sizes of a pattern's cases under one layout: the config's sizes, the layout's count of blocks, or (routed
+// patterns) one per routing, tokens_per_rank x token_bytes.
+std::vector<std::pair<std::uint64_t, std::optional<Routing>>> size_points(const Config& config, const Pattern& pattern,
+                                                                         const Layout& layout) {
+  std::vector<std::pair<std::uint64_t, std::optional<Routing>>> out;
+  if (pattern.routed())
+    for (const Routing& r : config.routings) out.emplace_back(r.tokens_per_rank * r.token_bytes, r);
+  else if (layout.count)
+    out.emplace_back(layout.count * layout.block_bytes, std::nullopt);
+  else
+    for (std::uint64_t bytes : config.sizes) out.emplace_back(bytes, std::nullopt);
+  return out;
+}
+
 // Every case of one pattern form on one device set, in sweep order.
 void add_pattern_cases(const Config& config, const std::string& pattern_name, bool in_place, const std::vector<int>& ids,
                        const std::string& device_word, std::vector<Case>& out) {
@@ -97,8 +111,8 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
       for (const auto& engine : config.engines)
         for (Timing timing : config.timings)
           for (int rotate : config.rotate)
-            for (std::uint64_t bytes : layout.count ? std::vector<std::uint64_t>{layout.count * layout.block_bytes} : config.sizes) {
-              check_byte_range(bytes, static_cast<int>(devs.size()), rotate);
+            for (const auto& [bytes, routing] : size_points(config, *pattern, layout)) {
+              check_byte_range(bytes, std::max(static_cast<int>(devs.size()), routing ? routing->ranks : 0), rotate);
               Case c{.pattern = pattern_name,
                      .variant = engine,
                      .devices = devs,
@@ -111,6 +125,7 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
                      .sampling = config.sampling,
                      .rotate = rotate,
                      .layout = layout,
+                     .routing = routing,
                      .host = host,
                      .breakdown = config.breakdown && pattern_name == "copy" && timing == Timing::oneshot,
                      .overlap = config.overlap,
@@ -143,7 +158,7 @@ std::uint64_t count_cases(const Config& config, const std::vector<int>& all_devi
           n = device_pairs(pattern_name, {0, 1, 2}).size() == 3 ? ids : times(ids, ids > 0 ? ids - 1 : 0);
         }
         std::uint64_t sizes = 0;
-        for (const Layout& layout : config.layouts) sizes += layout.count ? 1 : config.sizes.size();
+        for (const Layout& layout : config.layouts) sizes += size_points(config, *pattern, layout).size();
         n = times(n, times(sizes, pattern->uses_host_memory() ? config.host.size() : 1));
         for (std::size_t axis : {config.engines.size(), config.timings.size(), config.rotate.size()}) n = times(n, axis);
         total = std::min(kMaxCases + 1, total + n);
@@ -160,9 +175,10 @@ std::string Case::name() const {
   const std::string host_part = p && p->uses_host_memory()
                                     ? fmt::format("/host={},numa={}", to_string(host.kind), host.numa.label())
                                     : std::string();
-  return fmt::format("{}{}/{}/{}/dev={}/{}{}{}{}{}", pattern, in_place ? "-inplace" : "", engine_part, to_string(timing),
+  return fmt::format("{}{}/{}/{}/dev={}/{}{}{}{}{}{}", pattern, in_place ? "-inplace" : "", engine_part, to_string(timing),
                      fmt::join(devices, ","), format_bytes(bytes_per_rank), host_part,
                      layout.blocks ? fmt::format("/{}", layout.label(bytes_per_rank)) : std::string(),
+                     routing ? fmt::format("/moe={}", routing->label()) : std::string(),
                      rotate > 1 ? fmt::format("/rotate={}", rotate) : std::string(),
                      overlap ? fmt::format("/beside={}", overlap->compute.label()) : std::string());
 }
@@ -177,7 +193,7 @@ std::uint64_t Case::seed() const {
   } catch (const std::invalid_argument&) {  // an engine the registry does not know (tests): as given
   }
   const Pattern* p = find_pattern(pattern);
-  const nlohmann::json id = {
+  nlohmann::json id = {
       {"pattern", pattern},
       {"in_place", in_place},
       {"engine", variant.engine},
@@ -191,6 +207,7 @@ std::uint64_t Case::seed() const {
       {"host", p && p->uses_host_memory() ? nlohmann::json{{"kind", to_string(host.kind)}, {"numa", host.numa.label()}}
                                           : nlohmann::json()},
       {"beside", overlap ? overlap->compute.to_json() : nlohmann::json()}};
+  if (routing) id["routing"] = routing->to_json();  // only where there is one: every other case keeps its seed
   return fnv1a(id.dump());
 }
 
@@ -199,7 +216,7 @@ void plan_case(Case& c) {
   if (!c.not_runnable.empty()) return;
   const Pattern* p = pattern_of(c.pattern, c.in_place);
   if (!p) throw std::invalid_argument(fmt::format("pattern '{}' has no in-place form", c.pattern));
-  c.plan = p->plan(c.devices, c.bytes_per_rank);
+  c.plan = c.routing ? p->plan_routed(c.devices, *c.routing) : p->plan(c.devices, c.bytes_per_rank);
   for (auto* at : {&c.plan->src_at, &c.plan->dst_at})
     for (Location& l : *at)
       if (l.host) l = c.host;

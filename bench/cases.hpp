@@ -24,6 +24,9 @@ struct Case {
   Sampling sampling;  // fixed (`iterations` samples) or adaptive (bench/sampler.hpp); not part of what the case is (seed)
   int rotate = 1;  // buffer sets the operations cycle through (the plan's `sets`)
   Layout layout;   // contiguous, or blocks (bench/patterns/layout.hpp)
+  // Routed patterns (alltoallv): the routing the plan is made from (bench/patterns/routing.hpp); bytes_per_rank is
+  // then its tokens_per_rank x token_bytes.
+  std::optional<Routing> routing;
   Location host = host_location();  // host-memory patterns: the kind and NUMA request of their host buffers
   bool breakdown = false;    // measure the four-phase latency breakdown after timing
   std::optional<OverlapConfig> overlap;  // also measured beside this compute workload
@@ -33,7 +36,8 @@ struct Case {
 
   // Unique, stable name, e.g. "allgather/sm,blocks=auto/oneshot/dev=0,1/64KiB" (Google Benchmark's
   // name). Options at their default are left out; in-place cases start "allgather-inplace/",
-  // host-memory patterns add "/host=<kind>,numa=<request>", block layouts "/<Layout::label()>",
+  // host-memory patterns add "/host=<kind>,numa=<request>", block layouts "/<Layout::label()>", routed patterns
+  // "/moe=<Routing::label()>",
   // rotated ones end in "/rotate=N", overlap cases in "/beside=<workload label>".
   std::string name() const;
   // Seed of the validation data: differs per case; a hash of what the case is (every engine option,

@@ -23,7 +23,7 @@ const std::vector<std::string>& config_keys() {
                                                 "devices", "timing",      "warmup",     "iterations",    "pipeline_depth", "breakdown", "power",
                                                 "overlap", "sweeps", "in_place", "max_timed_bytes", "min_iterations", "rotate",
                                                 "layout", "host_memory", "max_noise", "min_samples", "min_time", "max_time",
-                                                "max_samples"};
+                                                "max_samples", "alltoallv"};
   return keys;
 }
 
@@ -155,13 +155,25 @@ Config parse_sweep(const json& doc) {
   parse_labels(doc, c);
   if (doc.contains("layout")) c.layouts = parse_layouts(doc["layout"]);
   if (doc.contains("host_memory")) c.host = parse_host(doc["host_memory"]);
+  c.patterns = doc.contains("patterns") ? parse_names(doc["patterns"], "patterns", pattern_names()) : pattern_names();
+  // routed patterns (alltoallv) take their size from their routings
+  const bool routed = std::any_of(c.patterns.begin(), c.patterns.end(), [](const std::string& p) { return find_pattern(p)->routed(); });
+  const bool all_routed = std::all_of(c.patterns.begin(), c.patterns.end(), [](const std::string& p) { return find_pattern(p)->routed(); });
+  if (doc.contains("alltoallv")) {
+    if (!routed) fail("alltoallv", fmt::format("applies to the alltoallv pattern; the patterns here are {}", fmt::join(c.patterns, ", ")));
+    c.routings = parse_routings(doc["alltoallv"]);
+  }
   const bool counted = std::all_of(c.layouts.begin(), c.layouts.end(), [](const Layout& l) { return l.count > 0; });
   if (doc.contains("sizes") && counted)
     fail("sizes", "every layout gives its blocks count, which sets the size (blocks x block_bytes): leave sizes out");
-  if (!doc.contains("sizes") && !counted)
+  if (doc.contains("sizes") && all_routed)
+    fail("sizes", "alltoallv takes its size from its routing (alltoallv.tokens_per_rank x token_bytes): leave sizes out");
+  if (!doc.contains("sizes") && !counted && !all_routed)
     fail("sizes", "missing; give a size, a list, or a range {\"from\", \"to\", \"factor\"}");
   if (doc.contains("sizes")) c.sizes = parse_sizes(doc["sizes"]);
-  c.patterns = doc.contains("patterns") ? parse_names(doc["patterns"], "patterns", pattern_names()) : pattern_names();
+  if (routed && std::any_of(c.layouts.begin(), c.layouts.end(), [](const Layout& l) { return l.blocks; }))
+    fail("layout", "alltoallv lays its tokens out itself (alltoallv.tokens: \"packed\" or \"scattered\"); give block layouts "
+                   "in a sweep without alltoallv");
   c.engines = parse_engines(doc);
   c.devices = doc.contains("devices") ? parse_devices(doc["devices"]) : std::vector<DeviceSet>{DeviceSet{true, {}}};
   c.timings = doc.contains("timing") ? parse_timings(doc["timing"])
@@ -292,7 +304,8 @@ json to_json(const Config& c) {
           {"overlap", overlap_json(c.overlap)},
           {"in_place", c.in_place},
           {"layout", layouts_json(c.layouts)},
-          {"host_memory", host_json(c.host)}};
+          {"host_memory", host_json(c.host)},
+          {"alltoallv", routings_json(c.routings)}};
 }
 
 DeviceSet parse_device_list(const std::string& text, const std::string& field, bool repeats) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/patterns/layout.hpp"
+#include "bench/patterns/routing.hpp"
 #include "bench/sampler.hpp"
 #include "compute/load.hpp"
 #include "engines/registry.hpp"
@@ -61,6 +62,8 @@ struct Config {
   std::vector<int> rotate = {1};
   // Layout axis: contiguous, or block layouts (each a point of its block_bytes x blocks x order lists).
   std::vector<Layout> layouts = {Layout{}};
+  // Routing axis of the alltoallv pattern ("alltoallv": its lists' product; a trace gives a routing per step).
+  std::vector<Routing> routings = {Routing{}};
   // Host-memory axis (patterns that use host memory): kinds x NUMA requests.
   std::vector<Location> host = {host_location(true)};
   int pipeline_depth = 20;  // operations per pipelined sample

@@ -12,23 +12,6 @@
 namespace dmabench::config_parse {
 namespace {
 
-// A value or a list of values (an axis), each parsed by `one` with its field name.
-template <class T>
-std::vector<T> axis(const json& v, const std::string& field, const std::function<T(const json&, const std::string&)>& one) {
-  std::vector<T> out;
-  if (!v.is_array()) {
-    out.push_back(one(v, field));
-    return out;
-  }
-  if (v.empty()) fail(field, "the list is empty");
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    T x = one(v[i], fmt::format("{}[{}]", field, i));
-    if (std::find(out.begin(), out.end(), x) != out.end()) fail(field, fmt::format("{} is listed twice", show(v[i])));
-    out.push_back(std::move(x));
-  }
-  return out;
-}
-
 constexpr std::uint64_t kMaxBlocks = 1 << 15;       // blocks per transfer (sm's grid takes one job per row)
 constexpr std::uint64_t kMaxPoolSlots = 1 << 24;    // slots of a random pool (its permutation is built per case)
 

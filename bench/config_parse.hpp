@@ -4,11 +4,14 @@
 // engine variants (an engine and its option axes); config_host.cpp: buffer layouts and host memory;
 // config_overlap.cpp: the overlap workload; config_sampling.cpp: fixed or adaptive sampling; config.cpp: the document (top level, "sweeps", to_json).
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bench/config.hpp"
@@ -34,6 +37,23 @@ std::vector<std::uint64_t> parse_sizes(const json& v);
 // A name or a non-empty list of names from `accepted` ("all": every one), none twice.
 std::vector<std::string> parse_names(const json& v, const std::string& field, const std::vector<std::string>& accepted);
 
+// A value or a list of values (an axis), each parsed by `one` with its field name; none twice.
+template <class T>
+std::vector<T> axis(const json& v, const std::string& field, const std::function<T(const json&, const std::string&)>& one) {
+  std::vector<T> out;
+  if (!v.is_array()) {
+    out.push_back(one(v, field));
+    return out;
+  }
+  if (v.empty()) fail(field, "the list is empty");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    T x = one(v[i], fmt::format("{}[{}]", field, i));
+    if (std::find(out.begin(), out.end(), x) != out.end()) fail(field, fmt::format("{} is listed twice", show(v[i])));
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
 // ---- config_engines.cpp ----
 // One "engines" entry (a name or {name, options}): the product of its option lists, each variant with
 // every option filled in.
@@ -49,6 +69,12 @@ std::vector<Layout> parse_layouts(const json& v);
 std::vector<Location> parse_host(const json& v);
 json layouts_json(const std::vector<Layout>& layouts);
 json host_json(const std::vector<Location>& host);
+
+// ---- config_alltoallv.cpp ----
+// "alltoallv": the routings of the alltoallv pattern (bench/patterns/routing.hpp), the product of its lists; a
+// trace file's splits give one routing per step.
+std::vector<Routing> parse_routings(const json& v);
+json routings_json(const std::vector<Routing>& routings);
 
 // ---- config_overlap.cpp ----
 // "overlap": false or the workload an overlap case runs beside.

@@ -1,5 +1,8 @@
 #include "bench/record.hpp"
 
+#include <algorithm>
+#include <set>
+
 namespace dmabench {
 namespace {
 
@@ -100,6 +103,47 @@ json overlap_json(const measure::Overlap& o) {
   return j;
 }
 
+// The routing of an alltoallv case and what its plan moves (results/SCHEMA.md, `alltoallv`).
+json alltoallv_json(const Routing& routing, const Plan& plan, const std::optional<measure::Timed>& timed,
+                    const std::optional<measure::HeaviestPair>& heaviest) {
+  json j = routing.to_json();
+  const auto n = static_cast<std::size_t>(plan.ranks());
+  std::vector<std::vector<std::uint64_t>> tokens(n, std::vector<std::uint64_t>(n, 0));
+  std::vector<std::uint64_t> received(n, 0);
+  std::uint64_t moved = 0, peer = 0;
+  for (const Transfer& t : plan.transfers) {
+    tokens[t.src_rank][t.dst_rank] += t.bytes / routing.token_bytes;
+    received[t.dst_rank] += t.bytes;
+    moved += t.bytes;
+    if (t.src_rank != t.dst_rank) peer += t.bytes;
+  }
+  j["ranks"] = n;
+  j["devices"] = plan.devices;
+  j["ranks_share_devices"] = std::set<int>(plan.devices.begin(), plan.devices.end()).size() < n;
+  j["pair_tokens"] = tokens;
+  j["tokens_moved"] = moved / routing.token_bytes;
+  j["bytes_moved"] = moved;
+  j["peer_bytes"] = peer;
+  j["dest_bytes"] = received;
+  const double mean = static_cast<double>(moved) / static_cast<double>(n);
+  j["imbalance"] = mean > 0 ? json(static_cast<double>(*std::max_element(received.begin(), received.end())) / mean) : json();
+  if (!heaviest) {
+    j["heaviest_pair"] = nullptr;
+  } else if (!heaviest->error.empty() && !heaviest->p50_us) {
+    j["heaviest_pair"] = {{"src", heaviest->src}, {"dst", heaviest->dst}, {"bytes", heaviest->bytes}, {"error", heaviest->error}};
+  } else {
+    const double step = timed ? timed->latency_us.p50 : 0;
+    j["heaviest_pair"] = {{"src", heaviest->src},
+                          {"dst", heaviest->dst},
+                          {"bytes", heaviest->bytes},
+                          {"p50_us", or_null(heaviest->p50_us)},
+                          {"share", heaviest->p50_us && step > 0 ? json(*heaviest->p50_us / step) : json()},
+                          {"samples", heaviest->samples},
+                          {"validated", heaviest->validated}};
+  }
+  return j;
+}
+
 }  // namespace
 
 json to_json(const power::Measurement& m) {
@@ -146,7 +190,7 @@ json to_json(const CaseRecord& r) {
             {"engine", c.variant.engine},
             {"options", c.variant.options},
             {"devices", c.devices},
-            {"ranks", c.devices.size()},
+            {"ranks", c.routing && c.plan ? static_cast<std::size_t>(c.plan->ranks()) : c.devices.size()},
             {"bytes", c.plan ? json(c.plan->total_bytes) : json()},
             {"bytes_per_rank", c.bytes_per_rank},
             {"timing", to_string(c.timing)},
@@ -169,6 +213,7 @@ json to_json(const CaseRecord& r) {
     j["layout"]["blocks_per_op"] = blocks;
     j["per_block_us"] = r.timed ? json(r.timed->latency_us.p50 / static_cast<double>(blocks)) : json();
   }
+  if (c.routing && c.plan) j["alltoallv"] = alltoallv_json(*c.routing, *c.plan, r.timed, r.heaviest_pair);
   if (c.plan && c.plan->host_memory())
     j["host_memory"] = r.host_memory.empty() ? json{{"kind", to_string(c.host.kind)}, {"numa", c.host.numa.label()}}
                                              : hostmem::to_json(r.host_memory);

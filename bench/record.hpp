@@ -12,6 +12,7 @@
 
 #include "bench/measure/breakdown.hpp"
 #include "bench/measure/overlap.hpp"
+#include "bench/measure/pairs.hpp"
 #include "bench/measure/power.hpp"
 #include "bench/measure/timing.hpp"
 #include "bench/cases.hpp"
@@ -44,6 +45,7 @@ struct CaseRecord {
   std::optional<measure::Breakdown> breakdown;
   std::optional<measure::Power> power;
   std::optional<measure::Overlap> overlap;
+  std::optional<measure::HeaviestPair> heaviest_pair;  // routed patterns (alltoallv)
 };
 
 // The results record of results/SCHEMA.md.

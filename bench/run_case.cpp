@@ -81,6 +81,10 @@ std::optional<std::string> agreed(const std::function<WhyNot()>& step) {
 // Why the engine cannot run this plan with one process per rank, or nullopt (also in one process).
 WhyNot process_skip_reason(const Engine& engine, const TypedOptions& options, const Case& c) {
   if (!team::world().multi()) return std::nullopt;
+  if (c.routing && c.routing->ranks > 0)
+    return fmt::format("multi-process run: alltoallv.ranks {} puts several ranks on a GPU in one process; under mpirun or srun "
+                       "each process is one rank (leave ranks out)",
+                       c.routing->ranks);
   if (auto why = engine.across_processes(*c.plan, options)) return "multi-process run: " + *why;
   if (engine.across_nodes()) return std::nullopt;
   for (const Transfer& t : c.plan->transfers)
@@ -257,6 +261,7 @@ void CaseExecution::measure(const CaseHooks& hooks) {
   } else if (c.breakdown && !measured_.gpu_clock) {
     measured_.breakdown = measure::measure_breakdown(subject(), std::max(20, c.iterations));
   }
+  if (c.routing) measured_.heaviest_pair = measure::measure_heaviest_pair(subject(), 20);
   if (hooks.meter) measured_.power = measure::measure_power(subject(), *hooks.meter, hooks.power_channels, alone.p50);
   if (c.overlap && hooks.workload) {
     measured_.overlap = measure::measure_overlap(subject(), *c.overlap, hooks.workload, alone);

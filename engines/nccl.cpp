@@ -185,8 +185,14 @@ class NcclEngine final : public Engine {
       return std::string("nccl moves device buffers between ranks; host-memory endpoints are not a collective (use ce, "
                          "ce-batch, sm or hsa)");
     if (plan.block_bytes)
-      return std::string("nccl sends whole buffers; a block layout (one transfer per block) is not a collective (use ce, "
-                         "ce-batch or sm)");
+      return std::string("nccl sends whole buffers; a block layout or scattered tokens (one transfer per block) is not a "
+                         "collective (use ce, ce-batch or sm)");
+    if (!team::world().multi())
+      for (int a = 0; a < plan.ranks(); ++a)
+        for (int b = a + 1; b < plan.ranks(); ++b)
+          if (plan.devices[a] == plan.devices[b])
+            return fmt::format("NCCL needs a GPU per rank: ranks {} and {} share GPU {} (one communicator rank per GPU)", a, b,
+                               plan.devices[a]);
     if (o.cta_zero)
       if (auto why = gpu::nccl_ce_collectives_unsupported()) return why;
     if (plan.collective == Collective::all_to_all)

@@ -32,6 +32,9 @@ import tempfile
 
 # Fresh paths the committed files lack, on purpose, with the reason. A path covers its subtree.
 NEW = {
+    "context.config.alltoallv": "SCHEMA.md alltoallv: the routing axis of the alltoallv pattern (issue 34, MoE "
+                                "dispatch and combine), added after the committed files",
+    "results[].alltoallv": "SCHEMA.md alltoallv: an alltoallv case's routing and what it moves, as above",
     "context.processes": "SCHEMA.md context.processes: the run's processes (one, or one per rank under mpirun / "
                          "srun), added with multi-process runs; the committed files predate it",
     "context.started_at": "SCHEMA.md context.started_at: when the run started, with milliseconds; added after the "
@@ -111,6 +114,8 @@ CONFIG = {
          "layout": ["contiguous", {"kind": "blocks", "block_bytes": "4KiB", "order": ["random", "strided"], "stride_bytes": "8KiB"}]},
         {"patterns": ["allgather"], "sizes": ["16KiB"], "timing": ["oneshot"], "engines": ["host"],
          "overlap": {"compute": "gemm"}},  # skipped on the host; its settings are in the context
+        {"patterns": ["alltoallv"], "timing": ["oneshot"], "engines": ["host"],
+         "alltoallv": {"tokens_per_rank": 4, "token_bytes": "1KiB", "splits": ["uniform", "zipf:1.2"]}},
     ],
 }
 # A failed record: a copy of 2 x 768 MiB of buffers, less than half of the free memory (so it is not

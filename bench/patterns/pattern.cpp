@@ -9,11 +9,15 @@ namespace {
 std::vector<const Pattern*>& registry() {
   static std::vector<const Pattern*> patterns = {&copy_pattern(), &bidir_pattern(), &allgather_pattern(),
                                                  &alltoall_pattern(), &h2d_pattern(), &d2h_pattern(), &h2d_bidir_pattern(),
-                                                 &host_to_all_pattern(), &all_to_host_pattern()};
+                                                 &host_to_all_pattern(), &all_to_host_pattern(), &alltoallv_pattern()};
   return patterns;
 }
 
 }  // namespace
+
+Plan Pattern::plan_routed(const std::vector<int>&, const Routing&) const {
+  throw std::logic_error("pattern " + std::string(name()) + " is not planned from a routing");
+}
 
 const std::vector<const Pattern*>& all_patterns() { return registry(); }
 

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/patterns/routing.hpp"
 #include "engines/plan.hpp"
 
 namespace dmabench {
@@ -25,6 +26,12 @@ class Pattern {
   // Whether the pattern's plans put buffers in host memory (h2d, d2h, ...): the case's host kind and
   // NUMA request apply to it.
   virtual bool uses_host_memory() const { return false; }
+  // Whether the pattern is planned from a routing (alltoallv): its cases come from the config's "alltoallv" axis and
+  // take their size from it (tokens_per_rank x token_bytes), not from "sizes".
+  virtual bool routed() const { return false; }
+  // The plan of a routed pattern for these devices (the routing may put several ranks on one); throws
+  // std::logic_error for a pattern that is not routed, InputError for a routing that cannot be made.
+  virtual Plan plan_routed(const std::vector<int>& devices, const Routing& routing) const;
 };
 
 // The registry: the built-in patterns (below), then those added by register_pattern, in that order.
@@ -47,5 +54,6 @@ const Pattern& d2h_pattern();
 const Pattern& h2d_bidir_pattern();
 const Pattern& host_to_all_pattern();
 const Pattern& all_to_host_pattern();
+const Pattern& alltoallv_pattern();
 
 }  // namespace dmabench
