@@ -30,6 +30,7 @@ if want moe && ! [ -x "$B" ]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDMABENCH_GIT_REVISION="$REV" >"$WORK/configure.log" 2>&1 &&
     cmake --build build -j "$(nproc)" --target dmabench >"$WORK/build.log" 2>&1 || { log "build failed"; tail -40 "$WORK/build.log"; exit 1; }
 fi
+[ -x "$B" ] && cp "$B" "$OUT/dmabench"  # for later machine starts (DMABENCH_BIN)
 if want moe; then
   t0=$(date +%s)
   timeout "${MOE_TIMEOUT:-420}" $B --config configs/moe-1gpu.json --out "$WORK/moe-1gpu.json" >"$WORK/moe-1gpu.log" 2>&1; rc=$?
