@@ -150,7 +150,7 @@ std::vector<bool> parse_in_place(const json& v, const std::vector<std::string>& 
 }
 
 // One sweep: the whole document when it has no "sweeps", else the top level merged with one entry.
-Config parse_sweep(const json& doc) {
+Config parse_sweep(const json& doc, const std::string& base_dir) {
   Config c;
   parse_labels(doc, c);
   if (doc.contains("layout")) c.layouts = parse_layouts(doc["layout"]);
@@ -161,7 +161,7 @@ Config parse_sweep(const json& doc) {
   const bool all_routed = std::all_of(c.patterns.begin(), c.patterns.end(), [](const std::string& p) { return find_pattern(p)->routed(); });
   if (doc.contains("alltoallv")) {
     if (!routed) fail("alltoallv", fmt::format("applies to the alltoallv pattern; the patterns here are {}", fmt::join(c.patterns, ", ")));
-    c.routings = parse_routings(doc["alltoallv"]);
+    c.routings = parse_routings(doc["alltoallv"], base_dir);
   }
   const bool counted = std::all_of(c.layouts.begin(), c.layouts.end(), [](const Layout& l) { return l.count > 0; });
   if (doc.contains("sizes") && counted)
@@ -194,12 +194,12 @@ Config parse_sweep(const json& doc) {
 
 }  // namespace
 
-Config parse_config(const json& doc) {
+Config parse_config(const json& doc, const std::string& base_dir) {
   if (!doc.is_object()) throw InputError("config: the document must be a JSON object");
   for (const auto& [k, _] : doc.items())
     if (std::find(config_keys().begin(), config_keys().end(), k) == config_keys().end())
       throw InputError(fmt::format("config: key '{}' is unknown; accepted: {}", k, fmt::join(config_keys(), ", ")));
-  if (!doc.contains("sweeps")) return parse_sweep(doc);
+  if (!doc.contains("sweeps")) return parse_sweep(doc, base_dir);
   const json& list = doc["sweeps"];
   if (!list.is_array() || list.empty())
     fail("sweeps", fmt::format("expected a non-empty list of objects that override the top-level settings, got {}", show(list)));
@@ -221,7 +221,7 @@ Config parse_config(const json& doc) {
       merged[k] = v;
     }
     try {
-      c.sweeps.push_back(parse_sweep(merged));
+      c.sweeps.push_back(parse_sweep(merged, base_dir));
     } catch (const InputError& e) {
       throw InputError(fmt::format("{} ({})", e.what(), where));
     }
@@ -275,7 +275,8 @@ json parse_config_text(const std::string& text, const std::string& path) {
 }  // namespace
 
 Config load_config(const std::string& path) {
-  return parse_config(parse_config_text(read_config_text(path), path));
+  const std::size_t slash = path.find_last_of('/');
+  return parse_config(parse_config_text(read_config_text(path), path), slash == std::string::npos ? "." : path.substr(0, slash + 1));
 }
 
 json to_json(const Config& c) {

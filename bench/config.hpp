@@ -80,8 +80,10 @@ struct Config {
   std::vector<Config> sweeps;
 };
 
-// Parses a config document; throws InputError naming the field and what it accepts.
-Config parse_config(const nlohmann::json& doc);
+// Parses a config document; throws InputError naming the field and what it accepts. `base_dir`: where the config
+// file is (load_config gives it), against which relative file paths in it are read (alltoallv's "file:PATH"); empty:
+// the working directory.
+Config parse_config(const nlohmann::json& doc, const std::string& base_dir = "");
 // Reads and parses a config file (JSON syntax errors are InputErrors too).
 Config load_config(const std::string& path);
 

@@ -31,10 +31,10 @@ double number_in(const std::string& text, double lo, double hi, const std::strin
 }
 
 // "uniform", "zipf:S", "hot:P" or "file:PATH" (every step of the trace, one routing each).
-std::vector<Splits> parse_splits_entry(const json& v, const std::string& field) {
+std::vector<Splits> parse_splits_entry(const json& v, const std::string& field, const std::string& base_dir) {
   const std::string accepted =
       "accepted: \"uniform\", \"zipf:S\" (Zipf exponent S, 0 to 10), \"hot:P\" (a share P of tokens, 0 to 1, picks one hot "
-      "expert) or \"file:PATH\" (a trace of token counts)";
+      "expert) or \"file:PATH\" (a trace of token counts; a relative PATH is read from the config file's directory)";
   if (!v.is_string()) fail(field, fmt::format("expected a string, got {}; {}", show(v), accepted));
   const std::string s = v.get<std::string>();
   Splits out;
@@ -54,9 +54,9 @@ std::vector<Splits> parse_splits_entry(const json& v, const std::string& field) 
   }
   if (kind != "file") fail(field, fmt::format("'{}' is not accepted; {}", s, accepted));
   out.kind = Splits::Kind::file;
-  out.path = arg;
+  out.path = arg[0] == '/' || base_dir.empty() ? arg : (base_dir.back() == '/' ? base_dir : base_dir + "/") + arg;
   std::vector<Splits> steps;
-  const auto& trace = trace_steps(arg, field);  // read and checked now: a bad file is bad input before anything runs
+  const auto& trace = trace_steps(out.path, field);  // read and checked now: a bad file is bad input before anything runs
   for (std::size_t k = 0; k < trace.size(); ++k) {
     out.step = static_cast<int>(k);
     steps.push_back(out);
@@ -73,7 +73,7 @@ std::vector<T> values(const json& doc, const std::string& key, T fallback,
 
 }  // namespace
 
-std::vector<Routing> parse_routings(const json& v) {
+std::vector<Routing> parse_routings(const json& v, const std::string& base_dir) {
   if (!v.is_object()) fail("alltoallv", fmt::format("expected an object ({}), got {}", fmt::join(keys(), ", "), show(v)));
   for (const auto& [k, _] : v.items())
     if (std::find(keys().begin(), keys().end(), k) == keys().end())
@@ -84,7 +84,7 @@ std::vector<Routing> parse_routings(const json& v) {
     const std::vector<json> items = s.is_array() ? std::vector<json>(s.begin(), s.end()) : std::vector<json>{s};
     if (items.empty()) fail("alltoallv.splits", "the list is empty");
     for (std::size_t i = 0; i < items.size(); ++i)
-      for (Splits& x : parse_splits_entry(items[i], s.is_array() ? fmt::format("alltoallv.splits[{}]", i) : "alltoallv.splits")) {
+      for (Splits& x : parse_splits_entry(items[i], s.is_array() ? fmt::format("alltoallv.splits[{}]", i) : "alltoallv.splits", base_dir)) {
         if (std::find(splits.begin(), splits.end(), x) != splits.end())
           fail("alltoallv.splits", fmt::format("{} is listed twice", show(items[i])));
         splits.push_back(std::move(x));

@@ -73,7 +73,8 @@ json host_json(const std::vector<Location>& host);
 // ---- config_alltoallv.cpp ----
 // "alltoallv": the routings of the alltoallv pattern (bench/patterns/routing.hpp), the product of its lists; a
 // trace file's splits give one routing per step.
-std::vector<Routing> parse_routings(const json& v);
+// A relative trace path is read from `base_dir` (the config file's directory; empty: the working directory).
+std::vector<Routing> parse_routings(const json& v, const std::string& base_dir);
 json routings_json(const std::vector<Routing>& routings);
 
 // ---- config_overlap.cpp ----

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include <fmt/format.h>
-
 #include "core/datagen.hpp"
 
 namespace dmabench {
@@ -15,6 +13,19 @@ LendCounts g_counts;
 }  // namespace
 
 LendCounts lend_counts() { return g_counts; }
+
+namespace {
+// A new buffer of a place and size, made by `make` and counted (the pool's and the unpooled path's one allocation).
+std::unique_ptr<PooledBuffer> allocate(const BufferPlace& place, std::size_t bytes, const BufferMaker& make) {
+  auto b = std::make_unique<PooledBuffer>();
+  b->bytes = bytes;
+  b->place = place;
+  b->memory = make(b->info);
+  ++g_counts.allocated;
+  g_counts.allocated_bytes += bytes;
+  return b;
+}
+}  // namespace
 
 BufferLease& BufferLease::operator=(BufferLease&& o) noexcept {
   if (this != &o) {
@@ -52,21 +63,14 @@ BufferLease BufferPool::lend(const BufferPlace& place, std::size_t bytes, const 
     ++g_counts.reused;
   } else {
     evict_for(place, bytes);
-    auto b = std::make_unique<PooledBuffer>();
-    b->bytes = bytes;
-    b->place = place;
     try {
-      b->memory = make(b->info);
+      lease.buffer_ = allocate(place, bytes, make);
     } catch (const std::exception&) {
       // memory may be short because of what waits idle here: free it and try once more
       if (idle_bytes([&](const BufferPlace& p) { return p == place; }) == 0) throw;
       trim(place);
-      b->info = hostmem::BufferInfo{};
-      b->memory = make(b->info);
+      lease.buffer_ = allocate(place, bytes, make);
     }
-    ++g_counts.allocated;
-    g_counts.allocated_bytes += bytes;
-    lease.buffer_ = std::move(b);
   }
   ++lease.buffer_->lends;
   ++lent_;
@@ -124,14 +128,8 @@ BufferLease lend_buffer(const BufferPlace& place, std::size_t bytes, const Buffe
   if (bytes == 0) return {};
   if (g_pool && pooled) return g_pool->lend(place, bytes, make);
   BufferLease lease;
-  auto b = std::make_unique<PooledBuffer>();
-  b->bytes = bytes;
-  b->place = place;
-  b->memory = make(b->info);
-  b->lends = 1;
-  ++g_counts.allocated;
-  g_counts.allocated_bytes += bytes;
-  lease.buffer_ = std::move(b);
+  lease.buffer_ = allocate(place, bytes, make);
+  lease.buffer_->lends = 1;
   return lease;
 }
 

@@ -170,14 +170,16 @@ std::optional<Mismatch> GpuOperation::check_destinations(const Plan& expected, s
   };
   for (int r = 0; r < expected.ranks(); ++r) {
     if (!team::local(r) || plan_.dst_location(r).host) continue;
+    const ByteRanges gaps = expected.unwritten(r);  // the same in every set
     for (int s = 0; s < expected.sets; ++s)
-      for (const auto& [begin, end] : expected.unwritten(r)) {
+      for (const auto& [begin, end] : gaps) {
         const std::size_t at = s * expected.dst_stride(r) + begin;
         check(r, at, end - begin, resting_key(), at);
       }
   }
+  const std::vector<Transfer> writes = expected.writes();
   for (int s = 0; s < expected.sets; ++s)
-    for (const Transfer& t : expected.writes()) {
+    for (const Transfer& t : writes) {
       if (!team::local(t.dst_rank) || plan_.dst_location(t.dst_rank).host) continue;
       check(t.dst_rank, s * expected.dst_stride(t.dst_rank) + t.dst_offset, t.bytes, datagen::stream_key(seed, t.src_rank),
             s * expected.src_stride(t.src_rank) + t.src_offset);

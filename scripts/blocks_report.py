@@ -30,13 +30,12 @@ malformed results file, a record whose layout or host_memory fields cannot be re
 path, with one line `blocks_report.py: error: ...` on stderr (never a traceback).
 """
 import json
-import math
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import (ResultsError, _number, _of, arg_parser, fmt_size, load, pattern_label,  # noqa: E402
+from dmabench_results import (ResultsError, _number, _of, fmt_num, arg_parser, fmt_size, load, pattern_label,  # noqa: E402
                               run_tool, software_times, table, variant, versions_caption, write_file)
 
 TOOL = "blocks_report.py"
@@ -302,16 +301,6 @@ def section_order(key):
 
 # ---- markdown -------------------------------------------------------------------------------------
 
-def num(v):
-    """About 3 significant digits, never an exponent: 0.250, 5.00, 123."""
-    if v is None or not math.isfinite(v):
-        return "–"
-    if v == 0:
-        return "0"
-    digits = min(6, max(0, 2 - math.floor(math.log10(abs(v)))))
-    return f"{v:.{digits}f}"
-
-
 def title(t):
     host = f"{t['host']['kind']} host memory, numa {t['host']['numa']}" if t["host"] else "device memory"
     a = t["arrangement"]
@@ -327,7 +316,7 @@ def row_cells(row, variants, reference):
              ("–" if reference else str(row["blocks_per_op"])), fmt_size(row["bytes_per_rank"])]
     for v in variants:
         c = row["cells"].get(v)
-        cells += [num(c["p50_us"]), num(c["algbw_GBps"]), num(c["per_block_us"])] if c else ["–"] * 3
+        cells += [fmt_num(c["p50_us"]), fmt_num(c["algbw_GBps"]), fmt_num(c["per_block_us"])] if c else ["–"] * 3
     ratio = f"{row['ratio']:.2f} ({row['runner_up']})" if row["ratio"] is not None else "–"
     return cells + [row["winner"] or "–", ratio]
 
@@ -386,8 +375,8 @@ def fit_cells(f):
     head = [f["variant"], fmt_size(f["block_bytes"]), str(f["points"])]
     if not f["fitted"]:
         return head + [f"not fitted ({f['points']} point{'s' if f['points'] != 1 else ''})"] + ["–"] * 5
-    return head + [num(f["per_call_us"]), num(f["per_block_us"]), f"{f['r2']:.4f}",
-                   f"{100 * f['max_rel_residual']:.2f}%", num(f["block_stream_GBps"])]
+    return head + [fmt_num(f["per_call_us"]), fmt_num(f["per_block_us"]), f"{f['r2']:.4f}",
+                   f"{100 * f['max_rel_residual']:.2f}%", fmt_num(f["block_stream_GBps"])]
 
 
 def fits_md(t):

@@ -667,6 +667,16 @@ def placement_order(key):
     return (PATTERN_ORDER.index(pattern) if pattern in PATTERN_ORDER else len(PATTERN_ORDER), pattern, in_place)
 
 
+def fmt_num(v):
+    """About 3 significant digits, never an exponent: 0.250, 5.00, 123; "–" for None or a non-finite value."""
+    if v is None or not math.isfinite(v):
+        return "–"
+    if v == 0:
+        return "0"
+    digits = min(6, max(0, 2 - math.floor(math.log10(abs(v)))))
+    return f"{v:.{digits}f}"
+
+
 def fmt_size(n, compact=False):
     """'64 KiB' (or '64K' with compact=True, for axis ticks)."""
     for unit, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):

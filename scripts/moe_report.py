@@ -38,12 +38,11 @@ one line `moe_report.py: error: ...` on stderr (never a traceback); 3 internal e
 import csv
 import io
 import json
-import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import (ResultsError, _number, _of, _show, arg_parser, fmt_size, load, p50_interval,  # noqa: E402
+from dmabench_results import (ResultsError, _number, _of, fmt_num, _show, arg_parser, fmt_size, load, p50_interval,  # noqa: E402
                               run_tool, software_times, table, variant, versions_caption, write_file)
 
 TOOL = "moe_report.py"
@@ -315,16 +314,6 @@ def excluded_entries(records):
 
 # ---- output -------------------------------------------------------------------------------------------------------
 
-def num(v):
-    """About 3 significant digits, never an exponent: 0.250, 5.00, 123."""
-    if v is None or not math.isfinite(v):
-        return "–"
-    if v == 0:
-        return "0"
-    digits = min(6, max(0, 2 - math.floor(math.log10(abs(v)))))
-    return f"{v:.{digits}f}"
-
-
 def times(v):
     return "–" if v is None else f"x{v:.2f}"
 
@@ -344,18 +333,18 @@ def cases_table(t):
               "heaviest pair share", "vs uniform"]
     rows = []
     for r in t["rows"]:
-        share = "error" if r["heaviest_pair_error"] else num(r["heaviest_pair_share"])
+        share = "error" if r["heaviest_pair_error"] else fmt_num(r["heaviest_pair_share"])
         rows.append([r["variant"], str(r["tokens_per_rank"]), r["splits"], fmt_size(r["bytes_moved"]),
-                     num(r["p50_us"]) + (" (noisy)" if r["noisy"] else ""), num(r["algbw_GBps"]),
-                     num(r["imbalance"]), share, times(r["slowdown_vs_uniform"])])
+                     fmt_num(r["p50_us"]) + (" (noisy)" if r["noisy"] else ""), fmt_num(r["algbw_GBps"]),
+                     fmt_num(r["imbalance"]), share, times(r["slowdown_vs_uniform"])])
     return table(header, rows)
 
 
 def verdict_cells(v):
     if v["runner_up"] is None:
-        return [v["leader"], num(v["p50_us"][v["leader"]]), "–", "–", "only variant measured"]
+        return [v["leader"], fmt_num(v["p50_us"][v["leader"]]), "–", "–", "only variant measured"]
     said = f"{v['winner']} wins" if v["winner"] else f"within noise ({v['why']})"
-    return [v["leader"], num(v["p50_us"][v["leader"]]), v["runner_up"], times(v["margin"]), said]
+    return [v["leader"], fmt_num(v["p50_us"][v["leader"]]), v["runner_up"], times(v["margin"]), said]
 
 
 def section_md(t):

@@ -689,8 +689,8 @@ def moe_host(exe, configs, tmp):
         a = part["alltoallv"]
         a["tokens_per_rank"] = {(1, 4, 16, 64, 256): [1, 4, 16], (4096, 8192, 16384): [64, 256]}.get(
             tuple(a["tokens_per_rank"]) if isinstance(a["tokens_per_rank"], list) else (), a["tokens_per_rank"])
-        if isinstance(a.get("splits"), str) and a["splits"].startswith("file:configs/"):
-            a["splits"] = "file:" + os.path.join(configs, a["splits"][len("file:configs/"):])
+        if isinstance(a.get("splits"), str) and a["splits"].startswith("file:"):  # read from the config's folder
+            a["splits"] = "file:" + os.path.join(configs, a["splits"][len("file:"):])
     cfg["devices"] = list(range(8))
     cfg["iterations"], cfg["warmup"] = 3, 1
     cfg.pop("max_time", None)
@@ -723,6 +723,11 @@ def moe_host(exe, configs, tmp):
     steps = {r["alltoallv"]["step"] for r in res if r["status"] == "ok" and r["alltoallv"]["splits"] == "file"}
     expect(steps == {0, 1, 2, 3}, f"trace steps {steps}")
     print(f"moe: {sum(r['status'] == 'ok' for r in res)} ok, {len(res)} cases")
+    # the config as shipped, listed for 8 GPUs: every part, one rank per GPU
+    p = run(exe, "--config", os.path.join(configs, "moe.json"), "--list", "--devices", "0,1,2,3,4,5,6,7", check_rc=0)
+    names = [n for n in p.stdout.splitlines() if n.startswith("alltoallv/")]
+    expect(len(names) == 840 and all("/dev=0,1,2,3,4,5,6,7/" in n and ",ranks=" not in n for n in names),
+           f"moe.json --list on 8 GPUs: {len(names)} cases, e.g. {names[:2]}")
 
 
 def main():

@@ -259,6 +259,14 @@ TEST(AllToAllV, TracesGiveOneCasePerStepAndBadTracesAreInputErrors) {
   EXPECT_EQ(r["alltoallv"]["pair_tokens"], json::parse("[[1, 1], [4, 0]]"));
   EXPECT_EQ(r["alltoallv"]["step"], 1);
 
+  // a relative path is read from the config file's directory, wherever the program runs
+  const std::string dir = ::testing::TempDir();
+  write_temp("moe-relative.json", R"({"patterns": ["alltoallv"], "engines": ["host"], "alltoallv": {"splits": "file:moe-good.json", "tokens_per_rank": 4}})");
+  const Config rel = load_config(dir + "moe-relative.json");
+  ASSERT_EQ(rel.routings.size(), 2u);
+  EXPECT_EQ(rel.routings[0].splits.path, (dir.back() == '/' ? dir : dir + "/") + "moe-good.json");
+  EXPECT_THROW(parse_config(json::parse(R"({"patterns": ["alltoallv"], "alltoallv": {"splits": "file:moe-good.json"}})")), InputError);
+
   auto expect_error = [](const std::string& alltoallv, const std::vector<std::string>& words, int devices = 2) {
     try {
       const Config bad = parse_config(json::parse(R"({"patterns": ["alltoallv"], "engines": ["host"], "alltoallv": )" + alltoallv + "}"));

@@ -18,79 +18,103 @@
 
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { std::printf("%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
 
-int main(int argc, char** argv) {
-  if (argc < 4) {
-    std::printf("usage: %s COUNTS_FILE TOKEN_BYTES packed|scattered [ITERATIONS]\n", argv[0]);
-    return 2;
-  }
-  FILE* f = std::fopen(argv[1], "r");
-  if (!f) { std::printf("cannot read %s\n", argv[1]); return 2; }
+using Counts = std::vector<std::vector<size_t>>;
+
+// R, then R x R token counts; false when the file does not read as that.
+static bool read_counts(const char* path, Counts& c) {
+  FILE* f = std::fopen(path, "r");
+  if (!f) return false;
   int R = 0;
-  if (std::fscanf(f, "%d", &R) != 1 || R < 1 || R > 64) { std::printf("bad rank count\n"); return 2; }
-  std::vector<std::vector<size_t>> c(R, std::vector<size_t>(R));
+  bool ok = std::fscanf(f, "%d", &R) == 1 && R >= 1 && R <= 64;
+  if (ok) c.assign(R, std::vector<size_t>(R));
   for (auto& row : c)
-    for (auto& x : row)
-      if (std::fscanf(f, "%zu", &x) != 1) { std::printf("bad matrix\n"); return 2; }
+    for (auto& x : row) ok = ok && std::fscanf(f, "%zu", &x) == 1;
   std::fclose(f);
-  const size_t B = std::strtoull(argv[2], nullptr, 10);
-  const bool scattered = std::strcmp(argv[3], "scattered") == 0;
-  const int iterations = argc > 4 ? std::atoi(argv[4]) : 50;
-  CK(cudaSetDevice(0));
-  // send buffer of s: its tokens packed by destination; receive buffer of d: packed by source
-  std::vector<size_t> send(R, 0), recv(R, 0);
+  return ok;
+}
+
+// Where pair (s, d)'s run starts: in s's send buffer (packed by destination) and d's receive buffer (packed by source).
+static size_t send_offset(const Counts& c, int s, int d, size_t B) {
+  size_t at = 0;
+  for (int d2 = 0; d2 < d; ++d2) at += c[s][d2] * B;
+  return at;
+}
+static size_t recv_offset(const Counts& c, int s, int d, size_t B) {
+  size_t at = 0;
+  for (int s2 = 0; s2 < s; ++s2) at += c[s2][d] * B;
+  return at;
+}
+
+// One operation: every sender's copies on its own stream (peers first, self last, dmabench's order), then a wait on
+// every stream. 0, or 1 after printing the failing call.
+static int operation(const Counts& c, size_t B, bool scattered, const std::vector<char*>& src, const std::vector<char*>& dst,
+                     const std::vector<cudaStream_t>& stream) {
+  const int R = static_cast<int>(c.size());
   for (int s = 0; s < R; ++s)
-    for (int d = 0; d < R; ++d) { send[s] += c[s][d] * B; recv[d] += c[s][d] * B; }
-  std::vector<char*> src(R), dst(R);
-  std::vector<cudaStream_t> stream(R);
-  for (int r = 0; r < R; ++r) {
-    CK(cudaMalloc(&src[r], std::max<size_t>(send[r], B)));
-    CK(cudaMalloc(&dst[r], std::max<size_t>(recv[r], B)));
-    CK(cudaMemset(src[r], 0x10 + r, std::max<size_t>(send[r], B)));
-    CK(cudaMemset(dst[r], 0, std::max<size_t>(recv[r], B)));
-    CK(cudaStreamCreateWithFlags(&stream[r], cudaStreamNonBlocking));
-  }
-  size_t copies = 0, bytes = 0;
-  auto op = [&]() -> int {
-    for (int s = 0; s < R; ++s) {
-      size_t at_send = 0;
-      for (int k = 1; k <= R; ++k) {
-        const int d = (s + k) % R;  // peers first, self last (dmabench's order)
-        size_t at_recv = 0;
-        for (int s2 = 0; s2 < s; ++s2) at_recv += c[s2][d] * B;
-        at_send = 0;
-        for (int d2 = 0; d2 < d; ++d2) at_send += c[s][d2] * B;
-        if (c[s][d] == 0) continue;
-        if (!scattered) {
-          CK(cudaMemcpyAsync(dst[d] + at_recv, src[s] + at_send, c[s][d] * B, cudaMemcpyDeviceToDevice, stream[s]));
-        } else {
-          for (size_t j = 0; j < c[s][d]; ++j)
-            CK(cudaMemcpyAsync(dst[d] + at_recv + j * B, src[s] + at_send + j * B, B, cudaMemcpyDeviceToDevice, stream[s]));
-        }
+    for (int k = 1; k <= R; ++k) {
+      const int d = (s + k) % R;
+      if (c[s][d] == 0) continue;
+      char* to = dst[d] + recv_offset(c, s, d, B);
+      const char* from = src[s] + send_offset(c, s, d, B);
+      if (!scattered) {
+        CK(cudaMemcpyAsync(to, from, c[s][d] * B, cudaMemcpyDeviceToDevice, stream[s]));
+      } else {
+        for (size_t j = 0; j < c[s][d]; ++j) CK(cudaMemcpyAsync(to + j * B, from + j * B, B, cudaMemcpyDeviceToDevice, stream[s]));
       }
     }
-    for (int r = 0; r < R; ++r) CK(cudaStreamSynchronize(stream[r]));
-    return 0;
-  };
-  for (int s = 0; s < R; ++s)
-    for (int d = 0; d < R; ++d) { copies += c[s][d] ? (scattered ? c[s][d] : 1) : 0; bytes += c[s][d] * B; }
-  for (int i = 0; i < 3; ++i)
-    if (op()) return 1;
-  // every pair's last byte came from its sender
+  for (int r = 0; r < R; ++r) CK(cudaStreamSynchronize(stream[r]));
+  return 0;
+}
+
+// Pairs whose last byte in the receive buffer is not its sender's pattern (0x10 + sender), or -1 on an error.
+static int wrong_pairs(const Counts& c, size_t B, const std::vector<char*>& dst) {
+  const int R = static_cast<int>(c.size());
   int bad = 0;
-  for (int d = 0; d < R; ++d) {
-    size_t at = 0;
+  for (int d = 0; d < R; ++d)
     for (int s = 0; s < R; ++s) {
-      at += c[s][d] * B;
       if (c[s][d] == 0) continue;
       unsigned char got = 0;
-      CK(cudaMemcpy(&got, dst[d] + at - 1, 1, cudaMemcpyDeviceToHost));
+      if (cudaMemcpy(&got, dst[d] + recv_offset(c, s, d, B) + c[s][d] * B - 1, 1, cudaMemcpyDeviceToHost) != cudaSuccess) return -1;
       if (got != 0x10 + s) ++bad;
     }
+  return bad;
+}
+
+int main(int argc, char** argv) {
+  Counts c;
+  if (argc < 4 || !read_counts(argv[1], c)) {
+    std::printf("usage: %s COUNTS_FILE TOKEN_BYTES packed|scattered [ITERATIONS]\n(COUNTS_FILE: R, then R x R counts)\n", argv[0]);
+    return 2;
   }
+  const int R = static_cast<int>(c.size());
+  const size_t B = std::strtoull(argv[2], nullptr, 10);
+  const bool scattered = std::strcmp(argv[3], "scattered") == 0;
+  const int iterations = argc > 4 ? std::max(1, std::atoi(argv[4])) : 50;
+  CK(cudaSetDevice(0));
+  std::vector<char*> src(R), dst(R);
+  std::vector<cudaStream_t> stream(R);
+  size_t copies = 0, bytes = 0;
+  for (int r = 0; r < R; ++r) {
+    size_t send = 0, recv = 0;
+    for (int x = 0; x < R; ++x) {
+      send += c[r][x] * B;
+      recv += c[x][r] * B;
+      copies += c[r][x] ? (scattered ? c[r][x] : 1) : 0;
+      bytes += c[r][x] * B;
+    }
+    CK(cudaMalloc(&src[r], std::max(send, B)));
+    CK(cudaMalloc(&dst[r], std::max(recv, B)));
+    CK(cudaMemset(src[r], 0x10 + r, std::max(send, B)));
+    CK(cudaMemset(dst[r], 0, std::max(recv, B)));
+    CK(cudaStreamCreateWithFlags(&stream[r], cudaStreamNonBlocking));
+  }
+  for (int i = 0; i < 3; ++i)
+    if (operation(c, B, scattered, src, dst, stream)) return 1;
+  const int bad = wrong_pairs(c, B, dst);
   std::vector<double> us;
   for (int i = 0; i < iterations; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (op()) return 1;
+    if (operation(c, B, scattered, src, dst, stream)) return 1;
     us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(us.begin(), us.end());

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # How results/h200x1/moe/ was made (issue 34) on a one-GPU H200 machine. STEPS picks the steps (default all):
 #   gpucheck  scripts/gpu-check.sh: the README's test command, every ctest entry (log under results/h200x1/gpu-check/)
-#   moe       configs/moe-1gpu.json: configs/moe.json's routings with 8 ranks on GPU 0, and scripts/moe_report.py
+#   moe       configs/moe-1gpu.json: configs/moe.json's routings with 8 ranks on GPU 0, and scripts/moe_report.py;
+#             MOE_RUNS (default 1) runs of it, each later one set against the first with scripts/compare.py
 #   probe     tools/moe_probe.cu, an independent loop of cudaMemcpyAsync per pair or per token on 8 streams, on the
 #             pair_tokens of chosen ce cases of the moe step, to set beside their p50
 # Everything goes under $WORK, packed into $OUT/moe.tar.gz. DMABENCH_GIT_REVISION names the revision (the copy of the
@@ -32,11 +33,15 @@ if want moe && ! [ -x "$B" ]; then
 fi
 [ -x "$B" ] && cp "$B" "$OUT/dmabench"  # for later machine starts (DMABENCH_BIN)
 if want moe; then
-  t0=$(date +%s)
-  timeout "${MOE_TIMEOUT:-420}" $B --config configs/moe-1gpu.json --out "$WORK/moe-1gpu.json" >"$WORK/moe-1gpu.log" 2>&1; rc=$?
-  log "moe-1gpu rc=$rc wall $(( $(date +%s) - t0 )) s"
-  tail -3 "$WORK/moe-1gpu.log"
-  python3 scripts/moe_report.py "$WORK/moe-1gpu.json" >"$WORK/moe-report.md" 2>&1; log "moe_report rc=$?"
+  for run in $(seq 1 "${MOE_RUNS:-1}"); do  # MOE_RUNS: the same sweep again, for the run-to-run level
+    name=moe-1gpu; [ "$run" -gt 1 ] && name="moe-1gpu-run$run"
+    t0=$(date +%s)
+    timeout "${MOE_TIMEOUT:-420}" $B --config configs/moe-1gpu.json --out "$WORK/$name.json" >"$WORK/$name.log" 2>&1; rc=$?
+    log "$name rc=$rc wall $(( $(date +%s) - t0 )) s"
+    tail -3 "$WORK/$name.log"
+    python3 scripts/moe_report.py "$WORK/$name.json" >"$WORK/$name-report.md" 2>&1; log "moe_report $name rc=$?"
+    [ "$run" -gt 1 ] && { python3 scripts/compare.py "$WORK/moe-1gpu.json" "$WORK/$name.json" >"$WORK/compare-run1-run$run.md" 2>&1; log "compare run1 run$run rc=$?"; }
+  done
 fi
 if want probe; then
   nvcc -O2 -arch=sm_90 -o "$WORK/moe_probe" tools/moe_probe.cu >"$WORK/probe-build.log" 2>&1 || { log "probe build failed"; cat "$WORK/probe-build.log"; exit 1; }

@@ -252,6 +252,6 @@ def test_every_malformed_results_file_exits_2(tmp_path, capsys):
 def test_fit_line_and_number_format():
     a, b, r2, worst = blocks_report.fit_line([(1, 3.0), (2, 5.0), (3, 7.5)])
     assert b == pytest.approx(2.25) and a == pytest.approx(0.6666666667) and 0.99 < r2 < 1 and worst > 0
-    assert [blocks_report.num(v) for v in (0.25, 5, 123.4, 12345.6, 0.001234, None)] == \
+    assert [blocks_report.fmt_num(v) for v in (0.25, 5, 123.4, 12345.6, 0.001234, None)] == \
         ["0.250", "5.00", "123", "12346", "0.00123", "–"]
     assert os.path.basename(blocks_report.__file__) == "blocks_report.py"

@@ -358,5 +358,5 @@ def test_a_reader_that_goes_away_ends_nothing(tmp_path):
 
 
 def test_number_format():
-    assert [moe_report.num(v) for v in (0.25, 5, 123.4, 12345.6, None)] == ["0.250", "5.00", "123", "12346", "–"]
+    assert [moe_report.fmt_num(v) for v in (0.25, 5, 123.4, 12345.6, None)] == ["0.250", "5.00", "123", "12346", "–"]
     assert moe_report.times(1.3449) == "x1.34" and moe_report.times(None) == "–"
