@@ -724,7 +724,8 @@ def moe_host(exe, configs, tmp):
     expect(steps == {0, 1, 2, 3}, f"trace steps {steps}")
     print(f"moe: {sum(r['status'] == 'ok' for r in res)} ok, {len(res)} cases")
     # the config as shipped, listed for 8 GPUs: every part, one rank per GPU
-    p = run(exe, "--config", os.path.join(configs, "moe.json"), "--list", "--devices", "0,1,2,3,4,5,6,7", check_rc=0)
+    p = run(exe, "--config", os.path.join(configs, "moe.json"), "--list", "--backend", "host", "--devices", "0,1,2,3,4,5,6,7",
+            check_rc=0)
     names = [n for n in p.stdout.splitlines() if n.startswith("alltoallv/")]
     expect(len(names) == 840 and all("/dev=0,1,2,3,4,5,6,7/" in n and ",ranks=" not in n for n in names),
            f"moe.json --list on 8 GPUs: {len(names)} cases, e.g. {names[:2]}")
