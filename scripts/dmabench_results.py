@@ -648,7 +648,30 @@ def where(result):
         block = fmt_size(lay["block_bytes"]) if isinstance(lay.get("block_bytes"), int) else "?"
         pool = f" in {fmt_size(lay['pool_bytes'])}" if isinstance(lay.get("pool_bytes"), int) and lay["pool_bytes"] else ""
         parts.append(f"{count} x {block} {lay.get('order', '')}{pool}".replace("  ", " ").strip())
+    moe = result.get("alltoallv")
+    if isinstance(moe, dict):
+        splits = str(moe.get("splits"))
+        if moe.get("skew") is not None:
+            splits += f" {moe['skew']}"
+        if moe.get("step") is not None:
+            splits += f" step {moe['step']}"
+        tb = fmt_size(moe["token_bytes"]) if isinstance(moe.get("token_bytes"), int) else "?"
+        top = f" top-{moe['topk']}" + (f"/{moe['experts']}" if moe.get("experts") else "") if moe.get("topk") else ""
+        parts.append(f"{moe.get('direction')} {moe.get('tokens')} {splits}, {moe.get('tokens_per_rank')} x {tb}{top}, "
+                     f"{moe.get('ranks')} ranks")
     return ", ".join(parts)
+
+
+def routing_key(result):
+    """An alltoallv case's routing as part of its identity (the trace by file name: its folder differs between
+    machines), or None for the other patterns."""
+    moe = result.get("alltoallv")
+    if not isinstance(moe, dict):
+        return None
+    ident = {k: moe.get(k) for k in ("direction", "tokens", "splits", "skew", "step", "token_bytes", "tokens_per_rank", "topk",
+                                     "experts", "seed", "ranks_asked")}
+    ident["file"] = os.path.basename(str(moe["file"])) if moe.get("file") else None
+    return json.dumps(ident, sort_keys=True)
 
 
 def pattern_label(pattern, in_place=False):
@@ -719,16 +742,19 @@ def spread(result):
 def case_key(result):
     """The full identity of a case across runs: pattern and placement, engine, options, devices, bytes, timing,
     workload, rotation, block layout (contiguous: None, as in files without `layout`) and host memory (kind and NUMA
-    request), so that pinned and mapped, or 1024 x 4 KiB and 64 x 64 KiB blocks of one size, stay apart."""
+    request) and, for alltoallv, the routing, so that pinned and mapped, 1024 x 4 KiB and 64 x 64 KiB blocks of one
+    size, or two routings of one size, stay apart."""
     lay = result.get("layout")
     layout = None
     if isinstance(lay, dict) and lay.get("kind", "contiguous") != "contiguous":
         layout = json.dumps({k: v for k, v in lay.items() if k != "blocks_per_op"}, sort_keys=True)
     host = result.get("host_memory")
     host = json.dumps([host.get("kind"), host.get("numa")], sort_keys=True) if isinstance(host, dict) else None
-    return (result["pattern"], bool(result.get("in_place")), result["engine"],
-            json.dumps(result.get("options", {}), sort_keys=True), tuple(result.get("devices", [])), result.get("bytes"),
-            result["bytes_per_rank"], result["timing"], beside(result), result.get("rotate", 1), layout, host)
+    key = (result["pattern"], bool(result.get("in_place")), result["engine"],
+           json.dumps(result.get("options", {}), sort_keys=True), tuple(result.get("devices", [])), result.get("bytes"),
+           result["bytes_per_rank"], result["timing"], beside(result), result.get("rotate", 1), layout, host)
+    routing = routing_key(result)  # alltoallv only: every other case keeps the key it had (history databases)
+    return key if routing is None else key + (routing,)
 
 
 def machine_label(doc):
