@@ -360,3 +360,24 @@ def test_a_reader_that_goes_away_ends_nothing(tmp_path):
 def test_number_format():
     assert [moe_report.fmt_num(v) for v in (0.25, 5, 123.4, 12345.6, None)] == ["0.250", "5.00", "123", "12346", "–"]
     assert moe_report.times(1.3449) == "x1.34" and moe_report.times(None) == "–"
+
+
+def test_compare_and_history_keys_tell_routings_apart(tmp_path):
+    """dmabench_results.case_key (compare.py, history.py) keeps two routings of one size apart, matches a trace by
+    its file name wherever it lies, and leaves every other pattern's key as it was; where() names the routing."""
+    from dmabench_results import case_key, where
+    uni, zipf = moe_result("ce", 16, 100), moe_result("ce", 16, 100, splits="zipf", skew=1.2)
+    combine = moe_result("ce", 16, 100, direction="combine")
+    assert len({case_key(uni), case_key(zipf), case_key(combine)}) == 3
+    here = moe_result("ce", 16, 100, splits="file", step=1, trace="/a/configs/traces/t.json")
+    there = moe_result("ce", 16, 100, splits="file", step=1, trace="/b/traces/t.json")
+    assert case_key(here) == case_key(there) != case_key(moe_result("ce", 16, 100, splits="file", step=2, trace="/a/t.json"))
+    copy = result("copy", "ce", 4096, "oneshot", 10.0)
+    assert len(case_key(copy)) == 12 and len(case_key(uni)) == 13
+    assert where(zipf) == "dispatch packed zipf 1.2, 16 x 8 KiB top-8/256, 8 ranks"
+    # compare.py matches the two routings of one size each with its own
+    base, new = tmp_path / "base.json", tmp_path / "new.json"
+    base.write_text(json.dumps(document([uni, zipf])))
+    new.write_text(json.dumps(document([moe_result("ce", 16, 100), moe_result("ce", 16, 150, splits="zipf", skew=1.2)])))
+    p = run("compare.py", str(base), str(new))
+    assert "2 cases in both files; 1 slower" in p.stdout and "zipf 1.2" in p.stdout, p.stdout
