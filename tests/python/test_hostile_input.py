@@ -95,7 +95,7 @@ def invocations(path, other, out):
             ("dma_latte_report.py", [other, "--breakdown", path]), ("overlap_report.py", [path]),
             ("blocks_report.py", [path]), ("blocks_report.py", [other, path]), ("host_reference.py", [probe, path]),
             ("matrix.py", [path]), ("export_csv.py", [path, "--out", os.path.join(out, "r.csv")]),
-            ("setup_report.py", [path]), ("setup_report.py", [other, path]),
+            ("setup_report.py", [path]), ("setup_report.py", [other, path]), ("moe_report.py", [path]),
             ("history.py", ["add", path, "--db", os.path.join(out, "h.sqlite")]),
             ("history.py", ["gate", path, "--db", os.path.join(out, "h.sqlite")])]
 
