@@ -278,7 +278,8 @@ const Routed& route(const Routing& r, int ranks) {
   if (r.topk < 1) fail("alltoallv.topk", "must be at least 1");
   Routed routed;
   if (r.splits.kind == Splits::Kind::file) {
-    const auto& steps = trace_steps(r.splits.path, "alltoallv.splits");
+    const std::string field = "alltoallv.splits";  // named: a temporary argument makes GCC 14 warn of a dangling reference
+    const auto& steps = trace_steps(r.splits.path, field);
     if (r.splits.step < 0 || static_cast<std::size_t>(r.splits.step) >= steps.size())
       fail("alltoallv.splits", fmt::format("file:{} has {} steps; step {} does not exist", r.splits.path, steps.size(), r.splits.step));
     routed = from_counts(steps[static_cast<std::size_t>(r.splits.step)], r, ranks);
