@@ -1,5 +1,7 @@
 #include "bench/cases.hpp"
 
+#include "core/datagen.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -256,8 +258,19 @@ std::vector<Case> expand(const Config& config, int device_count, const std::vect
   std::vector<Case> cases;  // the first case of each name
   std::set<std::string> seen;
   for (auto& c : all)
-    if (seen.insert(c.name()).second) cases.push_back(std::move(c));
+    if (seen.insert(c.name()).second) {
+      c.index = cases.size();
+      cases.push_back(std::move(c));
+    }
   return cases;
+}
+
+void shuffle_cases(std::vector<const Case*>& cases, std::uint64_t seed) {
+  std::uint64_t state = seed;
+  for (std::size_t i = cases.size(); i > 1; --i) {
+    state = datagen::mix64(state);
+    std::swap(cases[i - 1], cases[state % i]);
+  }
 }
 
 }  // namespace dmabench

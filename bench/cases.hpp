@@ -33,6 +33,7 @@ struct Case {
   std::string not_runnable;  // non-empty: the case is skipped with this reason (e.g. too few devices)
   // What moves, made by plan_case() (expand() does it); empty when the case is not runnable.
   std::optional<Plan> plan;
+  std::size_t index = 0;  // its place in the config's expansion (0-based; the record's `case_index`)
 
   // Unique, stable name, e.g. "allgather/sm,blocks=auto/oneshot/dev=0,1/64KiB" (Google Benchmark's
   // name). Options at their default are left out; in-place cases start "allgather-inplace/",
@@ -59,5 +60,9 @@ void for_each_part(Config& config, const std::function<void(Config&)>& fn);
 // `all_devices`. Throws InputError.
 std::vector<Case> expand(const Config& config, int device_count, const std::vector<int>& all_devices,
                          const std::string& device_word);
+
+// The cases in a random order drawn from `seed` (a Fisher-Yates shuffle on splitmix64, the same on every platform
+// and library: an order is reproduced from its recorded seed; --order random).
+void shuffle_cases(std::vector<const Case*>& cases, std::uint64_t seed);
 
 }  // namespace dmabench

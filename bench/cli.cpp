@@ -1,6 +1,8 @@
 #include "bench/cli.hpp"
 
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 
 #include <algorithm>
 #include <utility>
@@ -35,6 +37,12 @@ validates every case's data, times it, and writes one JSON record per case.
   --packets DIR        write the ring contents of one operation per queue for every sdma case (DIR/<case>.json)
   --check FILE         judge every case against FILE (an expectations file, e.g. configs/expect/h200.json, or
                        a reference results file): PASS/FAIL per case, exit 5 when a check fails
+  --processes N        run the sweep in N fresh processes one after another, each with the cases in its own
+                       random order, and write one results file whose figures are the median over processes
+                       with the between-process interval (per-process files in FILE.processes/); 1: one process
+  --order ORDER        the order the cases run in: config (as the config expands; the default of one process)
+                       or random (a seeded shuffle; the default of each process under --processes)
+  --order-seed S       the random order's seed (an unsigned integer; drawn and recorded when not given)
   --list               print the expanded cases and exit without running anything
   --features           print what this build and machine support, and why not where not
   --version            print the version and exit
@@ -77,6 +85,8 @@ void check_together(const CliOptions& o) {
     throw InputError(fmt::format("{}: choose one", o.list ? (o.features ? "--list and --features" : "--list and --version")
                                                           : "--features and --version"));
   gbench::check_flags(o.benchmark_args);
+  if (o.order_seed && o.order == "config")
+    throw InputError("--order-seed: a seed orders the cases at random; it does not go with --order config");
 }
 
 }  // namespace
@@ -137,6 +147,24 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       o.packets_dir = file("--packets");
     } else if (arg == "--check") {
       o.check = file("--check");
+    } else if (arg == "--processes") {
+      const std::string v = take("--processes");
+      const bool digits = !v.empty() && v.size() <= 4 && std::all_of(v.begin(), v.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
+      if (!digits || std::stoi(v) < 1 || std::stoi(v) > 1000)
+        throw InputError(fmt::format("--processes: '{}' is not a number of processes from 1 to 1000", v));
+      o.processes = std::stoi(v);
+    } else if (arg == "--order") {
+      o.order = take("--order");
+      if (o.order != "config" && o.order != "random")
+        throw InputError(fmt::format("--order: unknown order '{}'; accepted: config, random", o.order));
+    } else if (arg == "--order-seed") {
+      const std::string v = take("--order-seed");
+      const bool digits = !v.empty() && v.size() <= 20 && std::all_of(v.begin(), v.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
+      errno = 0;
+      const unsigned long long seed = digits ? std::strtoull(v.c_str(), nullptr, 10) : 0;
+      if (!digits || errno == ERANGE)
+        throw InputError(fmt::format("--order-seed: '{}' is not an unsigned integer below 2^64", v));
+      o.order_seed = seed;
     } else if (arg == "--list") {
       no_value("--list");
       o.list = true;
@@ -151,7 +179,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     } else {
       throw InputError(fmt::format(
           "unknown argument '{}'; accepted: --config, --out, --backend, --devices, --power, --power-window, "
-          "--power-trace, --packets, --check, --case-timeout, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
+          "--power-trace, --packets, --check, --case-timeout, --processes, --order, --order-seed, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
           args[i]));
     }
     if (std::find(seen.begin(), seen.end(), arg) != seen.end())  // (after the value's own check)

@@ -1,5 +1,6 @@
 #pragma once
 // dmabench's own command-line flags. Google Benchmark's --benchmark_* flags pass through.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ struct CliOptions {
   std::string packets_dir;                   // --packets DIR: per-case packet dumps (engines that write packets)
   std::string check;                         // --check FILE: expectations or a reference results file
   std::vector<std::string> benchmark_args;   // --benchmark_* flags, for Google Benchmark
+  int processes = 1;                         // --processes N: the sweep in N fresh processes, merged (bench/levels.hpp)
+  std::string order;                         // --order config|random ("": config, random under --processes)
+  std::optional<std::uint64_t> order_seed;   // --order-seed S: the random order's seed (none: drawn, recorded)
 };
 
 // Throws InputError naming the flag and what it accepts.

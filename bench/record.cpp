@@ -186,6 +186,7 @@ std::string_view to_string(Status s) {
 json to_json(const CaseRecord& r) {
   const Case& c = r.spec;
   json j = {{"name", c.name()},
+            {"case_index", c.index},
             {"pattern", c.pattern},
             {"engine", c.variant.engine},
             {"options", c.variant.options},
@@ -205,7 +206,8 @@ json to_json(const CaseRecord& r) {
             {"latency_us", r.timed ? latency_json(r.timed->latency_us) : json()},
             {"algbw_GBps", r.timed ? json(r.timed->bandwidth.algbw_GBps) : json()},
             {"busbw_GBps", r.timed ? json(r.timed->bandwidth.busbw_GBps) : json()},
-            {"clock", r.gpu_clock ? "gpu" : "host"}};
+            {"clock", r.gpu_clock ? "gpu" : "host"},
+            {"cpu", r.timed && r.cpu >= 0 ? json(r.cpu) : json()}};
   if (r.timed) j.update(interval_json(*r.timed));
   j["layout"] = to_json(c.layout);
   if (c.layout.blocks && c.plan) {

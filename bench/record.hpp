@@ -37,6 +37,7 @@ struct CaseRecord {
   std::string reason;  // why skipped or failed
   bool validated = false;
   bool gpu_clock = false;                   // the samples' clock (measure::Sample::gpu_clock)
+  int cpu = -1;                             // the CPU the timing thread was on when the samples ended (-1: unknown)
   std::optional<measure::Timed> timed;      // the reported samples' statistics (ok cases)
   nlohmann::json engine_details = nlohmann::json::object();  // Operation::details(), engine-defined
   std::vector<hostmem::BufferInfo> host_memory;  // Operation::host_buffers()

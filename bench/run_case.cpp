@@ -1,5 +1,7 @@
 #include "bench/run_case.hpp"
 
+#include "bench/measure/calibration.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <exception>
@@ -227,6 +229,7 @@ std::optional<std::string> CaseExecution::check_destinations() { return measure:
 void CaseExecution::set_samples(const Samples& samples) {
   if (status() != Status::ok) return;
   measured_.timed = measure::timed(samples, *spec().plan, spec().sampling);
+  measured_.cpu = measure::current_cpu();  // the thread that took the samples (the sampler's)
   if (!measured_.timed) fail("no timed samples were taken");
 }
 

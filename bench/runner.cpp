@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -31,6 +32,7 @@
 #include "bench/report.hpp"
 #include "bench/check.hpp"
 #include "bench/matrix.hpp"
+#include "bench/measure/calibration.hpp"
 #include "bench/run_case.hpp"
 #include "bench/cases.hpp"
 #include "bench/watchdog.hpp"
@@ -314,13 +316,15 @@ class Sweep {
  public:
   // benchmark_out: the --benchmark_out file as checked (check_outputs), "" for none.
   Sweep(const CliOptions& options, const std::vector<Case>& cases, Backend& backend, RunPower& power, Recorder& recorder,
-        Watchdog& watchdog, const std::string& benchmark_out)
+        Watchdog& watchdog, const std::string& benchmark_out, std::optional<std::uint64_t> shuffle)
       : options_(options), backend_(backend), power_(power), recorder_(recorder), watchdog_(watchdog),
         engines_(make_engines(cases, backend)), pool_(idle_limit(backend)), workloads_(backend),
         selected_(selected_cases(options, cases)),
         lead_(team::world().rank() == 0),
         session_(options.benchmark_args, name_width(selected_, options.benchmark_args), lead_, benchmark_out),
-        progress_(selected_.size(), ::isatty(STDERR_FILENO) != 0, {}, terminal_columns()) {}
+        progress_(selected_.size(), ::isatty(STDERR_FILENO) != 0, {}, terminal_columns()) {
+    if (shuffle) shuffle_cases(selected_, *shuffle);
+  }
 
   // The cases --benchmark_filter selects: what the sweep runs.
   std::size_t selected() const { return selected_.size(); }
@@ -551,11 +555,12 @@ struct Outcome {
 // The sweep under the watchdog (and, in a multi-process run, the seal); every finished case in the file
 // whatever stops it.
 Outcome sweep_all(const CliOptions& options, const std::vector<Case>& cases, Backend& backend, RunPower& power,
-                  Recorder& recorder, const OutLock* lock, const std::string& benchmark_out) {
+                  Recorder& recorder, const OutLock* lock, const std::string& benchmark_out,
+                  std::optional<std::uint64_t> shuffle) {
   Outcome o;
   Watchdog watchdog(options.case_timeout_s, [&](const Case& c, double s) { stop_on_timeout(c, s, recorder, lock); });
   try {
-    Sweep sweep(options, cases, backend, power, recorder, watchdog, benchmark_out);
+    Sweep sweep(options, cases, backend, power, recorder, watchdog, benchmark_out, shuffle);
     o.selected = sweep.selected();
     SealOnSignal seal(recorder, lock, o.selected);
     sweep.run();
@@ -566,6 +571,17 @@ Outcome sweep_all(const CliOptions& options, const std::vector<Case>& cases, Bac
     throw;
   }
   return o;
+}
+
+// --order / --order-seed: the seed of the run's random case order, or nullopt for the config's order. A seed not
+// given is drawn; every process of a multi-process run takes rank 0's.
+std::optional<std::uint64_t> shuffle_seed(const CliOptions& options) {
+  if (options.order != "random" && !options.order_seed) return std::nullopt;
+  std::uint64_t seed = options.order_seed ? *options.order_seed
+                                          : ((static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}()) &
+                                                ((1ull << 53) - 1);  // exact in every JSON reader
+  if (team::world().multi()) seed = team::agree_all(seed).front();
+  return seed;
 }
 
 bool uses_pairs(Config& config) {
@@ -604,6 +620,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   team::start();  // one process per rank when a launcher started this one
   const bool lead = team::world().rank() == 0;  // the process that prints and writes the results
   auto [config, backend, cases] = start_sweep(options, command_line);
+  const std::optional<std::uint64_t> shuffle = shuffle_seed(options);
   const auto expectations = agreed_input([&] {
     return options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);
   });
@@ -629,6 +646,14 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   json context;
   if (lead) {
     context = run_context(options, command_line, config, *backend);
+    int device = 0;  // the first device a case uses: calibrated where the cases run
+    for (const auto& c : cases)
+      if (!c.devices.empty()) {
+        device = c.devices.front();
+        break;
+      }
+    context["calibration"] = measure::calibrate(*backend, device);
+    context["order"] = {{"mode", shuffle ? "random" : "config"}, {"seed", shuffle ? json(*shuffle) : json()}};
     power = run_power(options, outputs->power_trace, config, context["machine"], *backend);
     context["power"] = power.context;
     results = std::make_unique<ResultsFile>(outputs->out.path, context, started);  // written with the first record (an existing file is kept until then)
@@ -639,7 +664,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   const bool pairs = uses_pairs(config);
   Recorder recorder(results.get(), pairs || expectations.has_value());
   const Outcome outcome = sweep_all(options, cases, *backend, power, recorder, lock ? &*lock : nullptr,
-                                   lead ? outputs->benchmark_out : std::string());
+                                   lead ? outputs->benchmark_out : std::string(), shuffle);
   const std::size_t selected = outcome.selected;
   const bool stopped = outcome.stopped;
   recorder.finish();  // the whole file and the journal removed (nothing changed if no case was recorded)

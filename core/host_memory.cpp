@@ -1,5 +1,6 @@
 #include "core/host_memory.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -142,6 +143,131 @@ Maybe<int> resolve(const NumaRequest& request, int local_node) {
   return Maybe<int>::no("unknown NUMA request");
 }
 
+namespace {
+
+// The smaps entry of the mapping that holds `addr`: its name and its KernelPageSize and AnonHugePages (bytes).
+void read_smaps(std::uintptr_t addr, Frames& f) {
+  std::ifstream in("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    unsigned long lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> lo >> dash >> hi && dash == '-' && line.find(':') > line.find(' ')) {  // a mapping's first line
+      if (inside) return;
+      inside = addr >= lo && addr < hi;
+      if (inside) {
+        std::string perms, offset, dev, inode, name;
+        head >> perms >> offset >> dev >> inode;
+        std::getline(head >> std::ws, name);
+        f.mapping = name.empty() ? "[anon]" : name;
+      }
+      continue;
+    }
+    if (!inside) continue;
+    std::size_t kb = 0;
+    if (std::sscanf(line.c_str(), "KernelPageSize: %zu kB", &kb) == 1) f.kernel_page_bytes = kb << 10;
+    if (std::sscanf(line.c_str(), "AnonHugePages: %zu kB", &kb) == 1) f.anon_huge_bytes = kb << 10;
+  }
+}
+
+}  // namespace
+
+Frames read_frames(const void* p, std::size_t bytes) {
+  Frames f;
+  f.page_bytes = page_size();
+  if (!p || bytes == 0) {
+    f.why = "no pages";
+    return f;
+  }
+  const std::size_t ps = f.page_bytes;
+  const auto first = reinterpret_cast<std::uintptr_t>(p) / ps;
+  const auto last = (reinterpret_cast<std::uintptr_t>(p) + bytes - 1) / ps;
+  f.pages = last - first + 1;
+  read_smaps(reinterpret_cast<std::uintptr_t>(p), f);
+  const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    f.why = fmt::format("/proc/self/pagemap: {}", std::strerror(errno));
+    return f;
+  }
+  // Entry bits (Documentation/admin-guide/mm/pagemap.rst): 63 present, 0-54 the page frame number (0 without
+  // CAP_SYS_ADMIN).
+  constexpr std::uint64_t kPresent = 1ull << 63, kPfnMask = (1ull << 55) - 1;
+  const std::size_t per_huge = (2u << 20) / ps;  // base pages in a 2 MiB frame
+  std::vector<std::uint64_t> entries(std::min<std::size_t>(f.pages, 1u << 16));
+  std::uint64_t prev_pfn = 0, run = 0, huge_pages = 0;
+  bool prev_present = false, any_pfn = false;
+  // a 2 MiB-aligned chunk of the range: its first page's frame, and whether it is still one aligned frame
+  std::uint64_t chunk_first_pfn = 0;
+  std::size_t chunk_ok = 0;
+  for (std::size_t at = 0; at < f.pages;) {
+    const std::size_t k = std::min(entries.size(), f.pages - at);
+    const ssize_t got = ::pread(fd, entries.data(), k * 8, static_cast<off_t>((first + at) * 8));
+    if (got != static_cast<ssize_t>(k * 8)) {
+      f.why = fmt::format("/proc/self/pagemap: {}", got < 0 ? std::strerror(errno) : "short read");
+      ::close(fd);
+      return f;
+    }
+    for (std::size_t i = 0; i < k; ++i) {
+      const std::uint64_t page = first + at + i, e = entries[i], pfn = e & kPfnMask;
+      const bool present = (e & kPresent) != 0;
+      any_pfn = any_pfn || pfn != 0;
+      if (present) {
+        ++f.present;
+        if (prev_present && pfn == prev_pfn + 1) {
+          ++run;
+        } else {
+          ++f.runs;
+          run = 1;
+        }
+        f.largest_run_bytes = std::max<std::size_t>(f.largest_run_bytes, run * ps);
+      }
+      prev_present = present;
+      prev_pfn = pfn;
+      // 2 MiB chunks wholly inside the range: every page present, frames following the first, the first aligned
+      if (page % per_huge == 0) {
+        chunk_first_pfn = pfn;
+        chunk_ok = present && pfn % per_huge == 0 ? 1 : 0;
+      } else if (chunk_ok && present && pfn == chunk_first_pfn + page % per_huge) {
+        ++chunk_ok;
+      } else {
+        chunk_ok = 0;
+      }
+      if (chunk_ok == per_huge) huge_pages += per_huge;
+    }
+    at += k;
+  }
+  ::close(fd);
+  if (f.present > 0 && !any_pfn) {
+    f.why = "page frame numbers read as 0: reading them needs CAP_SYS_ADMIN (root)";
+    f.runs = 0;
+    f.largest_run_bytes = 0;
+    return f;
+  }
+  f.readable = true;
+  f.huge_fraction = static_cast<double>(huge_pages) / static_cast<double>(f.pages);
+  return f;
+}
+
+nlohmann::json to_json(const Frames& f) {
+  nlohmann::json j = {{"readable", f.readable},
+                      {"mapping", f.mapping.empty() ? nlohmann::json() : nlohmann::json(f.mapping)},
+                      {"kernel_page_bytes", f.kernel_page_bytes ? nlohmann::json(f.kernel_page_bytes) : nlohmann::json()},
+                      {"anon_huge_bytes", f.kernel_page_bytes ? nlohmann::json(f.anon_huge_bytes) : nlohmann::json()},
+                      {"pages", f.pages},
+                      {"present", f.present}};
+  if (!f.readable) {
+    j["why"] = f.why;
+    return j;
+  }
+  j["runs"] = f.runs;
+  j["mean_run_bytes"] = f.mean_run_bytes();
+  j["largest_run_bytes"] = f.largest_run_bytes;
+  j["huge_fraction"] = f.huge_fraction;
+  return j;
+}
+
 Placement verify(const void* p, std::size_t bytes, int node) {
   Placement out;
   if (!p || bytes == 0) {
@@ -149,6 +275,7 @@ Placement verify(const void* p, std::size_t bytes, int node) {
     out.detail = "no pages";
     return out;
   }
+  out.frames = read_frames(p, bytes);
   const std::size_t ps = page_size();
   const auto first = reinterpret_cast<std::uintptr_t>(p) / ps * ps;
   const auto end = reinterpret_cast<std::uintptr_t>(p) + bytes;
@@ -245,6 +372,7 @@ nlohmann::json to_json(const std::vector<BufferInfo>& buffers) {
                     {"bytes", b.bytes},
                     {"verified", b.placement.verified},
                     {"placement", b.placement.detail},
+                    {"frames", to_json(b.placement.frames)},
                     {"alloc_s", b.alloc_s},
                     {"register_s", b.register_s ? nlohmann::json(*b.register_s) : nlohmann::json()},
                     {"method", b.method},

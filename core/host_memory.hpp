@@ -51,13 +51,34 @@ std::string pci_attribute(const std::string& bus_id, const std::string& name);
 // first node), or why there is none (remote on a one-node machine; a node that does not exist).
 Maybe<int> resolve(const NumaRequest& request, int local_node);
 
+// How a range's pages lie in physical memory, read from /proc/self/pagemap and /proc/self/smaps
+// (results/SCHEMA.md, `host_memory.buffers[].frames`): the GPU and the IOMMU map host memory by its physical
+// frames, so a pool in few large contiguous runs and one scattered over 4 KiB frames can move small blocks at
+// different rates. Page frame numbers need CAP_SYS_ADMIN (root): without it `readable` is false and `why` says so.
+struct Frames {
+  bool readable = false;
+  std::string why;                  // why the frames could not be read ("" when readable)
+  std::size_t page_bytes = 0;       // the base page size
+  std::size_t pages = 0;            // base pages of the range
+  std::size_t present = 0;          // of them, present in the page tables
+  std::size_t runs = 0;             // maximal runs of pages whose frames follow each other (present pages only)
+  std::size_t largest_run_bytes = 0;
+  double huge_fraction = 0;         // share of the pages in 2 MiB-aligned chunks that sit on one 2 MiB-aligned frame
+  std::string mapping;              // the mapping's name in smaps ("/dev/nvidiactl", "[anon]", ...), "" unknown
+  std::size_t kernel_page_bytes = 0, anon_huge_bytes = 0;  // smaps' KernelPageSize, AnonHugePages (0 unknown)
+  double mean_run_bytes() const { return runs ? static_cast<double>(present * page_bytes) / static_cast<double>(runs) : 0; }
+};
+Frames read_frames(const void* p, std::size_t bytes);
+nlohmann::json to_json(const Frames& f);
+
 // Page placement read back from the kernel (move_pages without moving): how many of the range's
-// pages sit on `node`, and a line that says so or what was wrong.
+// pages sit on `node`, and a line that says so or what was wrong; and how its pages lie in physical memory.
 struct Placement {
   bool verified = false;       // every page of the range is on the node
   std::size_t pages = 0;       // pages checked
   std::size_t on_node = 0;     // of them, on the node
   std::string detail;          // e.g. "262144 of 262144 pages on node 0", or the error
+  Frames frames;               // read_frames() of the range
 };
 Placement verify(const void* p, std::size_t bytes, int node);
 

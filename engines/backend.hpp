@@ -2,6 +2,7 @@
 // A backend is the platform a run drives: `host` (CPU threads; ranks are virtual) or `cuda`
 // (NVIDIA GPUs; ranks are GPU ordinals). It names the devices and describes the machine.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -13,6 +14,14 @@
 #include "gpu/copy_tracer.hpp"  // CopyInterval, CopyTracer
 
 namespace dmabench {
+
+// A tiny operation the harness times to calibrate a process (results/SCHEMA.md, `context.calibration`): `run`
+// issues it and waits until it completed.
+struct CalibrationProbe {
+  std::string name;  // e.g. "launch_sync"
+  std::string what;  // one line: what one call does
+  std::function<void()> run;
+};
 
 class Backend {
  public:
@@ -31,6 +40,9 @@ class Backend {
   }
   // One-time setup for a device set used by the sweep (e.g. peer access); throws on failure.
   virtual void prepare_devices(const std::vector<int>& devices) = 0;
+  // The probes that calibrate this process on `device` (what a launch-bound case pays per command here), set
+  // up and warmed; none where the backend has none. Throws on a runtime error.
+  virtual std::vector<CalibrationProbe> calibration_probes(int device) = 0;
   // Engine timestamps of memory copies (latency breakdown), or the reason there are none.
   virtual Maybe<std::unique_ptr<CopyTracer>> copy_tracer() {
     return Maybe<std::unique_ptr<CopyTracer>>::no(std::string("the ") + std::string(name()) + " backend has no copy tracer");

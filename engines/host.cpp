@@ -33,6 +33,7 @@
 #include "engines/buffer_pool.hpp"
 #include "engines/engine_factories.hpp"
 #include "engines/host_validation.hpp"
+#include "engines/spin_workers.hpp"
 
 namespace dmabench {
 namespace {
@@ -384,6 +385,31 @@ class HostBackend final : public Backend {
             {"numa_nodes", hostmem::nodes()}};
   }
   void prepare_devices(const std::vector<int>&) override {}
+  std::vector<CalibrationProbe> calibration_probes(int) override {
+    struct Kit {
+      alignas(64) unsigned char src[64] = {1}, dst[64] = {};
+      std::unique_ptr<SpinWorkers> worker;
+      std::uint32_t generation = 0;
+    };
+    auto kit = std::make_shared<Kit>();
+    std::vector<CalibrationProbe> probes = {
+        {"memcpy_4B", "a 4-byte memcpy on the calling thread", [kit] {
+           std::memcpy(kit->dst, kit->src, 4);
+           std::atomic_signal_fence(std::memory_order_seq_cst);  // the copy is not optimized away
+         }}};
+    if (!SpinWorkers::cpus_short(1)) {  // a spinning worker beside the caller needs a CPU of its own
+      Kit* k = kit.get();
+      kit->worker = std::make_unique<SpinWorkers>(
+          1, [](int) {}, [k](int, std::uint32_t) { std::memcpy(k->dst + 32, k->src, 4); }, [](int) {});
+      probes.push_back({"worker_4B", "a 4-byte memcpy handed to a spinning worker thread (as the host engine's ranks), "
+                                     "released and settled",
+                        [kit] {
+                          kit->worker->release(++kit->generation);
+                          kit->worker->settle();
+                        }});
+    }
+    return probes;
+  }
 };
 
 }  // namespace

@@ -183,6 +183,8 @@ void launch_ring_submit(const Stream& stream, std::uint32_t* ring, std::uint64_t
 // ticks on AMD. Why this build/device cannot convert them to time (or nullopt), and the nanoseconds per tick.
 WhyNot gpu_clock_unsupported(int device);
 double gpu_clock_ns_per_tick(int device);
+// A kernel of one thread that does nothing: what a launch costs (context.calibration).
+void launch_empty(const Stream& stream);
 // Loads every kernel of the GPU layer on every device now (a spinning kernel must never wait for
 // a lazily loaded one).
 void preload_kernels(int device);

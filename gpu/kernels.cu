@@ -210,6 +210,14 @@ void launch_poll(const Stream& stream, const std::uint32_t* slots, int count, st
   DMABENCH_GPU_CHECK(GPU(GetLastError)());
 }
 
+__global__ void empty_kernel() {}
+
+void launch_empty(const Stream& stream) {
+  DMABENCH_GPU_CHECK(GPU(SetDevice)(stream.device()));
+  empty_kernel<<<1, 1, 0, native(stream)>>>();
+  DMABENCH_GPU_CHECK(GPU(GetLastError)());
+}
+
 void preload_kernels(int device) {
   DMABENCH_GPU_CHECK(GPU(SetDevice)(device));
   GPU(FuncAttributes) attr{};
@@ -220,6 +228,7 @@ void preload_kernels(int device) {
   load(reinterpret_cast<const void*>(copy_kernel<unsigned char>));
   load(reinterpret_cast<const void*>(trigger_kernel));
   load(reinterpret_cast<const void*>(poll_kernel));
+  load(reinterpret_cast<const void*>(empty_kernel));
 }
 
 CopyKernel::CopyKernel(int device, std::vector<CopyJob> jobs, int blocks_total)

@@ -33,6 +33,12 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cuda_runtime.h>
 
 #if CUDART_VERSION < 12080
@@ -55,11 +61,15 @@ using u8 = unsigned char;
 struct Opts {
   int device = 0;
   std::vector<size_t> sizes{4u << 10, 64u << 10, 1u << 20, 16u << 20, 64u << 20, 256u << 20, 1u << 30};
-  long iters = 20, reps = 5, oneshot_iters = 50, pages = 4096, paged_iters = 30;
+  long iters = 20, reps = 5, oneshot_iters = 50, paged_iters = 30, paged_reps = 5, pools = 1;
+  std::vector<long> pages{4096};
+  size_t pool_bytes = 0;  // 0: a pool of exactly the pages
+  std::vector<std::string> allocs{"hostalloc"}, kinds{"pinned", "mapped"}, mechs{"loop", "batch", "kernel"};
   std::vector<size_t> page_sizes{4u << 10, 16u << 10, 32u << 10, 64u << 10, 128u << 10, 256u << 10, 512u << 10};
   uint64_t seed = 1;
   std::vector<std::string> tests{"h2d", "d2h", "h2d-bidir", "paged-h2d", "paged-d2h"};
   bool has(const char* t) const { return std::find(tests.begin(), tests.end(), t) != tests.end(); }
+  bool mech(const char* m) const { return std::find(mechs.begin(), mechs.end(), m) != mechs.end(); }
 };
 
 [[noreturn]] static void usage_error(const std::string& msg) {
@@ -112,7 +122,8 @@ static Opts parse(int argc, char** argv) {
     std::string flag = argv[i], val;
     if (flag == "-h" || flag == "--help") {
       std::fprintf(stderr, "usage: host_probe [--device N] [--tests LIST] [--sizes LIST] [--iters N] [--reps N]\n"
-                           "  [--oneshot-iters N] [--page-sizes LIST] [--pages N] [--paged-iters N] [--seed N]\n"
+                           "  [--oneshot-iters N] [--page-sizes LIST] [--pages LIST] [--paged-iters N] [--seed N]\n"
+                           "  [--pool-bytes SIZE] [--pools N] [--allocs LIST] [--kinds LIST] [--mechanisms LIST] [--paged-reps N]\n"
                            "  (see the header of tools/host_probe.cu)\n");
       std::exit(0);
     }
@@ -131,7 +142,22 @@ static Opts parse(int argc, char** argv) {
     else if (flag == "--reps") o.reps = parse_long(flag, val, 1, 1000000);
     else if (flag == "--oneshot-iters") o.oneshot_iters = parse_long(flag, val, 1, 10000000);
     else if (flag == "--page-sizes") o.page_sizes = parse_sizes(flag, val, 16);
-    else if (flag == "--pages") o.pages = parse_long(flag, val, 1, 1 << 24);
+    else if (flag == "--pages") {
+      o.pages.clear();
+      for (const std::string& item : split(val)) o.pages.push_back(parse_long(flag, item, 1, 1 << 24));
+    }
+    else if (flag == "--pool-bytes") o.pool_bytes = parse_sizes(flag, val, 4096).front();
+    else if (flag == "--pools") o.pools = parse_long(flag, val, 1, 1000);
+    else if (flag == "--paged-reps") o.paged_reps = parse_long(flag, val, 0, 1000000);
+    else if (flag == "--allocs" || flag == "--kinds" || flag == "--mechanisms") {
+      static const std::vector<std::string> allocs{"hostalloc", "hostalloc-bind", "register", "register-thp", "register-nothp"},
+          kinds{"pinned", "mapped"}, mechs{"loop", "batch", "kernel"};
+      const auto& known_values = flag == "--allocs" ? allocs : flag == "--kinds" ? kinds : mechs;
+      std::vector<std::string>& into = flag == "--allocs" ? o.allocs : flag == "--kinds" ? o.kinds : o.mechs;
+      into = split(val);
+      for (const std::string& v : into)
+        if (std::find(known_values.begin(), known_values.end(), v) == known_values.end()) usage_error(flag + ": unknown value '" + v + "'");
+    }
     else if (flag == "--paged-iters") o.paged_iters = parse_long(flag, val, 1, 1000000);
     else if (flag == "--seed") { if (!parse_u64(val, &o.seed)) usage_error(flag + ": '" + val + "' is not an unsigned integer"); }
     else if (flag == "--tests") {
@@ -295,14 +321,6 @@ __global__ void gather(const Page* __restrict__ table, int pages) {
   }
 }
 
-// Page i: destination slot ds[i] of dpool, source slot ss[i] of spool; does every page match?
-static bool pages_match(const u8* dpool, const std::vector<size_t>& ds, const u8* spool, const std::vector<size_t>& ss,
-                        size_t block) {
-  for (size_t i = 0; i < ds.size(); ++i)
-    if (std::memcmp(dpool + ds[i] * block, spool + ss[i] * block, block) != 0) return false;
-  return true;
-}
-
 // The batch copy's attributes for host -> device (up) or device -> host copies of GPU `device`.
 static cudaMemcpyAttributes batch_attributes(bool up, int device) {
   cudaMemcpyAttributes attr{};
@@ -315,81 +333,237 @@ static cudaMemcpyAttributes batch_attributes(bool up, int device) {
   return attr;
 }
 
-static bool paged(const Opts& o, const Ctx& c, size_t block) {
-  const size_t n = static_cast<size_t>(o.pages), pool = n * block;
-  const std::vector<size_t> perm_d = permutation(n, o.seed ^ 0xd5a61266f0c9392cull);
-  const std::vector<size_t> perm_h = permutation(n, o.seed ^ 0x2b7e151628aed2a6ull);
-  u8 *dpool, *hpool, *mpool, *mdev, *chk;  // device pool; pinned, mapped (and its device address), check pools
-  CK(cudaMalloc(&dpool, pool)); CK(cudaMallocHost(&hpool, pool)); CK(cudaHostAlloc(&mpool, pool, cudaHostAllocMapped));
-  CK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mdev), mpool, 0));
-  Page* table;
-  CK(cudaMallocHost(&chk, pool)); CK(cudaMalloc(&table, n * sizeof(Page)));
-  bool all_ok = true;
-  for (const char* test : {"paged-h2d", "paged-d2h"}) {
-    if (!o.has(test)) continue;
-    const bool up = test[6] == 'h';
-    if (up) {  // source: the host pools (same bytes in both)
-      fill(hpool, pool, o.seed * 3 + block);
-      std::memcpy(mpool, hpool, pool);
-    } else {  // source: the device pool, its bytes kept in chk
-      fill(chk, pool, o.seed * 5 + block);
-      CK(cudaMemcpy(dpool, chk, pool, cudaMemcpyHostToDevice));
+// ---------------------------------------------------------------- host pools and their physical frames
+// A host pool as the paged tests take it: `kind` pinned or mapped, allocated by `alloc`:
+//   hostalloc       cudaHostAlloc (Portable; Mapped for mapped), as a program calls it
+//   hostalloc-bind  the same under set_mempolicy(MPOL_BIND) to node 0, as dmabench places its pinned pools
+//   register        mmap + memset + cudaHostRegister (Portable; Mapped for mapped), the kernel's default THP policy
+//   register-thp    the same after madvise(MADV_HUGEPAGE); register-nothp after madvise(MADV_NOHUGEPAGE)
+struct HostPool {
+  u8* host = nullptr;  // the pool (2 MiB-aligned for the register variants)
+  u8* dev = nullptr;   // its device address (mapped) or the host address
+  size_t bytes = 0;
+  void* map = nullptr;
+  size_t map_len = 0;
+  bool registered = false;
+};
+static HostPool alloc_host_pool(const std::string& alloc, const std::string& kind, size_t bytes) {
+  HostPool h;
+  h.bytes = bytes;
+  const bool mapped = kind == "mapped";
+  if (alloc == "hostalloc" || alloc == "hostalloc-bind") {
+    unsigned long node0 = 1;
+    if (alloc == "hostalloc-bind" && syscall(SYS_set_mempolicy, 2 /* MPOL_BIND */, &node0, 64ul) != 0) {
+      std::fprintf(stderr, "host_probe: set_mempolicy: %s\n", std::strerror(errno));
+      std::exit(1);
     }
-    for (const char* mech : {"loop", "batch", "kernel"}) {
-      std::fprintf(stderr, "host_probe: %s %s %zu x %zu B\n", test, mech, n, block);
-      const bool kernel = mech[0] == 'k';
-      u8* host = kernel ? mdev : hpool;  // the host pool's address as the copy sees it
-      std::vector<void*> dsts(n), srcs(n);
-      std::vector<size_t> sizes(n, block);
-      std::vector<Page> t(n);
-      for (size_t i = 0; i < n; ++i) {
-        u8* d = dpool + perm_d[i] * block;
-        u8* h = host + perm_h[i] * block;
-        dsts[i] = up ? d : h;
-        srcs[i] = up ? h : d;
-        t[i] = {dsts[i], srcs[i], block};
-      }
-      CK(cudaMemcpy(table, t.data(), n * sizeof(Page), cudaMemcpyHostToDevice));
-      if (up) CK(cudaMemset(dpool, 0, pool));
-      else std::memset(kernel ? mpool : hpool, 0, pool);
-      cudaMemcpyAttributes attr = batch_attributes(up, o.device);
-      size_t attr_idx = 0;
-      auto issue = [&] {
-        if (mech[0] == 'l') {
-          for (size_t i = 0; i < n; ++i)
-            CK(cudaMemcpyAsync(dsts[i], srcs[i], block, up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, c.a));
-        } else if (mech[0] == 'b') {
-#if CUDART_VERSION >= 13000
-          CK(cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), n, &attr, &attr_idx, 1, c.a));
-#else
-          size_t fail_idx = 0;
-          CK(cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), n, &attr, &attr_idx, 1, &fail_idx, c.a));
-#endif
-        } else {
-          gather<<<static_cast<unsigned>(n), 256, 0, c.a>>>(table, static_cast<int>(n));
-          CK(cudaGetLastError());
-        }
-      };
-      const Stats s = stats(oneshot(3, o.paged_iters, [&] { issue(); CK(cudaStreamSynchronize(c.a)); }));
-      const Stats b = stats(b2b(c, 10, o.reps, false, issue));
-      bool ok;
-      if (up) {
-        CK(cudaMemcpy(chk, dpool, pool, cudaMemcpyDeviceToHost));
-        ok = pages_match(chk, perm_d, hpool, perm_h, block);
-      } else {
-        ok = pages_match(kernel ? mpool : hpool, perm_h, chk, perm_d, block);
-      }
-      all_ok = all_ok && ok;
-      Line l;
-      l.str("test", test).str("mechanism", mech).integer("bytes", pool).integer("block_bytes", block);
-      l.integer("blocks", n).integer("iterations", 10).integer("reps", o.reps);
-      l.integer("oneshot_iterations", o.paged_iters).num("oneshot_us_p50", s.p50).num("oneshot_us_min", s.min);
-      l.num("oneshot_us_p99", s.p99).num("per_block_us", s.p50 / n).num("GBps", pool / (s.p50 * 1e3));
-      l.num("b2b_per_op_us_median", b.p50).num("b2b_per_op_us_min", b.min).num("b2b_GBps", pool / (b.p50 * 1e3));
-      l.boolean("valid", ok).emit();
+    CK(cudaHostAlloc(reinterpret_cast<void**>(&h.host), bytes, cudaHostAllocPortable | (mapped ? cudaHostAllocMapped : 0)));
+    if (alloc == "hostalloc-bind") syscall(SYS_set_mempolicy, 0 /* MPOL_DEFAULT */, nullptr, 0ul);
+  } else {
+    const size_t huge = 2u << 20;
+    h.map_len = (bytes + huge - 1) / huge * huge + huge;
+    h.map = mmap(nullptr, h.map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (h.map == MAP_FAILED) { std::fprintf(stderr, "host_probe: mmap: %s\n", std::strerror(errno)); std::exit(1); }
+    h.host = reinterpret_cast<u8*>((reinterpret_cast<uintptr_t>(h.map) + huge - 1) / huge * huge);
+    if (alloc == "register-thp") madvise(h.host, bytes, MADV_HUGEPAGE);
+    if (alloc == "register-nothp") madvise(h.host, bytes, MADV_NOHUGEPAGE);
+    std::memset(h.host, 0, bytes);
+    CK(cudaHostRegister(h.host, bytes, cudaHostRegisterPortable | (mapped ? cudaHostRegisterMapped : 0)));
+    h.registered = true;
+  }
+  h.dev = h.host;
+  if (mapped) CK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&h.dev), h.host, 0));
+  return h;
+}
+static void free_host_pool(HostPool& h) {
+  if (h.registered) {
+    CK(cudaHostUnregister(h.host));
+    munmap(h.map, h.map_len);
+  } else if (h.host) {
+    CK(cudaFreeHost(h.host));
+  }
+  h = HostPool{};
+}
+
+// How the pool lies in physical memory (/proc/self/pagemap, frame numbers need root) and, of the pages the
+// chosen slots touch, the share that sit in 2 MiB-aligned physically contiguous chunks ("huge"), plus the
+// mapping's name and AnonHugePages from /proc/self/smaps.
+static void frames(Line& l, const u8* p, size_t bytes, const std::vector<size_t>& slots, size_t block) {
+  const size_t ps = 4096, per_huge = 512, first = reinterpret_cast<uintptr_t>(p) / ps, n = (bytes + ps - 1) / ps;
+  std::vector<uint64_t> pfn(n, 0);
+  const int fd = open("/proc/self/pagemap", O_RDONLY);
+  bool readable = fd >= 0;
+  for (size_t at = 0; readable && at < n; at += 65536) {
+    const size_t k = std::min<size_t>(65536, n - at);
+    readable = pread(fd, pfn.data() + at, k * 8, static_cast<off_t>((first + at) * 8)) == static_cast<ssize_t>(k * 8);
+  }
+  if (fd >= 0) close(fd);
+  size_t runs = 0, run = 0, largest = 0, present = 0, nonzero = 0;
+  for (size_t i = 0; readable && i < n; ++i) {
+    const bool pr = pfn[i] >> 63;
+    pfn[i] = pr ? (pfn[i] & ((1ull << 55) - 1)) : 0;
+    present += pr;
+    nonzero += pfn[i] != 0;
+    run = (i && pr && pfn[i - 1] && pfn[i] == pfn[i - 1] + 1) ? run + 1 : (pr ? 1 : 0);
+    runs += run == 1;
+    largest = std::max(largest, run);
+  }
+  readable = readable && nonzero > 0;
+  // 2 MiB chunk c (of the virtual range, aligned) is "huge" when its 512 pages lie on one aligned 2 MiB frame
+  auto huge_chunk = [&](size_t page) {
+    const size_t v = first + page, base = page - v % per_huge;
+    if (base + per_huge > n || page < v % per_huge) return false;
+    if (pfn[base] == 0 || pfn[base] % per_huge) return false;
+    for (size_t j = 1; j < per_huge; ++j)
+      if (pfn[base + j] != pfn[base] + j) return false;
+    return true;
+  };
+  size_t huge_pages = 0;
+  for (size_t c = 0; readable && c + per_huge <= n; c += per_huge)
+    if ((first + c) % per_huge == 0 && huge_chunk(c)) huge_pages += per_huge;
+  size_t chosen_huge = 0;
+  for (size_t s : slots) chosen_huge += readable && huge_chunk(s * block / ps);
+  std::string mapping, line;
+  long anon_huge_kb = -1;
+  std::ifstream smaps("/proc/self/smaps");
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    char name[512] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %*s %*s %*s %*s %511[^\n]", &lo, &hi, name) >= 2 && line.find(':') > line.find(' ')) {
+      if (inside) break;
+      inside = reinterpret_cast<uintptr_t>(p) >= lo && reinterpret_cast<uintptr_t>(p) < hi;
+      if (inside) mapping = name[0] ? name : "[anon]";
+    } else if (inside) {
+      long kb = 0;
+      if (std::sscanf(line.c_str(), "AnonHugePages: %ld kB", &kb) == 1) anon_huge_kb = kb;
     }
   }
-  CK(cudaFree(table)); CK(cudaFreeHost(chk)); CK(cudaFreeHost(mpool)); CK(cudaFreeHost(hpool)); CK(cudaFree(dpool));
+  l.str("mapping", mapping).integer("anon_huge_kb", anon_huge_kb).boolean("frames_readable", readable);
+  if (!readable) return;
+  l.integer("frame_runs", static_cast<long long>(runs)).integer("largest_run_pages", static_cast<long long>(largest));
+  l.num("huge_fraction", static_cast<double>(huge_pages) / n).num("chosen_huge_fraction", slots.empty() ? 0.0 : static_cast<double>(chosen_huge) / slots.size());
+  l.integer("present_pages", static_cast<long long>(present));
+}
+
+// ---------------------------------------------------------------- paged: loop, batch, kernel
+// One pool round: for every allocation variant, the host pools (one per kind) and, for every page size and count,
+// both directions, every kind and mechanism (loop and batch on either kind; kernel on mapped only), pages at
+// seeded random slots of the pool (`--pool-bytes`, default the pages alone) on both sides, as dmabench's
+// `blocks` layout with order random and a pool.
+struct PagedCase {
+  size_t block, n, pool;
+  bool up;
+  std::string kind, mech;
+};
+static bool paged_case(const Opts& o, const Ctx& c, const PagedCase& pc, const HostPool& h, u8* dpool, Page* table,
+                       const std::string& alloc, long round, const std::vector<size_t>& slots_h) {
+  const size_t n = pc.n, block = pc.block, slots_total = pc.pool / block;
+  std::vector<size_t> slots_d = permutation(slots_total, o.seed ^ 0xd5a61266f0c9392cull ^ block);
+  slots_d.resize(n);
+  const bool kernel = pc.mech == "kernel", up = pc.up;
+  std::vector<void*> dsts(n), srcs(n);
+  std::vector<size_t> sizes(n, block);
+  std::vector<Page> t(n);
+  std::vector<u8> staging(block);
+  for (size_t i = 0; i < n; ++i) {
+    u8* d = dpool + slots_d[i] * block;
+    u8* hp = (kernel ? h.dev : h.host) + slots_h[i] * block;
+    dsts[i] = up ? d : hp;
+    srcs[i] = up ? hp : d;
+    t[i] = {dsts[i], srcs[i], block};
+    // the source page holds seeded bytes, the destination page zeros
+    fill(staging.data(), block, o.seed * 7 + i + block);
+    if (up) { std::memcpy(h.host + slots_h[i] * block, staging.data(), block); CK(cudaMemset(d, 0, block)); }
+    else { CK(cudaMemcpy(d, staging.data(), block, cudaMemcpyHostToDevice)); std::memset(h.host + slots_h[i] * block, 0, block); }
+  }
+  CK(cudaMemcpy(table, t.data(), n * sizeof(Page), cudaMemcpyHostToDevice));
+  cudaMemcpyAttributes attr = batch_attributes(up, o.device);
+  size_t attr_idx = 0;
+  auto issue = [&] {
+    if (pc.mech == "loop") {
+      for (size_t i = 0; i < n; ++i)
+        CK(cudaMemcpyAsync(dsts[i], srcs[i], block, up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, c.a));
+    } else if (pc.mech == "batch") {
+#if CUDART_VERSION >= 13000
+      CK(cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), n, &attr, &attr_idx, 1, c.a));
+#else
+      size_t fail_idx = 0;
+      CK(cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), n, &attr, &attr_idx, 1, &fail_idx, c.a));
+#endif
+    } else {
+      gather<<<static_cast<unsigned>(n), 256, 0, c.a>>>(table, static_cast<int>(n));
+      CK(cudaGetLastError());
+    }
+  };
+  const Stats s = stats(oneshot(3, o.paged_iters, [&] { issue(); CK(cudaStreamSynchronize(c.a)); }));
+  Stats b{0, 0, 0};
+  if (o.paged_reps > 0) b = stats(b2b(c, 10, o.paged_reps, false, issue));
+  bool ok = true;  // every page's destination against the bytes its source was given
+  for (size_t i = 0; i < n && ok; ++i) {
+    fill(staging.data(), block, o.seed * 7 + i + block);
+    std::vector<u8> got(block);
+    if (up) CK(cudaMemcpy(got.data(), dpool + slots_d[i] * block, block, cudaMemcpyDeviceToHost));
+    else std::memcpy(got.data(), h.host + slots_h[i] * block, block);
+    ok = std::memcmp(got.data(), staging.data(), block) == 0;
+  }
+  Line l;
+  l.str("test", up ? "paged-h2d" : "paged-d2h").str("mechanism", pc.mech).str("kind", pc.kind).str("alloc", alloc);
+  l.integer("round", round).integer("bytes", static_cast<long long>(n * block)).integer("pool_bytes", static_cast<long long>(pc.pool));
+  l.integer("block_bytes", static_cast<long long>(block)).integer("blocks", static_cast<long long>(n));
+  l.integer("oneshot_iterations", o.paged_iters).num("oneshot_us_p50", s.p50).num("oneshot_us_min", s.min);
+  l.num("oneshot_us_p99", s.p99).num("per_block_us", s.p50 / n).num("GBps", n * block / (s.p50 * 1e3));
+  if (o.paged_reps > 0) {
+    l.integer("iterations", 10).integer("reps", o.paged_reps);
+    l.num("b2b_per_op_us_median", b.p50).num("b2b_per_op_us_min", b.min).num("b2b_GBps", n * block / (b.p50 * 1e3));
+  }
+  frames(l, h.host, h.bytes, slots_h, block);
+  l.boolean("valid", ok).emit();
+  return ok;
+}
+
+static bool paged(const Opts& o, const Ctx& c) {
+  size_t most = 0;
+  for (size_t block : o.page_sizes)
+    for (long n : o.pages) most = std::max(most, o.pool_bytes ? o.pool_bytes : block * n);
+  for (size_t block : o.page_sizes)
+    for (long n : o.pages)
+      if (o.pool_bytes && (o.pool_bytes % block || o.pool_bytes / block < static_cast<size_t>(n)))
+        usage_error("--pool-bytes: " + std::to_string(o.pool_bytes) + " is not a multiple of every page size holding every page count");
+  u8* dpool = nullptr;
+  Page* table = nullptr;
+  long most_pages = *std::max_element(o.pages.begin(), o.pages.end());
+  CK(cudaMalloc(&dpool, most)); CK(cudaMalloc(&table, most_pages * sizeof(Page)));
+  bool all_ok = true;
+  for (long round = 0; round < o.pools; ++round)
+    for (const std::string& alloc : o.allocs) {
+      std::vector<HostPool> pools;
+      for (const std::string& kind : o.kinds) {
+        const auto t0 = Clock::now();
+        pools.push_back(alloc_host_pool(alloc, kind, most));
+        std::fprintf(stderr, "host_probe: %s %s pool of %zu B in %.2f s\n", alloc.c_str(), kind.c_str(), most,
+                     std::chrono::duration<double>(Clock::now() - t0).count());
+      }
+      for (size_t block : o.page_sizes)
+        for (long n : o.pages) {
+          const size_t pool = o.pool_bytes ? o.pool_bytes : block * n;
+          std::vector<size_t> slots_h = permutation(pool / block, o.seed ^ 0x2b7e151628aed2a6ull ^ block);
+          slots_h.resize(n);
+          for (const char* test : {"paged-h2d", "paged-d2h"}) {
+            if (!o.has(test)) continue;
+            for (size_t k = 0; k < o.kinds.size(); ++k)
+              for (const char* mech : {"loop", "batch", "kernel"}) {
+                if (std::string(mech) == "kernel" && o.kinds[k] != "mapped") continue;
+                if (!o.mech(mech)) continue;
+                std::fprintf(stderr, "host_probe: %s %s %s %ld x %zu B (%s, round %ld)\n", test, o.kinds[k].c_str(), mech, n, block, alloc.c_str(), round);
+                all_ok = paged_case(o, c, {block, static_cast<size_t>(n), pool, test[6] == 'h', o.kinds[k], mech},
+                                    pools[k], dpool, table, alloc, round, slots_h) && all_ok;
+              }
+          }
+        }
+      for (HostPool& h : pools) free_host_pool(h);
+    }
+  CK(cudaFree(table)); CK(cudaFree(dpool));
   return all_ok;
 }
 
@@ -399,6 +573,34 @@ static bool read_line(const std::string& path, std::string* out) {
   if (!f || !std::getline(f, *out)) return false;
   while (!out->empty() && (out->back() == ' ' || out->back() == '\r')) out->pop_back();
   return !out->empty();
+}
+
+__global__ void nothing() {}
+
+// What one command costs this process: an empty kernel and a 4-byte copy, each waited for (p50 of 200 after 10),
+// and the CPU this thread ran on.
+static void calibration(const Opts& o, Line& l) {
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  u8 *d = nullptr, *h = nullptr;
+  CK(cudaMalloc(&d, 256)); CK(cudaMallocHost(&h, 4096));
+  auto time = [&](auto op) {
+    for (int i = 0; i < 10; ++i) { op(); CK(cudaStreamSynchronize(s)); }
+    std::vector<double> us;
+    for (int i = 0; i < 200; ++i) {
+      const auto t0 = Clock::now();
+      op();
+      CK(cudaStreamSynchronize(s));
+      us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    return stats(us).p50;
+  };
+  l.num("launch_sync_us", time([&] { nothing<<<1, 1, 0, s>>>(); CK(cudaGetLastError()); }));
+  l.num("copy_4B_d2d_us", time([&] { CK(cudaMemcpyAsync(d + 128, d, 4, cudaMemcpyDeviceToDevice, s)); }));
+  l.num("copy_4B_h2d_us", time([&] { CK(cudaMemcpyAsync(d + 64, h, 4, cudaMemcpyHostToDevice, s)); }));
+  l.integer("cpu", sched_getcpu());
+  CK(cudaFree(d)); CK(cudaFreeHost(h)); CK(cudaStreamDestroy(s));
+  (void)o;
 }
 
 static void info(const Opts& o) {
@@ -434,7 +636,9 @@ static void info(const Opts& o) {
   }
   if (read_line(dir + "current_link_width", &v)) l.str("pcie_link_width", v);
   else l.null("pcie_link_width");
-  l.integer("pages", o.pages).integer("seed", static_cast<long long>(o.seed)).emit();
+  l.integer("pages", o.pages.front()).integer("seed", static_cast<long long>(o.seed)).integer("pid", getpid());
+  calibration(o, l);
+  l.emit();
 }
 
 int main(int argc, char** argv) {
@@ -461,8 +665,7 @@ int main(int argc, char** argv) {
     if (m.d2) CK(cudaFree(m.d2));
     CK(cudaFree(m.d1)); CK(cudaFreeHost(m.hb)); CK(cudaFreeHost(m.ha));
   }
-  if (o.has("paged-h2d") || o.has("paged-d2h"))
-    for (size_t block : o.page_sizes) ok = paged(o, c, block) && ok;
+  if (o.has("paged-h2d") || o.has("paged-d2h")) ok = paged(o, c) && ok;
   CK(cudaEventDestroy(c.join)); CK(cudaEventDestroy(c.e1)); CK(cudaEventDestroy(c.e0));
   CK(cudaStreamDestroy(c.b)); CK(cudaStreamDestroy(c.a));
   if (!ok) std::fprintf(stderr, "host_probe: a destination did not match its source\n");
