@@ -201,6 +201,14 @@ std::optional<std::pair<double, double>> figure_interval(const json& r, const st
   return std::pair{v[0].get<double>(), v[1].is_number() ? v[1].get<double>() : std::numeric_limits<double>::infinity()};
 }
 
+// What a record's interval spans: "between N processes" in a levels file, else "within one process".
+std::string interval_kind(const json& r) {
+  const json l = r.value("levels", json());
+  if (l.is_object() && l.value("interval", "") == "between processes")
+    return fmt::format("between {} processes", l.value("processes", 0));
+  return "within one process";
+}
+
 // The verdict on a measured figure: inside the band (at most expected x (1 + tolerance) for a latency, at least
 // expected x (1 - tolerance) for a bandwidth) passes. Outside it, where the record has an interval, a FAIL needs the
 // whole interval outside the band, and against a reference with an interval the band is drawn from the reference
@@ -213,6 +221,7 @@ void decide(Verdict& v, const json& r) {
   };
   v.pass = inside(*v.measured, *v.expected);
   v.measured_interval = figure_interval(r, v.metric);
+  if (v.measured_interval) v.measured_interval_kind = interval_kind(r);
   if (v.pass || !v.measured_interval) return;
   const double near = lower ? v.measured_interval->first : v.measured_interval->second;
   const double expected = v.expected_interval ? (lower ? v.expected_interval->second : v.expected_interval->first) : *v.expected;
@@ -285,6 +294,7 @@ std::optional<Verdict> Expectations::judge(const json& r, const json& machine) c
     if (!ref) return std::nullopt;
     v.expected = *ref;
     v.expected_interval = figure_interval(reference_[key], v.metric);
+    if (v.expected_interval) v.expected_interval_kind = interval_kind(reference_[key]);
     v.basis = "reference";
   } else if (e["link"] == "links") {
     const auto links = link_count(e, machine, r.value("devices", json::array()), v.problem);
@@ -324,9 +334,12 @@ bool print_verdicts(const std::vector<Verdict>& verdicts, std::size_t unchecked,
       continue;
     }
     const bool lower = v.metric == "p50_us";
-    console::say("{}  {}  {} {:.4g}, expected {:.4g} ({:+.1f}%; {} {}{}% allowed; {}{})\n", v.pass ? "PASS" : "FAIL", v.name,
+    std::string intervals;  // which intervals judged the row
+    if (!v.measured_interval_kind.empty()) intervals = "; interval " + v.measured_interval_kind;
+    if (!v.expected_interval_kind.empty()) intervals += ", the reference's " + v.expected_interval_kind;
+    console::say("{}  {}  {} {:.4g}, expected {:.4g} ({:+.1f}%; {} {}{}% allowed; {}{}{})\n", v.pass ? "PASS" : "FAIL", v.name,
                  v.metric, *v.measured, *v.expected, v.deviation_pct(), lower ? "up to" : "down to", lower ? "+" : "-",
-                 v.tolerance_pct, v.basis, noise_note(v));
+                 v.tolerance_pct, v.basis, noise_note(v), intervals);
   }
   console::say("check: {} PASS, {} FAIL, {} measured cases with no expectation\n", verdicts.size() - failed, failed, unchecked);
   return failed == 0;

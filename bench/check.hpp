@@ -26,6 +26,9 @@ struct Verdict {
   // The intervals around the measured figure and a reference's (results/SCHEMA.md, "The p50's interval"), where the
   // records have them; a FAIL needs the measured interval outside the allowed band (docs/user-guide.md).
   std::optional<std::pair<double, double>> measured_interval, expected_interval;
+  // Which interval each is (results/SCHEMA.md, "Levels across fresh processes"): "between N processes" (a levels
+  // file's record) or "within one process"; "" without one.
+  std::string measured_interval_kind, expected_interval_kind;
   bool within_noise = false;  // PASS although the figure is outside the band: its interval reaches into it
   bool pass = false;
   double deviation_pct() const;  // (measured / expected - 1) x 100

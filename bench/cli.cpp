@@ -89,6 +89,26 @@ void check_together(const CliOptions& o) {
     throw InputError("--order-seed: a seed orders the cases at random; it does not go with --order config");
 }
 
+// --processes N, --order ORDER, --order-seed S (bench/levels.hpp).
+void order_flag(const std::string& flag, const std::string& v, CliOptions& o) {
+  const auto digits = [&](std::size_t most) {
+    return !v.empty() && v.size() <= most && std::all_of(v.begin(), v.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
+  };
+  if (flag == "--processes") {
+    if (!digits(4) || std::stoi(v) < 1 || std::stoi(v) > 1000)
+      throw InputError(fmt::format("--processes: '{}' is not a number of processes from 1 to 1000", v));
+    o.processes = std::stoi(v);
+  } else if (flag == "--order") {
+    if (v != "config" && v != "random") throw InputError(fmt::format("--order: unknown order '{}'; accepted: config, random", v));
+    o.order = v;
+  } else {
+    errno = 0;
+    const unsigned long long seed = digits(20) ? std::strtoull(v.c_str(), nullptr, 10) : 0;
+    if (!digits(20) || errno == ERANGE) throw InputError(fmt::format("--order-seed: '{}' is not an unsigned integer below 2^64", v));
+    o.order_seed = seed;
+  }
+}
+
 }  // namespace
 
 CliOptions parse_cli(const std::vector<std::string>& args) {
@@ -147,33 +167,11 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       o.packets_dir = file("--packets");
     } else if (arg == "--check") {
       o.check = file("--check");
-    } else if (arg == "--processes") {
-      const std::string v = take("--processes");
-      const bool digits = !v.empty() && v.size() <= 4 && std::all_of(v.begin(), v.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
-      if (!digits || std::stoi(v) < 1 || std::stoi(v) > 1000)
-        throw InputError(fmt::format("--processes: '{}' is not a number of processes from 1 to 1000", v));
-      o.processes = std::stoi(v);
-    } else if (arg == "--order") {
-      o.order = take("--order");
-      if (o.order != "config" && o.order != "random")
-        throw InputError(fmt::format("--order: unknown order '{}'; accepted: config, random", o.order));
-    } else if (arg == "--order-seed") {
-      const std::string v = take("--order-seed");
-      const bool digits = !v.empty() && v.size() <= 20 && std::all_of(v.begin(), v.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
-      errno = 0;
-      const unsigned long long seed = digits ? std::strtoull(v.c_str(), nullptr, 10) : 0;
-      if (!digits || errno == ERANGE)
-        throw InputError(fmt::format("--order-seed: '{}' is not an unsigned integer below 2^64", v));
-      o.order_seed = seed;
-    } else if (arg == "--list") {
-      no_value("--list");
-      o.list = true;
-    } else if (arg == "--features") {
-      no_value("--features");
-      o.features = true;
-    } else if (arg == "--version") {
-      no_value("--version");
-      o.version = true;
+    } else if (arg == "--processes" || arg == "--order" || arg == "--order-seed") {
+      order_flag(arg, take(arg.c_str()), o);
+    } else if (arg == "--list" || arg == "--features" || arg == "--version") {
+      no_value(arg.c_str());
+      (arg == "--list" ? o.list : arg == "--features" ? o.features : o.version) = true;
     } else if (arg == "--help" || arg == "-h") {
       o.help = true;
     } else {

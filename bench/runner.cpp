@@ -25,6 +25,7 @@
 #include "bench/features.hpp"
 #include "bench/gbench.hpp"
 #include "bench/interrupt.hpp"
+#include "bench/levels.hpp"
 #include "bench/out_file.hpp"
 #include "bench/power_setup.hpp"
 #include "bench/progress.hpp"
@@ -616,6 +617,8 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     return 0;
   }
   if (options.config.empty()) throw InputError("--config FILE is required (see configs/; --help for usage)");
+  if (options.processes > 1 && !options.list && !lists_tests(options.benchmark_args))
+    return levels::run_processes(options, std::vector<std::string>(command_line.begin() + 1, command_line.end()));
   const RunStart started = RunStart::now();  // context.started_at, and wall_s when the file is finished
   team::start();  // one process per rank when a launcher started this one
   const bool lead = team::world().rank() == 0;  // the process that prints and writes the results

@@ -127,39 +127,41 @@ class GpuBackend final : public Backend {
     for (int d : devices) gpu::preload_kernels(d);
   }
   Maybe<std::unique_ptr<CopyTracer>> copy_tracer() override { return gpu::make_copy_tracer(); }
-  std::vector<CalibrationProbe> calibration_probes(int device) override {
-    struct Kit {
-      gpu::Stream stream;
-      gpu::DeviceBuffer buffer;
-      gpu::Memory host;
-      hostmem::BufferInfo info;
-      explicit Kit(int d) : stream(d), buffer(d, 256) { host = gpu::allocate_host(HostKind::pinned, 4096, -1, info); }
-    };
-    gpu::preload_kernels(device);
-    auto kit = std::make_shared<Kit>(device);
-    auto* dev = static_cast<unsigned char*>(kit->buffer.data());
-    std::vector<CalibrationProbe> probes = {{"launch_sync", "a one-thread kernel that does nothing, launched on a stream, then the stream synchronized",
-             [kit] {
-               gpu::launch_empty(kit->stream);
-               kit->stream.synchronize();
-             }},
-            {"copy_4B_d2d", "a 4-byte copy within the GPU's memory through the runtime's copy path, then the stream synchronized",
-             [kit, dev] {
-               gpu::copy_async(dev + 128, dev, 4, kit->stream);
-               kit->stream.synchronize();
-             }}};
-    if (!is_hip())  // HIP's copy path names its copies device-to-device (no compute units): not for host memory
-      probes.push_back({"copy_4B_h2d", "a 4-byte copy from pinned host memory to the GPU, then the stream synchronized",
-                        [kit, dev] {
-                          gpu::copy_async(dev + 64, kit->host.get(), 4, kit->stream);
-                          kit->stream.synchronize();
-                        }});
-    return probes;
-  }
+  std::vector<CalibrationProbe> calibration_probes(int device) override;
 
  private:
   int count_;
 };
+
+std::vector<CalibrationProbe> GpuBackend::calibration_probes(int device) {
+  struct Kit {
+    gpu::Stream stream;
+    gpu::DeviceBuffer buffer;
+    gpu::Memory host;
+    hostmem::BufferInfo info;
+    explicit Kit(int d) : stream(d), buffer(d, 256) { host = gpu::allocate_host(HostKind::pinned, 4096, -1, info); }
+  };
+  gpu::preload_kernels(device);
+  auto kit = std::make_shared<Kit>(device);
+  auto* dev = static_cast<unsigned char*>(kit->buffer.data());
+  std::vector<CalibrationProbe> probes = {{"launch_sync", "a one-thread kernel that does nothing, launched on a stream, then the stream synchronized",
+           [kit] {
+             gpu::launch_empty(kit->stream);
+             kit->stream.synchronize();
+           }},
+          {"copy_4B_d2d", "a 4-byte copy within the GPU's memory through the runtime's copy path, then the stream synchronized",
+           [kit, dev] {
+             gpu::copy_async(dev + 128, dev, 4, kit->stream);
+             kit->stream.synchronize();
+           }}};
+  if (!is_hip())  // HIP's copy path names its copies device-to-device (no compute units): not for host memory
+    probes.push_back({"copy_4B_h2d", "a 4-byte copy from pinned host memory to the GPU, then the stream synchronized",
+                      [kit, dev] {
+                        gpu::copy_async(dev + 64, kit->host.get(), 4, kit->stream);
+                        kit->stream.synchronize();
+                      }});
+  return probes;
+}
 
 }  // namespace
 

@@ -78,13 +78,15 @@ HostMemory shared_bytes(const std::string& name, std::size_t n, bool create) {
 
 // Test-only fault injection (DMABENCH_HOST_FAULT, docs/testing.md), for tests that must see a case
 // fail or a rank be slow: "corrupt:R" flips the last byte of a transfer issuing rank R writes in
-// every operation (its first transfer to another rank, if any); "delay:R:MS" makes rank R's operations take MS milliseconds longer;
+// every operation (its first transfer to another rank, if any); "misplace:R" writes rank R's first transfer (a block
+// of a block layout) at the destination of its second as well, as a block copied to the wrong slot; "delay:R:MS" makes rank R's operations take MS milliseconds longer;
 // "die:R" kills rank R's process (SIGKILL) when its first operation is released: between two cases,
 // after the first is recorded; "slow-device:D:MS" makes every rank on host device D take MS milliseconds
 // longer per operation (a slow link: every pair that device D takes part in).
 struct HostFault {
   int rank = -1;
   bool corrupt = false;
+  bool misplace = false;
   bool die = false;
   int delay_ms = 0;
   int slow_device = -1;
@@ -96,6 +98,9 @@ struct HostFault {
     if (std::sscanf(v, "corrupt:%d", &r) == 1) {
       f.rank = r;
       f.corrupt = true;
+    } else if (std::sscanf(v, "misplace:%d", &r) == 1) {
+      f.rank = r;
+      f.misplace = true;
     } else if (std::sscanf(v, "delay:%d:%d", &r, &ms) == 2) {
       f.rank = r;
       f.delay_ms = ms;
@@ -107,7 +112,8 @@ struct HostFault {
       f.delay_ms = ms;
     } else {
       throw std::runtime_error(fmt::format(
-          "DMABENCH_HOST_FAULT='{}': accepted: corrupt:RANK, delay:RANK:MS, die:RANK, slow-device:DEVICE:MS", v));
+          "DMABENCH_HOST_FAULT='{}': accepted: corrupt:RANK, misplace:RANK, delay:RANK:MS, die:RANK, slow-device:DEVICE:MS",
+          v));
     }
     return f;
   }
@@ -312,6 +318,11 @@ void HostOperation::run(Worker& w) {
       auto t = std::find_if(w.transfers.begin(), w.transfers.end(), [&](const Transfer& x) { return x.dst_rank != w.rank; });
       if (t == w.transfers.end()) --t;
       dst(t->dst_rank, set)[t->dst_offset + t->bytes - 1] ^= 0x5a;
+    }
+    if (fault_.rank == w.rank && fault_.misplace && w.transfers.size() >= 2) {
+      const Transfer& a = w.transfers[0];
+      const Transfer& b = w.transfers[1];
+      std::memcpy(dst(b.dst_rank, set) + b.dst_offset, src(a.src_rank, set) + a.src_offset, std::min(a.bytes, b.bytes));
     }
     const bool slow = fault_.slow_device >= 0 ? touches(w, fault_.slow_device) : fault_.rank == w.rank;
     if (slow && fault_.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(fault_.delay_ms));

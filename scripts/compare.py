@@ -11,15 +11,30 @@ and a verdict:
   within noise  p50 moved by more than --threshold, but the two p50 intervals overlap: not a change
   same          otherwise
   failed        ok in BASE but not ok in NEW (counts as a regression); both not ok: not compared
-Whether a change is real (the `rule` of each row):
-  intervals  both records carry the 95% interval of their p50 (`p50_interval_us`, dmabench records it since
-             issue 33): real when the two intervals do not overlap;
-  spread     a file without intervals (written before them): real when the change exceeds the noise, the
-             larger of the two runs' spreads, spread = (p95 - p50) / p50 (a change smaller than how far a run's
-             own samples scatter above its median is not a change; such a case is `same`).
-`noise` is the larger of the two records' noise, max(p50 - low, high - p50) / p50 (rule intervals), or the larger spread (rule spread).
+Whether a change is real (the `rule` of each row names the interval that judged it):
+  between processes   both records are of levels files (results/SCHEMA.md, "Levels across fresh processes":
+                      `dmabench --processes N`, merge_runs.py) and carry the between-process interval of their
+                      median p50 (`levels.interval`): real when the two intervals do not overlap. A process is one
+                      draw of the machine's state, and this interval says where the next process's level lands;
+  within one process  both records carry the 95% interval of their p50 (`p50_interval_us`, dmabench records it
+                      since issue 33), at least one of one process: real when the two intervals do not overlap. It
+                      measures one process's precision: a launch-bound case's level moves more than it between
+                      process starts;
+  mixed               the same, where exactly one side is a levels file's record;
+  spread              a file without intervals (written before them): real when the change exceeds the noise, the
+                      larger of the two runs' spreads, spread = (p95 - p50) / p50 (a change smaller than how far a
+                      run's own samples scatter above its median is not a change; such a case is `same`).
+`noise` is the larger of the two records' noise, max(p50 - low, high - p50) / p50 (the interval rules), or the
+larger spread (rule spread).
 Prints a markdown table (only slower/faster/within noise/failed cases unless --all; p50 cells carry their intervals)
-and the cases found in one file only; --json prints the same as JSON.
+and the cases found in one file only; --json prints the same as JSON. Where both contexts carry
+`calibration.probes` (what one command costs the process, timed before its first case; a levels file: the median
+over its processes), a table of each probe's p50 in both and their ratio (--json: `calibration`). And where at
+least 75% of the compared ok launch-bound cases (dmabench_results.case_class: under 1 MiB per command) moved the
+same way beyond --threshold, their median p50 ratio too, and the `launch_sync` probe (else the first probe both
+have) moved beyond --threshold the same way, one line says that the launch-bound cases moved together with the
+process's calibration: the machine or the process shifted, not one case (--json: `moved_together`, else null).
+The note informs and changes no verdict and no exit code: a slower launch path is a real regression.
 A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
 it (its run has not finished) is read from the journal when that holds more cases, with a note on stderr
 (scripts/dmabench_results.py, load).
@@ -28,12 +43,14 @@ Exit codes: 0 no regression, 1 a case regressed,
 scripts/dmabench_results.py, check_document, says what is checked), a bad argument, no case in common.
 """
 import json
+import math
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import (ResultsError, arg_parser, beside, case_key, fmt_size, load, p50_interval, pattern_label, where,  # noqa: E402
-                               run_tool, spread, variant)
+from dmabench_results import (ResultsError, arg_parser, beside, case_class, case_key, fmt_num, fmt_size, load, p50_interval,  # noqa: E402
+                               pattern_label, run_tool, spread, table, variant, where)
 
 TOOL = "compare.py"
 
@@ -46,7 +63,8 @@ def compare(base_doc, new_doc, threshold):
         b, n = base[key], new[key]
         row = {"case": n.get("name") or key[0], "pattern": n["pattern"], "in_place": bool(n.get("in_place")),
                "variant": variant(n) + (f" ({where(n)})" if where(n) else "") + (f" beside {beside(n)}" if beside(n) else ""),
-               "bytes_per_rank": n["bytes_per_rank"], "timing": n["timing"], "devices": n.get("devices")}
+               "bytes_per_rank": n["bytes_per_rank"], "timing": n["timing"], "devices": n.get("devices"),
+               "class": case_class(n)}
         if b["status"] != "ok" or n["status"] != "ok":
             row["verdict"] = "failed" if b["status"] == "ok" else "not compared"
             row["reason"] = n.get("reason", "") if b["status"] == "ok" else f"base {b['status']}: {b.get('reason', '')}"
@@ -63,6 +81,18 @@ def compare(base_doc, new_doc, threshold):
     return rows, only_base, only_new
 
 
+def levels_record(r):
+    """Whether a record is a levels file's (it carries `levels`)."""
+    return isinstance(r.get("levels"), dict)
+
+
+def interval_rule(b, n):
+    """The interval rule that judges two records that both carry a p50 interval (the docstring)."""
+    if all(levels_record(r) and r["levels"].get("interval") == "between processes" for r in (b, n)):
+        return "between processes"
+    return "mixed" if levels_record(b) != levels_record(n) else "within one process"
+
+
 def judge(b, n, change, threshold):
     """The verdict on a p50 that moved by `change` (a fraction), with the rule that judged it and the noise."""
     bi, ni = p50_interval(b), p50_interval(n)
@@ -72,10 +102,69 @@ def judge(b, n, change, threshold):
         apart = bi[1] < ni[0] or ni[1] < bi[0]
         beyond = abs(change) > threshold
         verdict = ("slower" if change > 0 else "faster") if beyond and apart else "within noise" if beyond else "same"
-        return {"verdict": verdict, "rule": "intervals", "noise": noise}
+        return {"verdict": verdict, "rule": interval_rule(b, n), "noise": noise}
     noise = max(spread(b), spread(n))
     verdict = ("slower" if change > 0 else "faster") if abs(change) > threshold and abs(change) > noise else "same"
     return {"verdict": verdict, "rule": "spread", "noise": noise}
+
+
+def positive(value):
+    """Whether `value` is a finite JSON number above 0 (context.calibration is not checked by check_document)."""
+    try:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    except OverflowError:
+        return False
+
+
+def probes(doc):
+    """{probe: p50 µs} of a results file's `context.calibration.probes` (those with a p50), or None without them."""
+    cal = doc["context"].get("calibration")
+    found = cal.get("probes") if isinstance(cal, dict) else None
+    if not isinstance(found, dict):
+        return None
+    return {name: p["p50_us"] for name, p in found.items() if isinstance(p, dict) and positive(p.get("p50_us"))}
+
+
+def calibration(base_doc, new_doc):
+    """{probe: {base_p50_us, new_p50_us, ratio}} of the probes both contexts carry (in BASE's order), or None where
+    either context has no calibration probes."""
+    base, new = probes(base_doc), probes(new_doc)
+    if base is None or new is None:
+        return None
+    return {name: {"base_p50_us": p50, "new_p50_us": new[name], "ratio": new[name] / p50}
+            for name, p50 in base.items() if name in new}
+
+
+def moved_together(rows, cal, threshold):
+    """{launch_bound_cases, moved, median_ratio, calibration_probe, calibration_ratio} where at least 75% of the
+    compared ok launch-bound cases moved the same way beyond `threshold`, their median p50 ratio did too, and so did
+    the launch_sync probe (else the first probe both files have); else None."""
+    ratios = [r["p50_ratio"] for r in rows if r["class"] == "launch-bound" and "p50_ratio" in r]
+    if not ratios or not cal:
+        return None
+    probe = "launch_sync" if "launch_sync" in cal else next(iter(cal))
+    up, down = (sum((x - 1) * way > threshold for x in ratios) for way in (1, -1))
+    way, moved = (1, up) if up >= down else (-1, down)
+    median = statistics.median(ratios)
+    if moved < 0.75 * len(ratios) or (median - 1) * way <= threshold or (cal[probe]["ratio"] - 1) * way <= threshold:
+        return None
+    return {"launch_bound_cases": len(ratios), "moved": moved, "median_ratio": median, "calibration_probe": probe,
+            "calibration_ratio": cal[probe]["ratio"]}
+
+
+def together_line(t, threshold):
+    """The moved-together note, one line."""
+    return (f"**moved together**: the launch-bound cases moved together with the process's calibration: {t['moved']} "
+            f"of {t['launch_bound_cases']} launch-bound cases moved beyond {100 * threshold:.0f}% the same way (median "
+            f"p50 ratio {t['median_ratio']:.3f}), and so did the calibration's {t['calibration_probe']} (ratio "
+            f"{t['calibration_ratio']:.3f}): the machine or the process shifted, not one case. The verdicts stand (a "
+            "slower launch path is a real regression).")
+
+
+def calibration_markdown(cal):
+    rows = [[name, fmt_num(p["base_p50_us"]), fmt_num(p["new_p50_us"]), f"{p['ratio']:.3f}"] for name, p in cal.items()]
+    return ["", "**calibration** (what one command costs the process, timed before its first case; a levels file: the "
+            "median over its processes):", "", table(["probe", "base p50 µs", "new p50 µs", "ratio"], rows)]
 
 
 def p50_cell(p50, interval):
@@ -83,13 +172,14 @@ def p50_cell(p50, interval):
     return f"{p50:.2f}" + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
 
 
-def markdown(rows, only_base, only_new, threshold, show_all):
+def markdown(rows, only_base, only_new, threshold, show_all, cal=None, together=None):
     order = {"failed": 0, "slower": 1, "faster": 2, "within noise": 3, "same": 4, "not compared": 5}
     counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in order}
     out = [f"**dmabench compare**: {len(rows)} cases in both files; " +
            ", ".join(f"{n} {v}" for v, n in counts.items() if n) +
-           f" (threshold {100 * threshold:.0f}%; a change is real where the two p50 intervals do not overlap, or, in "
-           "files without intervals, beyond each case's spread)", ""]
+           f" (threshold {100 * threshold:.0f}%; a change is real where the two p50 intervals do not overlap: between "
+           "processes for levels files, within one process otherwise (the rule column); or, in files without "
+           "intervals, beyond each case's spread)", ""] + ([together_line(together, threshold), ""] if together else [])
     shown = [r for r in rows if show_all or r["verdict"] in ("failed", "slower", "faster", "within noise")]
     if shown:
         out += ["| verdict | pattern | variant | size/rank | timing | base p50 µs | new p50 µs | p50 ratio | busbw ratio | noise | rule |",
@@ -104,6 +194,8 @@ def markdown(rows, only_base, only_new, threshold, show_all):
                        f"{r['timing']} | {p50_cell(r['base_p50_us'], r['base_p50_interval_us'])} | "
                        f"{p50_cell(r['new_p50_us'], r['new_p50_interval_us'])} | {r['p50_ratio']:.3f} | {bus} | "
                        f"{100 * r['noise']:.1f}% | {r['rule']} |")
+    if cal:
+        out += calibration_markdown(cal)
     for title, names in (("only in BASE", only_base), ("only in NEW", only_new)):
         if names:
             out += ["", f"{len(names)} case(s) {title}:"] + [f"- {n}" for n in names]
@@ -130,11 +222,13 @@ def run(argv=None):
         raise ResultsError(f"{a.base} and {a.new} have no case in common (different patterns, engines, options, "
                            "devices, sizes or timing)")
     regressed = [r for r in rows if r["verdict"] in ("slower", "failed")]
+    cal = calibration(docs[0], docs[1])
+    together = moved_together(rows, cal, a.threshold)
     if a.json:
         print(json.dumps({"threshold": a.threshold, "cases": rows, "only_in_base": only_base, "only_in_new": only_new,
-                          "regressed": len(regressed)}, indent=1))
+                          "regressed": len(regressed), "calibration": cal, "moved_together": together}, indent=1))
     else:
-        print(markdown(rows, only_base, only_new, a.threshold, a.all))
+        print(markdown(rows, only_base, only_new, a.threshold, a.all, cal, together))
     return 1 if regressed else 0
 
 

@@ -739,6 +739,41 @@ def spread(result):
     return max(0.0, (lat["p95"] - lat["p50"]) / lat["p50"])
 
 
+LAUNCH_BOUND_BYTES = 1 << 20  # below this many bytes per command, what a command costs makes most of a case's time
+
+
+def _count(value):
+    """Whether `value` is a positive integer of at most 64 bits (a count check_document does not check)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < INT64
+
+
+def command_bytes(result):
+    """The bytes one command of a case moves: for a block layout S / `layout.blocks_per_op` (S = `bytes`, else
+    bytes_per_rank); for alltoallv, with `tokens` packed (one transfer per non-empty pair) S / the number of non-zero
+    `pair_tokens` entries, else (one transfer per token copy) `alltoallv.token_bytes`; otherwise `bytes_per_rank`.
+    Where those fields are missing or malformed: `bytes_per_rank`."""
+    size = result["bytes"] if _count(result.get("bytes")) else result["bytes_per_rank"]
+    lay, moe = result.get("layout"), result.get("alltoallv")
+    if isinstance(lay, dict) and lay.get("kind") == "blocks" and _count(lay.get("blocks_per_op")):
+        return size / lay["blocks_per_op"]
+    if isinstance(moe, dict) and moe.get("tokens") == "packed":
+        rows = moe.get("pair_tokens") if isinstance(moe.get("pair_tokens"), list) else []
+        pairs = sum(1 for row in rows if isinstance(row, list) for t in row
+                    if isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0)
+        return size / pairs if pairs else result["bytes_per_rank"]
+    if isinstance(moe, dict) and _count(moe.get("token_bytes")):
+        return moe["token_bytes"]
+    return result["bytes_per_rank"]
+
+
+def case_class(result):
+    """"launch-bound" when one command of the case moves less than 1 MiB (command_bytes: a block of a block layout,
+    a pair's tokens of a packed alltoallv, one token of a scattered one, else the bytes per rank), so that what a
+    command costs the process (the launch and its completion, which move from one process start to the next: SCHEMA.md,
+    "Levels across fresh processes") is most of its time; else "bandwidth-bound"."""
+    return "launch-bound" if command_bytes(result) < LAUNCH_BOUND_BYTES else "bandwidth-bound"
+
+
 def case_key(result):
     """The full identity of a case across runs: pattern and placement, engine, options, devices, bytes, timing,
     workload, rotation, block layout (contiguous: None, as in files without `layout`) and host memory (kind and NUMA
@@ -848,7 +883,8 @@ def history_frame(db_path):
     driver, config, source (the file it was imported from), imported_at; the record's idx (its place in the file),
     name, case_key (JSON text of case_key), pattern, engine, variant, place (where), bytes_per_rank, bytes, timing,
     status, reason, p50_us, p50_low_us, p50_high_us, noise, noisy (True / False / <NA> where not recorded),
-    busbw_GBps, busbw_low_GBps, busbw_high_GBps, algbw_GBps, sampling, samples, setup_s; and verdict, the gate's
+    busbw_GBps, busbw_low_GBps, busbw_high_GBps, algbw_GBps, sampling, samples, setup_s, process_p50s (JSON text of
+    the per-process p50s of a levels file's record, else None); and verdict, the gate's
     verdict on the case where `history.py gate --record` stored one (else None). The database is only read;
     ResultsError for one that is missing, not a dmabench history or of a newer schema version."""
     import pandas as pd

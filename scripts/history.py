@@ -7,13 +7,16 @@ usage: history.py add RESULTS.json|DIR ... [--db FILE]
        history.py gate RESULTS.json ... [--record] [RULE] [--db FILE]
 RULE:  [--runs 10] [--min-runs 3] [--sigmas 3] [--tolerance 0.05] [--noisy 0.05]
 
---db is the database, by default results/history.sqlite of this tree; its tables: docs/history.md.
+--db is the database, by default results/history.sqlite of this tree; its tables (schema version 2; an older
+database is migrated in place by a command that writes): docs/history.md.
 
 add      stores every run: its context (start, host, revision, machine kind, backend, GPUs, driver, the whole
-         context) and every record. All files are read and checked first and stored in one transaction, so a bad
-         file leaves the database as it was. A DIR is walked for *.json files and journals: a file there that is
-         not a dmabench results file (no `schema` "dmabench/..."; a power trace, peer links) is skipped, and a
-         journal whose results file is there too is read through that file (scripts/dmabench_results.py, load).
+         context) and every record (a levels file's record with its per-process p50s, records.process_p50s: the
+         draws of the machine's state its processes made). All files are read and checked first and stored in one
+         transaction, so a bad file leaves the database as it was. A DIR is walked for *.json files and journals:
+         a file there that is not a dmabench results file (no `schema` "dmabench/..."; a power trace, peer links)
+         is skipped, and a journal whose results file is there too is read through that file
+         (scripts/dmabench_results.py, load).
          A run is the SHA-256 of its start in UTC (context.started_at, else context.date), host, revision and
          its records' names, statuses and p50s: storing it again is a no-op. A file of a stored run (same start,
          host and revision) whose records extend the stored ones (its journal first, its finished file later)
@@ -25,23 +28,29 @@ trend    every case whose name matches REGEX (re.search), per machine kind: one 
          before it, and the verdict `gate --record` stored; then the band the next run will be judged against.
 gate     judges each case of every RESULTS file (matched across runs by dmabench_results.case_key, which
          includes host-memory kind and block layout) on its p50 latency, against its history:
-  history  the case's p50 in the last --runs (10) runs of the same machine kind that started before this run
-           and have it ok (a case measured more than once in a run counts once, at the median)
-  band     M ± w: M the median of those p50s, w = max(--sigmas (3) x s, --tolerance (0.05) x M), where
+  history  the draws of the last --runs (10) runs of the same machine kind that started before this run and have
+           the case ok. A process is one draw of the machine's state (results/SCHEMA.md, "Levels across fresh
+           processes"): a run of N processes (a levels file: dmabench --processes N, merge_runs.py) contributes
+           the p50s of its processes that had the case ok, any other run its p50 (a case measured more than once
+           in a run counts once, at the median)
+  band     M ± w: M the median of those draws, w = max(--sigmas (3) x s, --tolerance (0.05) x M), where
            s = 1.4826 x MAD (the median absolute deviation from M: one standard deviation for normal scatter,
-           and robust: a few slow runs in the history neither move the band much nor widen it)
-  NEW      fewer than --min-runs (3) earlier runs have the case ok
-  FAIL     the run's p50 is above the band: the low end of its 95% interval (p50_interval_us; the p50 itself in
-           files without intervals) is above M + w; or the case failed where an earlier run had it ok
+           and robust: a few slow draws in the history neither move the band much nor widen it)
+  NEW      fewer than --min-runs (3) draws (one earlier levels run of 3 or more processes is enough)
+  FAIL     the run's p50 is above the band: the low end of its interval (p50_interval_us: in a levels file the
+           between-process interval of its processes' median p50, else its 95% interval within one process;
+           the p50 itself in files without intervals) is above M + w; or the case failed where an earlier run
+           had it ok
   NOISY    not FAIL, but the history's spread s / M is above --noisy (0.05): the band is wider than +-15% of
            the median (with the default sigmas), so a smaller regression would hide in it
   PASS     otherwise; a p50 below the band (faster) passes and says so
   Bandwidth is S / p50 (busbw: times the pattern's factor), so a p50 x above the median is a busbw x/(1+x) below
   it, and the band in GB/s is S f / (M + w) .. S f / (M - w). A run's own interval measures its precision, not
   where the next run lands (ce-batch on 4 KiB pages moved 2x between runs with 1% intervals): the band comes
-  from how the earlier runs' p50s scatter, and the run's interval only keeps an imprecise p50 from failing.
-  Files are judged in the order of their start. Without --record nothing is written; with --record each file is
-  stored (as add) with its verdicts, in one transaction, before the next is judged.
+  from how the earlier draws scatter, and the run's interval only keeps an imprecise p50 from failing.
+  Each line says which interval judged the run's p50: "(between N processes)" or "(within one process)". Files are
+  judged in the order of their start. Without --record nothing is written; with --record each file is stored (as
+  add) with its verdicts, in one transaction, before the next is judged.
 
 Exit codes: 0 done (gate: no case FAILed); 1 gate: a case FAILed; 2 bad input: a file that is not a dmabench
 results file or is malformed (dmabench_results.check_document), a run without a start time, a bad argument, a
@@ -69,11 +78,39 @@ from dmabench_results import (JOURNAL_SUFFIX, SCHEMA_PREFIX, ResultsError, arg_p
 
 TOOL = "history.py"
 DEFAULT_DB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", "history.sqlite")
-SCHEMA_VERSION = 1  # PRAGMA user_version of the databases this script writes
+SCHEMA_VERSION = 2  # PRAGMA user_version of the databases this script writes
 APPLICATION_ID = 0x646D6268  # PRAGMA application_id, "dmbh": the file is a dmabench history
 VERDICTS = ("FAIL", "NOISY", "NEW", "PASS")  # the order gate prints them in
 
-# MIGRATIONS[v] takes a database from schema version v to v + 1 (version 0: a new, empty file).
+
+def number(value):
+    """A finite number as a float, else None (a field check_document does not check, such as setup_s)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value) if math.isfinite(value) else None
+    except OverflowError:
+        return None
+
+
+def process_p50s(r):
+    """JSON text of the per-process p50s of a levels file's ok record (`levels.p50_us` without the nulls of the
+    processes that did not have the case ok), or None (a one-process record)."""
+    lv = r.get("levels") if isinstance(r, dict) and r.get("status") == "ok" else None
+    values = lv.get("p50_us") if isinstance(lv, dict) else None
+    draws = [x for x in map(number, values) if x is not None and x > 0] if isinstance(values, list) else []
+    return json.dumps(draws) if draws else None
+
+
+def backfill_process_p50s(conn):
+    """Version 1 -> 2: the per-process p50s of the levels records a version-1 database already holds."""
+    rows = conn.execute("SELECT run_id, idx, record FROM records WHERE status = 'ok' AND record LIKE '%\"levels\"%'")
+    conn.executemany("UPDATE records SET process_p50s = ? WHERE run_id = ? AND idx = ?",
+                     [(process_p50s(json.loads(record)), run_id, idx) for run_id, idx, record in rows.fetchall()])
+
+
+# MIGRATIONS[v] takes a database from schema version v to v + 1 (version 0: a new, empty file): SQL statements, or
+# functions of the connection, run in order in one transaction.
 MIGRATIONS = [[
     """CREATE TABLE runs (
         run_id TEXT PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT, host TEXT, revision TEXT, version TEXT,
@@ -93,13 +130,16 @@ MIGRATIONS = [[
         verdict TEXT NOT NULL CHECK (verdict IN ('FAIL', 'NOISY', 'NEW', 'PASS')), p50_us REAL, median_us REAL,
         low_us REAL, high_us REAL, spread REAL, runs INTEGER NOT NULL, rule TEXT NOT NULL, judged_at TEXT NOT NULL,
         PRIMARY KEY (run_id, case_key))""",
+], [
+    "ALTER TABLE records ADD COLUMN process_p50s TEXT",  # version 2: the draws of a multi-process run
+    backfill_process_p50s,
 ]]
 RUN_COLUMNS = ["run_id", "started_at", "finished_at", "host", "revision", "version", "machine", "backend", "gpus",
                "driver", "config", "source", "imported_at", "records", "context"]
 RECORD_COLUMNS = ["run_id", "idx", "name", "case_key", "pattern", "engine", "variant", "place", "bytes_per_rank",
                   "bytes", "timing", "status", "reason", "p50_us", "p50_low_us", "p50_high_us", "noise", "noisy",
                   "busbw_GBps", "busbw_low_GBps", "busbw_high_GBps", "algbw_GBps", "sampling", "samples", "setup_s",
-                  "record"]
+                  "record", "process_p50s"]
 # dmabench_results.history_frame: one row per (run, record), the run's context beside it, the recorded verdict
 FRAME_QUERY = (f"SELECT {', '.join(f'runs.{c}' for c in RUN_COLUMNS if c not in ('records', 'context'))}, "
                f"{', '.join(f'rec.{c}' for c in RECORD_COLUMNS if c not in ('run_id', 'record'))}, v.verdict "
@@ -170,7 +210,7 @@ def open_db(path, write):
                                        f"history database of version {SCHEMA_VERSION} (`history.py add` makes one)")
                 with transaction(conn):
                     for statement in (s for step in MIGRATIONS[version:] for s in step):
-                        conn.execute(statement)
+                        statement(conn) if callable(statement) else conn.execute(statement)
                     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except BaseException:
@@ -196,16 +236,6 @@ def _text(value):
     return value if value is None or isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-def _number(value):
-    """A finite number as a float, else None (a field check_document does not check, such as setup_s)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        return float(value) if math.isfinite(value) else None
-    except OverflowError:
-        return None
-
-
 def record_row(r):
     """The columns of one record (RECORD_COLUMNS but run_id and idx); the figures of ok records only."""
     ok = r["status"] == "ok"
@@ -215,12 +245,13 @@ def record_row(r):
     return {"name": r["name"], "case_key": json.dumps(case_key(r)), "pattern": r["pattern"], "engine": r["engine"],
             "variant": variant(r), "place": where(r), "bytes_per_rank": r["bytes_per_rank"], "bytes": r.get("bytes"),
             "timing": r["timing"], "status": r["status"], "reason": _text(r.get("reason")),
-            "p50_us": float(r["latency_us"]["p50"]) if ok else None, "p50_low_us": _number(low),
-            "p50_high_us": _number(high), "noise": _number(r.get("noise")) if ok else None,
-            "noisy": r.get("noisy") if ok else None, "busbw_GBps": _number(r.get("busbw_GBps")) if ok else None,
-            "busbw_low_GBps": _number(bus[0]) if bus else None, "busbw_high_GBps": _number(bus[1]) if bus else None,
-            "algbw_GBps": _number(r.get("algbw_GBps")) if ok else None, "sampling": sampling.get("mode"),
-            "samples": sampling.get("samples"), "setup_s": _number(r.get("setup_s")), "record": json.dumps(r)}
+            "p50_us": float(r["latency_us"]["p50"]) if ok else None, "p50_low_us": number(low),
+            "p50_high_us": number(high), "noise": number(r.get("noise")) if ok else None,
+            "noisy": r.get("noisy") if ok else None, "busbw_GBps": number(r.get("busbw_GBps")) if ok else None,
+            "busbw_low_GBps": number(bus[0]) if bus else None, "busbw_high_GBps": number(bus[1]) if bus else None,
+            "algbw_GBps": number(r.get("algbw_GBps")) if ok else None, "sampling": sampling.get("mode"),
+            "samples": sampling.get("samples"), "setup_s": number(r.get("setup_s")), "record": json.dumps(r),
+            "process_p50s": process_p50s(r)}
 
 
 Run = namedtuple("Run", "row records")  # the runs row (RUN_COLUMNS) and the record rows of one results document
@@ -285,7 +316,7 @@ def now():
 # ---- the gate's rule ---------------------------------------------------------------------------------------------
 
 Rule = namedtuple("Rule", "runs min_runs sigmas tolerance noisy")
-Band = namedtuple("Band", "median low high spread runs")  # µs, µs, µs, s / median, runs it came from
+Band = namedtuple("Band", "median low high spread runs draws")  # µs, µs, µs, s / median, runs and draws it came from
 DEFAULT_RULE = Rule(runs=10, min_runs=3, sigmas=3.0, tolerance=0.05, noisy=0.05)
 
 
@@ -314,24 +345,37 @@ def rule_of(a):
 
 
 def rule_text(rule):
-    return (f"median ± max({rule.sigmas:g} × 1.4826 × MAD, {rule.tolerance * 100:g}%) of the last {rule.runs} earlier "
-            f"runs (at least {rule.min_runs}); NOISY above a spread of {rule.noisy * 100:g}%")
+    return (f"median ± max({rule.sigmas:g} × 1.4826 × MAD, {rule.tolerance * 100:g}%) of the draws of the last "
+            f"{rule.runs} earlier runs (a run's per-process p50s, else its p50; at least {rule.min_runs} draws); NOISY "
+            f"above a spread of {rule.noisy * 100:g}%")
 
 
-def band(p50s, rule):
-    """The band of a case from the p50s of its earlier runs, oldest first (the module's docstring), or None (NEW)."""
-    last = p50s[-rule.runs:]
-    if len(last) < rule.min_runs:
+def draws(row):
+    """The draws of the machine's state a run's (merged) ok row holds: its per-process p50s (a levels file), else its
+    p50."""
+    try:
+        found = [x for x in map(number, json.loads(row["process_p50s"])) if x is not None]
+    except (TypeError, ValueError):  # NULL: a one-process record
+        found = []
+    return found or [row["p50_us"]]
+
+
+def band(runs, rule):
+    """The band of a case from the draws of its earlier runs (one list per run, oldest first; the module's docstring),
+    or None (NEW)."""
+    last = runs[-rule.runs:]
+    values = [x for run in last for x in run]
+    if len(values) < rule.min_runs:
         return None
-    m = statistics.median(last)
-    s = 1.4826 * statistics.median([abs(x - m) for x in last])
+    m = statistics.median(values)
+    s = 1.4826 * statistics.median([abs(x - m) for x in values])
     w = max(rule.sigmas * s, rule.tolerance * m)
-    return Band(m, max(0.0, m - w), m + w, s / m, len(last))
+    return Band(m, max(0.0, m - w), m + w, s / m, len(last), len(values))
 
 
 def judge(case, earlier, rule):
     """(verdict or None when not judged, band) of `case` (a merged record row) against `earlier` (its history)."""
-    b = band([p["p50_us"] for p in earlier], rule)
+    b = band([draws(p) for p in earlier], rule)
     if case["status"] != "ok":
         return ("FAIL" if earlier and case["status"] == "failed" else None), b
     if b is None:
@@ -352,12 +396,14 @@ def merge(rows):
         out[k] = statistics.median(values) if None not in values else None
     known = [r["noisy"] for r in ok if r["noisy"] is not None]
     out["noisy"] = any(known) if known else None
+    if any(r["process_p50s"] for r in ok):  # levels records: every draw of every one
+        out["process_p50s"] = json.dumps([x for r in ok for x in draws(r)])
     return out
 
 
 HISTORY_QUERY = ("SELECT runs.machine, runs.run_id, runs.started_at, runs.revision, runs.source, rec.name, rec.case_key, "
                  "rec.status, rec.p50_us, rec.p50_low_us, rec.p50_high_us, rec.noisy, rec.busbw_GBps, rec.busbw_low_GBps, "
-                 "rec.busbw_high_GBps, v.verdict FROM records rec JOIN runs ON runs.run_id = rec.run_id "
+                 "rec.busbw_high_GBps, rec.process_p50s, v.verdict FROM records rec JOIN runs ON runs.run_id = rec.run_id "
                  "LEFT JOIN verdicts v ON v.run_id = rec.run_id AND v.case_key = rec.case_key "
                  "WHERE rec.status = 'ok' AND (? IS NULL OR runs.machine = ?) AND (? IS NULL OR runs.started_at < ?) "
                  "ORDER BY runs.started_at, runs.run_id, rec.idx")
@@ -385,18 +431,33 @@ def candidate_cases(run):
     return {k: merge(rows) for k, rows in cases.items()}
 
 
+def judged_by(case):
+    """Which interval judged a run's p50: between its processes (a levels file), within one process, or none."""
+    if case["p50_low_us"] is None:
+        return "no interval: the p50 itself"
+    n = len(draws(case)) if case["process_p50s"] else 1
+    return f"between {n} processes" if n > 1 else "within one process"
+
+
+def sources(runs, n):
+    """'4 runs', or '10 draws from 2 runs' where runs held more than one draw each."""
+    plural = f"{runs} run{'' if runs == 1 else 's'}"
+    return plural if n == runs else f"{n} draws from {plural}"
+
+
 def describe(verdict, case, b, earlier, rule):
     """The figures behind a verdict, for its line."""
     if case["status"] != "ok":
         return f"{case['status']}: {case['reason'] or 'no reason given'} (ok in {len(earlier)} earlier runs)"
     low, high = case["p50_low_us"], case["p50_high_us"]
-    p50 = f"p50 {case['p50_us']:.2f} µs" + (f" [{low:.2f}, {high:.2f}]" if low is not None else "")
+    p50 = f"p50 {case['p50_us']:.2f} µs" + (f" [{low:.2f}, {high:.2f}]" if low is not None else "") + \
+        f" ({judged_by(case)})"
     if b is None:
-        return f"{p50}; {len(earlier)} earlier runs, {rule.min_runs} needed"
+        return f"{p50}; {sum(len(draws(p)) for p in earlier)} draws from {len(earlier)} earlier runs, {rule.min_runs} needed"
     change = case["p50_us"] / b.median - 1
     side = " (faster than the band)" if case["p50_us"] < b.low else ""
-    return (f"{p50}: {change:+.1%} against the median {b.median:.2f} of {b.runs} runs, band {b.low:.2f}..{b.high:.2f}"
-            f" µs, spread {b.spread:.1%}{side}")
+    return (f"{p50}: {change:+.1%} against the median {b.median:.2f} of {sources(b.runs, b.draws)}, band "
+            f"{b.low:.2f}..{b.high:.2f} µs, spread {b.spread:.1%}{side}")
 
 
 def gate(conn, run, rule, record):
@@ -430,9 +491,9 @@ def in_figure(b, factor, figure):
     if b is None:
         return None
     if figure == "p50_us":
-        return {"median": b.median, "low": b.low, "high": b.high, "spread": b.spread, "runs": b.runs}
+        return {"median": b.median, "low": b.low, "high": b.high, "spread": b.spread, "runs": b.runs, "draws": b.draws}
     return {"median": factor / b.median, "low": factor / b.high, "high": factor / b.low if b.low else None,
-            "spread": b.spread, "runs": b.runs}
+            "spread": b.spread, "runs": b.runs, "draws": b.draws}
 
 
 def trend(conn, pattern, machine, figure, rule):
@@ -455,14 +516,14 @@ def trend(conn, pattern, machine, figure, rule):
         factor = statistics.median(p["busbw_GBps"] * p["p50_us"] for p in points)  # S x busbw factor, in GB/s x µs
         runs = []
         for p in points:
-            b = band([q["p50_us"] for q in points if q["started_at"] < p["started_at"]], rule)
+            b = band([draws(q) for q in points if q["started_at"] < p["started_at"]], rule)
             interval = [p[low], p[high]] if p[low] is not None else None
             runs.append({"run_id": p["run_id"], "started_at": p["started_at"], "revision": p["revision"],
                          "source": p["source"], "value": p[value], "interval": interval,
                          "noisy": None if p["noisy"] is None else bool(p["noisy"]), "verdict": p["verdict"],
                          "band": in_figure(b, factor, figure)})
         out.append({"machine": kind, "case": points[-1]["name"], "case_key": key, "figure": figure, "runs": runs,
-                    "next_band": in_figure(band([p["p50_us"] for p in points], rule), factor, figure)})
+                    "next_band": in_figure(band([draws(p) for p in points], rule), factor, figure)})
     if not out:
         raise ResultsError(f"no ok case whose name matches --case {pattern!r}"
                            f"{f' on {machine}' if machine else ''} in the database")
@@ -474,7 +535,8 @@ def _cell(value):
 
 
 def _band_cell(b):
-    return "–" if b is None else f"{_cell(b['low'])}..{_cell(b['high'])} (median {_cell(b['median'])}, {b['runs']} runs)"
+    return "–" if b is None else \
+        f"{_cell(b['low'])}..{_cell(b['high'])} (median {_cell(b['median'])}, {sources(b['runs'], b['draws'])})"
 
 
 def trend_markdown(series, figure, rule):

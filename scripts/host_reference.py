@@ -8,7 +8,8 @@ reference and difference:
   contiguous h2d / d2h / h2d-bidir at >= 64 MiB, `ce`, pinned host memory on the local node:
     oneshot p50 against the probe's oneshot p50 (issue + stream synchronize) and pipelined p50 against
     its back-to-back time per copy (events); the target is within 3%.
-  paged h2d / d2h (4096 random pages, pinned; sm on mapped memory), oneshot p50 against the probe's:
+  paged h2d / d2h (random pages; on the line's host "kind" where it names one, else pinned, and sm on mapped
+    memory; in a pool of the line's "pool_bytes" where it names one), oneshot p50 against the probe's:
     `ce` (one copy per block) = probe "loop", `ce-batch` = "batch", `sm` = "kernel"; the target is within 5%.
 A pair beyond its target is flagged; nothing is averaged or dropped. Exit codes: 0 every pair within its
 target, 1 some pair beyond it (or no pair at all), 2 bad input: an unreadable or malformed probe or results file
@@ -69,7 +70,8 @@ def plain(r, engine, kind):
 def find(records, **want):
     for r in records:
         lay = r.get("layout") if isinstance(r.get("layout"), dict) else {"kind": "contiguous"}
-        if all((lay if k in ("order", "block_bytes", "blocks_per_op", "kind") else r).get(k) == v for k, v in want.items()):
+        if all((lay if k in ("order", "block_bytes", "blocks_per_op", "kind", "pool_bytes") else r).get(k) == v
+               for k, v in want.items()):
             return r
     return None
 
@@ -85,11 +87,13 @@ def pairs(probe, records):
                 out.append((f"{test} {dr.fmt_size(p['bytes'])} ce {timing}", r, field(p, name, where), CONTIGUOUS_TOL))
         elif test.startswith("paged-") and p.get("mechanism") in MECHANISM:
             engine, kind = MECHANISM[p["mechanism"]]
+            kind = p.get("kind") if p.get("kind") in ("pinned", "mapped") else kind
             recs = [r for r in records if plain(r, engine, kind)]
             block, blocks = field(p, "block_bytes", where), field(p, "blocks", where)
+            want = {"pool_bytes": p["pool_bytes"]} if isinstance(p.get("pool_bytes"), int) and p["pool_bytes"] > block * blocks else {}
             r = find(recs, pattern=test[len("paged-"):], timing="oneshot", kind="blocks", order="random",
-                     block_bytes=block, blocks_per_op=blocks)
-            out.append((f"{test[6:]} {blocks} x {dr.fmt_size(block)} {engine} ({p['mechanism']})", r,
+                     block_bytes=block, blocks_per_op=blocks, **want)
+            out.append((f"{test[6:]} {blocks} x {dr.fmt_size(block)} {engine} {kind} ({p['mechanism']})", r,
                         field(p, "oneshot_us_p50", where), PAGED_TOL))
     return out
 

@@ -32,6 +32,13 @@ import tempfile
 
 # Fresh paths the committed files lack, on purpose, with the reason. A path covers its subtree.
 NEW = {
+    "context.calibration": "SCHEMA.md context.calibration: what one command costs the process (issue 39: what moved, "
+                           "the case or the process), added after the committed files",
+    "context.order": "SCHEMA.md context.order: the order the cases ran in and its seed (issue 39, --order), added after "
+                     "the committed files",
+    "results[].case_index": "SCHEMA.md case_index: the case's place in the config's order (issue 39: the order of a "
+                            "levels file), added after the committed files",
+    "results[].cpu": "SCHEMA.md cpu: the CPU that took the case's samples (issue 39), added after the committed files",
     "context.config.alltoallv": "SCHEMA.md alltoallv: the routing axis of the alltoallv pattern (issue 34, MoE "
                                 "dispatch and combine), added after the committed files",
     "results[].alltoallv": "SCHEMA.md alltoallv: an alltoallv case's routing and what it moves, as above",

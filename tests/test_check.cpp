@@ -332,3 +332,20 @@ TEST(Check, WithinNoiseIsSaidOnItsLine) {
             std::string::npos)
       << out;
 }
+
+// Each verdict says which intervals judged it: a levels file's record is judged on its between-process interval.
+TEST(Check, TheVerdictNamesTheIntervalsThatJudgedIt) {
+  const json ref = {{"context", json::object()},
+                    {"results", json::array({with_intervals(record("copy", {0, 1}, 100.0, 5), 96.0, 104.0, 4.9, 5.1)})}};
+  const auto x = check::Expectations::load(write_file("dmabench-reference-kinds.json", ref));
+  json r = with_intervals(record("copy", {0, 1}, 88.0, 5), 80.0, 95.0, 4.9, 5.1);
+  r["levels"] = {{"interval", "between processes"}, {"processes", 5}};
+  const auto v = x.judge(r, kMachine);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->measured_interval_kind, "between 5 processes");
+  EXPECT_EQ(v->expected_interval_kind, "within one process");
+  ::testing::internal::CaptureStdout();
+  check::print_verdicts({*v}, 0, "x.json");
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("; interval between 5 processes, the reference's within one process)"), std::string::npos) << out;
+}

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include <gtest/gtest.h>
 
@@ -705,3 +706,118 @@ TEST(GpuOverlap, TransferBesideTransferValidatesBothSides) {
     }
   }
 }
+
+#ifdef DMABENCH_HAVE_GPU
+// The agreement guard (issue 39): dmabench's figure of a paged or contiguous host copy against a plain loop of the same
+// copies (the same slots, its own buffers: plain cudaHostAlloc and cudaMalloc, no NUMA binding), timed in the same
+// process with host steady_clock around issue + stream synchronize, as tools/host_probe.cu times them. The two are
+// interleaved round by round, since batched copies to scattered host pages switch between a fast and a slow mode over
+// time on the H200 (results/h200x1/levels/); the medians of the rounds' p50s must agree within 10%, so that a change
+// that makes the harness or an engine add time or time the wrong thing cannot pass scripts/gpu-check.sh.
+namespace {
+
+struct PlainLoop {
+  Case c;
+  gpu::Memory host, device;
+  hostmem::BufferInfo info;
+  gpu::Stream stream;
+  std::vector<gpu::CopyJob> jobs;
+  std::optional<gpu::CopyKernel> kernel;
+
+  explicit PlainLoop(const Case& k) : c(k), stream(k.devices.front()) {
+    const Plan& p = *c.plan;
+    const bool up = c.pattern == "h2d";
+    const std::size_t host_bytes = up ? p.src_bytes[0] : p.dst_bytes[0], dev_bytes = up ? p.dst_bytes[0] : p.src_bytes[0];
+    host = gpu::allocate_host(c.host.kind, host_bytes, -1, info);
+    device = gpu::allocate(c.devices.front(), dev_bytes);
+    auto* h = static_cast<unsigned char*>(host.get());
+    auto* d = static_cast<unsigned char*>(device.get());
+    for (std::size_t i = 0; i < host_bytes; ++i) h[i] = static_cast<unsigned char>(i * 131 + 7);
+    gpu::fill(d, dev_bytes, 99, 0, stream);
+    stream.synchronize();
+    for (const Transfer& t : p.transfers)
+      jobs.push_back(up ? gpu::CopyJob{d + t.dst_offset, h + t.src_offset, t.bytes} : gpu::CopyJob{h + t.dst_offset, d + t.src_offset, t.bytes});
+    if (c.variant.engine == "sm") kernel.emplace(c.devices.front(), jobs, 0);
+  }
+  void once() {
+    if (kernel) kernel->launch(stream);
+    else if (c.variant.engine == "ce-batch")
+      gpu::copy_batch_async(jobs, c.devices.front(), stream, true, c.pattern == "h2d", c.pattern == "d2h");
+    else
+      for (const auto& j : jobs) gpu::copy_async(j.dst, j.src, j.bytes, stream);
+    stream.synchronize();
+  }
+  // Every block's first and last byte where the plan puts it, after one run.
+  bool moved_right() {
+    once();
+    for (const auto& j : jobs)
+      for (std::size_t at : {std::size_t{0}, j.bytes - 1}) {
+        const auto* src = static_cast<const unsigned char*>(j.src);
+        const auto* dst = static_cast<const unsigned char*>(j.dst);
+        const bool src_host = c.pattern == "h2d";
+        const std::uint8_t want = src_host ? src[at] : gpu::read_byte(src, at);
+        const std::uint8_t got = src_host ? gpu::read_byte(dst, at) : dst[at];
+        if (want != got) return false;
+      }
+    return true;
+  }
+  double p50_us(int samples) {
+    for (int i = 0; i < 3; ++i) once();
+    std::vector<double> us;
+    for (int i = 0; i < samples; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      once();
+      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return median(us);
+  }
+};
+
+Case agreement_case(const std::string& pattern, const std::string& engine_name, HostKind kind, std::size_t block,
+                    std::size_t blocks, const std::vector<int>& devices) {
+  Layout layout;
+  if (block > 0) {
+    layout.blocks = true;
+    layout.block_bytes = block;
+    layout.order = Layout::Order::random;
+    layout.pool_bytes = std::size_t{256} << 20;
+  }
+  Case c = host_gpu_case(pattern, engine_name, json::object(), kind, layout, devices, block > 0 ? block * blocks : 64u << 20);
+  c.warmup = 3;
+  c.iterations = 30;
+  return testing_support::planned(c);
+}
+
+}  // namespace
+
+TEST(GpuAgreement, DmabenchAndAPlainLoopAgreeWithinTenPercent) {
+  REQUIRE_GPU(backend);
+  if (backend->name() != "cuda") GTEST_SKIP() << "the guard's shapes are the H200's (cuda)";
+  const std::vector<int> dev = {backend->default_devices().front()};
+  const std::vector<Case> cases = {agreement_case("d2h", "ce", HostKind::pinned, 4096, 1024, dev),
+                                   agreement_case("h2d", "ce-batch", HostKind::pinned, 4096, 1024, dev),
+                                   agreement_case("d2h", "ce-batch", HostKind::pinned, 65536, 64, dev),
+                                   agreement_case("h2d", "sm", HostKind::mapped, 4096, 1024, dev),
+                                   agreement_case("d2h", "ce", HostKind::pinned, 0, 0, dev),
+                                   agreement_case("h2d", "ce", HostKind::pinned, 0, 0, dev)};
+  for (const Case& c : cases) {
+    Engine* e = engine(c.variant.engine);
+    if (!e) continue;
+    PlainLoop loop(c);
+    ASSERT_TRUE(loop.moved_right()) << c.name() << ": the plain loop moved a block wrong";
+    std::vector<double> ours, plain;
+    for (int round = 0; round < 5; ++round) {
+      const json r = to_json(run_case(c, e, *backend));
+      ASSERT_EQ(r["status"], "ok") << c.name() << ": " << r["reason"];
+      ours.push_back(r["latency_us"]["p50"].get<double>());
+      plain.push_back(loop.p50_us(30));
+    }
+    const double ratio = median(ours) / median(plain);
+    std::printf("agreement %s: dmabench %.1f us, plain loop %.1f us (ratio %.3f; rounds %.1f..%.1f against %.1f..%.1f)\n",
+                c.name().c_str(), median(ours), median(plain), ratio, *std::min_element(ours.begin(), ours.end()),
+                *std::max_element(ours.begin(), ours.end()), *std::min_element(plain.begin(), plain.end()),
+                *std::max_element(plain.begin(), plain.end()));
+    EXPECT_NEAR(ratio, 1.0, 0.10) << c.name() << ": dmabench and the plain loop differ by more than 10%";
+  }
+}
+#endif  // DMABENCH_HAVE_GPU

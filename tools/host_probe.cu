@@ -4,19 +4,31 @@
 //                   both) and pipelined (N copies back to back on one stream between two events).
 //                   The 4 KiB and 64 KiB lines carry "lone_small": true (a lone small copy + sync).
 //   h2d-bidir       one host->device and one device->host copy of the same size on two streams at once.
-//   paged-h2d/-d2h  pages at seeded random slots of a host pool and of a device pool, one operation
-//                   moves all of them: mechanism "loop" = `ce` back to back, one cudaMemcpyAsync per
-//                   block; "batch" = `ce-batch`, one cudaMemcpyBatchAsync; "kernel" = `sm`, one
-//                   gather/scatter kernel over mapped host memory (cudaHostAllocMapped).
-// Output: JSON Lines on stdout (a first {"test":"info"} line, then one line per case); progress and
+//   paged-h2d/-d2h  pages at seeded random slots of a host pool and of a device pool (`--pool-bytes`, default the
+//                   pages alone), one operation moves all of them: mechanism "loop" = `ce` back to back, one
+//                   cudaMemcpyAsync per block; "batch" = `ce-batch`, one cudaMemcpyBatchAsync; "kernel" = `sm`, one
+//                   gather/scatter kernel over mapped host memory. loop and batch run on every `--kinds` pool (pinned:
+//                   cudaHostAlloc Portable; mapped: also Mapped), kernel on mapped only. `--allocs` allocates the host
+//                   pools in turn by each way listed (hostalloc: cudaHostAlloc; hostalloc-bind: the same under
+//                   set_mempolicy(MPOL_BIND) to node 0, as dmabench places pinned pools; register, register-thp,
+//                   register-nothp: mmap, madvise(MADV_HUGEPAGE / NOHUGEPAGE), touch, cudaHostRegister) and `--pools`
+//                   repeats the whole list; each line names its "alloc", "round" and "kind", and how the pool lies in
+//                   physical memory (/proc/self/pagemap, root only): "frame_runs" (runs of consecutive frames),
+//                   "largest_run_pages", "huge_fraction" (pages in 2 MiB-aligned chunks on one aligned 2 MiB frame),
+//                   "chosen_huge_fraction" (of the chosen slots), "mapping" and "anon_huge_kb" from /proc/self/smaps.
+// Output: JSON Lines on stdout (a first {"test":"info"} line, with the process's calibration: "launch_sync_us" (an
+// empty kernel + stream synchronize), "copy_4B_d2d_us", "copy_4B_h2d_us" (4-byte copies + synchronize), p50 of 200,
+// and the "cpu" it ran on; then one line per case); progress and
 // errors on stderr. Times in µs, bandwidth in GB/s (1e9 B/s). Percentiles are nearest-rank. Every
-// destination is cleared before a case and checked against its source after it ("valid"); a failed
+// destination is cleared before a case and checked against its source after it ("valid"; paged: every page); a failed
 // check makes the exit status 1. Sources hold splitmix64 words with every byte's low bit set (non-zero).
-// "iterations" is the number of operations between the two events of one back-to-back sample.
+// "iterations" is the number of operations between the two events of one back-to-back sample (`--paged-reps 0`: the
+// paged tests take no back-to-back samples).
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 -o host_probe tools/host_probe.cu
 // Run:   ./host_probe [--device 0] [--tests h2d,d2h,h2d-bidir,paged-h2d,paged-d2h] [--sizes 4KiB,1GiB]
-//        [--iters 20] [--reps 5] [--oneshot-iters 50] [--page-sizes 4KiB,512KiB] [--pages 4096]
-//        [--paged-iters 30] [--seed 1]
+//        [--iters 20] [--reps 5] [--oneshot-iters 50] [--page-sizes 4KiB,512KiB] [--pages 4096,64]
+//        [--paged-iters 30] [--paged-reps 5] [--pool-bytes 4GiB] [--pools 1] [--allocs hostalloc,...]
+//        [--kinds pinned,mapped] [--mechanisms loop,batch,kernel] [--seed 1]
 // vendor-header exception: a standalone probe built by hand with nvcc, outside the CMake build and the
 // GPU layer (tests/check_vendor_includes.cmake).
 #include <algorithm>

@@ -1,5 +1,6 @@
 """scripts/history.py (the SQLite history of runs: add, machines, trend, gate), dmabench_results.history_frame and
 plot.py trend, on every committed results file and on planted runs."""
+import contextlib
 import copy
 import hashlib
 import json
@@ -195,7 +196,8 @@ def test_gate_new_noisy_failed_and_machine_kinds(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     assert verdict_lines(p.stdout) == {"copy/ce/oneshot/dev=0,1/1024": "PASS", "copy/ce/oneshot/dev=0,1/4096": "NOISY",
                                        "copy/ce/oneshot/dev=0,1/16384": "NEW", "copy/ce/oneshot/dev=0,1/65536": "NEW"}
-    assert "2 earlier runs, 3 needed" in p.stdout and "spread 20.7%" in p.stdout  # 1.4826 x MAD 15 / median 107.5
+    assert "2 draws from 2 earlier runs, 3 needed" in p.stdout and "spread 20.7%" in p.stdout  # 1.4826 x MAD 15 / 107.5
+    assert "p50 101.00 µs [99.99, 102.01] (within one process): " in p.stdout  # the interval that judged it
     # 1 KiB 8% slower: beyond the 5% floor of a steady case; --tolerance 0.1 takes it back; GPU Y's runs never count
     new["results"][0] = with_interval(result("copy", "ce", 1024, "oneshot", 108.0), 0.01)
     path.write_text(json.dumps(new))
@@ -247,7 +249,7 @@ def test_gate_record_trend_and_history_frame(tmp_path):
                                 "gpus", "driver", "config", "source", "imported_at", "idx", "name", "case_key", "pattern",
                                 "engine", "variant", "place", "bytes_per_rank", "bytes", "timing", "status", "reason",
                                 "p50_us", "p50_low_us", "p50_high_us", "noise", "noisy", "busbw_GBps", "busbw_low_GBps",
-                                "busbw_high_GBps", "algbw_GBps", "sampling", "samples", "setup_s", "verdict"]
+                                "busbw_high_GBps", "algbw_GBps", "sampling", "samples", "setup_s", "process_p50s", "verdict"]
     assert len(df) == 5 and list(df.p50_us) == [100, 101, 99, 100, 130]
     assert str(df.started_at.dtype) in ("datetime64[ns, UTC]", "datetime64[us, UTC]")  # the resolution is pandas's
     assert list(df.verdict.fillna("")) == [""] * 4 + ["FAIL"] and df.machine.unique().tolist() == ["2 x GPU X"]
@@ -386,3 +388,105 @@ def test_fields_check_document_does_not_check(tmp_path):
             if place == "setup_s":
                 setups.append(history_frame(db).setup_s[0])
     assert [None if v != v else v for v in setups] == [0, -1, 5e-324, 1.7e308, 1e30, None, 2.0 ** 64] + [None] * 6
+
+
+# ---- runs of several processes (schema version 2: records.process_p50s) ------------------------------------------
+
+import levels  # noqa: E402
+
+BASE_P50 = {1024: 100.0, 4096: 200.0}
+
+
+def levels_run(tmp_path, name, start, factors, slower=1.0):
+    """A levels file (merged as merge_runs.py merges) of len(factors) processes started at `start`: process k has
+    every case at BASE_P50 x factors[k] x `slower` (+-1% intervals within it)."""
+    docs = [run_at(f"{start[:-1]}{k}Z", {size: p50 * f * slower for size, p50 in BASE_P50.items()})
+            for k, f in enumerate(factors)]
+    path = tmp_path / name
+    path.write_text(json.dumps(levels.merge(docs, [f"{name}.process-{k + 1}.json" for k in range(len(docs))])))
+    return path
+
+
+def test_a_levels_run_is_judged_against_the_draws_of_an_earlier_levels_run(tmp_path):
+    earlier = levels_run(tmp_path, "earlier.json", "2026-01-01T00:00:00.00Z", [1.00, 1.03, 0.98, 1.02, 0.97])
+    db = tmp_path / "h.sqlite"
+    assert run("history.py", "add", earlier, "--db", db).returncode == 0
+    with sqlite3.connect(db) as conn:
+        stored = [json.loads(x) for (x,) in conn.execute("SELECT process_p50s FROM records ORDER BY idx")]
+    assert stored == [[100.0, 103.0, 98.0, 102.0, 97.0], [200.0, 206.0, 196.0, 204.0, 194.0]]
+    # one earlier run of 5 processes is 5 draws: enough for a band (not NEW); the new run's between-process
+    # interval [96, 104] lies inside it
+    new = levels_run(tmp_path, "new.json", "2026-02-01T00:00:00.00Z", [1.01, 0.99, 1.04, 0.96, 1.00])
+    p = run("history.py", "gate", new, "--db", db)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert set(verdict_lines(p.stdout).values()) <= {"PASS", "NOISY"} and len(verdict_lines(p.stdout)) == 2, p.stdout
+    assert "p50 100.00 µs [96.00, 104.00] (between 5 processes): +0.0% against the median 100.00 of 5 draws from 1 run, " \
+           "band 91.10..108.90 µs" in p.stdout, p.stdout  # 1.4826 x MAD 2 x 3 sigmas = 8.9
+    # every p50 25% slower: the whole between-process interval [120, 130] is above the band
+    slow = levels_run(tmp_path, "slow.json", "2026-02-01T00:00:00.00Z", [1.01, 0.99, 1.04, 0.96, 1.00], slower=1.25)
+    p = run("history.py", "gate", slow, "--db", db)
+    assert p.returncode == 1 and set(verdict_lines(p.stdout).values()) == {"FAIL"}, p.stdout
+    assert "p50 125.00 µs [120.00, 130.00] (between 5 processes): +25.0% against the median 100.00" in p.stdout
+    # a one-process run against the same history: its own interval judges it, and says so
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(run_at("2026-02-02T00:00:00Z", {1024: 101.0})))
+    p = run("history.py", "gate", one, "--db", db)
+    assert p.returncode == 0 and "p50 101.00 µs [99.99, 102.01] (within one process): +1.0% against the median " \
+        "100.00 of 5 draws from 1 run" in p.stdout, p.stdout
+
+
+def test_trend_bands_count_draws(tmp_path):
+    db = tmp_path / "h.sqlite"
+    paths = [levels_run(tmp_path, f"l{i}.json", f"2026-01-0{i + 1}T00:00:00.00Z", [1.00, 1.02, 0.98]) for i in range(2)]
+    assert run("history.py", "add", *paths, "--db", db).returncode == 0
+    p = run("history.py", "trend", "--db", db, "--case", "/1024$", "--json")
+    [series] = json.loads(p.stdout)["series"]
+    assert series["runs"][1]["band"]["draws"] == 3 and series["next_band"] == {**series["next_band"], "runs": 2, "draws": 6}
+    p = run("history.py", "trend", "--db", db, "--case", "/1024$")
+    assert "(median 100.00, 6 draws from 2 runs)" in p.stdout, p.stdout
+    assert history_frame(db).process_p50s.map(json.loads).tolist()[0] == [100.0, 102.0, 98.0]
+
+
+def version_1_database(path, files):
+    """A database as history.py of schema version 1 made it: its tables (MIGRATIONS[0]) and rows without
+    process_p50s."""
+    assert history.RECORD_COLUMNS[-1] == "process_p50s"
+    columns = history.RECORD_COLUMNS[:-1]
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        for statement in history.MIGRATIONS[0]:
+            conn.execute(statement)
+        conn.execute(f"PRAGMA application_id = {history.APPLICATION_ID}")
+        conn.execute("PRAGMA user_version = 1")
+        for f in files:
+            r = history.prepare(json.loads(f.read_text()), f)
+            conn.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(history.RUN_COLUMNS))})",
+                         [r.row[c] for c in history.RUN_COLUMNS])
+            conn.executemany(f"INSERT INTO records VALUES ({', '.join('?' * len(columns))})",
+                             [[dict(rec, run_id=r.row["run_id"], idx=i)[c] for c in columns] for i, rec in enumerate(r.records)])
+
+
+def test_a_version_1_database_migrates_in_place(tmp_path):
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(run_at("2026-01-01T00:00:00Z", {1024: 100.0, 4096: 200.0})))
+    lv = levels_run(tmp_path, "lv.json", "2026-01-02T00:00:00.00Z", [1.00, 1.02, 0.98])
+    db = tmp_path / "h.sqlite"
+    version_1_database(db, [old, lv])
+    kept = digest(db)
+    for args in (["trend", "--case", "."], ["machines"], ["gate", old]):  # reading commands refuse it, untouched
+        one_line(inproc("history.py", *args, "--db", db), "history.py", "schema version 1, not a history database of "
+                 "version 2")
+    assert digest(db) == kept
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(run_at("2026-01-03T00:00:00Z", {1024: 101.0})))
+    p = run("history.py", "add", new, "--db", db)  # a command that writes migrates it, in place
+    assert p.returncode == 0 and "1 of 1 runs added" in p.stdout, p.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        rows = conn.execute("SELECT runs.source, rec.name, rec.p50_us, rec.process_p50s FROM records rec JOIN runs "
+                            "USING (run_id) ORDER BY runs.started_at, rec.idx").fetchall()
+    assert [(os.path.basename(s), p50, None if x is None else json.loads(x)) for s, _, p50, x in rows] == [
+        ("old.json", 100.0, None), ("old.json", 200.0, None), ("lv.json", 100.0, [100.0, 102.0, 98.0]),
+        ("lv.json", 200.0, [200.0, 204.0, 196.0]), ("new.json", 101.0, None)]
+    p = run("history.py", "gate", new, "--db", db)  # the old runs' draws: 1 + 3
+    assert p.returncode == 0 and "against the median 100.00 of 4 draws from 2 runs" in p.stdout, p.stdout
+    assert run("history.py", "add", old, lv, "--db", db).stdout.count("already stored") == 2

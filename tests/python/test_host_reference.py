@@ -40,9 +40,9 @@ def test_pairs_within_and_beyond_their_targets(tmp_path):
     rows = {line.split(" | ")[0].lstrip("| "): line for line in p.stdout.splitlines() if line.startswith("| ")}
     assert "+2.0% | ±3% | within" in rows["h2d 64 MiB ce oneshot"]
     assert "+4.0% | ±3% | BEYOND" in rows["h2d 64 MiB ce pipelined"]
-    assert "+4.9% | ±5% | within" in rows["h2d 4096 x 4 KiB ce (loop)"]
-    assert "+0.0% | ±5% | within" in rows["h2d 4096 x 4 KiB sm (kernel)"]
-    assert "+20.0% | ±5% | BEYOND" in rows["h2d 4096 x 4 KiB ce-batch (batch)"]
+    assert "+4.9% | ±5% | within" in rows["h2d 4096 x 4 KiB ce pinned (loop)"]
+    assert "+0.0% | ±5% | within" in rows["h2d 4096 x 4 KiB sm mapped (kernel)"]
+    assert "+20.0% | ±5% | BEYOND" in rows["h2d 4096 x 4 KiB ce-batch pinned (batch)"]
     assert "3 of 5 pairs within their target." in p.stdout
 
 
@@ -61,3 +61,16 @@ def test_unreadable_input_is_exit_2(tmp_path):
     r.write_text(json.dumps(document([])))
     p = run("host_reference.py", bad, r)
     assert p.returncode == 2 and "host_reference.py: error:" in p.stderr
+
+
+def test_a_line_names_its_host_kind_and_pool(tmp_path):
+    """host_probe's lines from --pool-bytes and --kinds: each pairs with the record of that kind and pool."""
+    line = dict(paged("batch", 4 * KIB, 500.0), kind="mapped", pool_bytes=4096 * 4 * KIB * 4)
+    mapped = random_blocks("ce-batch", 4 * KIB, 510.0, ("mapped", "local"))
+    mapped["layout"]["pool_bytes"] = 4096 * 4 * KIB * 4
+    pinned = random_blocks("ce-batch", 4 * KIB, 999.0, ("pinned", "local"))
+    p = run("host_reference.py", *files(tmp_path, [line], [pinned, mapped]))
+    assert p.returncode == 0, p.stdout
+    assert "+2.0% | ±5% | within" in p.stdout and "ce-batch mapped (batch)" in p.stdout
+    other_pool = dict(line, pool_bytes=4096 * 4 * KIB * 8)
+    assert "no record" in run("host_reference.py", *files(tmp_path, [other_pool], [pinned, mapped])).stdout

@@ -97,7 +97,9 @@ def invocations(path, other, out):
             ("matrix.py", [path]), ("export_csv.py", [path, "--out", os.path.join(out, "r.csv")]),
             ("setup_report.py", [path]), ("setup_report.py", [other, path]), ("moe_report.py", [path]),
             ("history.py", ["add", path, "--db", os.path.join(out, "h.sqlite")]),
-            ("history.py", ["gate", path, "--db", os.path.join(out, "h.sqlite")])]
+            ("history.py", ["gate", path, "--db", os.path.join(out, "h.sqlite")]),
+            ("merge_runs.py", [other, path, "--out", os.path.join(out, "m.json")]),
+            ("merge_runs.py", [path, other, "--out", os.path.join(out, "m.json")])]
 
 
 def check_one_line(p, script, want=None):
@@ -175,7 +177,7 @@ def run_python(*args):
 
 @pytest.mark.parametrize("script", ["compare.py", "summarize.py", "plot.py", "dma_latte_report.py", "overlap_report.py",
                                     "blocks_report.py", "host_reference.py", "matrix.py", "export_csv.py", "setup_report.py",
-                                    "history.py"])
+                                    "history.py", "merge_runs.py"])
 def test_command_line_error_is_one_line_and_exit_2(hostile_dir, script, tmp_path):
     # through the real command line: the deepest nesting, and a file that does not exist
     for name in ("deep nesting", "p50 zero"):
@@ -248,7 +250,7 @@ from test_blocks_report import block_result  # noqa: E402
 
 ALL = ["compare.py", "summarize.py", "plot.py", "dma_latte_report.py", "overlap_report.py", "blocks_report.py",
        "host_reference.py", "launch_compare.py", "sdma_map.py", "matrix.py", "export_csv.py", "setup_report.py",
-       "history.py"]
+       "history.py", "merge_runs.py"]
 HANG_S = 60  # a script that blocks on a FIFO is killed here and the test fails
 
 
@@ -310,7 +312,9 @@ def results_places(tmp_path, planted):
             ("overlap_report.py", [planted]), ("blocks_report.py", [good_path, planted]),
             ("host_reference.py", [planted, good_path]), ("host_reference.py", [probe, planted]), ("matrix.py", [planted]),
             ("export_csv.py", [planted]), ("setup_report.py", [good_path, planted]),
-            ("history.py", ["gate", planted, "--db", tmp_path / "h.sqlite"])]
+            ("history.py", ["gate", planted, "--db", tmp_path / "h.sqlite"]),
+            ("merge_runs.py", [good_path, planted, "--out", tmp_path / "m.json"]),
+            ("merge_runs.py", [planted, good_path, "--out", tmp_path / "m.json"])]
 
 
 def test_fifo_devices_and_directories_are_refused_not_read(tmp_path):
@@ -437,20 +441,22 @@ def test_an_output_never_replaces_an_input_or_a_runs_own_file(tmp_path):
     # name of a running dmabench's journal (which that run removes at its end, or which a killed run's results are in)
     src = tmp_path / "g.json"
     src.write_text(json.dumps(document([block_result("ce", 4096, 16, 10.0)])))
+    src2 = tmp_path / "g2.json"
+    src2.write_text(src.read_text())
     probe = tmp_path / "probe.jsonl"
     probe.write_text("")
     os.symlink(src, tmp_path / "link.csv")
-    kept = {p: p.read_bytes() for p in (src, probe)}
+    kept = {p: p.read_bytes() for p in (src, src2, probe)}
     for name, args in (("export_csv.py", [src, "--out"]), ("blocks_report.py", [src, "--markdown"]),
                        ("blocks_report.py", [src, "--json"]), ("host_reference.py", [probe, src, "--markdown"]),
-                       ("history.py", ["add", src, "--db"])):
+                       ("history.py", ["add", src, "--db"]), ("merge_runs.py", [src2, src, "--out"])):
         for out, want in ((src, "a file this script read"), (tmp_path / "link.csv", "a file this script read"),
                           (tmp_path / "other.json.journal", "a dmabench run's own file"),
                           (tmp_path / "other.json.lock", "a dmabench run's own file")):
             one_line(inproc(name, *args, out), name, want)
         assert {p: p.read_bytes() for p in kept} == kept, name
     assert os.path.islink(tmp_path / "link.csv")
-    assert sorted(os.listdir(tmp_path)) == ["g.json", "link.csv", "probe.jsonl"]
+    assert sorted(os.listdir(tmp_path)) == ["g.json", "g2.json", "link.csv", "probe.jsonl"]
 
 
 @pytest.mark.parametrize("name,args", [("export_csv.py", ["{src}"]), ("summarize.py", ["{src}"]),
@@ -518,7 +524,8 @@ def test_lone_surrogates_in_names_are_printed_escaped(tmp_path):
     for name, args in (("compare.py", [src, src, "--all"]), ("compare.py", [src, src, "--json"]), ("summarize.py", [src]),
                        ("dma_latte_report.py", [src]), ("overlap_report.py", [src]), ("blocks_report.py", [src]),
                        ("plot.py", [src, "--out", tmp_path / "figs"]), ("launch_compare.py", ["--out", lc, "--no-run"]),
-                       ("blocks_report.py", [src, "--markdown", tmp_path / "b.md", "--json", tmp_path / "b.json"])):
+                       ("blocks_report.py", [src, "--markdown", tmp_path / "b.md", "--json", tmp_path / "b.json"]),
+                       ("merge_runs.py", [lc / "one-1.json", lc / "mpi-1.json", "--out", tmp_path / "m.json"])):
         p = (inproc if name == "plot.py" else script)(name, *args)
         assert p.returncode == 0 and p.stderr == "", (name, p.returncode, p.stderr[-2000:])  # no "Glyph missing" either
     for name, args in (("compare.py", [src, src, "--all"]), ("summarize.py", [src]), ("blocks_report.py", [src])):
@@ -690,7 +697,8 @@ def test_fuzz_every_field_of_every_record_kind(tmp_path):
     assert inproc("history.py", "add", good_path, "--db", db).returncode == 0
     calls = [("summarize.py", [f]), ("compare.py", [f, good_path]), ("compare.py", [good_path, f]),
              ("dma_latte_report.py", [good_path, "--breakdown", f]), ("overlap_report.py", [f, "--targets"]),
-             ("blocks_report.py", [f]), ("history.py", ["add", f, "--db", db]), ("history.py", ["gate", f, "--db", db])]
+             ("blocks_report.py", [f]), ("history.py", ["add", f, "--db", db]), ("history.py", ["gate", f, "--db", db]),
+             ("merge_runs.py", [f, good_path, "--out", tmp_path / "fm.json"])]
     seen, bad = 0, []
     # every field of a plain record and of the context, and the parts the other kinds add (not their common fields
     # again: the test stays under a minute)

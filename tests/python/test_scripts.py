@@ -259,10 +259,10 @@ def test_compare_a_change_whose_intervals_overlap_is_within_noise(tmp_path):
     [row] = [l for l in p.stdout.splitlines() if l.startswith("| within noise")]
     p50 = base["results"][4]["latency_us"]["p50"]
     assert f"{p50:.2f} [{0.85 * p50:.2f}, {1.15 * p50:.2f}]" in row and f"[{1.02 * p50:.2f}, {1.38 * p50:.2f}]" in row
-    assert row.rstrip().endswith("| 15.0% | intervals |"), row
+    assert row.rstrip().endswith("| 15.0% | within one process |"), row
     doc = json.loads(run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "n.json", new), "--json").stdout)
     [case] = [c for c in doc["cases"] if c["verdict"] != "same"]
-    assert case["verdict"] == "within noise" and case["rule"] == "intervals" and doc["regressed"] == 0
+    assert case["verdict"] == "within noise" and case["rule"] == "within one process" and doc["regressed"] == 0
     assert abs(case["p50_ratio"] - 1.2) < 1e-9 and case["base_p50_interval_us"] == [0.85 * p50, 1.15 * p50]
 
 
@@ -275,8 +275,8 @@ def test_compare_a_planted_regression_with_tight_intervals_still_fails(tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
     doc = json.loads(p.stdout)
     [case] = [c for c in doc["cases"] if c["verdict"] != "same"]
-    assert case["verdict"] == "slower" and case["rule"] == "intervals" and doc["regressed"] == 1
-    assert all(c["rule"] == "intervals" for c in doc["cases"])
+    assert case["verdict"] == "slower" and case["rule"] == "within one process" and doc["regressed"] == 1
+    assert all(c["rule"] == "within one process" for c in doc["cases"])
     # faster, with tight intervals, is real too; a change inside the threshold is the same whatever the intervals
     assert compare.compare(base, slowed(base, 4, 0.5), 0.05)[0][4]["verdict"] == "faster"
     assert compare.compare(base, slowed(base, 4, 1.03), 0.05)[0][4]["verdict"] == "same"

@@ -1,0 +1,196 @@
+// --processes N (bench/levels.hpp): the sweep in N fresh processes of this program, one after another, then the
+// levels file. Each process is this program started again with the same arguments, its own --out in
+// `<out>.processes/` and its own order; it runs in a process group of its own, so that a terminal's Ctrl-C reaches
+// this process alone, which passes it on once (a second signal would kill the process in flight).
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "bench/check.hpp"
+#include "bench/config.hpp"
+#include "bench/gbench.hpp"
+#include "bench/interrupt.hpp"
+#include "bench/levels.hpp"
+#include "bench/out_file.hpp"
+#include "core/datagen.hpp"
+#include "core/errors.hpp"
+#include "core/json_file.hpp"
+#include "core/read_file.hpp"
+#include "team/team.hpp"
+
+namespace dmabench::levels {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::uint64_t kSeedMask = (1ull << 53) - 1;  // seeds exact in every JSON reader
+
+// What --processes cannot go with: outputs every process would write, a launcher's processes.
+void check_flags(const CliOptions& o) {
+  if (team::launch_env().size > 1)
+    throw InputError("--processes: runs fresh processes one after another in one job; under mpirun / srun run the job "
+                     "several times and merge the results files with scripts/merge_runs.py");
+  for (const char* flag : {"--benchmark_out", "--benchmark_format"})
+    if (gbench::has_flag(o.benchmark_args, flag))
+      throw InputError(fmt::format("{}: not with --processes (every process would write it); leave it out", flag));
+  if (!o.power_trace.empty()) throw InputError("--power-trace: not with --processes (every process would write it)");
+  if (!o.packets_dir.empty()) throw InputError("--packets: not with --processes (every process would write it)");
+}
+
+// The arguments of process k: the run's, less the flags set per process, plus its --out and order.
+std::vector<std::string> process_args(const std::vector<std::string>& args, const std::string& out, bool random,
+                                      std::uint64_t seed) {
+  static const std::vector<std::string> per_process = {"--processes", "--out", "--check", "--order", "--order-seed"};
+  std::vector<std::string> a;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string flag = args[i].substr(0, args[i].find('='));
+    if (std::find(per_process.begin(), per_process.end(), flag) == per_process.end()) {
+      a.push_back(args[i]);
+      continue;
+    }
+    if (args[i].find('=') == std::string::npos) ++i;  // its value is the next argument
+  }
+  a.insert(a.end(), {"--out", out, "--order", random ? "random" : "config"});
+  if (random) a.insert(a.end(), {"--order-seed", std::to_string(seed)});
+  return a;
+}
+
+// Starts this program with `args` in a process group of its own (it ends when this process dies); its pid.
+pid_t spawn(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  argv.push_back(program_invocation_name);  // the name it was started by (GNU); the program is this one
+  std::vector<std::string> copy = args;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("--processes: fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(143);
+    ::execv("/proc/self/exe", argv.data());
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  return pid;
+}
+
+// Waits for the process; a signal this process gets is passed on to it once. Its exit code (128 + a signal).
+int wait_for(pid_t pid) {
+  bool passed = false;
+  for (;;) {
+    int status = 0;
+    const pid_t got = ::waitpid(pid, &status, WNOHANG);
+    if (got == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (got < 0 && errno != EINTR) throw std::runtime_error(fmt::format("--processes: waitpid: {}", std::strerror(errno)));
+    if (interrupt::wait_requested(std::chrono::milliseconds(50)) && !passed) {
+      ::kill(pid, interrupt::requested());
+      passed = true;
+    }
+  }
+}
+
+// A process's results: its file, or, where it did not finish it (killed), its journal's context and records.
+std::optional<json> read_results(const std::string& path) {
+  const std::string journal = path + ".journal";
+  if (std::filesystem::exists(journal)) {
+    std::ifstream in(journal);
+    std::string line;
+    json doc;
+    while (std::getline(in, line)) {
+      const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (j.is_discarded()) continue;  // a torn last line
+      if (doc.is_null()) doc = {{"schema", j.value("results_schema", "dmabench/1")}, {"context", j["context"]}, {"results", json::array()}};
+      else doc["results"].push_back(j);
+    }
+    if (!doc.is_null()) return doc;
+  }
+  auto text = read_small_file(path, std::size_t{1} << 30);
+  if (!text) return std::nullopt;
+  json doc = json::parse(*text, nullptr, false);
+  if (doc.is_discarded()) return std::nullopt;
+  return doc;
+}
+
+// The per-process directory, made, without the files of an earlier run's processes.
+std::string process_dir(const std::string& out) {
+  const std::filesystem::path dir = out + ".processes";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir))
+    throw InputError(fmt::format("--out {}: cannot make the directory {} for the processes' results", out, dir.string()));
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind("process-", 0) == 0 && e.is_regular_file()) std::filesystem::remove(e.path(), ec);
+  return dir.string();
+}
+
+}  // namespace
+
+int run_processes(const CliOptions& options, const std::vector<std::string>& args) {
+  check_flags(options);
+  (void)load_config(options.config);  // bad input stops here, before any process runs
+  const OutPath out = check_out_path(options.out, options.config);
+  const OutLock lock(out.path);
+  const auto expectations = options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);
+  const std::string dir = process_dir(out.path);
+  const bool random = options.order != "config";
+  const std::uint64_t base = options.order_seed ? *options.order_seed
+                                                : ((static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}()) & kSeedMask;
+  std::vector<json> docs;
+  std::vector<ProcessFile> files;
+  int stop_code = 0;
+  for (int k = 1; k <= options.processes && !stop_code; ++k) {
+    const std::uint64_t seed = datagen::mix64(base + static_cast<std::uint64_t>(k)) & kSeedMask;
+    const std::string file = fmt::format("{}/process-{}.json", dir, k);
+    console::say("dmabench: process {} of {}{}\n", k, options.processes, random ? fmt::format(" (order seed {})", seed) : "");
+    std::fflush(nullptr);
+    const int code = wait_for(spawn(process_args(args, file, random, seed)));
+    if (code == 2 && docs.empty()) return 2;  // bad input: the process said what; nothing is written
+    if (code != 0 && code != 1 && code != 5) stop_code = code;  // 3, 4, a signal: no further process
+    if (interrupt::requested()) stop_code = interrupt::exit_code();
+    if (auto doc = read_results(file)) {
+      docs.push_back(std::move(*doc));
+      files.push_back({file, code});
+    } else {
+      console::warn("dmabench: process {} left no results in {} (exit {})\n", k, file, code);
+    }
+  }
+  if (docs.empty()) return stop_code ? stop_code : 3;
+  const json settings = {{"processes", options.processes}, {"order", random ? "random" : "config"},
+                         {"order_seed", random ? json(base) : json()}};
+  const json merged = merge(docs, files, "dmabench --processes", settings);
+  write_json_atomically(out.path, merged);
+  int ok = 0, skipped = 0, failed = 0;
+  for (const json& r : merged["results"]) {
+    const std::string s = r.value("status", "");
+    ok += s == "ok";
+    skipped += s == "skipped";
+    failed += s == "failed";
+  }
+  console::say("\ndmabench: {} processes: {} ok, {} skipped, {} failed; levels in {} (each process's results in {})\n",
+               docs.size(), ok, skipped, failed, out.path, dir);
+  if (stop_code) return stop_code;
+  bool checked = true;
+  if (expectations) {
+    std::vector<check::Verdict> verdicts;
+    std::size_t unchecked = 0;
+    for (const json& r : merged["results"]) {
+      if (auto v = expectations->judge(r, merged["context"].value("machine", json::object()))) verdicts.push_back(std::move(*v));
+      else unchecked += r.value("status", "") == "ok";
+    }
+    checked = check::print_verdicts(verdicts, unchecked, expectations->path());
+  }
+  return failed > 0 ? 1 : checked ? 0 : check::kExitCheckFailed;
+}
+
+}  // namespace dmabench::levels

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""dmabench --processes N on the host backend (registered with ctest as cli_levels_host).
+
+usage: cli_levels_test.py DMABENCH
+
+- a sweep in 3 fresh processes: one levels file whose ok records carry every process's p50, the median of them as
+  their p50 and [min, max] of them as their interval (3 processes: 75%), in config order; each process's file kept;
+- each process ran the cases in its own order, and a process started alone with a recorded seed runs them in that
+  process's order again; the same --order-seed gives the same seeds and orders again;
+- a misplaced block (DMABENCH_HOST_FAULT=misplace:0) still fails its case, in every process and in the levels file;
+- bad input stops before any process (exit 2, --out not written); SIGINT ends the run after the process in flight
+  (exit 130) with a levels file of what finished.
+"""
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def expect(cond, msg):
+    if not cond:
+        sys.exit("FAIL: " + msg)
+
+
+def run(exe, *args, env=None, rc=None):
+    p = subprocess.run([exe, *args], capture_output=True, text=True, timeout=300, env=env)
+    if rc is not None and p.returncode != rc:
+        sys.exit(f"FAIL: {' '.join(args)} exited {p.returncode}, expected {rc}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    return p
+
+
+def config(tmp, name, **extra):
+    cfg = {"name": name, "engines": ["host"], "devices": [[0, 1]], "timing": "oneshot", "warmup": 1, "iterations": 8,
+           "sweeps": [{"patterns": ["copy", "allgather"], "sizes": ["4KiB", "64KiB", "1MiB"]},
+                      {"patterns": ["d2h", "h2d"], "devices": [[0]], "host_memory": {"kind": "pinned"},
+                       "layout": {"kind": "blocks", "block_bytes": "4KiB", "blocks": 64, "order": "random",
+                                  "pool_bytes": "1MiB"}}]}
+    cfg.update(extra)
+    path = os.path.join(tmp, name + ".json")
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+    return path
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def names(doc):
+    return [r["name"] for r in doc["results"]]
+
+
+def check_levels_file(doc, n):
+    lv = doc["context"]["levels"]
+    expect(lv["processes"] == n and lv["merged"] == n and lv["merged_by"] == "dmabench --processes", f"levels {lv}")
+    seeds = [p["order"]["seed"] for p in lv["per_process"]]
+    expect(len(set(seeds)) == n and all(p["order"]["mode"] == "random" for p in lv["per_process"]), f"seeds {seeds}")
+    expect(all(p["exit_code"] == 0 and p["calibration"]["probes"] for p in lv["per_process"]), "exit codes, calibration")
+    idx = [r["case_index"] for r in doc["results"]]
+    expect(idx == sorted(idx) and idx == list(range(len(idx))), f"records in config order: {idx}")
+    ok = [r for r in doc["results"] if r["status"] == "ok"]
+    expect(len(ok) == len(doc["results"]) and ok, "every case ok")
+    for r in ok:
+        p50s = r["levels"]["p50_us"]
+        expect(len(p50s) == n and None not in p50s, f"{r['name']}: per-process p50s {p50s}")
+        expect(abs(r["latency_us"]["p50"] - statistics.median(p50s)) <= 1e-9 * r["latency_us"]["p50"], f"{r['name']}: median")
+        expect(r["p50_interval_us"] == [min(p50s), max(p50s)], f"{r['name']}: interval {r['p50_interval_us']} of {p50s}")
+        expect(r["levels"]["coverage"] == 1 - 2 / 2 ** n and r["levels"]["interval"] == "between processes", r["name"])
+        expect(abs(r["algbw_GBps"] - r["bytes"] / (r["latency_us"]["p50"] * 1e3)) < 1e-9 * r["algbw_GBps"], "algbw")
+        expect(r["iterations"] == 8 * n and r["validated"] is True, f"{r['name']}: samples of all processes")
+    return seeds
+
+
+def processes_and_orders(exe, tmp):
+    cfg = config(tmp, "levels")
+    out = os.path.join(tmp, "levels-out.json")
+    run(exe, "--backend", "host", "--config", cfg, "--processes", "3", "--order-seed", "42", "--out", out, rc=0)
+    doc = load(out)
+    seeds = check_levels_file(doc, 3)
+    per = [load(os.path.join(out + ".processes", f"process-{k}.json")) for k in (1, 2, 3)]
+    expect(len({tuple(names(d)) for d in per}) == 3, "each process ran the cases in its own order")
+    expect([d["context"]["order"]["seed"] for d in per] == seeds, "the levels file names each process's seed")
+    for r in doc["results"]:  # the case's place in each process's run order
+        expect(r["levels"]["order"] == [names(d).index(r["name"]) for d in per], f"{r['name']}: order")
+    alone = os.path.join(tmp, "alone.json")
+    run(exe, "--backend", "host", "--config", cfg, "--order-seed", str(seeds[1]), "--out", alone, rc=0)
+    expect(names(load(alone)) == names(per[1]), "a recorded seed reproduces its process's order")
+    again = os.path.join(tmp, "again.json")
+    run(exe, "--backend", "host", "--config", cfg, "--processes", "3", "--order-seed", "42", "--out", again, rc=0)
+    expect([p["order"]["seed"] for p in load(again)["context"]["levels"]["per_process"]] == seeds, "same seed, same seeds")
+    expect(names(load(os.path.join(again + ".processes", "process-3.json"))) == names(per[2]), "same seed, same orders")
+
+
+def misplaced_block(exe, tmp):
+    cfg = config(tmp, "misplaced")
+    out = os.path.join(tmp, "misplaced-out.json")
+    p = run(exe, "--backend", "host", "--config", cfg, "--processes", "2", "--out", out,
+            env=dict(os.environ, DMABENCH_HOST_FAULT="misplace:0"), rc=1)
+    doc = load(out)
+    blocks = [r for r in doc["results"] if r["layout"]["kind"] == "blocks"]
+    expect(blocks and all(r["status"] == "failed" for r in blocks), f"block cases fail: {[r['status'] for r in blocks]}")
+    for r in blocks:
+        expect(r["reason"].startswith("process 1 of 2: validation: "), f"reason {r['reason']}")
+        expect(r["latency_us"] is None and "p50_us" not in r["levels"], "a failed case has no figures")
+        expect([m["status"] for m in r["levels"]["missing"]] == ["failed", "failed"], f"missing {r['levels']}")
+    expect("2 processes:" in p.stdout and "failed" in p.stdout, "the summary line")
+
+
+def bad_input(exe, tmp):
+    cfg = config(tmp, "bad")
+    out = os.path.join(tmp, "bad-out.json")
+    for args, words in ((["--processes", "0"], "--processes: '0'"), (["--processes", "x"], "--processes: 'x'"),
+                        (["--processes", "2", "--benchmark_out=" + os.path.join(tmp, "b.json")], "--benchmark_out"),
+                        (["--processes", "2", "--order", "config", "--order-seed", "3"], "--order-seed"),
+                        (["--processes", "2", "--order", "sideways"], "--order: unknown order 'sideways'")):
+        p = run(exe, "--backend", "host", "--config", cfg, "--out", out, *args, rc=2)
+        lines = p.stderr.strip().splitlines()
+        expect(len(lines) == 1 and words in lines[0], f"{args}: one line naming it, got {p.stderr!r}")
+    with open(os.path.join(tmp, "broken.json"), "w") as f:
+        f.write("{\"engines\": [\"host\"], \"sizes\": \"lots\"}")
+    run(exe, "--backend", "host", "--config", os.path.join(tmp, "broken.json"), "--processes", "2", "--out", out, rc=2)
+    p = run(exe, "--backend", "host", "--config", cfg, "--processes", "2", "--out", out,
+            "--benchmark_filter=nothing-matches-this", rc=2)
+    expect("selects no case" in p.stderr, p.stderr)
+    expect(not os.path.exists(out), "--out untouched on bad input")
+
+
+def interrupted(exe, tmp):
+    cfg = config(tmp, "long", sweeps=[{"patterns": ["copy"], "sizes": list(range(1 << 16, (1 << 16) + 300))}])
+    out = os.path.join(tmp, "long-out.json")
+    p = subprocess.Popen([exe, "--backend", "host", "--config", cfg, "--processes", "3", "--out", out],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    journal = os.path.join(out + ".processes", "process-2.json.journal")
+    deadline = time.time() + 120
+    while time.time() < deadline and not (os.path.exists(journal) and sum(1 for _ in open(journal)) > 3):
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=120)
+    expect(p.returncode == 130, f"SIGINT: exit {p.returncode}\n{stdout[-2000:]}\n{stderr[-2000:]}")
+    doc = load(out)
+    lv = doc["context"]["levels"]
+    expect(lv["merged"] == 2 and [q["exit_code"] for q in lv["per_process"]] == [0, 130], f"levels {lv}")
+    expect(not os.path.exists(os.path.join(out + ".processes", "process-3.json")), "no process after the signal")
+    done = [r for r in doc["results"] if r["levels"]["processes"] == 2]
+    expect(done and len(done) < 300, f"cases both processes finished: {len(done)}")
+
+
+def main():
+    exe = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        processes_and_orders(exe, tmp)
+        misplaced_block(exe, tmp)
+        bad_input(exe, tmp)
+        interrupted(exe, tmp)
+    print("PASS levels-host")
+
+
+if __name__ == "__main__":
+    main()
