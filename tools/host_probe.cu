@@ -1,5 +1,7 @@
 // Probe: an independent reference loop for dmabench's host<->GPU numbers on one GPU. It shares no code
-// with dmabench; every test is the plainest CUDA-runtime form of a dmabench case:
+// with dmabench (vendor-header exception: a standalone probe built by hand with nvcc, outside the CMake build
+// and the GPU layer, tests/check_vendor_includes.cmake); every test is the plainest CUDA-runtime form of a
+// dmabench case:
 //   h2d, d2h        contiguous `ce` copies: oneshot (issue, cudaStreamSynchronize, steady_clock around
 //                   both) and pipelined (N copies back to back on one stream between two events).
 //                   The 4 KiB and 64 KiB lines carry "lone_small": true (a lone small copy + sync).
@@ -29,8 +31,6 @@
 //        [--iters 20] [--reps 5] [--oneshot-iters 50] [--page-sizes 4KiB,512KiB] [--pages 4096,64]
 //        [--paged-iters 30] [--paged-reps 5] [--pool-bytes 4GiB] [--pools 1] [--allocs hostalloc,...]
 //        [--kinds pinned,mapped] [--mechanisms loop,batch,kernel] [--seed 1]
-// vendor-header exception: a standalone probe built by hand with nvcc, outside the CMake build and the
-// GPU layer (tests/check_vendor_includes.cmake).
 #include <algorithm>
 #include <cctype>
 #include <cerrno>

@@ -144,20 +144,24 @@ def test_gate_fails_a_planted_20_percent_slower_run_and_passes_one_within_the_ba
     assert p.returncode == 1, p.stdout + p.stderr
     verdicts = verdict_lines(p.stdout)
     assert len(verdicts) == 11
-    # the steady cases (spread of their earlier runs 1-6%) fail. The committed results grow with every run, so only what
-    # holds for any history of them is asserted: cases whose runs scatter by 20% and more (ce-batch on small pages,
-    # results/h200x1/README.md) may read NOISY, or PASS where the copied run was itself 20% fast; each FAIL names the
-    # median it was judged against
+    # the steady cases (spread of their earlier runs 1-6%: the bandwidth-bound 256 MiB copies) fail. The committed results
+    # grow with every run, so only what holds for any history of them is asserted: cases whose runs scatter by 20% and
+    # more (ce-batch on 4 KiB and, with issue 39's per-process draws, 64 KiB pages: 19-62% between processes,
+    # results/h200x1/levels/README.md) may read NOISY, or PASS where the copied run was itself 20% fast; each FAIL names
+    # the median it was judged against
     for name in ("h2d/ce/pipelined/dev=0/256MiB/host=pinned,numa=local", "d2h/ce/pipelined/dev=0/256MiB/host=pinned,numa=local",
-                 "h2d-bidir/ce/pipelined/dev=0/256MiB/host=pinned,numa=local",
-                 "h2d/ce-batch/oneshot/dev=0/4MiB/host=pinned,numa=local/blocks=64x64KiB,random,pool=4GiB"):
+                 "h2d-bidir/ce/pipelined/dev=0/256MiB/host=pinned,numa=local"):
         assert verdicts[name] == "FAIL", (name, p.stdout)
     [fail] = [line for line in p.stdout.splitlines() if line.startswith("FAIL   d2h/ce/pipelined/dev=0/256MiB")]
-    assert re.search(r"\+2\d\.\d% against the median [\d.]+ of (\d+) runs, band [\d.]+\.\.[\d.]+ µs, spread \d\.\d%", fail), fail
+    assert re.search(r"\+2\d\.\d% against the median [\d.]+ of (\d+ draws from )?(\d+) runs, band [\d.]+\.\.[\d.]+ µs, spread \d\.\d%", fail), fail
     within = tmp_path / "within.json"
     within.write_text(json.dumps(slowed_copy(REPEAT, 1.02, "2026-12-04T11:00:00.000Z")))
     p = run("history.py", "gate", within, "--db", db)
-    assert p.returncode == 0 and set(verdict_lines(p.stdout).values()) <= {"PASS", "NOISY"}, p.stdout + p.stderr
+    # the steady cases pass. A case with two speeds (ce-batch on 64 KiB pages: results/h200x1/levels/README.md) can FAIL
+    # a run taken in its slow speed once most of the history's draws are in the fast one: the band is the median and
+    # spread of the draws, not a mixture of modes (docs/user-guide.md, "The gate's rule")
+    steady = {n: v for n, v in verdict_lines(p.stdout).items() if "/256MiB/" in n}
+    assert len(steady) == 3 and set(steady.values()) <= {"PASS", "NOISY"}, p.stdout + p.stderr
     assert "PASS" in verdict_lines(p.stdout).values(), p.stdout
     assert digest(db) == kept  # without --record the gate only reads
 
