@@ -69,6 +69,8 @@ json ok_record(const std::vector<const json*>& ok, std::size_t median_at) {
   const double bytes = number(r, "bytes");
   r["algbw_GBps"] = bytes / (p50 * 1e3);
   r["busbw_GBps"] = bytes / (p50 * 1e3) * factor;
+  if (r.contains("per_block_us") && r["layout"].value("blocks_per_op", 0) > 0)
+    r["per_block_us"] = p50 / r["layout"]["blocks_per_op"].get<double>();
   if (m == 1) return r;  // one process: its own interval stands
   std::vector<double> p50s;
   for (const json* p : ok) p50s.push_back(number((*p)["latency_us"], "p50"));

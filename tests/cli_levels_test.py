@@ -73,6 +73,9 @@ def check_levels_file(doc, n):
         expect(r["levels"]["coverage"] == 1 - 2 / 2 ** n and r["levels"]["interval"] == "between processes", r["name"])
         expect(abs(r["algbw_GBps"] - r["bytes"] / (r["latency_us"]["p50"] * 1e3)) < 1e-9 * r["algbw_GBps"], "algbw")
         expect(r["iterations"] == 8 * n and r["validated"] is True, f"{r['name']}: samples of all processes")
+        if r["layout"]["kind"] == "blocks":
+            expect(abs(r["per_block_us"] - r["latency_us"]["p50"] / r["layout"]["blocks_per_op"]) < 1e-9 * r["per_block_us"],
+                   f"{r['name']}: per_block_us of the median p50")
     return seeds
 
 
