@@ -2,6 +2,8 @@
 
 #include "core/datagen.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -96,6 +98,12 @@ std::vector<std::pair<std::uint64_t, std::optional<Routing>>> size_points(const 
   return out;
 }
 
+// Free host memory (bytes; 0 when the system does not say).
+std::uint64_t free_host_bytes() {
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+}
+
 // Every case of one pattern form on one device set, in sweep order.
 void add_pattern_cases(const Config& config, const std::string& pattern_name, bool in_place, const std::vector<int>& ids,
                        const std::string& device_word, std::vector<Case>& out) {
@@ -133,6 +141,9 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
                      .overlap = config.overlap,
                      .not_runnable = not_runnable,
                      .plan = std::nullopt};
+              if (routing && c.not_runnable.empty())  // a routing too costly to make here is skipped, with the reason
+                c.not_runnable = routing_too_costly(*routing, routing->ranks > 0 ? routing->ranks : static_cast<int>(devs.size()),
+                                                    free_host_bytes());
               plan_case(c);
               c.iterations = case_iterations(config, c);
               out.push_back(std::move(c));

@@ -11,6 +11,8 @@
 #include <fmt/ranges.h>
 
 #include "core/errors.hpp"
+#include "core/json_input.hpp"
+#include "core/quote.hpp"
 #include "core/read_file.hpp"
 #include "core/units.hpp"
 
@@ -26,12 +28,12 @@ const std::set<std::string> kEntryKeys = {"pattern", "engine", "timing", "min_by
 const std::vector<std::string> kMetrics = {"busbw_GBps", "algbw_GBps", "p50_us"};
 
 [[noreturn]] void bad(const std::string& path, const std::string& field, const std::string& what) {
-  throw InputError(fmt::format("--check {}: {}: {}", path, field, what));
+  throw InputError(fmt::format("--check {}: {}: {}", quote(path), field, what));
 }
 
 double number(const json& v, const std::string& path, const std::string& field, double lo, double hi) {
   if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lo || v.get<double>() > hi)
-    bad(path, field, fmt::format("expected a number from {} to {}, got {}", lo, hi, v.dump()));
+    bad(path, field, fmt::format("expected a number from {} to {}, got {}", lo, hi, quote_json(v)));
   return v.get<double>();
 }
 
@@ -40,7 +42,7 @@ void check_names(const json& v, const std::string& path, const std::string& fiel
   const json list = v.is_array() ? v : json::array({v});
   if (list.empty()) bad(path, field, "the list is empty");
   for (const auto& x : list)
-    if (!x.is_string()) bad(path, field, fmt::format("expected a name or a list of names, got {}", v.dump()));
+    if (!x.is_string()) bad(path, field, fmt::format("expected a name or a list of names, got {}", quote_json(v)));
 }
 
 bool name_matches(const json& want, const json& have) {
@@ -51,7 +53,7 @@ bool name_matches(const json& want, const json& have) {
 
 // A check entry, validated; byte bounds are stored as numbers.
 json validated_entry(const json& e, const std::string& path, const std::string& where, bool have_reference) {
-  if (!e.is_object()) bad(path, where, fmt::format("expected an object, got {}", e.dump()));
+  if (!e.is_object()) bad(path, where, fmt::format("expected an object, got {}", quote_json(e)));
   json out = e;
   for (const auto& [k, v] : e.items()) {
     if (!kEntryKeys.count(k))
@@ -77,7 +79,7 @@ json validated_entry(const json& e, const std::string& path, const std::string& 
       number(e.value("GBps_per_link", json()), path, where + ".GBps_per_link", 1e-3, 1e6);
     } else if (e["link"] != "pcie") {
       bad(path, where + ".link", fmt::format("{} is not accepted; accepted: \"pcie\" (the GPU's PCIe generation x width, "
-                                             "from the machine) or \"links\" (links x GBps_per_link; links a number or \"machine\")", e["link"].dump()));
+                                             "from the machine) or \"links\" (links x GBps_per_link; links a number or \"machine\")", quote_json(e["link"])));
     }
   }
   if (e.contains("efficiency")) number(e["efficiency"], path, where + ".efficiency", 1e-3, 1);
@@ -92,17 +94,8 @@ json read_json_file(const std::string& path, const std::string& what) {
   constexpr std::size_t kMaxBytes = std::size_t{512} << 20;
   constexpr int kMaxDepth = 64;  // a results file nests about 8 levels
   auto text = read_small_file(path, kMaxBytes);
-  if (!text) throw InputError(fmt::format("--check: {} '{}': {}", what, path, text.why_not()));
-  const json::parser_callback_t bounded = [&](int depth, json::parse_event_t, json&) {
-    if (depth > kMaxDepth)
-      throw InputError(fmt::format("--check: {} '{}': nested more than {} levels deep", what, path, kMaxDepth));
-    return true;
-  };
-  try {
-    return json::parse(*text, bounded);
-  } catch (const json::exception& e) {
-    throw InputError(fmt::format("--check: {} '{}' is not JSON: {}", what, path, e.what()));
-  }
+  if (!text) throw InputError(fmt::format("--check: {} '{}': {}", what, quote(path), text.why_not()));
+  return parse_input_json(*text, fmt::format("--check: {} '{}'", what, quote(path)), kMaxDepth);
 }
 
 // A case name without its "/beside=<workload>" part: a case beside a workload is checked against the
@@ -112,12 +105,52 @@ std::string base_name(const std::string& name) {
   return at == std::string::npos ? name : name.substr(0, at);
 }
 
+// A number field of a record, or nullopt (absent, null, not a finite number).
+std::optional<double> figure(const json& r, const char* key) {
+  const json v = r.value(key, json());
+  return v.is_number() && std::isfinite(v.get<double>()) ? std::optional<double>(v.get<double>()) : std::nullopt;
+}
+
+bool near(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(std::abs(a), std::abs(b)); }
+
+// A reference record's figures agree with each other, as dmabench writes them: the p50 inside its own interval, algbw =
+// S / p50, algbw's interval from the p50 interval's ends, busbw the same multiple of algbw as its interval. A record
+// whose p50 and algbw were edited and whose intervals were left would judge every case against nothing it measured.
+void check_reference_record(const json& r, const std::string& path, std::size_t i) {
+  const std::string where = fmt::format("results[{}] ({})", i, quote(r.value("name", std::string())));
+  const auto fail = [&](const std::string& what) {
+    bad(path, where, what + "; a reference must be a results file as dmabench wrote it (its figures agree with each other)");
+  };
+  const json lat = r.value("latency_us", json());
+  const auto p50 = lat.is_object() ? figure(lat, "p50") : std::nullopt;
+  if (!p50 || *p50 <= 0) fail("latency_us.p50 is not a number above 0");
+  const json iv = r.value("p50_interval_us", json());
+  if (iv.is_array() && iv.size() == 2 && iv[0].is_number() && iv[1].is_number() &&
+      (*p50 < iv[0].get<double>() * (1 - 1e-9) || *p50 > iv[1].get<double>() * (1 + 1e-9)))
+    fail(fmt::format("latency_us.p50 {} lies outside its own p50_interval_us [{}, {}]", *p50, iv[0].get<double>(), iv[1].get<double>()));
+  const auto bytes = figure(r, "bytes"), algbw = figure(r, "algbw_GBps"), busbw = figure(r, "busbw_GBps");
+  if (bytes && algbw && !near(*algbw, *bytes / (*p50 * 1e3)))
+    fail(fmt::format("algbw_GBps {} is not bytes / p50 = {}", *algbw, *bytes / (*p50 * 1e3)));
+  const json ai = r.value("algbw_interval_GBps", json()), bi = r.value("busbw_interval_GBps", json());
+  if (bytes && iv.is_array() && iv.size() == 2 && iv[1].is_number() && ai.is_array() && !ai.empty() && ai[0].is_number() &&
+      iv[1].get<double>() > 0 && !near(ai[0].get<double>(), *bytes / (iv[1].get<double>() * 1e3)))
+    fail(fmt::format("algbw_interval_GBps starts at {}, not at bytes / the p50 interval's high end = {}", ai[0].get<double>(),
+                     *bytes / (iv[1].get<double>() * 1e3)));
+  if (algbw && busbw && *algbw > 0 && ai.is_array() && bi.is_array() && !ai.empty() && !bi.empty() && ai[0].is_number() &&
+      bi[0].is_number() && ai[0].get<double>() > 0 && !near(*busbw / *algbw, bi[0].get<double>() / ai[0].get<double>()))
+    fail(fmt::format("busbw_GBps is {} x algbw_GBps but its interval {} x algbw's", *busbw / *algbw,
+                     bi[0].get<double>() / ai[0].get<double>()));
+}
+
 json reference_records(const json& doc, const std::string& path) {
   if (!doc.contains("results") || !doc["results"].is_array()) bad(path, "results", "a reference must be a dmabench results file");
   json by_name = json::object();
-  for (const auto& r : doc["results"])
-    if (r.is_object() && r.value("status", "") == "ok" && r.contains("name") && r["name"].is_string())
-      by_name[base_name(r["name"].get<std::string>())] = r;
+  for (std::size_t i = 0; i < doc["results"].size(); ++i) {
+    const json& r = doc["results"][i];
+    if (!r.is_object() || r.value("status", "") != "ok" || !r.contains("name") || !r["name"].is_string()) continue;
+    check_reference_record(r, path, i);
+    by_name[base_name(r["name"].get<std::string>())] = r;
+  }
   return by_name;
 }
 

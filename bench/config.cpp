@@ -1,5 +1,8 @@
 #include "bench/config.hpp"
 
+#include "core/json_input.hpp"
+#include "core/quote.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -240,43 +243,17 @@ std::string read_config_text(const std::string& path) {
   // a regular file only: a FIFO with no writer would wait forever, /dev/zero never ends
   Maybe<std::string> text = read_small_file(path, kMaxConfigBytes);
   if (!text)
-    throw InputError(fmt::format("--config {}: {}; accepted: a regular file of at most {} KiB holding a JSON config", path,
+    throw InputError(fmt::format("--config {}: {}; accepted: a regular file of at most {} KiB holding a JSON config", quote(path),
                                  text.why_not(), kMaxConfigBytes >> 10));
-  if (const auto nul = text->find('\0'); nul != std::string::npos)
-    throw InputError(fmt::format("config '{}': a NUL byte at offset {}; a config is JSON text", path, nul));
   return std::move(text).value();
-}
-
-// Parses with the limits: nesting depth, and no key twice in one object (JSON allows it; a
-// config that says one thing twice is a mistake, and the last one would silently win).
-json parse_config_text(const std::string& text, const std::string& path) {
-  std::vector<std::set<std::string>> keys;  // per open object
-  const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (depth > kMaxDepth)
-      throw InputError(fmt::format("config '{}': nested more than {} levels deep", path, kMaxDepth));
-    if (event == json::parse_event_t::object_start) keys.emplace_back();
-    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    if (event == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
-      throw InputError(fmt::format("config '{}': key '{}' appears twice in one object", path,
-                                   show(parsed)));
-    return true;
-  };
-  try {
-    return json::parse(text, check);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("config '{}': not valid JSON: {}", path, e.what()));
-  } catch (const json::out_of_range& e) {  // a number past a double's range (1e400)
-    const std::string what = e.what();
-    throw InputError(fmt::format("config '{}': {}; a number must fit in a 64-bit float", path,
-                                 what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2)));
-  }
 }
 
 }  // namespace
 
 Config load_config(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
-  return parse_config(parse_config_text(read_config_text(path), path), slash == std::string::npos ? "." : path.substr(0, slash + 1));
+  return parse_config(parse_input_json(read_config_text(path), fmt::format("config '{}'", quote(path)), kMaxDepth),
+                      slash == std::string::npos ? "." : path.substr(0, slash + 1));
 }
 
 json to_json(const Config& c) {

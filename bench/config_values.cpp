@@ -6,6 +6,8 @@
 #include <fmt/ranges.h>
 
 #include "bench/config_parse.hpp"
+
+#include "core/quote.hpp"
 #include "bench/patterns/pattern.hpp"
 #include "core/errors.hpp"
 #include "core/units.hpp"
@@ -22,10 +24,7 @@ constexpr std::size_t kMaxSizes = 4096;
   throw InputError(fmt::format("config: {}: {}", field, what));
 }
 
-std::string show(const json& v) {
-  std::string s = v.dump();
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
+std::string show(const json& v) { return quote_json(v, 60); }
 
 std::vector<std::string> pattern_names() {
   std::vector<std::string> out;

@@ -108,7 +108,7 @@ void print_engines(Text& out, const std::map<std::string, std::string>& backend_
       if (not_built)
         states.push_back(fmt::format("{}: not built: {}", b, engine.why_not()));
       else if (!backend_state.at(b).empty())
-        states.push_back(fmt::format("{}: built; backend {}", b, backend_state.at(b)));
+        states.push_back(fmt::format("{}: built; the {} backend is unavailable (above)", b, b));
       else
         states.push_back(engine ? b + ": available" : fmt::format("{}: unavailable: {}", b, engine.why_not()));
     }

@@ -10,6 +10,7 @@
 // and dmabench's messages are written by console::say / console::warn, which drop what cannot be written.
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -40,6 +41,11 @@ bool stop_agreed();
 void stop_recorded();
 // The documented exit code of an interrupted run: 128 + the signal (130 for SIGINT, 143 for SIGTERM).
 int exit_code();
+// Thrown by work before the sweep that a signal cut short (a routing being generated): main ends the run with
+// exit_code(), nothing recorded.
+struct Stopped : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 // Blocks until a signal asks the run to stop or `timeout` passes; whether one did. For a thread that acts
 // on the signal at once (the handler itself only records it).
 bool wait_requested(std::chrono::milliseconds timeout);

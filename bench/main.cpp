@@ -13,6 +13,7 @@
 #include "bench/gbench.hpp"
 #include "bench/interrupt.hpp"
 #include "core/errors.hpp"
+#include "core/quote.hpp"
 #include "bench/runner.hpp"
 #include "team/team.hpp"
 #include "version.hpp"
@@ -61,16 +62,21 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     dmabench::team::finish(/*clean=*/true);
     return rc;
+  } catch (const dmabench::interrupt::Stopped& e) {  // a signal while the cases were being made: nothing ran
+    dmabench::console::warn("\ndmabench: interrupted {}; nothing was run\n", e.what());
+    dmabench::team::finish(/*clean=*/true);
+    return dmabench::interrupt::exit_code();
   } catch (const dmabench::InputError& e) {
     // bad input: every process of a multi-process run found it at the same point; rank 0 says it
-    if (dmabench::team::world().rank() == 0) dmabench::console::warn("dmabench: error: {}\n", e.what());
+    // one line a person reads: whatever a file or an argument held, quoted with a cap (core/quote.hpp)
+    if (dmabench::team::world().rank() == 0) dmabench::console::warn("dmabench: error: {}\n", dmabench::one_line(e.what()));
     dmabench::team::finish(/*clean=*/true);
     return 2;
   } catch (const std::exception& e) {
     // the other processes may be waiting in a collective: no MPI_Finalize, the launcher ends the job
     dmabench::console::warn("dmabench: fatal{}: {}\n",
                dmabench::team::world().multi() ? " (rank " + std::to_string(dmabench::team::world().rank()) + ")" : "",
-               e.what());
+               dmabench::one_line(e.what()));
     dmabench::team::finish(/*clean=*/false);
     return 3;
   }

@@ -17,13 +17,34 @@
 
 namespace dmabench::gpu {
 
+// What a failing device count means here, in the words a user acts on (the runtime's own words follow it): the
+// runtime's "driver version is insufficient" is also what it says where no driver is loaded at all.
+std::string no_gpu_reason(GPU(Error_t) err) {
+#if defined(DMABENCH_GPU_HIP)
+  const bool driver = std::ifstream("/sys/module/amdgpu/version").good() || std::ifstream("/dev/kfd").good();
+  const char* vendor = "AMD (amdgpu)";
+  const bool too_old = err == hipErrorInsufficientDriver;
+#else
+  const bool driver = std::ifstream("/proc/driver/nvidia/version").good();
+  const char* vendor = "NVIDIA";
+  const bool too_old = err == cudaErrorInsufficientDriver;
+#endif
+  const std::string said = fmt::format("{}GetDeviceCount: {}: {}", detail::kBackendName, GPU(GetErrorName)(err), GPU(GetErrorString)(err));
+  if (!driver)
+    return fmt::format("no {} driver is loaded on this machine, so there is no GPU to run on (use --backend host, or install "
+                       "the driver; {})", vendor, said);
+  if (too_old)
+    return fmt::format("the {} driver here is older than this build's runtime needs: update the driver ({})", vendor, said);
+  return fmt::format("no GPU is visible to this process (check the devices it may use, e.g. CUDA_VISIBLE_DEVICES / "
+                     "HIP_VISIBLE_DEVICES, or a container's device list; {})", said);
+}
+
 Maybe<int> device_count() {
   int n = 0;
   GPU(Error_t) err = GPU(GetDeviceCount)(&n);
   if (err != GPU(Success)) {
     (void)GPU(GetLastError)();
-    return Maybe<int>::no(
-        fmt::format("{}GetDeviceCount: {}: {}", detail::kBackendName, GPU(GetErrorName)(err), GPU(GetErrorString)(err)));
+    return Maybe<int>::no(no_gpu_reason(err));
   }
   if (n == 0) return Maybe<int>::no(fmt::format("{}GetDeviceCount found no {} device", detail::kBackendName, DMABENCH_GPU_RUNTIME));
   return n;

@@ -292,7 +292,22 @@ TEST(AllToAllV, TracesGiveOneCasePerStepAndBadTracesAreInputErrors) {
                {"alltoallv.tokens_per_rank", "steps[0][0][1]", "5 tokens", "4 tokens"});
   expect_error(file("moe-empty.json", "[[0, 0], [0, 0]]"), {"alltoallv.splits", "moves no token"});
   expect_error(file("moe-ranks.json", R"({"ranks": 3, "steps": [[[0, 1], [1, 0]]]})"), {"steps[0]", "ranks 3"});
-  expect_error(file("moe-notjson.json", "[[1, 2"), {"alltoallv.splits", "not JSON"});
+  expect_error(file("moe-notjson.json", "[[1, 2"), {"alltoallv.splits", "not valid JSON"});
+  // issue 40: a trace is bounded like a config (no file drives a recursion past the stack), names no key twice, and its
+  // errors quote what they found in a few dozen characters
+  expect_error(file("moe-deep.json", std::string(100000, '[') + std::string(100000, ']')),
+               {"alltoallv.splits", "nested more than 32 levels deep"});
+  expect_error(file("moe-twice.json", R"({"steps": [[[1, 1], [1, 1]]], "steps": [[[2, 2], [2, 2]]]})"),
+               {"alltoallv.splits", "key '\"steps\"' appears twice in one object"});
+  try {
+    const Config bad = parse_config(json::parse(R"({"patterns": ["alltoallv"], "engines": ["host"], "alltoallv": )" +
+                                                file("moe-long.json", "[[\"" + std::string(1 << 20, 'x') + "\", 1], [1, 1]]") + "}"));
+    expand(bad, 2, {0, 1}, "host rank");
+    ADD_FAILURE() << "a trace holding a 1 MB string was accepted";
+  } catch (const InputError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u) << "the error line quotes the string with a cap";
+    EXPECT_NE(std::string(e.what()).find("more bytes)"), std::string::npos) << e.what();
+  }
   expect_error(R"({"splits": "file:/nonexistent/trace.json"})", {"alltoallv.splits", "/nonexistent/trace.json"});
   // splits, keys and values
   expect_error(R"({"splits": "zipf"})", {"alltoallv.splits", "zipf:S"});

@@ -349,3 +349,36 @@ TEST(Check, TheVerdictNamesTheIntervalsThatJudgedIt) {
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_NE(out.find("; interval between 5 processes, the reference's within one process)"), std::string::npos) << out;
 }
+
+// A reference that contradicts itself is refused (exit 2 naming the record and field), not trusted: its p50 and algbw
+// made 10x faster while its intervals were left (issue 40), algbw that is not S / p50, busbw's interval another
+// multiple of algbw's than busbw itself.
+TEST(Check, AReferenceThatContradictsItselfIsRefused) {
+  json good = with_intervals(record("copy", {0, 1}, 100.0, 5), 96.0, 104.0, 4.8, 5.2);
+  const auto refused = [](const json& rec, const std::string& words) {
+    const json doc = {{"context", json::object()}, {"results", json::array({rec})}};
+    try {
+      check::Expectations::load(write_file("dmabench-reference-bad.json", doc));
+      ADD_FAILURE() << "accepted " << rec.dump();
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("results[0] (copy/ce/pipelined/dev=0/x)"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  EXPECT_NO_THROW(check::Expectations::load(write_file("dmabench-reference-good.json",
+                                                       json{{"context", json::object()}, {"results", json::array({good})}})));
+  json faster = good;
+  faster["latency_us"]["p50"] = 0.5;
+  faster["busbw_GBps"] = faster["algbw_GBps"] = 1000.0;
+  refused(faster, "latency_us.p50 0.5 lies outside its own p50_interval_us [4.8, 5.2]");
+  json sized = good;
+  sized["bytes"] = 500000;  // S / p50 = 100 GB/s at 5 us; S / 5.2 us and S / 4.8 us at the interval's ends
+  sized["algbw_interval_GBps"] = sized["busbw_interval_GBps"] = {500000 / 5200.0, 500000 / 4800.0};
+  EXPECT_NO_THROW(check::Expectations::load(write_file("dmabench-reference-sized.json",
+                                                       json{{"context", json::object()}, {"results", json::array({sized})}})));
+  sized["algbw_GBps"] = sized["busbw_GBps"] = 1000.0;
+  refused(sized, "algbw_GBps 1000 is not bytes / p50 = 100");
+  json factor = good;
+  factor["busbw_GBps"] = 50.0;
+  refused(factor, "busbw_GBps is 0.5 x algbw_GBps but its interval 1 x algbw's");
+}

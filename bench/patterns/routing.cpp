@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -10,7 +12,10 @@
 
 #include <fmt/format.h>
 
+#include "bench/interrupt.hpp"
 #include "core/errors.hpp"
+#include "core/json_input.hpp"
+#include "core/quote.hpp"
 #include "core/read_file.hpp"
 #include "core/units.hpp"
 
@@ -23,6 +28,7 @@ using Matrix = std::vector<std::vector<std::uint64_t>>;
 constexpr std::size_t kMaxTraceBytes = 64u << 20;
 constexpr std::uint64_t kMaxCount = std::uint64_t{1} << 32;
 constexpr std::size_t kMaxTraceRanks = 4096;
+constexpr int kMaxTraceDepth = 32;
 
 [[noreturn]] void fail(const std::string& field, const std::string& what) {
   throw InputError(fmt::format("config: {}: {}", field, what));
@@ -39,22 +45,49 @@ std::vector<int> permutation(int n, std::mt19937_64& rng) {
   return p;
 }
 
-// Picks `k` distinct experts from cumulative weights `cum` (cum.back() the total): draws from the whole distribution
-// and redraws a duplicate, which is sampling without replacement (each later pick renormalised over the rest).
-void pick(const std::vector<double>& cum, int k, std::mt19937_64& rng, std::vector<int>& chosen) {
-  const int n = static_cast<int>(cum.size());
-  for (int attempts = 0; static_cast<int>(chosen.size()) < k;) {
-    int e;
-    if (++attempts <= 64 * k) {
-      e = static_cast<int>(std::upper_bound(cum.begin(), cum.end(), unit(rng) * cum.back()) - cum.begin());
-      e = std::min(e, n - 1);
-    } else {  // a distribution so skewed that redraws keep hitting the chosen ones: the first weighted one not chosen
-      e = 0;
-      while (e < n && ((e > 0 ? cum[e] - cum[e - 1] : cum[0]) <= 0 || std::find(chosen.begin(), chosen.end(), e) != chosen.end())) ++e;
-      if (e == n) throw std::logic_error("routing: fewer weighted experts than picks");
+// Experts chosen for the token at hand: chosen[e] == stamp (a new stamp per token: no clearing, O(1) membership).
+struct Chosen {
+  std::vector<std::uint32_t> mark;
+  std::uint32_t stamp = 0;
+  void next_token() {
+    if (++stamp == 0) {  // wrapped: every mark is stale again
+      std::fill(mark.begin(), mark.end(), 0u);
+      stamp = 1;
     }
-    if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) chosen.push_back(e);
   }
+  bool has(int e) const { return mark[static_cast<std::size_t>(e)] == stamp; }
+  void add(int e) { mark[static_cast<std::size_t>(e)] = stamp; }
+};
+
+// The weight of expert e from cumulative weights (its own, not a difference of sums: past the first few experts of a
+// steep Zipf their weights vanish below a double's precision in the sums).
+// Picks `k` distinct experts: draws from the cumulative weights `cum` (cum.back() the total) and redraws a duplicate,
+// which is sampling without replacement (each later pick renormalised over the rest). Where 64 k draws were not enough
+// (a distribution so skewed that redraws keep hitting the chosen ones: zipf 10, or top-64 of 256), the rest are picked
+// by their own `weights` over the experts not chosen, one pass each (Efraimidis-Spirakis keys u^(1/w), largest first).
+void pick(const std::vector<double>& weights, const std::vector<double>& cum, int k, std::mt19937_64& rng, Chosen& seen,
+          std::vector<int>& chosen) {
+  const int n = static_cast<int>(cum.size());
+  for (int e : chosen) seen.add(e);
+  for (int attempts = 0; static_cast<int>(chosen.size()) < k && ++attempts <= 64 * k;) {
+    int e = static_cast<int>(std::upper_bound(cum.begin(), cum.end(), unit(rng) * cum.back()) - cum.begin());
+    e = std::min(e, n - 1);
+    if (!seen.has(e) && weights[static_cast<std::size_t>(e)] > 0) {
+      seen.add(e);
+      chosen.push_back(e);
+    }
+  }
+  if (static_cast<int>(chosen.size()) >= k) return;
+  std::vector<std::pair<double, int>> keys;  // log(u) / w: the largest keys are the picks
+  for (int e = 0; e < n; ++e) {
+    const double w = weights[static_cast<std::size_t>(e)];
+    if (seen.has(e)) continue;
+    const double u = std::max(unit(rng), 0x1.0p-60);
+    keys.emplace_back(w > 0 ? std::log(u) / w : -std::numeric_limits<double>::infinity(), e);  // weight 0: last
+  }
+  const std::size_t more = std::min(keys.size(), static_cast<std::size_t>(k) - chosen.size());
+  std::partial_sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(more), keys.end(), std::greater<>());
+  for (std::size_t i = 0; i < more; ++i) chosen.push_back(keys[i].second);
 }
 
 Routed generate(const Routing& r, int ranks) {
@@ -70,19 +103,23 @@ Routed generate(const Routing& r, int ranks) {
   const int per_rank = experts / ranks;
   std::mt19937_64 order_rng(r.seed * 0x9e3779b97f4a7c15ull + 0x5eed);
   const std::vector<int> popular = permutation(experts, order_rng);  // popular[k]: the expert of popularity rank k
-  std::vector<double> cum(static_cast<std::size_t>(experts));
+  std::vector<double> weights(static_cast<std::size_t>(experts)), cum(weights.size());
   double total = 0;
   for (int k = 0; k < experts; ++k) {
     const double w = r.splits.kind == Splits::Kind::zipf ? std::pow(static_cast<double>(k + 1), -r.splits.skew) : 1.0;
-    cum[static_cast<std::size_t>(popular[static_cast<std::size_t>(k)])] = w;
+    weights[static_cast<std::size_t>(popular[static_cast<std::size_t>(k)])] = w;
   }
-  for (double& w : cum) w = (total += w);  // cumulative
+  for (std::size_t e = 0; e < weights.size(); ++e) cum[e] = (total += weights[e]);  // cumulative
   const int hot = popular[0];
-  std::vector<double> others;  // hot: every expert but the hot one, equally likely
+  std::vector<double> other_weights, others;  // hot: every expert but the hot one, equally likely
   if (r.splits.kind == Splits::Kind::hot) {
     double t = 0;
-    for (int e = 0; e < experts; ++e) others.push_back(t += e == hot ? 0.0 : 1.0);
+    for (int e = 0; e < experts; ++e) {
+      other_weights.push_back(e == hot ? 0.0 : 1.0);
+      others.push_back(t += other_weights.back());
+    }
   }
+  Chosen seen{std::vector<std::uint32_t>(static_cast<std::size_t>(experts), 0u), 0};
   Routed out;
   out.ranks = ranks;
   out.dests.resize(static_cast<std::size_t>(ranks));
@@ -91,20 +128,24 @@ Routed generate(const Routing& r, int ranks) {
     std::mt19937_64 rng(r.seed * 0x9e3779b97f4a7c15ull + 2 * static_cast<std::uint64_t>(s) + 1);
     auto& tokens = out.dests[static_cast<std::size_t>(s)];
     tokens.resize(r.tokens_per_rank);
-    for (auto& dests : tokens) {
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      auto& dests = tokens[i];
+      if (i % 4096 == 0 && interrupt::requested())
+        throw interrupt::Stopped(fmt::format("while generating the {} routing", r.label()));
       chosen.clear();
+      seen.next_token();
       if (r.splits.kind == Splits::Kind::hot) {
         if (unit(rng) < r.splits.skew) chosen.push_back(hot);
         if (experts > 1) {
           const int rest = std::min(topk - static_cast<int>(chosen.size()), experts - 1);
           std::vector<int> picked = chosen;
-          pick(others, static_cast<int>(picked.size()) + rest, rng, picked);
+          pick(other_weights, others, static_cast<int>(picked.size()) + rest, rng, seen, picked);
           chosen = picked;
         } else if (chosen.empty()) {
           chosen.push_back(hot);
         }
       } else {
-        pick(cum, topk, rng, chosen);
+        pick(weights, cum, topk, rng, seen, chosen);
       }
       for (int e : chosen) dests.push_back(e / per_rank);
       std::sort(dests.begin(), dests.end());
@@ -162,7 +203,7 @@ Matrix read_matrix(const json& v, const std::string& field) {
       const std::string at = fmt::format("{}[{}][{}]", field, s, d);
       if (x.is_number_integer() && !x.is_number_unsigned() && x.get<std::int64_t>() < 0)
         fail(at, fmt::format("{} is negative; a token count is 0 or more", x.get<std::int64_t>()));
-      if (!x.is_number_unsigned()) fail(at, fmt::format("expected a whole number of tokens, got {}", x.dump()));
+      if (!x.is_number_unsigned()) fail(at, fmt::format("expected a whole number of tokens, got {}", quote_json(x)));
       if (x.get<std::uint64_t>() > kMaxCount) fail(at, fmt::format("{} tokens; at most {}", x.get<std::uint64_t>(), kMaxCount));
       m.back().push_back(x.get<std::uint64_t>());
     }
@@ -235,15 +276,11 @@ const std::vector<std::vector<std::vector<std::uint64_t>>>& trace_steps(const st
   static std::map<std::string, std::vector<Matrix>> cache;
   const std::lock_guard<std::mutex> lock(mu);
   if (auto it = cache.find(path); it != cache.end()) return it->second;
-  const std::string where = fmt::format("{}: file:{}", field, path);
+  const std::string where = fmt::format("{}: file:{}", field, quote(path));
   auto text = read_small_file(path, kMaxTraceBytes);
   if (!text) throw InputError(fmt::format("config: {}: {}", where, text.why_not()));
-  json doc;
-  try {
-    doc = json::parse(*text);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("config: {}: not JSON ({})", where, e.what()));
-  }
+  // a trace nests 4 levels ({"steps": [[[...]]]}): bounded like a config, no key twice (core/json_input.hpp)
+  const json doc = parse_input_json(*text, "config: " + where, kMaxTraceDepth);
   std::vector<Matrix> steps;
   if (doc.is_array()) {
     steps.push_back(read_matrix(doc, where));
@@ -253,7 +290,7 @@ const std::vector<std::vector<std::vector<std::uint64_t>>>& trace_steps(const st
     for (std::size_t k = 0; k < list.size(); ++k) steps.push_back(read_matrix(list[k], fmt::format("{}: steps[{}]", where, k)));
     if (doc.contains("ranks")) {
       const json& n = doc["ranks"];
-      if (!n.is_number_unsigned()) fail(where + ": ranks", fmt::format("expected a whole number, got {}", n.dump()));
+      if (!n.is_number_unsigned()) fail(where + ": ranks", fmt::format("expected a whole number, got {}", quote_json(n)));
       for (std::size_t k = 0; k < steps.size(); ++k)
         if (steps[k].size() != n.get<std::uint64_t>())
           fail(fmt::format("{}: steps[{}]", where, k),
@@ -288,6 +325,28 @@ const Routed& route(const Routing& r, int ranks) {
   }
   const std::lock_guard<std::mutex> lock(mu);
   return cache.emplace(key, std::move(routed)).first->second;
+}
+
+std::string routing_too_costly(const Routing& r, int ranks, std::uint64_t free_host_bytes) {
+  const double tokens = static_cast<double>(ranks) * static_cast<double>(r.tokens_per_rank);
+  const int experts = r.experts_for(ranks);
+  const double k = std::min(r.topk, experts), fanout = std::min<double>(k, ranks);
+  if (r.splits.kind != Splits::Kind::file) {
+    // the most a token costs: 64 k draws of log2(experts) steps each, then one pass over the experts
+    const double draws = tokens * (64.0 * k * std::log2(std::max(2, experts)) + experts);
+    if (draws > static_cast<double>(kMaxRoutingDraws))
+      return fmt::format("generating the routing {} could take up to {:.2g} draws ({} ranks x {} tokens x top-{} of {} experts), "
+                         "more than the {:.2g} a routing may take before the cases run; fewer tokens_per_rank, topk or experts",
+                         r.label(), draws, ranks, r.tokens_per_rank, r.topk, experts, static_cast<double>(kMaxRoutingDraws));
+  }
+  // every token's destination list, and a scattered plan's transfer per token copy (bench/patterns/alltoallv.cpp)
+  const double bytes = tokens * (sizeof(std::vector<int>) + fanout * sizeof(int)) + (r.scattered ? tokens * fanout * 64.0 : 0.0);
+  if (free_host_bytes > 0 && bytes > static_cast<double>(free_host_bytes) / 2)
+    return fmt::format("the routing {}'s tables ({} ranks x {} tokens, up to {:.0f} copies each) would take {:.2f} GiB of host "
+                       "memory, more than half of the {:.2f} GiB free",
+                       r.label(), ranks, r.tokens_per_rank, fanout, bytes / 1073741824.0,
+                       static_cast<double>(free_host_bytes) / 1073741824.0);
+  return "";
 }
 
 }  // namespace dmabench

@@ -64,6 +64,13 @@ struct Routed {
 // topk above experts, a trace step of another shape, a count above tokens_per_rank. Cached per (routing, ranks).
 const Routed& route(const Routing& r, int ranks);
 
+// Why generating and planning this routing of `ranks` ranks is not done here, or "": its draws past the bound of
+// generation work (kMaxRoutingDraws: a routing is made before any case runs, and must stay within seconds and answer a
+// signal), or its tables (every token's destinations, and a scattered plan's transfer per token copy) past half of
+// `free_host_bytes`. The case is then skipped with this reason (bench/cases.cpp).
+inline constexpr std::uint64_t kMaxRoutingDraws = std::uint64_t{1} << 30;
+std::string routing_too_costly(const Routing& r, int ranks, std::uint64_t free_host_bytes);
+
 // A trace file, read and checked once per path: its steps, each a square matrix of token counts (>= 0). Throws
 // InputError naming `field` and the element (steps[k][s][d]) that is wrong.
 const std::vector<std::vector<std::vector<std::uint64_t>>>& trace_steps(const std::string& path, const std::string& field);
