@@ -9,8 +9,9 @@
 
 namespace dmabench::measure {
 
-// `samples` timed calls of every probe on `device` after 10 untimed ones, host steady_clock around each call:
-// {device, cpu, cpu_mhz, cpu_mhz_source, samples, probes: {name: {p50_us, min_us, p95_us, what}}}; an error
+// `samples` timed calls of every probe on `device` after 10 untimed ones (at most about 20 ms a probe, at least 5 calls),
+// host steady_clock around each call: {device, cpu, cpu_mhz, cpu_mhz_source, samples, probes: {name: {p50_us, min_us,
+// p95_us, samples (the calls timed), what}}}; an error
 // while setting up or running a probe is recorded as `error` (the run goes on).
 nlohmann::json calibrate(Backend& backend, int device, int samples = 200);
 
