@@ -24,7 +24,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, fmt_size, load, parse_size, run_tool, variant  # noqa: E402
+from dmabench_results import ResultsError, fmt_size, load, parse_size, printable, quote, run_tool, variant  # noqa: E402
 from dmabench_results import table as md_table  # noqa: E402
 
 TOOL = "amd_first_run.py"
@@ -85,7 +85,7 @@ def variant_key(name):
     parts = name.split("/")
     dev = next((i for i, p in enumerate(parts) if p.startswith("dev=")), None)
     if dev is None or dev < 2:
-        raise ResultsError(f"case name {name!r} has no /dev=... part")
+        raise ResultsError(f"case name {quote(name)} has no /dev=... part")
     return "/".join(parts[:dev - 1] + [parts[dev]])
 
 
@@ -122,7 +122,8 @@ def cmd_recorded(args):
     if len(args) != 1:
         raise ResultsError("recorded takes one results file")
     for r in load(args[0])["results"]:
-        print(f"{r['name']}\t{'hung' if hung(r) else r['status']}\t{' '.join(str(r.get('reason', '')).split())}")
+        fields = (r["name"], "hung" if hung(r) else r["status"], " ".join(str(r.get("reason", "")).split()))
+        print("\t".join(map(printable, fields)))
     return 0
 
 
@@ -170,7 +171,7 @@ def cmd_sizes(args):
         raise ResultsError("sizes takes CONFIG.json SIZES OUT.json")
     sizes = [parse_size(s.strip(), TOOL) for s in args[1].split(",") if s.strip()]
     if not sizes:
-        raise ResultsError(f"sizes: {args[1]!r} names no size; accepted: a comma list such as 1KiB,64KiB,1MiB")
+        raise ResultsError(f"sizes: {quote(args[1])} names no size; accepted: a comma list such as 1KiB,64KiB,1MiB")
     try:
         with open(args[0]) as f:
             config = json.load(f)

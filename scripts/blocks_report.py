@@ -29,14 +29,14 @@ Exit codes: 0 done (also when there is no block record: the output says so); 2 b
 malformed results file, a record whose layout or host_memory fields cannot be read, or a bad argument or output
 path, with one line `blocks_report.py: error: ...` on stderr (never a traceback).
 """
-import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import (ResultsError, _number, _of, fmt_num, arg_parser, fmt_size, load, pattern_label,  # noqa: E402
-                              run_tool, software_times, table, variant, versions_caption, write_file)
+from dmabench_results import (ResultsError, _number, _of, arg_parser, fmt_num, fmt_size, json_text, load,  # noqa: E402
+                              pattern_label, printable, quote, run_tool, software_times, table, variant,
+                              versions_caption, write_file)
 
 TOOL = "blocks_report.py"
 REPORT_SCHEMA = "dmabench-blocks-report/1"
@@ -86,7 +86,7 @@ def host_of(r, where):
         _of(h.get("kind"), str, f"{where}.host_memory.kind")
         numa = h.get("numa")
         if isinstance(numa, bool) or not isinstance(numa, (str, int)):
-            raise ResultsError(f"{where}.host_memory.numa: expected a string or a node number, got {json.dumps(numa)}")
+            raise ResultsError(f"{where}.host_memory.numa: expected a string or a node number, got {quote(numa, 40)}")
         return h["kind"], str(numa)
     m = re.search(r"/host=([^,/]+),numa=([^/]+)", r["name"])
     return (m.group(1), m.group(2)) if m else None
@@ -337,7 +337,7 @@ def excluded_md(t):
     out = ["", "Not counted (only ok and validated records are):", ""]
     for e in t["excluded"]:
         reason = f": {e['reason']}" if e["reason"] else ""
-        out.append(f"- {e['count']} × {e['status']}{reason} ({', '.join(e['variants'])})")
+        out.append(printable(f"- {e['count']} × {e['status']}{reason} ({', '.join(e['variants'])})"))
     return out
 
 
@@ -368,7 +368,7 @@ def crossovers_md(t):
     if not t["crossovers"]:
         return []
     return ["", "**Crossovers** (measured block sizes only)", ""] + \
-        [f"- {c['text']}" for c in t["crossovers"]]
+        [f"- {printable(c['text'])}" for c in t["crossovers"]]
 
 
 def fit_cells(f):
@@ -391,7 +391,7 @@ def fits_md(t):
 
 
 def section_md(t):
-    out = ["", f"## {title(t)}", ""]
+    out = ["", f"## {printable(title(t))}", ""]
     out.append(main_table(t) if t["rows"] or t["reference_rows"] else "No ok and validated block record.")
     if any(v.endswith("[software engine]") for v in t["variants"]):
         out += ["", "_[software engine]: CPU-thread times of the software SDMA engine "
@@ -405,7 +405,7 @@ def notes_of(notes, timing):
         other = "pipelined" if timing == "oneshot" else "oneshot"
         out.append(f"{notes['other_timing']} block record(s) at timing {other} not shown (--timing {other}).")
     if notes["other_kind"]:
-        out.append(f"Records with layout kind(s) {', '.join(sorted(notes['other_kind']))} not shown.")
+        out.append(printable(f"Records with layout kind(s) {', '.join(sorted(notes['other_kind']))} not shown."))
     if notes["replaced"]:
         out.append(f"{notes['replaced']} block record(s) measured a cell an earlier one did (same variant, "
                    f"arrangement, block size and count); the later one is used.")
@@ -414,7 +414,7 @@ def notes_of(notes, timing):
 
 def markdown(report):
     out = [f"# Block layouts, {report['timing']}", ""]
-    out += [f"- `{f['path']}`: {f['caption']}" for f in report["files"]]
+    out += [printable(f"- `{f['path']}`: {f['caption']}") for f in report["files"]]
     out += [""] + [f"_{n}_" for n in report["notes"]] if report["notes"] else []
     if not report["tables"]:
         out += ["", f"No block-layout records (layout.kind \"blocks\") at timing {report['timing']} in these files."]
@@ -449,7 +449,7 @@ def run(argv=None):
     if a.markdown:
         write_file(a.markdown, text)
     if a.json:
-        write_file(a.json, json.dumps(report, indent=1) + "\n")
+        write_file(a.json, json_text(report) + "\n")
     sys.stdout.write(text)
     return 0
 

@@ -40,17 +40,19 @@ it (its run has not finished) is read from the journal when that holds more case
 (scripts/dmabench_results.py, load).
 Exit codes: 0 no regression, 1 a case regressed,
 2 bad input: an unreadable or malformed file (one line `compare.py: error: ...` on stderr, never a traceback;
-scripts/dmabench_results.py, check_document, says what is checked), a bad argument, no case in common.
+scripts/dmabench_results.py, check_document, says what is checked), among them a record that contradicts itself (its
+p50 outside its interval, its algbw not bytes / p50: check_consistent), a bad argument, no case in common.
+Names are printed with their control characters escaped and `|` in a table cell as `\\|`; --json writes a ratio
+beyond a float as null.
 """
-import json
 import math
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import (ResultsError, arg_parser, beside, case_class, case_key, fmt_num, fmt_size, load, p50_interval,  # noqa: E402
-                               pattern_label, run_tool, spread, table, variant, where)
+from dmabench_results import (ResultsError, arg_parser, beside, case_class, case_key, fmt_num, fmt_size, json_text,  # noqa: E402
+                              load, p50_interval, pattern_label, printable, run_tool, spread, table, variant, where)
 
 TOOL = "compare.py"
 
@@ -172,6 +174,21 @@ def p50_cell(p50, interval):
     return f"{p50:.2f}" + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
 
 
+ROW_HEADER = ["verdict", "pattern", "variant", "size/rank", "timing", "base p50 µs", "new p50 µs", "p50 ratio",
+              "busbw ratio", "noise", "rule"]
+
+
+def row_cells(r):
+    """A case's row of the table (dmabench_results.table escapes what the file's names hold)."""
+    head = [r["verdict"], pattern_label(r["pattern"], r["in_place"]), r["variant"], fmt_size(r["bytes_per_rank"]),
+            r["timing"]]
+    if "p50_ratio" not in r:
+        return head + ["–", "–", "–", "–", r.get("reason", "")[:60], "–"]
+    bus = f"{r['busbw_ratio']:.3f}" if r["busbw_ratio"] is not None else "–"
+    return head + [p50_cell(r["base_p50_us"], r["base_p50_interval_us"]), p50_cell(r["new_p50_us"], r["new_p50_interval_us"]),
+                   f"{r['p50_ratio']:.3f}", bus, f"{100 * r['noise']:.1f}%", r["rule"]]
+
+
 def markdown(rows, only_base, only_new, threshold, show_all, cal=None, together=None):
     order = {"failed": 0, "slower": 1, "faster": 2, "within noise": 3, "same": 4, "not compared": 5}
     counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in order}
@@ -179,26 +196,16 @@ def markdown(rows, only_base, only_new, threshold, show_all, cal=None, together=
            ", ".join(f"{n} {v}" for v, n in counts.items() if n) +
            f" (threshold {100 * threshold:.0f}%; a change is real where the two p50 intervals do not overlap: between "
            "processes for levels files, within one process otherwise (the rule column); or, in files without "
-           "intervals, beyond each case's spread)", ""] + ([together_line(together, threshold), ""] if together else [])
+           "intervals, beyond each case's spread)", ""] + ([printable(together_line(together, threshold)), ""] if together else [])
     shown = [r for r in rows if show_all or r["verdict"] in ("failed", "slower", "faster", "within noise")]
     if shown:
-        out += ["| verdict | pattern | variant | size/rank | timing | base p50 µs | new p50 µs | p50 ratio | busbw ratio | noise | rule |",
-                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-        for r in sorted(shown, key=lambda r: (order[r["verdict"]], -(r.get("p50_ratio") or 0))):
-            if "p50_ratio" not in r:
-                out.append(f"| {r['verdict']} | {pattern_label(r['pattern'], r['in_place'])} | {r['variant']} | {fmt_size(r['bytes_per_rank'])} | "
-                           f"{r['timing']} | – | – | – | – | {r.get('reason', '')[:60]} | – |")
-                continue
-            bus = f"{r['busbw_ratio']:.3f}" if r["busbw_ratio"] is not None else "–"
-            out.append(f"| {r['verdict']} | {pattern_label(r['pattern'], r['in_place'])} | {r['variant']} | {fmt_size(r['bytes_per_rank'])} | "
-                       f"{r['timing']} | {p50_cell(r['base_p50_us'], r['base_p50_interval_us'])} | "
-                       f"{p50_cell(r['new_p50_us'], r['new_p50_interval_us'])} | {r['p50_ratio']:.3f} | {bus} | "
-                       f"{100 * r['noise']:.1f}% | {r['rule']} |")
+        out.append(table(ROW_HEADER, [row_cells(r) for r in sorted(shown, key=lambda r: (order[r["verdict"]],
+                                                                                         -(r.get("p50_ratio") or 0)))]))
     if cal:
         out += calibration_markdown(cal)
     for title, names in (("only in BASE", only_base), ("only in NEW", only_new)):
         if names:
-            out += ["", f"{len(names)} case(s) {title}:"] + [f"- {n}" for n in names]
+            out += ["", f"{len(names)} case(s) {title}:"] + [f"- {printable(n)}" for n in names]
     return "\n".join(out)
 
 
@@ -225,8 +232,8 @@ def run(argv=None):
     cal = calibration(docs[0], docs[1])
     together = moved_together(rows, cal, a.threshold)
     if a.json:
-        print(json.dumps({"threshold": a.threshold, "cases": rows, "only_in_base": only_base, "only_in_new": only_new,
-                          "regressed": len(regressed), "calibration": cal, "moved_together": together}, indent=1))
+        print(json_text({"threshold": a.threshold, "cases": rows, "only_in_base": only_base, "only_in_new": only_new,
+                         "regressed": len(regressed), "calibration": cal, "moved_together": together}))
     else:
         print(markdown(rows, only_base, only_new, a.threshold, a.all, cal, together))
     return 1 if regressed else 0

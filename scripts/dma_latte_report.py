@@ -20,7 +20,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import fmt_size, load, pattern_label, placement, placement_order, table, variant, arg_parser, run_tool  # noqa: E402
+from dmabench_results import (arg_parser, fmt_size, labels_apart, load, pattern_label, placement, placement_order,  # noqa: E402
+                              printable, run_tool, table)
 
 TOOL = "dma_latte_report.py"
 DMA = ("ce", "ce-batch")
@@ -38,6 +39,13 @@ def run(argv=None):
     ap.add_argument("--baseline", default="ce schedule=pcpy", help="the variant the speedups divide by (default: %(default)s)")
     a = ap.parse_args(argv)
     res = [r for r in load(a.results)["results"] if r["status"] == "ok"]
+    bres = [r for r in load(a.breakdown)["results"] if r["status"] == "ok" and isinstance(r.get("breakdown_us"), dict)] \
+        if a.breakdown else []
+    names = {**labels_apart(res), **labels_apart(bres)}  # the variant; what tells two cases of one cell apart
+
+    def variant(r):
+        return names[id(r)]
+
     sizes = sorted({r["bytes_per_rank"] for r in res})
     p50 = {(placement(r), variant(r), r["timing"], r["bytes_per_rank"]): r["latency_us"]["p50"] for r in res}
     bus = {(placement(r), variant(r), r["timing"], r["bytes_per_rank"]): r["busbw_GBps"] for r in res}
@@ -49,7 +57,8 @@ def run(argv=None):
     out = []
     for pattern in groups:
         variants = sorted({variant(r) for r in res if placement(r) == pattern and r["engine"] in engines})
-        out.append(f"\n**{pattern_label(*pattern)}, {a.timing}: speedup over plain `{base}`{' (enqueue, event)' if base == 'ce schedule=pcpy' else ''} = its p50 / variant p50**\n")
+        out.append("\n" + printable(f"**{pattern_label(*pattern)}, {a.timing}: speedup over plain `{base}`"
+                                    f"{' (enqueue, event)' if base == 'ce schedule=pcpy' else ''} = its p50 / variant p50**") + "\n")
         rows = [[base] + [f"{p50[(pattern, base, a.timing, s)]:.1f} µs" if (pattern, base, a.timing, s) in p50 else "–" for s in sizes]]
         for v in variants:
             if v == base:
@@ -80,7 +89,6 @@ def run(argv=None):
         out.append(table(["pattern", "size/rank", "best DMA", "p50", "best NCCL", "p50", "DMA/NCCL",
                           "NCCL CE / DMA", "DMA busbw", "NCCL busbw", "NCCL CE busbw"], rows))
     if a.breakdown:
-        bres = [r for r in load(a.breakdown)["results"] if r["status"] == "ok" and isinstance(r.get("breakdown_us"), dict)]
         out.append("\n**Latency breakdown of one copy, GPU 0 → GPU 1, oneshot** (µs, medians; shares of the untraced total)\n")
         rows = []
         for r in sorted(bres, key=lambda r: (variant(r), r["bytes_per_rank"])):

@@ -10,9 +10,12 @@ import json
 import math
 import os
 import re
+import reprlib
+import signal
 import stat
 import sys
 import tempfile
+import threading
 
 SCHEMA_PREFIX = "dmabench/"
 SCHEMA_MAJOR = "dmabench/1"  # the major version every script reads
@@ -24,12 +27,74 @@ UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib":
          "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
 
 
+MAX_MESSAGE = 270  # characters of a ResultsError: with `<script>: error: ` before it, a line of at most 300
+QUOTE_LIMIT = 80  # characters of a value a message quotes (quote)
+
+
 class ResultsError(Exception):
     """A results file (or an argument) the scripts cannot use; the message is one line naming the file and its
-    first problem. Every script prints `<script>: error: <message>` for it and exits 2."""
+    first problem. Every script prints `<script>: error: <message>` for it and exits 2. The message is made one
+    printable line (whitespace runs one space, control characters escaped) of at most MAX_MESSAGE characters (its
+    longest words cut with `…(N more characters)`: a path of thousands); the values in it are quoted with `quote`."""
 
     def __init__(self, message):
-        super().__init__(" ".join(str(message).split()))
+        super().__init__(_fit(printable(" ".join(str(message).split())), MAX_MESSAGE))
+
+
+def _fit(text, limit):
+    """A message within `limit` characters: its longest words (a path of 5000 characters, given twice) cut first, each
+    once, keeping their start, so that what the message says after them is kept; then its end (_capped)."""
+    words = text.split(" ")
+    for _ in range(len(words)):
+        excess = sum(map(len, words)) + len(words) - 1 - limit
+        i = max(range(len(words)), key=lambda k: len(words[k]))
+        if excess <= 0 or len(words[i]) <= 60:
+            break
+        keep = max(30, len(words[i]) - excess - 30)
+        words[i] = f"{words[i][:keep]}…({len(words[i]) - keep} more characters)"
+    return _capped(" ".join(words), limit)
+
+
+def _capped(text, limit):
+    """`text` cut to `limit` characters, the cut said: `…(N more characters)` (counted in the limit)."""
+    if len(text) <= limit:
+        return text
+    keep = max(0, limit - len(f"…({len(text)} more characters)"))
+    return f"{text[:keep]}…({len(text) - keep} more characters)"
+
+
+def quote(value, limit=QUOTE_LIMIT):
+    """`value` (from a file or an argument) as every message shows it, in at most `limit` characters: a string as
+    Python's repr (a control character escaped: it cannot break or forge a line), any other value as JSON (a float
+    that is not finite as nan / inf; a structure too deep to write as `[[[...]]]`), cut with `…(N more characters)`
+    where it is longer. The one way the scripts put a value into a message."""
+    if isinstance(value, str):
+        text = repr(value)
+    elif isinstance(value, float) and not math.isfinite(value):
+        text = str(value)
+    else:
+        try:
+            text = json.dumps(value)
+        except (RecursionError, ValueError, TypeError):  # 20000 lists deep; an integer beyond str()'s limit
+            text = reprlib.repr(value) if not isinstance(value, int) else f"an integer of {value.bit_length()} bits"
+    return _capped(text, limit)
+
+
+# C0 and C1 control characters, DEL and the Unicode line and paragraph separators: what can end, break or rewrite a
+# line on a terminal or in a line-oriented output
+_CONTROLS = {**{c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))},
+             0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def printable(text):
+    """`text` (a case name, a reason, a machine name from a file) with every control character written as its
+    escape (`\\n`, `\\x1b`): printed, it stays on one line and forges none."""
+    return str(text).translate(_CONTROLS)
+
+
+def cell(text):
+    """`text` as a markdown table cell: printable, and a `|` escaped (`\\|`), so that it stays one cell."""
+    return printable(text).replace("|", "\\|")
 
 
 # ---- the scripts' command-line contract --------------------------------------------------------------------------
@@ -108,6 +173,52 @@ def run_tool(tool, run, argv=None):
         print(f"{tool}: internal error: {type(e).__name__}: {' '.join(str(e).split())[:200]} "
               f"(at {os.path.basename(where.filename)}:{where.lineno}; please report it)", file=sys.stderr)
         return INTERNAL_ERROR
+
+
+class _Expired(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def time_limit(seconds, message):
+    """ResultsError(message) where the block runs longer than `seconds` (SIGALRM, which stops a regular expression's
+    backtracking too). Only the main thread can be sent the signal: elsewhere (a notebook's worker thread) the block
+    runs without a limit. The process's own interval timer and SIGALRM handler are restored after it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _Expired
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _Expired:
+        raise ResultsError(message) from None
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def finite(value):
+    """`value` (a report: objects, lists, numbers, text) with every float that is not finite (a ratio of figures that
+    overflowed: a p50 of 5e-324) made None, so that it is written as null: JSON has no Infinity or NaN."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def json_text(value, indent=1):
+    """A script's JSON output: `value` with its non-finite figures null (finite), never `Infinity` or `NaN`."""
+    return json.dumps(finite(value), indent=indent, allow_nan=False)
 
 
 def arg_parser(doc):
@@ -440,8 +551,7 @@ INT64 = 1 << 63
 
 
 def _show(value):
-    text = json.dumps(value) if not isinstance(value, float) or math.isfinite(value) else str(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return quote(value, 40)
 
 
 SIGNED = {"compute_slowdown_pct", "comm_slowdown_pct", "control", "schedule", "copy", "sync"}  # may be < 0
@@ -470,7 +580,9 @@ def check_document(doc, where=lambda i: f"results[{i}]"):
       `busbw_interval_GBps` two numbers >= 0 (the second may be null: unbounded), `noise` a number >= 0, `noisy`
       true or false, `sampling` an object with `mode` adaptive or fixed, `samples` a positive integer, `seconds` and
       `max_noise` numbers >= 0, `stopped` one of noise, max_time, max_samples, iterations, and `min_samples`,
-      `min_time_s`, `max_time_s`, `max_samples` numbers >= 0 or null;
+      `min_time_s`, `max_time_s`, `max_samples` numbers >= 0 or null; and its figures agree with each other
+      (check_consistent: algbw is bytes / p50, busbw / algbw the ratio of their intervals): a record that contradicts
+      itself is refused, never taken as a reference;
     - `power`, `overlap`, `breakdown_us` where present: null or an object; unless it has `error`, its numbers the
       scripts read are finite (power: active_W, window_s, and energy_per_GB_J, uncertainty, busy_fraction or null;
       overlap: compute_slowdown_pct, comm_with_us, comm_with_p99_us, busbw_with_GBps, overlap_efficiency;
@@ -482,7 +594,7 @@ def check_document(doc, where=lambda i: f"results[{i}]"):
     if "schema" not in doc or not isinstance(doc["schema"], str) or not doc["schema"].startswith(SCHEMA_PREFIX):
         raise ResultsError(f"not a dmabench results file (no 'schema': '{SCHEMA_MAJOR}'; got {_show(doc.get('schema'))})")
     if doc["schema"] != SCHEMA_MAJOR:
-        raise ResultsError(f"has schema {doc['schema']!r}; these scripts read {SCHEMA_MAJOR!r}")
+        raise ResultsError(f"has schema {quote(doc['schema'])}; these scripts read {SCHEMA_MAJOR!r}")
     for field, kind in (("context", dict), ("results", list)):
         if field not in doc:
             raise ResultsError(f"{field}: missing")
@@ -539,6 +651,7 @@ def check_record(r, where):
         for k in ("algbw_GBps", "busbw_GBps"):
             _number(r.get(k), f"{where}.{k}")
         check_interval(r, where)
+        check_consistent(r, where)
     for part, fields in (("power", POWER_NUMBERS), ("overlap", dict.fromkeys(OVERLAP_NUMBERS, False)),
                          ("breakdown_us", {**dict.fromkeys(BREAKDOWN_NUMBERS, False), "aligned_fraction": True})):
         if part not in r or r[part] is None:
@@ -569,7 +682,8 @@ def check_interval(r, where):
         _pair(r["p50_interval_us"], f"{where}.p50_interval_us")
         low, high = r["p50_interval_us"]
         if not low <= r["latency_us"]["p50"] <= high:
-            raise ResultsError(f"{where}.p50_interval_us: [{low}, {high}] does not hold the p50 {r['latency_us']['p50']}")
+            _contradiction(r, where, "p50_interval_us", f"[{low:g}, {high:g}] does not hold the p50 "
+                                                        f"{r['latency_us']['p50']:g}")
     for k in ("algbw_interval_GBps", "busbw_interval_GBps"):
         if k in r:
             _pair(r[k], f"{where}.{k}", open_high=True)
@@ -592,6 +706,30 @@ def check_interval(r, where):
         _number(s.get(k), f"{where}.sampling.{k}", nullable=nullable)
 
 
+FIGURES_REL_TOL = 1e-6  # how far an ok record's figures may stray from what they follow from (check_consistent)
+
+
+def _contradiction(r, where, field, why):
+    raise ResultsError(f"{where}.{field}: {why}: record {quote(r['name'], 60)} contradicts itself (edited?)")
+
+
+def check_consistent(r, where):
+    """An ok record whose figures contradict each other (check_interval has checked the p50 against its interval):
+    `algbw_GBps` not bytes / (p50 x 1e3) within FIGURES_REL_TOL (unchecked where `bytes` is null or absent), or
+    busbw / algbw (the pattern's factor) not the ratio of the busbw interval to the algbw interval where both are
+    there: a p50 and algbw made 10x faster with their intervals left, say. ResultsError naming the record."""
+    p50, size, algbw = r["latency_us"]["p50"], r.get("bytes"), r["algbw_GBps"]
+    if size is not None and not math.isclose(algbw, size / (p50 * 1e3), rel_tol=FIGURES_REL_TOL):
+        _contradiction(r, where, "algbw_GBps", f"{algbw:g} is not bytes / (p50 x 1e3) = {size / (p50 * 1e3):g}")
+    algbw_pair, busbw_pair = r.get("algbw_interval_GBps"), r.get("busbw_interval_GBps")
+    if not (algbw and algbw_pair and busbw_pair):
+        return
+    factor = r["busbw_GBps"] / algbw
+    for a, b in zip(algbw_pair, busbw_pair):
+        if a and b is not None and not math.isclose(factor, b / a, rel_tol=FIGURES_REL_TOL):
+            _contradiction(r, where, "busbw_GBps", f"busbw / algbw is {factor:g}, its intervals' ratio {b / a:g}")
+
+
 def p50_interval(result):
     """An ok record's 95% interval of its p50 in µs, (low, high), or None where the file has none (written before
     dmabench recorded intervals)."""
@@ -612,7 +750,8 @@ def engine_options_in_name(result):
     end = rest.rfind(f"/{timing}/dev=")
     segment = rest[:end] if end >= 0 else ""
     if segment != engine and not segment.startswith(engine + ","):
-        raise ValueError(f"case name {name!r} does not have the form pattern/{engine}[,option=value...]/{timing}/dev=...")
+        raise ValueError(f"case name {quote(name)} does not have the form pattern/{quote(engine, 30)}[,option=value...]/"
+                         f"{quote(timing, 30)}/dev=...")
     pairs = re.split(r",(?=[A-Za-z_][A-Za-z0-9_]*=)", segment[len(engine) + 1:]) if segment != engine else []
     return [tuple(p.split("=", 1)) for p in pairs]
 
@@ -714,16 +853,17 @@ def parse_size(text, tool=None):
     from fractions import Fraction
     m = re.fullmatch(r"\s*(\d{1,30}(?:\.\d{1,30})?)\s*([a-zA-Z]*)\s*", text)
     if not m or m.group(2).lower() not in UNITS:
-        raise ResultsError(f"'{text}' is not a size such as 64KiB")
+        raise ResultsError(f"{quote(text)} is not a size such as 64KiB")
     size = int(Fraction(m.group(1)) * UNITS[m.group(2).lower()])
     if size >= INT64:
-        raise ResultsError(f"'{text}' is not a size such as 64KiB: 2^63 bytes or more")
+        raise ResultsError(f"{quote(text)} is not a size such as 64KiB: 2^63 bytes or more")
     return size
 
 
 def table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
+    """A markdown table; every cell made one cell (`cell`: control characters and `|` escaped)."""
+    out = ["| " + " | ".join(map(cell, header)) + " |", "|" + " --- |" * len(header)]
+    out += ["| " + " | ".join(map(cell, r)) + " |" for r in rows]
     return "\n".join(out)
 
 
@@ -792,6 +932,87 @@ def case_key(result):
     return key if routing is None else key + (routing,)
 
 
+# What sets one case apart from another of the same pattern, engine variant, timing and size (case_key has all of
+# it): how the scripts' rows and cells keyed by variant and size name a case that would share one with another
+CASE_PARTS = (("ranks", lambda r: f"ranks={r.get('ranks')}"), ("devices", lambda r: f"dev={','.join(map(str, r['devices']))}"),
+              ("bytes", lambda r: f"S={r.get('bytes')}"), ("where", where), ("beside", beside))
+
+
+def labels_apart(records, label=variant):
+    """{id(r): name} of the records: `label(r)` (the variant), where records of one pattern and placement with that
+    label are different cases (case_key) of one timing and size (a 2-rank and a 4-rank all-gather; pinned and mapped
+    host memory), with the parts of CASE_PARTS that tell them apart added ('ce [ranks=4]') to all of that label's
+    records: a row or cell keyed by (pattern, name, timing, size) then holds one case (or the same case measured
+    again in one file)."""
+    groups = {}
+    for r in records:
+        groups.setdefault((placement(r), label(r)), []).append(r)
+    out = {}
+    for (_, name), rs in groups.items():
+        parts = _parts_apart(rs)
+        for r in rs:
+            extra = ", ".join(p for p in (f(r) for f in parts) if p)
+            out[id(r)] = f"{name} [{extra}]" if extra else name
+    return out
+
+
+def _parts_apart(records):
+    """The parts of CASE_PARTS, in order, that tell the different cases of one timing and size among `records` apart:
+    each taken where it differs within a cell whose cases the parts taken before it do not tell apart."""
+    cells = {}
+    for r in records:
+        cells.setdefault((r["timing"], r["bytes_per_rank"]), {}).setdefault(json.dumps(case_key(r)), r)
+    parts = []
+    for _, f in CASE_PARTS:
+        shared = [c for c in cells.values() if len({tuple(g(r) for g in parts) for r in c.values()}) < len(c)]
+        if not shared:
+            break
+        if any(len({f(r) for r in c.values()}) > 1 for c in shared):
+            parts.append(f)
+    return parts
+
+
+# to_frame's columns that make a case's identity beside its variant, in the order case_table adds them to a table's
+# columns (those the table is keyed by already never differ within its cells); `case_key` (all of it, JSON) last
+CASE_COLUMNS = ["pattern", "in_place", "timing", "bytes_per_rank", "ranks", "devices", "bytes", "rotate", "beside", "layout", "block_bytes", "blocks_per_op", "order",
+                "host_kind", "numa", "file", "options", "case_key"]
+
+
+def columns_apart(df, by, candidates=CASE_COLUMNS, unit=("file", "case_key")):
+    """The columns of `candidates`, in order, that `by` needs so that no group of rows holds two cases (distinct
+    `unit`: a case of one file, measured once or again): each taken where it differs within a group that still
+    holds more than one. [] where every group of `by` holds one case already."""
+    if df.empty:
+        return []
+    ident = df[list(unit)].astype(str).agg("\x1f".join, axis=1)
+    keys, chosen = keyed(df, by), []
+    for c in candidates:
+        mixed = ident.groupby([keys[k] for k in by + chosen]).transform("nunique") > 1
+        if not mixed.any():
+            break
+        if keys.loc[mixed].groupby([keys.loc[mixed, k] for k in by + chosen])[c].transform("nunique").gt(1).any():
+            chosen.append(c)
+    return chosen
+
+
+def keyed(df, by):
+    """`df` with missing values of every column a table may key on written "–" (pandas groups drop missing keys)."""
+    frame = df.copy()
+    for c in set(by) | set(CASE_COLUMNS) & set(df.columns):
+        frame[c] = frame[c].astype(object).where(frame[c].notna(), "–")
+    return frame
+
+
+def case_table(df, values, index="bytes_per_rank", columns=("pattern", "in_place", "variant")):
+    """A pivot of a to_frame frame (`values` per `index` and `columns`) whose every cell is one case: `columns` are
+    extended by the identity columns (columns_apart) that differ among the cases that would share a cell (a 2-rank
+    and a 4-rank all-gather: `ranks`; two files measuring one case: `file`), never averaged; a case measured more
+    than once in one file (an overlap run measures it alone again per workload) is its median."""
+    extra = columns_apart(df, [index, *columns])
+    frame = keyed(df, [index, *columns, *extra])
+    return frame.pivot_table(index=index, columns=[*columns, *extra], values=values, aggfunc="median")
+
+
 def machine_label(doc):
     """Short machine description from a results file's context: '2 x NVIDIA H200' or the host CPU."""
     ctx = doc.get("context", {})
@@ -816,7 +1037,8 @@ def versions_caption(doc):
 def to_frame(paths, tool="dmabench_results"):
     """A tidy pandas DataFrame: one row per result of every file, with flat metric columns.
 
-    Columns: file, machine, name, pattern, in_place, rotate, engine, variant, options (JSON text), devices (text), ranks,
+    Columns: file, machine, name, case_key (JSON text of case_key: the case's full identity), pattern, in_place,
+    rotate, engine, variant, options (JSON text), devices (text), ranks,
     hardware_times (False for the software SDMA engine's CPU-thread times),
     bytes, bytes_per_rank, timing, status, reason, validated, clock, iterations, min/p50/mean/p95/p99/
     max/stddev (µs), algbw, busbw (GB/s), energy_per_GB_J, active_W, power_uncertainty, and
@@ -841,7 +1063,8 @@ def to_frame(paths, tool="dmabench_results"):
             lat = r.get("latency_us") or {}
             power = r.get("power") or {}
             bd = r.get("breakdown_us") or {}
-            row = {"file": path, "machine": machine, "name": r.get("name"), "pattern": r["pattern"],
+            row = {"file": path, "machine": machine, "name": r.get("name"), "case_key": json.dumps(case_key(r)),
+                   "pattern": r["pattern"],
                    "in_place": bool(r.get("in_place")), "rotate": r.get("rotate", 1),
                    "engine": r["engine"], "variant": variant(r), "options": json.dumps(r.get("options", {}), sort_keys=True),
                    "devices": ",".join(str(d) for d in r.get("devices", [])), "ranks": r.get("ranks"),

@@ -32,7 +32,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, arg_parser, beside, load, run_tool, write_file  # noqa: E402
+from dmabench_results import ResultsError, arg_parser, beside, load, quote, run_tool, write_file  # noqa: E402
 
 TOOL = "export_csv.py"
 COLUMNS = ["name", "status", "pattern", "in_place", "engine", "options", "timing", "pipeline_depth", "devices", "ranks",
@@ -85,7 +85,7 @@ def columns(spec, records):
     for name in (c.strip() for c in spec.split(",")):
         for c in COLUMNS if name == "default" else [name]:
             if not c or (c not in COLUMNS and all(field(r, c) is MISSING for r in records)):
-                raise ResultsError(f"--columns: {c!r} is neither a column of the export nor a field of any record; "
+                raise ResultsError(f"--columns: {quote(c)} is neither a column of the export nor a field of any record; "
                                    "accepted: default, the columns --help lists, or a record field's dotted path "
                                    "(e.g. latency_us.p95)")
             if c not in chosen:

@@ -8,7 +8,10 @@ usage: history.py add RESULTS.json|DIR ... [--db FILE]
 RULE:  [--runs 10] [--min-runs 3] [--sigmas 3] [--tolerance 0.05] [--noisy 0.05]
 
 --db is the database, by default results/history.sqlite of this tree; its tables (schema version 2; an older
-database is migrated in place by a command that writes): docs/history.md.
+database is migrated in place by a command that writes): docs/history.md. Writers started at once queue on SQLite's
+write lock (a new file is made in the first one's transaction); a reader (machines, trend, gate without --record)
+never writes, and where a killed writer left `<db>-journal` it says so and what to run (docs/history.md, "Several
+processes and interrupted writes"). Names are printed with their control characters escaped.
 
 add      stores every run: its context (start, host, revision, machine kind, backend, GPUs, driver, the whole
          context) and every record (a levels file's record with its per-process p50s, records.process_p50s: the
@@ -23,7 +26,7 @@ add      stores every run: its context (start, host, revision, machine kind, bac
          replaces it; one whose records the stored run already holds is skipped.
 machines the machine kinds (`1 x NVIDIA H200`: GPU model x count; `host <cpu>` for the host backend, as
          dmabench_results.machine_label), with their runs, records and first and last start.
-trend    every case whose name matches REGEX (re.search), per machine kind: one row per run that has it ok, with
+trend    every case whose name matches REGEX (re.search; stopped, exit 2, after 2 s over every name), per machine kind: one row per run that has it ok, with
          its start, revision, figure, 95% interval where recorded, noisy, the band the gate draws from the runs
          before it, and the verdict `gate --record` stored; then the band the next run will be judged against.
 gate     judges each case of every RESULTS file (matched across runs by dmabench_results.case_key, which
@@ -63,18 +66,20 @@ import hashlib
 import json
 import math
 import os
+import random
 import re
 import sqlite3
 import stat
 import statistics
 import sys
+import time
 import urllib.parse
 from collections import namedtuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dmabench_results import (JOURNAL_SUFFIX, SCHEMA_PREFIX, ResultsError, arg_parser, case_key, check_output,  # noqa: E402
-                              escape_surrogates, load, machine_label, p50_interval, parse_json, read_bytes, run_tool,
-                              table, variant, where)
+                              escape_surrogates, json_text, load, machine_label, p50_interval, parse_json, printable, quote,
+                              read_bytes, run_tool, table, time_limit, variant, where)
 
 TOOL = "history.py"
 DEFAULT_DB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", "history.sqlite")
@@ -150,73 +155,136 @@ FRAME_QUERY = (f"SELECT {', '.join(f'runs.{c}' for c in RUN_COLUMNS if c not in 
 
 # ---- the database ------------------------------------------------------------------------------------------------
 
+BUSY_TIMEOUT_S = 30  # how long SQLite waits for another process's lock before it reports the database busy
+BUSY_TRIES = 3  # a transaction still busy after that wait is tried again, this many times in all
+JOURNAL_SUFFIX_DB = "-journal"  # SQLite's rollback journal beside the database: left non-empty by an interrupted write
+
+
+def hot_journal(path):
+    """The rollback journal beside the database at `path` when it is there and not empty (an interrupted write's,
+    or a running one's), else None."""
+    journal = os.fspath(path) + JOURNAL_SUFFIX_DB
+    try:
+        return journal if os.path.getsize(journal) > 0 else None
+    except (OSError, ValueError):
+        return None
+
+
+def _read_only(e):
+    """Whether SQLite refused to write: a read-only connection that met a hot journal (SQLITE_READONLY_ROLLBACK)."""
+    return getattr(e, "sqlite_errorname", "").startswith("SQLITE_READONLY") or "readonly database" in str(e)
+
+
 @contextlib.contextmanager
 def db_errors(path):
-    """What SQLite says about the file (not a database, corrupt, locked, read-only, a full disk) as one line."""
+    """What SQLite says about the file (not a database, corrupt, locked, read-only, a full disk) as one line. A
+    reader that meets the journal of an interrupted write (SQLite must roll it back before anything is read, and a
+    read-only connection cannot) says that, and what to run."""
     try:
         yield
     except sqlite3.DatabaseError as e:
         if type(e) not in (sqlite3.DatabaseError, sqlite3.OperationalError):  # a misuse of SQL: a bug, exit 3
             raise
+        journal = hot_journal(path) if _read_only(e) else None
+        if journal:
+            raise ResultsError(f"{journal}: an interrupted write left it; a writer rolls it back: run `history.py "
+                               "add` (any results file: one already stored adds nothing) on this --db with write "
+                               "access") from None
         raise ResultsError(f"{path}: {e}") from None
 
 
 @contextlib.contextmanager
-def transaction(conn):
-    """All of the block's writes or none."""
-    conn.execute("BEGIN IMMEDIATE")
+def transaction(conn, write=True):
+    """All of the block's writes or none: BEGIN IMMEDIATE (`write`: the write lock first, so that writers queue and
+    never deadlock), else BEGIN (one consistent snapshot to read). A failure inside is raised as it is: SQLite may
+    have rolled the transaction back itself (a full disk), and then no ROLLBACK is said again."""
+    conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
     try:
         yield
+        conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
+
+
+def busy(e):
+    """Whether an OperationalError says the database is busy or locked (SQLITE_BUSY, SQLITE_LOCKED)."""
+    code = getattr(e, "sqlite_errorcode", None)
+    return code & 0xFF in (5, 6) if code is not None else "locked" in str(e) or "busy" in str(e)
+
+
+def retried(step):
+    """`step()` (one whole transaction), tried again after a short random pause while SQLite still reports the
+    database busy or locked after its BUSY_TIMEOUT_S wait (another process's long write): BUSY_TRIES times in all."""
+    for attempt in range(1, BUSY_TRIES + 1):
+        try:
+            return step()
+        except sqlite3.OperationalError as e:
+            if not busy(e) or attempt == BUSY_TRIES:
+                raise
+        time.sleep(random.uniform(0.1, 0.5) * attempt)
 
 
 def open_db(path, write):
     """A connection to the history database at `path` (read-only unless `write`). With `write`, a missing or empty
-    file becomes a new database and one of an older schema version is migrated, in one transaction. ResultsError
-    (and the file untouched) for anything else: a missing file when reading, a file that is not a dmabench history
-    (another SQLite database, a results file), one of a newer schema version, one that is not a regular file or is a
-    file this script read."""
+    file becomes a new database and one of an older schema version is migrated. ResultsError (and the file
+    untouched) for anything else: a missing file when reading, a file that is not a dmabench history (another SQLite
+    database, a results file), one of a newer schema version, one that is not a regular file or is a file this
+    script read, one an interrupted write left a journal beside (reading: db_errors)."""
     path = os.fspath(path)
+    st = _db_stat(path, write)
+    if write:
+        check_output(path, st)
+    uri = f"file:{urllib.parse.quote(os.fsencode(os.path.abspath(path)))}?mode={'rwc' if write else 'ro'}"
+    with db_errors(path):
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+        try:
+            conn.execute("PRAGMA foreign_keys = ON")
+            retried(lambda: identify(conn, path, write))
+        except BaseException:
+            conn.close()
+            raise
+    return conn
+
+
+def _db_stat(path, write):
+    """os.stat of the database file, None where there is none yet (writing); ResultsError where it cannot be one."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
         if not write:
             raise ResultsError(f"{path}: no history database there (`history.py add` makes one)") from None
-        st = None
+        return None
     except (OSError, ValueError) as e:
         raise ResultsError(f"cannot open {path}: {e}") from None
-    if st is not None and not stat.S_ISREG(st.st_mode):
+    if not stat.S_ISREG(st.st_mode):
         raise ResultsError(f"cannot open {path}: not a regular file; a history database is one")
-    if write:
-        check_output(path, st)
-    uri = f"file:{urllib.parse.quote(os.fsencode(os.path.abspath(path)))}?mode={'rwc' if write else 'ro'}"
-    with db_errors(path):
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30)
-        try:
-            conn.execute("PRAGMA foreign_keys = ON")
-            app, version = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("application_id", "user_version"))
-            empty = (app, version) == (0, 0) and not conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-            if app != APPLICATION_ID and not empty:
-                raise ResultsError(f"{path}: not a dmabench history database (another SQLite database)")
-            if version > SCHEMA_VERSION:
-                raise ResultsError(f"{path}: a history database of schema version {version}, newer than this "
-                                   f"script's {SCHEMA_VERSION}: use the history.py that wrote it (the file is untouched)")
-            if version < SCHEMA_VERSION:
-                if not write:
-                    raise ResultsError(f"{path}: {'an empty file' if empty else f'schema version {version}'}, not a "
-                                       f"history database of version {SCHEMA_VERSION} (`history.py add` makes one)")
-                with transaction(conn):
-                    for statement in (s for step in MIGRATIONS[version:] for s in step):
-                        statement(conn) if callable(statement) else conn.execute(statement)
-                    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        except BaseException:
-            conn.close()
-            raise
-    return conn
+    return st
+
+
+def identify(conn, path, write):
+    """The file's identity and schema version, checked in one transaction; a writer's (the write lock taken first)
+    makes a new or older database current in it. Two writers that find one empty file both: the first creates the
+    tables, the second waits for the lock and then finds them (checking outside the writer's transaction lost a run,
+    `table runs already exists`, one time in ten)."""
+    with transaction(conn, write):
+        app, version = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("application_id", "user_version"))
+        empty = (app, version) == (0, 0) and not conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app != APPLICATION_ID and not empty:
+            raise ResultsError(f"{path}: not a dmabench history database (another SQLite database)")
+        if version > SCHEMA_VERSION:
+            raise ResultsError(f"{path}: a history database of schema version {version}, newer than this "
+                               f"script's {SCHEMA_VERSION}: use the history.py that wrote it (the file is untouched)")
+        if version < SCHEMA_VERSION:
+            if not write:
+                raise ResultsError(f"{path}: {'an empty file' if empty else f'schema version {version}'}, not a "
+                                   f"history database of version {SCHEMA_VERSION} (`history.py add` makes one)")
+            for statement in (s for step in MIGRATIONS[version:] for s in step):
+                statement(conn) if callable(statement) else conn.execute(statement)
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 # ---- runs and records as rows ------------------------------------------------------------------------------------
@@ -228,7 +296,7 @@ def utc(text, where_):
         t = (t if t.tzinfo else t.replace(tzinfo=datetime.timezone.utc)).astimezone(datetime.timezone.utc)
         return t.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     except (TypeError, ValueError, OverflowError):
-        raise ResultsError(f"{where_}: {json.dumps(text)[:40]} is not an ISO 8601 time") from None
+        raise ResultsError(f"{where_}: {quote(text, 40)} is not an ISO 8601 time") from None
 
 
 def _text(value):
@@ -476,7 +544,7 @@ def gate(conn, run, rule, record):
                          [(run_id, key, case["name"], verdict, case["p50_us"], *(b[:4] if b else (None,) * 4),
                            b.runs if b else 0, rule_text(rule), now()) for verdict, key, case, b, _ in judged])
     judged.sort(key=lambda j: VERDICTS.index(j[0]))
-    return [f"{v:<5}  {case['name']}  {text}" for v, _, case, _, text in judged], \
+    return [printable(f"{v:<5}  {case['name']}  {text}") for v, _, case, _, text in judged], \
         {v: sum(j[0] == v for j in judged) for v in VERDICTS}
 
 
@@ -500,18 +568,16 @@ def trend(conn, pattern, machine, figure, rule):
     """Every (machine kind, case) whose case name matches `pattern`, as a series of its runs (oldest first), each
     with the figure, its interval, noisy, the recorded verdict and the band drawn from the runs before it; and the
     band for the next run. ResultsError when nothing matches."""
-    try:
-        regex = re.compile(pattern)
-    except re.error as e:
-        raise ResultsError(f"--case {pattern!r}: not a regular expression ({e})") from None
     kinds = [m for (m,) in conn.execute("SELECT DISTINCT machine FROM runs ORDER BY machine")]
     if machine is not None and machine not in kinds:
-        raise ResultsError(f"--machine {machine!r}: no run of that machine kind; the database has "
-                           f"{', '.join(map(repr, kinds)) or 'no run'}")
+        raise ResultsError(f"--machine {quote(machine)}: no run of that machine kind; the database has "
+                           f"{', '.join(map(quote, kinds)) or 'no run'}")
     value, low, high, _ = FIGURES[figure]
+    cases = history(conn, machine)
+    chosen = matching(pattern, {p["name"] for points in cases.values() for p in points})
     out = []
-    for (kind, key), points in history(conn, machine).items():
-        if not any(regex.search(p["name"]) for p in points):
+    for (kind, key), points in cases.items():
+        if not any(p["name"] in chosen for p in points):
             continue
         factor = statistics.median(p["busbw_GBps"] * p["p50_us"] for p in points)  # S x busbw factor, in GB/s x µs
         runs = []
@@ -525,9 +591,26 @@ def trend(conn, pattern, machine, figure, rule):
         out.append({"machine": kind, "case": points[-1]["name"], "case_key": key, "figure": figure, "runs": runs,
                     "next_band": in_figure(band([draws(p) for p in points], rule), factor, figure)})
     if not out:
-        raise ResultsError(f"no ok case whose name matches --case {pattern!r}"
+        raise ResultsError(f"no ok case whose name matches --case {quote(pattern)}"
                            f"{f' on {machine}' if machine else ''} in the database")
     return out
+
+
+REGEX_SECONDS = 2.0  # what --case may take over every case name of a database
+
+
+def matching(pattern, names):
+    """The names (a set) that `pattern` matches (re.search). ResultsError for a pattern that is no regular expression,
+    or that takes more than REGEX_SECONDS over them all: nested quantifiers such as `(a+)+$` backtrack for ever on
+    some names, and the search is stopped (dmabench_results.time_limit) rather than left to hang."""
+    try:
+        regex = re.compile(pattern)
+    except (re.error, RecursionError, OverflowError) as e:
+        raise ResultsError(f"--case {quote(pattern)}: not a regular expression ({e})") from None
+    with time_limit(REGEX_SECONDS, f"--case {quote(pattern)}: matching the case names took more than "
+                                   f"{REGEX_SECONDS:g} s (nested quantifiers such as (a+)+ backtrack without end); "
+                                   "accepted: a simpler regular expression"):
+        return {name for name in names if regex.search(name)}
 
 
 def _cell(value):
@@ -548,7 +631,7 @@ def trend_markdown(series, figure, rule):
                  {None: "–", True: "noisy", False: ""}[r["noisy"]], _band_cell(r["band"]), r["verdict"] or "–",
                  r["source"]] for r in s["runs"]]
         nb = s["next_band"]
-        out += [f"**{s['case']}** on {s['machine']}: {unit}, {len(rows)} runs", "",
+        out += [printable(f"**{s['case']}** on {s['machine']}: {unit}, {len(rows)} runs"), "",
                 table(["run start (UTC)", "revision", unit, "95% interval", "noisy", "band from the runs before",
                        "gate", "file"], rows), "",
                 "The next run's band: " + (_band_cell(nb) + f", spread {nb['spread']:.1%}" if nb else
@@ -594,20 +677,25 @@ def runs_of(paths):
     return [prepare(load(p), p) for p in paths]
 
 
+def store_all(conn, runs):
+    """Every run stored, in one transaction: [(run, status, run id)]."""
+    with transaction(conn):
+        return [(run, *store(conn, run)) for run in runs]
+
+
 def cmd_add(a):
     runs = runs_of([f for arg in a.results for f in results_files(arg)])
     with contextlib.closing(open_db(a.db, write=True)) as conn, db_errors(a.db):
-        with transaction(conn):
-            outcomes = [(run, *store(conn, run)) for run in runs]
+        outcomes = retried(lambda: store_all(conn, runs))
         total = conn.execute("SELECT count(*), (SELECT count(*) FROM records) FROM runs").fetchone()
     words = {"added": "added", "stored": "already stored", "replaced": "added, replacing a part of it",
              "part": "skipped, a part of stored run"}
     for run, status, run_id in outcomes:
         r = run.row
-        print(f"{r['source']}: {words[status]} {run_id[:12]} ({r['records']} records, {r['machine']}, "
-              f"{r['started_at']}, {r['revision']})")
+        print(printable(f"{r['source']}: {words[status]} {run_id[:12]} ({r['records']} records, {r['machine']}, "
+                        f"{r['started_at']}, {r['revision']})"))
     added = sum(status in ("added", "replaced") for _, status, _ in outcomes)
-    print(f"{added} of {len(runs)} runs added; {a.db} holds {total[0]} runs, {total[1]} records")
+    print(printable(f"{added} of {len(runs)} runs added; {a.db} holds {total[0]} runs, {total[1]} records"))
     return 0
 
 
@@ -626,7 +714,7 @@ def cmd_trend(a):
     rule = rule_of(a)
     with contextlib.closing(open_db(a.db, write=False)) as conn, db_errors(a.db):
         series = trend(conn, a.case, a.machine, a.figure, rule)
-    print(json.dumps({"rule": rule._asdict(), "series": series}, indent=1) if a.json else
+    print(json_text({"rule": rule._asdict(), "series": series}) if a.json else
           trend_markdown(series, a.figure, rule))
     return 0
 
@@ -637,18 +725,22 @@ def cmd_gate(a):
     for run in runs:
         if not any(r["status"] != "skipped" for r in run.records):
             raise ResultsError(f"{run.row['source']}: nothing to judge (no ok or failed case)")
-    counts = dict.fromkeys(VERDICTS, 0)
     with contextlib.closing(open_db(a.db, write=a.record)) as conn, db_errors(a.db):
-        with transaction(conn) if a.record else contextlib.nullcontext():
-            for run in runs:
-                lines, n = gate(conn, run, rule, a.record)
-                print("\n".join(lines))
-                print(f"gate {run.row['source']}: {sum(n.values())} cases on {run.row['machine']} against the runs "
-                      f"before {run.row['started_at']}: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) +
-                      (" (recorded)" if a.record else ""))
-                counts = {v: counts[v] + n[v] for v in VERDICTS}
+        judged = retried(lambda: gate_all(conn, runs, rule, a.record))
+    for run, (lines, n) in zip(runs, judged):
+        print("\n".join(lines))
+        print(printable(f"gate {run.row['source']}: {sum(n.values())} cases on {run.row['machine']} against the runs "
+                        f"before {run.row['started_at']}: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) +
+                        (" (recorded)" if a.record else "")))
     print(f"Band: {rule_text(rule)}.")
-    return 1 if counts["FAIL"] else 0
+    return 1 if any(n["FAIL"] for _, n in judged) else 0
+
+
+def gate_all(conn, runs, rule, record):
+    """Every run judged in order, in one transaction (with `record` each run stored with its verdicts before the next
+    is judged; else one snapshot read): [(lines, counts)], printed once the transaction is over."""
+    with transaction(conn, write=record):
+        return [gate(conn, run, rule, record) for run in runs]
 
 
 def main(argv=None):

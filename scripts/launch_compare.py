@@ -40,7 +40,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dmabench_results import (ResultsError, arg_parser, case_key, fmt_size, load, make_dir, open_log,  # noqa: E402
-                              parse_size, pattern_label, placement_order, run_tool, spread, table, variant, write_file)
+                              parse_size, pattern_label, placement_order, printable, quote, run_tool, spread, table, variant,
+                              write_file)
 
 TOOL = "launch_compare.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -51,7 +52,7 @@ def launcher_command(text, np):
     try:
         words = shlex.split(text.replace("{np}", str(np)))
     except ValueError as e:  # an unclosed quote
-        raise ResultsError(f"--launcher {text!r}: {e}; accepted: a command line such as 'mpirun -np {{np}}'") from None
+        raise ResultsError(f"--launcher {quote(text)}: {e}; accepted: a command line such as 'mpirun -np {{np}}'") from None
     if not words:
         raise ResultsError("--launcher is empty")
     if os.path.basename(words[0]) == "mpirun" and os.geteuid() == 0 and "--allow-run-as-root" not in words:
@@ -171,7 +172,7 @@ def markdown(rows, repeats, threshold, large):
                              r["verdict"]])
     header = ["pattern", "variant", "size/rank", "timing", "one p50 µs", "mpi p50 µs", "mpi/one", "one busbw GB/s",
               "mpi busbw GB/s", "noise", "verdict"]
-    return head + "\n\n" + table(header, body) + "\n"
+    return printable(head) + "\n\n" + table(header, body) + "\n"
 
 
 def main(argv=None):

@@ -10,7 +10,7 @@ import math
 import os
 from fractions import Fraction
 
-from dmabench_results import ResultsError, case_key
+from dmabench_results import ResultsError, case_key, quote
 
 LATENCY = ("min", "p50", "mean", "p95", "p99", "max", "stddev")
 NOT_RUN = {"status": "not run", "reason": "the process ended before this case"}  # a case a process's file lacks
@@ -257,9 +257,15 @@ def first_difference(a, b, where):
         keys = list(a) + [k for k in b if k not in a]
         for key in keys:
             if key not in a or key not in b:
-                return f"{where}.{key}"
-        stack += [(a[key], b[key], f"{where}.{key}") for key in reversed(keys)]
+                return f"{where}.{_key(key)}"
+        stack += [(a[key], b[key], f"{where}.{_key(key)}") for key in reversed(keys)]
     return None
+
+
+def _key(key):
+    """A key of a file's object in a dotted path: as it is where it is a short name, else quoted (dmabench_results.quote:
+    a key of a megabyte, or one with a control character in it)."""
+    return key if key.isidentifier() and len(key) <= 40 else quote(key, 40)
 
 
 def refuse_unmergeable(docs, files):
@@ -286,8 +292,8 @@ def refuse_unmergeable(docs, files):
                                "config")
         theirs = (doc["context"].get("dmabench") or {}).get("git_revision")
         if theirs != revision:
-            raise ResultsError(f"{path}: context.dmabench.git_revision {theirs!r} differs from {files[0]}'s "
-                               f"{revision!r}: the files of one merge come from one build")
+            raise ResultsError(f"{path}: context.dmabench.git_revision {quote(theirs, 40)} differs from {files[0]}'s "
+                               f"{quote(revision, 40)}: the files of one merge come from one build")
 
 
 def file_identity(path):

@@ -19,7 +19,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, load, arg_parser, run_tool  # noqa: E402
+from dmabench_results import ResultsError, arg_parser, cell, load, printable, run_tool  # noqa: E402
 
 TOOL = "matrix.py"
 DEV = re.compile(r"/dev=[0-9,]+/")
@@ -75,12 +75,12 @@ def label_key(label):
 def cell_text(v):
     if v is None:
         return "–"
-    return f"{v:.1f}" if isinstance(v, (int, float)) else str(v)
+    return f"{v:.1f}" if isinstance(v, (int, float)) else cell(v)
 
 
 def render(key, t, metric):
     rows, cols = sorted(t["rows"], key=label_key), sorted(t["cols"], key=label_key)
-    out = [f"\n**{key}**: {metric}, rows = source, columns = destination\n",
+    out = ["\n" + printable(f"**{key}**: {metric}, rows = source, columns = destination") + "\n",
            "| from \\ to | " + " | ".join(cols) + " | row sum |", "| --- |" + " --- |" * (len(cols) + 1)]
     total, counted = 0.0, 0
     for row in rows:

@@ -34,7 +34,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, arg_parser, fmt_num, load, run_tool, table, write_file  # noqa: E402
+from dmabench_results import (ResultsError, arg_parser, fmt_num, json_text, load, printable, run_tool,  # noqa: E402
+                              table, write_file)
 from levels import merge, refuse_unmergeable  # noqa: E402
 
 TOOL = "merge_runs.py"
@@ -81,7 +82,7 @@ def markdown(s):
            table(["case", "ok in", "p50 µs", "interval µs", "interval (coverage)", "between", "within", "spread"], rows)]
     for name, p in s["calibration"].items():
         per = ", ".join(fmt_num(x) for x in p["per_process_p50_us"] or [])
-        out.append(f"\ncalibration {name}: median p50 {fmt_num(p['p50_us'])} µs (per process {per})")
+        out.append("\n" + printable(f"calibration {name}: median p50 {fmt_num(p['p50_us'])} µs (per process {per})"))
     return "\n".join(out)
 
 
@@ -107,7 +108,7 @@ def run(argv=None):
                            "float limit)") from None
     write_file(a.out, text + "\n")
     s = summary(doc, a.out)
-    print(json.dumps(s, indent=1) if a.json else markdown(s))
+    print(json_text(s) if a.json else markdown(s))
     return 0
 
 

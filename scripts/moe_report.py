@@ -27,7 +27,9 @@ default). Trace-driven cases (splits "file") whose `topk` and `experts` are null
 generated shape with their token bytes, ranks, devices, timing, direction and layout, with a note (else a section
 of their own). When several records measure one cell (the same case in two files), the later one (file order, then
 record order) is used, and a note says how many were replaced.
---format csv writes the rows of (a), one per line, with the section's fields; --format json the whole report.
+--format csv writes the rows of (a), one per line, with the section's fields; --format json the whole report. A
+figure beyond a float (algbw or a ratio over a p50 of 5e-324 µs) is null (empty in CSV, "–" in markdown), never
+Infinity; names are printed with their control characters escaped.
 Writes to stdout, or to --out FILE whole (a temporary file renamed into place). A results file may also be given as
 its run's journal, `<file>.journal` (scripts/dmabench_results.py, load).
 
@@ -37,13 +39,13 @@ one line `moe_report.py: error: ...` on stderr (never a traceback); 3 internal e
 """
 import csv
 import io
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import (ResultsError, _number, _of, fmt_num, _show, arg_parser, fmt_size, load, p50_interval,  # noqa: E402
-                              run_tool, software_times, table, variant, versions_caption, write_file)
+from dmabench_results import (ResultsError, _number, _of, arg_parser, finite, fmt_num, fmt_size, json_text,  # noqa: E402
+                              load, p50_interval, printable, quote, run_tool, software_times, table, variant,
+                              versions_caption, write_file)
 
 TOOL = "moe_report.py"
 REPORT_SCHEMA = "dmabench-moe-report/1"
@@ -66,7 +68,7 @@ def _int(m, field, where, nullable=False, positive=True):
 
 def _choice(m, field, allowed, where):
     if m.get(field) not in allowed:
-        raise ResultsError(f"{where}.{field}: expected one of {', '.join(allowed)}, got {_show(m.get(field))}")
+        raise ResultsError(f"{where}.{field}: expected one of {', '.join(allowed)}, got {quote(m.get(field), 40)}")
     return m[field]
 
 
@@ -157,7 +159,7 @@ def entry_of(r, m):
                   m["step"] if m["step"] is not None else -1, m["seed"] if m["seed"] is not None else -1)
     return {"variant": variant(r), "tokens_per_rank": m["tokens_per_rank"], "splits_key": splits_key,
             "cell": (variant(r), m["tokens_per_rank"], splits_key), "routing": m, "p50_us": p50,
-            "interval": p50_interval(r), "noisy": r.get("noisy") is True, "algbw_GBps": m["bytes_moved"] / p50 / 1e3,
+            "interval": p50_interval(r), "noisy": r.get("noisy") is True, "algbw_GBps": finite(m["bytes_moved"] / p50 / 1e3),
             "name": r["name"], "software_times": software_times(r)}
 
 
@@ -219,7 +221,7 @@ def verdict(cells):
     if lead["p50_us"] == second["p50_us"] and not why:
         why.append("equal p50")
     return {"winner": None if why else lead["variant"], "leader": lead["variant"], "runner_up": second["variant"],
-            "margin": second["p50_us"] / lead["p50_us"], "why": "; ".join(why) or None}
+            "margin": finite(second["p50_us"] / lead["p50_us"]), "why": "; ".join(why) or None}
 
 
 def wins_from(variant_name, verdicts, labels):
@@ -262,7 +264,7 @@ def analyse(key, cells):
     for e in entries:
         e["splits"] = splits_label(e["routing"], with_file=len(files) > 1, with_seed=len(seeds) > 1)
         base = uniform_of(entries, e)
-        e["slowdown"] = e["p50_us"] / base["p50_us"] if base else None
+        e["slowdown"] = finite(e["p50_us"] / base["p50_us"]) if base else None
     points = sorted({(e["tokens_per_rank"], e["splits_key"]) for e in entries})
     verdicts = []
     for tpr, sk in points:
@@ -348,7 +350,7 @@ def verdict_cells(v):
 
 
 def section_md(t):
-    out = ["", f"## {title(t)}", "", cases_table(t)]
+    out = ["", f"## {printable(title(t))}", "", cases_table(t)]
     if any(r["software_times"] for r in t["rows"]):
         out += ["", "_[software engine]: CPU-thread times of the software SDMA engine, not hardware times._"]
     if t["attached_trace_cases"]:
@@ -358,7 +360,7 @@ def section_md(t):
     rows = [[str(v["tokens_per_rank"]), v["splits"]] + verdict_cells(v) for v in t["verdicts"]]
     out += ["", "**Who wins** (lowest p50; margin = runner-up p50 / fastest p50)", "", table(header, rows)]
     out += ["", "**From where each engine wins** (at that size and every larger one measured)", ""]
-    return out + [f"- {line}" for line in t["wins_text"]]
+    return out + [f"- {printable(line)}" for line in t["wins_text"]]
 
 
 def notes_of(notes):
@@ -368,13 +370,13 @@ def notes_of(notes):
     if notes["replaced"]:
         out.append(f"{notes['replaced']} alltoallv record(s) measured a case an earlier one did; the later one is used.")
     for error, n in sorted(notes["heaviest_errors"].items()):
-        out.append(f"Heaviest pair not measured in {n} case(s): {error}")
+        out.append(f"Heaviest pair not measured in {n} case(s): {printable(error)}")
     return out
 
 
 def markdown(report):
     out = ["# alltoallv: uniform against skewed routings", ""]
-    out += [f"- `{f['path']}`: {f['caption']}" for f in report["files"]]
+    out += [printable(f"- `{f['path']}`: {f['caption']}") for f in report["files"]]
     out += [""] + [f"_{n}_" for n in report["notes"]] if report["notes"] else []
     out += ["", "p50 is the step time; algbw = bytes moved / p50; imbalance = max / mean bytes received per rank; "
                 "heaviest pair share = the p50 of the pair that moves the most bytes, timed alone, / the step's p50; "
@@ -387,9 +389,9 @@ def markdown(report):
         out += ["", "## Not measured (skipped, failed or not validated)", ""]
         for e in report["excluded"]:
             reason = f": {e['reason']}" if e["reason"] else ""
-            out.append(f"- {e['count']} × {e['status']}{reason} ({', '.join(e['variants'])})")
+            out.append(printable(f"- {e['count']} × {e['status']}{reason} ({', '.join(e['variants'])})"))
             if e["count"] <= LISTED_CASES:
-                out += [f"  - `{name}`" for name in e["cases"]]
+                out += [f"  - `{printable(name)}`" for name in e["cases"]]
     return "\n".join(out) + "\n"
 
 
@@ -433,7 +435,7 @@ def run(argv=None):
     ap.add_argument("--format", default="markdown", choices=["markdown", "csv", "json"])
     a = ap.parse_args(argv)
     report = report_of(a.results)
-    text = {"markdown": markdown, "csv": csv_text, "json": lambda r: json.dumps(r, indent=1) + "\n"}[a.format](report)
+    text = {"markdown": markdown, "csv": csv_text, "json": lambda r: json_text(r) + "\n"}[a.format](report)
     if a.out:
         write_file(a.out, text)
     else:

@@ -21,7 +21,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, beside, fmt_size, load, pattern_label, placement, table, variant, versions_caption, arg_parser, run_tool  # noqa: E402
+from dmabench_results import (ResultsError, arg_parser, beside, fmt_size, labels_apart, load, pattern_label,  # noqa: E402
+                              placement, printable, run_tool, table, variant, versions_caption)
 
 TOOL = "overlap_report.py"
 DMA = ("ce", "ce-batch", "hsa")
@@ -45,11 +46,12 @@ def kept(r):
     return r["overlap"]["busbw_with_GBps"] / r["busbw_GBps"] if r["busbw_GBps"] else 0.0
 
 
-def group_table(rows):
+def group_table(rows, name=variant):
+    """The table of one group; `name(r)` a row's variant (labels_apart: two cases of one variant named apart)."""
     body = []
-    for r in sorted(rows, key=lambda r: (r["engine"] not in DMA, variant(r))):
+    for r in sorted(rows, key=lambda r: (r["engine"] not in DMA, name(r))):
         o = r["overlap"]
-        body.append([f"`{variant(r)}`", f"{o['compute_slowdown_pct']:+.1f}%",
+        body.append([f"`{name(r)}`", f"{o['compute_slowdown_pct']:+.1f}%",
                      f"{r['busbw_GBps']:.1f} → {o['busbw_with_GBps']:.1f} ({100 * kept(r):.0f}%)",
                      f"{r['latency_us']['p50']:.1f} / {r['latency_us']['p99']:.1f}",
                      f"{o['comm_with_us']:.1f} / {o['comm_with_p99_us']:.1f}", f"{o['overlap_efficiency']:.2f}"])
@@ -122,12 +124,13 @@ def run(argv=None):
     res = measured(doc)
     if not res:
         raise ResultsError(f"{a.results} has no measured overlap case")
-    out = [f"_{versions_caption(doc)}_"]
+    out = [printable(f"_{versions_caption(doc)}_")]
     for (group, size, timing, workload), rows in groups(res).items():
-        out.append(f"\n**{pattern_label(*group)} {fmt_size(size)} per rank, {timing}, beside {workload}**\n")
-        out.append(group_table(rows))
+        out.append("\n" + printable(f"**{pattern_label(*group)} {fmt_size(size)} per rank, {timing}, beside {workload}**") + "\n")
+        names = labels_apart(rows)
+        out.append(group_table(rows, lambda r: names[id(r)]))
     if a.targets:
-        out += targets(res)
+        out += [printable(line) if line.startswith("- ") else line for line in targets(res)]
     print("\n".join(out))
     return 0
 

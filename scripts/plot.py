@@ -13,7 +13,9 @@ energy_<pattern>.png (energy per GB with its uncertainty). Several files overlay
 file, one colour per engine variant in every figure. The functions are importable (the notebook
 uses them). A case measured more than once in one file (an overlap run measures each case alone again
 for every workload it runs beside; runs over several device sets) is drawn at the median of its
-measurements.
+measurements; cases of one variant and size that differ in ranks, bytes, layout or host memory are lines of their
+own ('ce [ranks=4]', split_variants). A figure with nothing to draw (a speedup over a baseline whose cases were
+all skipped, nccl on the host backend) is not written, and one line on stderr says why (exit 0).
 A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
 it (its run has not finished) is read from the journal when that holds more cases, with a note on stderr
 (scripts/dmabench_results.py, load). (A results file named `trend` is given as ./trend.)
@@ -38,6 +40,7 @@ import os
 import re
 import sys
 import zlib
+from functools import partial
 
 import matplotlib
 import numpy
@@ -49,8 +52,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import (ResultsError, arg_parser, escape_surrogates, fmt_size, load, make_dir,  # noqa: E402
-                              pattern_label, placement_order, run_tool, to_frame, versions_caption, write_file)
+from dmabench_results import (ResultsError, arg_parser, columns_apart, escape_surrogates, fmt_size, keyed,  # noqa: E402
+                              load, make_dir, pattern_label, placement_order, printable, quote, run_tool, to_frame, versions_caption,
+                              write_file)
 import history  # noqa: E402
 
 TOOL = "plot.py"
@@ -141,6 +145,27 @@ def pick_variants(df, baseline, max_variants):
 KEYS = ["file", "pattern", "in_place", "timing", "variant", "bytes_per_rank"]  # one point of a figure's line
 
 
+# what keeps two cases of one line's point apart; their device sets and the workload an overlap case ran beside do
+# not (collapse_repeats draws those at their median: one case on several device sets, or measured alone again)
+APART = ["ranks", "bytes", "layout", "block_bytes", "blocks_per_op", "order", "host_kind", "numa"]
+
+
+def split_variants(df):
+    """`df` with the variant of a file's line named apart ('ce [ranks=4]', 'ce [host_kind=mapped]') where two of its
+    cases of one pattern, placement, timing and size differ in what APART lists (a 2-rank and a 4-rank all-gather in
+    one file), so that collapse_repeats never draws their median: only the lines whose cases differ so."""
+    chosen = columns_apart(df[df.status == "ok"], KEYS, APART, unit=("case_key",))
+    if not chosen:
+        return df
+    keys, out = keyed(df, KEYS + chosen), df.copy()
+    line = ["file", "pattern", "in_place", "variant"]
+    parts = [keys[c].map(lambda v, c=c: f"{c}={v}").where(keys.groupby(line)[c].transform("nunique") > 1, "")
+             for c in chosen]
+    extra = pd.concat(parts, axis=1).apply(lambda row: ", ".join(p for p in row if p), axis=1)
+    out["variant"] = out["variant"].where(extra == "", out["variant"] + " [" + extra + "]")
+    return out
+
+
 def collapse_repeats(df):
     """One row per point of a line (file, pattern, placement, timing, variant, size) among the ok results: the median
     of each metric where a file measured that case more than once. An overlap run measures every case alone again
@@ -205,22 +230,28 @@ def figure_busbw(df, pattern, timing, variants, palette, files, captions, in_pla
                          "busbw, GB/s (nccl-tests definition, from p50)", "bus bandwidth", False, in_place)
 
 
-def figure_speedup(df, pattern, timing, variants, palette, files, captions, baseline, in_place=False):
-    fig, ax = _figure()
+def speedup_lines(df, pattern, timing, variants, files, baseline, in_place=False):
+    """The lines of a speedup figure: (file, variant, sizes, baseline p50 / variant p50) of every variant (not the
+    baseline) with a size the baseline has in the same file; none where the baseline has no ok case here."""
     ok = _cases(df, pattern, in_place)
     ok = ok[(ok.timing == timing) & (ok.status == "ok")]
     for f in files:
         base = ok[(ok.file == f) & (ok.variant == baseline)].set_index("bytes_per_rank").p50
-        if base.empty:
-            continue
-        for v in variants:
+        for v in [] if base.empty else [v for v in variants if v != baseline]:
             g = ok[(ok.file == f) & (ok.variant == v)].set_index("bytes_per_rank").p50
             common = base.index.intersection(g.index)
-            if common.empty or v == baseline:
-                continue
-            label = _label(v if len(files) == 1 else f"{v} [{_name(f)}]")
-            ax.plot(common, base[common] / g[common], STYLES[files.index(f) % len(STYLES)], marker=_marker(v), ms=4,
-                    color=palette[v], label=label)
+            if not common.empty:
+                yield f, v, common, base[common] / g[common]
+
+
+def figure_speedup(df, pattern, timing, variants, palette, files, captions, baseline, in_place=False):
+    fig, ax = _figure()
+    ok = _cases(df, pattern, in_place)
+    ok = ok[(ok.timing == timing) & (ok.status == "ok")]
+    for f, v, sizes, speedup in speedup_lines(df, pattern, timing, variants, files, baseline, in_place):
+        label = _label(v if len(files) == 1 else f"{v} [{_name(f)}]")
+        ax.plot(sizes, speedup, STYLES[files.index(f) % len(STYLES)], marker=_marker(v), ms=4, color=palette[v],
+                label=label)
     ax.axhline(1.0, color="0.2", lw=1)
     size_axis(ax, ok.bytes_per_rank)
     ax.set_ylabel(f"speedup over {baseline} (its p50 / p50)")
@@ -293,7 +324,7 @@ def check_drawable(df):
         beyond = pd.to_numeric(df[col], errors="coerce").abs() > DRAWABLE  # an all-None column is of objects
         if beyond.any():
             row = df[beyond].iloc[0]
-            raise ResultsError(f"{row['file']}: {row['name']}: {col} {row[col]:g} is beyond what a figure can show "
+            raise ResultsError(f"{row['file']}: {quote(row['name'])}: {col} {row[col]:g} is beyond what a figure can show "
                                f"(at most {DRAWABLE:g})")
 
 
@@ -357,7 +388,7 @@ def run_trend(argv):
     with contextlib.closing(history.open_db(a.db, write=False)) as conn, history.db_errors(a.db):
         series = history.trend(conn, a.case, a.machine, a.figure, rule)
     if len(series) > MAX_SERIES:
-        raise ResultsError(f"--case {a.case!r} matches {len(series)} cases; a trend figure draws at most {MAX_SERIES}: "
+        raise ResultsError(f"--case {quote(a.case)} matches {len(series)} cases; a trend figure draws at most {MAX_SERIES}: "
                            "narrow it (history.py trend lists them)")
     drawn = [v for s in series for r in s["runs"] for v in [r["value"], *(r["interval"] or []),
                                                              *((r["band"] or {}).values())] if v is not None]
@@ -386,11 +417,12 @@ def run(argv=None):
     ap.add_argument("results", nargs="+")
     ap.add_argument("--out", required=True)
     ap.add_argument("--timing", default="oneshot", choices=["oneshot", "pipelined", "both"])
-    ap.add_argument("--baseline", default="nccl")
+    ap.add_argument("--baseline", help="the variant speedups divide by (default nccl)")
     ap.add_argument("--patterns", default="")
     ap.add_argument("--engines", default="")
     ap.add_argument("--max-variants", type=int, default=10)
     a = ap.parse_args(argv)
+    a.named_baseline, a.baseline = a.baseline is not None, a.baseline or "nccl"
     df = to_frame(a.results)
     if df.empty:  # no columns either: an empty `results` list in every file
         raise ResultsError(f"nothing to plot: no results in {', '.join(a.results)}")
@@ -398,7 +430,7 @@ def run(argv=None):
         df = df[df.pattern.isin(a.patterns.split(","))]
     if a.engines:
         df = df[df.engine.isin(a.engines.split(","))]
-    df = collapse_repeats(df)
+    df = collapse_repeats(split_variants(df))
     check_drawable(df[df.status == "ok"])
     if df[df.status == "ok"].empty:
         raise ResultsError(f"nothing to plot: no ok results in {', '.join(a.results)} (after the filters)")
@@ -410,36 +442,72 @@ def run(argv=None):
     make_dir(a.out)
     captions = [versions_caption(load(f)) + f"  [{_name(f)}, line style {STYLES[i % 4]!r}]"
                 for i, f in enumerate(a.results)]
-    variants = pick_variants(df, a.baseline, a.max_variants)
-    palette = colours(set(df.variant.unique()))
     written = []
-
-    def save(fig, name):
-        path = os.path.join(a.out, name)
-        image = io.BytesIO()
-        fig.savefig(image, format="png", dpi=130)
-        plt.close(fig)
-        write_file(path, image.getvalue())  # whole or not at all; an unwritable --out is one line and exit 2
-        written.append(path)
-
     with numpy.errstate(all="ignore"):  # numbers near the float limit overflow on a log axis: no warning
-        for p, in_place in sorted(set(zip(df.pattern, df.in_place)), key=placement_order):
-            cases, stem = _cases(df, p, in_place), file_stem(p, in_place)
-            for t in timings:
-                if cases[(cases.timing == t) & (cases.status == "ok")].empty:
-                    continue
-                save(figure_latency(df, p, t, variants, palette, a.results, captions, in_place), f"latency_{stem}_{t}.png")
-                save(figure_busbw(df, p, t, variants, palette, a.results, captions, in_place), f"busbw_{stem}_{t}.png")
-                if (df.variant == a.baseline).any():
-                    save(figure_speedup(df, p, t, variants, palette, a.results, captions, a.baseline, in_place),
-                         f"speedup_{stem}_{t}.png")
-            if cases.energy_per_GB_J.notna().any():
-                save(figure_energy(df, p, variants, palette, captions, in_place), f"energy_{stem}.png")
-        if df.bd_total.notna().any():
-            save(figure_breakdown(df, captions), "breakdown.png")
+        for name, draw, lacking in planned(df, a, timings, captions):
+            path = os.path.join(a.out, name)
+            if write_figure(draw(), path, f"{name}: {lacking}; not written"):
+                written.append(path)
+    no_speedup(df, a)
     for w in written:
         print(w)
     return 0
+
+
+def no_speedup(df, a):
+    """Where the baseline has no ok case at all, one note that no speedup figure is written: where its cases are all
+    skipped or failed (nccl on the host backend) or --baseline named it; silent where the default baseline is simply
+    not in the files."""
+    mine = df.variant == a.baseline
+    if (mine & (df.status == "ok")).any() or not (mine.any() or a.named_baseline):
+        return
+    files = ", ".join(map(_name, a.results))
+    why = f"every {a.baseline} case in {files} is skipped or failed" if mine.any() else f"no {a.baseline} case in {files}"
+    note(f"speedup over {a.baseline}: {why}; not written")
+
+
+def note(line):
+    """One line on stderr about what was not drawn (the exit status stays 0)."""
+    print(printable(f"{TOOL}: {line}"), file=sys.stderr)
+
+
+def write_figure(fig, path, why_not):
+    """Writes `fig` to `path` (whole or not at all; an unwritable --out is one line and exit 2) where it draws
+    something (a line, bar or band with a label); else `why_not` is noted and nothing is written. Whether it was."""
+    drawn = any(ax.get_legend_handles_labels()[0] for ax in fig.axes)
+    image = io.BytesIO()
+    if drawn:
+        fig.savefig(image, format="png", dpi=130)
+    plt.close(fig)
+    if drawn:
+        write_file(path, image.getvalue())
+    else:
+        note(why_not)
+    return drawn
+
+
+def planned(df, a, timings, captions):
+    """(file name, a function that draws the figure, what it lacks where it draws nothing) of every figure the
+    results have ok cases for; the speedup figures only where the baseline has an ok case."""
+    variants = pick_variants(df, a.baseline, a.max_variants)
+    common = (variants, colours(set(df.variant.unique())), a.results, captions)
+    baseline = ((df.variant == a.baseline) & (df.status == "ok")).any()
+    none = f"no variant drawn (at most --max-variants {a.max_variants}) has an ok case"
+    for p, in_place in sorted(set(zip(df.pattern, df.in_place)), key=placement_order):
+        cases, stem, label = _cases(df, p, in_place), file_stem(p, in_place), pattern_label(p, in_place)
+        for t in timings:
+            if cases[(cases.timing == t) & (cases.status == "ok")].empty:
+                continue
+            yield f"latency_{stem}_{t}.png", partial(figure_latency, df, p, t, *common, in_place), none
+            yield f"busbw_{stem}_{t}.png", partial(figure_busbw, df, p, t, *common, in_place), none
+            if baseline:
+                yield (f"speedup_{stem}_{t}.png", partial(figure_speedup, df, p, t, *common, a.baseline, in_place),
+                       f"speedup over {a.baseline}: no ok {a.baseline} case of {label}, {t} shares a size with another "
+                       "variant drawn")
+        if cases.energy_per_GB_J.notna().any():
+            yield f"energy_{stem}.png", partial(figure_energy, df, p, variants, common[1], captions, in_place), none
+    if df.bd_total.notna().any():
+        yield "breakdown.png", partial(figure_breakdown, df, captions), "no breakdown"
 
 
 if __name__ == "__main__":

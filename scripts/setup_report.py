@@ -16,13 +16,12 @@ A results file may also be given as its run's journal, `<file>.journal` (scripts
 Exit codes: 0 done; 2 bad input: an unreadable or malformed results file, a file with no record that was set up,
 or a bad argument, with one line `setup_report.py: error: ...` on stderr.
 """
-import json
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, arg_parser, fmt_size, load, run_tool, table  # noqa: E402
+from dmabench_results import ResultsError, arg_parser, fmt_size, json_text, load, run_tool, table  # noqa: E402
 
 TOOL = "setup_report.py"
 GiB = float(1 << 30)
@@ -107,7 +106,7 @@ def run(argv=None):
                            "every case skipped")
     rows, f = rows_of(records), fit(records)
     if a.json:
-        print(json.dumps({"rows": rows, "fit": f}, indent=1))
+        print(json_text({"rows": rows, "fit": f}))
         return 0
     print(table(["pool", "host kind", "cases", "first case setup s", "later setup s (median)", "later setup s (max)",
                  "touched (median)", "measured s (median)", "failed"],

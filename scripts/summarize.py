@@ -21,7 +21,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dmabench_results import ResultsError, fmt_size, load, parse_size, pattern_label, placement, placement_order, variant, arg_parser, run_tool  # noqa: E402
+from dmabench_results import (ResultsError, arg_parser, cell as c, fmt_size, labels_apart, load, parse_size,  # noqa: E402
+                              pattern_label, placement, placement_order, printable, quote, run_tool)
 
 TOOL = "summarize.py"
 
@@ -42,9 +43,14 @@ def run(argv=None):
     res = doc["results"]
     if a.devices:
         if not re.fullmatch(r"\d+(,\d+)*", a.devices):
-            raise ResultsError(f"--devices {a.devices!r} is not a list of device ids such as 0,1")
+            raise ResultsError(f"--devices {quote(a.devices)} is not a list of device ids such as 0,1")
         want = [int(x) for x in a.devices.split(",")]
         res = [r for r in res if r["devices"] == want[: len(r["devices"])]]
+    names = labels_apart(res)  # the engine variant, and what tells two cases of one cell apart where that is needed
+
+    def variant(r):
+        return names[id(r)]
+
     want_pats = [p for p in a.patterns.split(",") if p]
     # (pattern, in_place) groups, in the order asked for, else in PATTERN_ORDER
     pats = sorted({placement(r) for r in res if not want_pats or r["pattern"] in want_pats} | {(p, False) for p in want_pats},
@@ -60,7 +66,7 @@ def run(argv=None):
                           key=lambda v: (engs.index(v.split(" ")[0]) if v.split(" ")[0] in engs else 99, v))
         if not variants:
             continue
-        out.append(f"\n**{pattern_label(*p)}**: p50 latency, µs, oneshot / pipelined (bytes per rank)\n")
+        out.append(f"\n**{printable(pattern_label(*p))}**: p50 latency, µs, oneshot / pipelined (bytes per rank)\n")
         out.append("| engine | " + " | ".join(fmt_size(s) for s in sizes) + " |")
         out.append("| --- |" + " --- |" * len(sizes))
         for v in variants:
@@ -76,9 +82,9 @@ def run(argv=None):
                     else:
                         parts.append(f"{r['latency_us']['p50']:.1f}")
                 cells.append(" / ".join(parts))
-            out.append(f"| {v} | " + " | ".join(cells) + " |")
+            out.append(f"| {c(v)} | " + " | ".join(cells) + " |")
     out.append("\n**Peak busbw** (GB/s, from p50; size per rank and timing where reached)\n")
-    out.append("| engine | " + " | ".join(pattern_label(*p) for p in pats) + " |")
+    out.append("| engine | " + " | ".join(c(pattern_label(*p)) for p in pats) + " |")
     out.append("| --- |" + " --- |" * len(pats))
     for v in sorted({variant(r) for r in res if not engs or r["engine"] in engs},
                     key=lambda v: (engs.index(v.split(" ")[0]) if v.split(" ")[0] in engs else 99, v)):
@@ -90,7 +96,7 @@ def run(argv=None):
                 continue
             best = max(ok, key=lambda r: r["busbw_GBps"])
             row.append(f"{best['busbw_GBps']:.1f} ({fmt_size(best['bytes_per_rank'])}, {best['timing']})")
-        out.append(f"| {v} | " + " | ".join(row) + " |")
+        out.append(f"| {c(v)} | " + " | ".join(row) + " |")
     powered = [r for r in res if r["status"] == "ok" and isinstance(r.get("power"), dict)]
     if powered:
         out.append("\n**Power** (per pattern and size: active W above idle summed over GPUs, energy per GB of S "
@@ -103,18 +109,18 @@ def run(argv=None):
             if placement(r) not in pats or (engs and r["engine"] not in engs):
                 continue
             p = r["power"]
-            label = pattern_label(*placement(r))
+            label = c(pattern_label(*placement(r)))
             if "error" in p:
-                out.append(f"| {label} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | error: {p['error'][:50]} | | | | |")
+                out.append(f"| {label} | {fmt_size(r['bytes_per_rank'])} | {c(variant(r))} | error: {c(p['error'][:50])} | | | | |")
                 continue
             unc = p.get("uncertainty")
             jgb = p.get("energy_per_GB_J")
             busy = p.get("busy_fraction")  # absent in files older than the full-duty window
             busy_s = "–" if busy is None else f"{100 * busy:.2f}%{' low' if p.get('low_duty') else ''}"
-            out.append(f"| {label} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | {p['active_W']:.1f} | "
+            out.append(f"| {label} | {fmt_size(r['bytes_per_rank'])} | {c(variant(r))} | {p['active_W']:.1f} | "
                        f"{jgb:.3f} | {100 * unc:.1f}% | {busy_s} | {p['window_s']:.2f}{' (short)' if p.get('window_too_short') else ''} |"
                        if jgb is not None and unc is not None else
-                       f"| {label} | {fmt_size(r['bytes_per_rank'])} | {variant(r)} | {p['active_W']:.1f} | – | – | {busy_s} | {p['window_s']:.2f} |")
+                       f"| {label} | {fmt_size(r['bytes_per_rank'])} | {c(variant(r))} | {p['active_W']:.1f} | – | – | {busy_s} | {p['window_s']:.2f} |")
         out.append("\n**DMA energy saving** per GB: best copy-engine variant (`ce`, `ce-batch`) against `sm` and "
                    "against the best NCCL mode; saving = 1 − E_DMA / E_other, ± the two relative uncertainties added\n")
         out.append("| pattern | size/rank | best DMA J/GB | sm J/GB | saving vs sm | best NCCL J/GB | saving vs NCCL |")
@@ -138,10 +144,10 @@ def run(argv=None):
                     u = f" ± {100 * (u_d + u_o) * e_d / e_o:.1f}%" if u_d is not None and u_o is not None else ""
                     return f"{100 * (1 - e_d / e_o):+.1f}%{u}"
 
-                out.append(f"| {pattern_label(*p)} | {fmt_size(size)} | {dma['power']['energy_per_GB_J']:.3f} ({variant(dma)}) | "
+                out.append(f"| {c(pattern_label(*p))} | {fmt_size(size)} | {dma['power']['energy_per_GB_J']:.3f} ({c(variant(dma))}) | "
                            f"{sm['power']['energy_per_GB_J']:.3f} | {saving(sm)} | "
-                           f"{nccl['power']['energy_per_GB_J']:.3f} ({variant(nccl)}) | {saving(nccl)} |"
-                           if sm and nccl else f"| {pattern_label(*p)} | {fmt_size(size)} | {dma['power']['energy_per_GB_J']:.3f} | – | – | – | – |")
+                           f"{nccl['power']['energy_per_GB_J']:.3f} ({c(variant(nccl))}) | {saving(nccl)} |"
+                           if sm and nccl else f"| {c(pattern_label(*p))} | {fmt_size(size)} | {dma['power']['energy_per_GB_J']:.3f} | – | – | – | – |")
     print("\n".join(out).lstrip("\n"))
     return 0
 

@@ -319,7 +319,7 @@ def test_bad_input_is_one_line_and_leaves_the_database_as_it_was(tmp_path):
     (tmp_path / "bad-date.json").write_text(json.dumps(bad_date))
     for path, want in ((trace, "not a dmabench results file"), (truncated, "cannot read"),
                        (tmp_path / "undated.json", "context has neither started_at nor date"),
-                       (tmp_path / "bad-date.json", 'context.started_at: "yesterday" is not an ISO 8601 time')):
+                       (tmp_path / "bad-date.json", "context.started_at: 'yesterday' is not an ISO 8601 time")):
         for command in (["add", good, path], ["gate", good, path, "--record"]):  # the good file is not stored either
             p = run("history.py", *command, "--db", db)
             one_line(p, "history.py", want)

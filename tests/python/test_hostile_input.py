@@ -2,11 +2,13 @@
 stderr, never a traceback; and every script still exits 0 on the committed files it is meant for."""
 import copy
 import json
+import math
 import os
+import sqlite3
 
 import pytest
 
-from test_scripts import H200, ROOT, SCRIPTS, document, execute_notebook, overlap_result, result, run
+from test_scripts import H200, ROOT, SCRIPTS, document, execute_notebook, overlap_result, result, run, with_interval
 
 import sys
 sys.path.insert(0, SCRIPTS)
@@ -43,6 +45,34 @@ def delitem(path):
         del target[last]
     return change
 
+
+MB = 1 << 20
+MAX_LINE = 300  # characters of an error line (issue 40: a value quoted back is capped, dmabench_results.quote)
+
+
+def nested(depth):
+    """A JSON list `depth` lists deep: more than any parser here reads."""
+    return "[" * depth + "]" * depth
+
+
+def with_intervals(change):
+    """good() with the fields dmabench writes around its first record's p50 (its intervals), then `change`d: a record
+    that contradicts itself (check_consistent)."""
+    doc = good()
+    r = with_interval(doc["results"][0], 0.01)
+    change(r)
+    return doc
+
+
+def ten_times_faster(r):
+    """p50 and bandwidths 10x faster, the intervals left as they were."""
+    r["latency_us"] = {k: v / 10 for k, v in r["latency_us"].items()}
+    r["algbw_GBps"] *= 10
+    r["busbw_GBps"] *= 10
+
+
+TRACE = {"format": "dmabench-moe-trace/1", "synthetic": True, "description": "x" * MB, "ranks": 2, "tokens_per_rank": 1,
+         "steps": [[[1, 0], [0, 1]]]}
 
 # name -> (file content: a str written as is or bytes, or a document to dump; what stderr must name)
 CASES = {
@@ -84,6 +114,24 @@ CASES = {
                            "results[0].busbw_GBps: expected a number >= 0"),
     "bytes_per_rank beyond 64 bits": (broken(setitem(["results", 1, "bytes_per_rank"], 1 << 64)),
                                       "results[1].bytes_per_rank: expected an integer of at most 64 bits"),
+    # issue 40: values of a megabyte and nesting deeper than any parser reads, each quoted back in a short line
+    "1 MB schema": (broken(setitem(["schema"], "dmabench/" + "x" * MB)), "has schema 'dmabench/xxxx"),
+    "1 MB name": (broken(setitem(["results", 0, "name"], "copy/" + "c" * MB)), "results[0].name: case name 'copy/ccc"),
+    "1 MB status": (broken(setitem(["results", 0, "status"], "s" * MB)), "results[0].status: expected one of"),
+    "1 MB option name": (broken(setitem(["results", 0, "name"], "copy/ce,tag=" + "t" * MB + "/x/dev=0,1/1024")),
+                         "results[0].name: case name 'copy/ce,tag=ttt"),
+    "20000-deep list in a results file": (json.dumps(good()).replace('"options": {}', '"options": ' + nested(20000), 1),
+                                          "nests too deeply"),
+    "trace-like file": (TRACE, "not a dmabench results file"),
+    "trace-like file 20000 deep": (json.dumps({**TRACE, "steps": None}).replace("null", nested(20000)), "nests too deeply"),
+    # issue 40: a reference that contradicts itself (its p50 and bandwidth edited, its intervals left)
+    "p50 and algbw 10x faster": (with_intervals(ten_times_faster),
+                                 "results[0].p50_interval_us: [7.92, 8.08] does not hold the p50 0.8: record "
+                                 "'copy/ce/oneshot/dev=0,1/1024' contradicts itself"),
+    "algbw 10x": (with_intervals(lambda r: r.update(algbw_GBps=r["algbw_GBps"] * 10)),
+                  "results[0].algbw_GBps: 1.28 is not bytes / (p50 x 1e3) = 0.128: record 'copy/ce/oneshot/dev=0,1/1024'"),
+    "busbw 10x": (with_intervals(lambda r: r.update(busbw_GBps=r["busbw_GBps"] * 10)),
+                  "results[0].busbw_GBps: busbw / algbw is 10, its intervals' ratio 1: record 'copy/ce/oneshot"),
 }
 
 
@@ -98,6 +146,7 @@ def invocations(path, other, out):
             ("setup_report.py", [path]), ("setup_report.py", [other, path]), ("moe_report.py", [path]),
             ("history.py", ["add", path, "--db", os.path.join(out, "h.sqlite")]),
             ("history.py", ["gate", path, "--db", os.path.join(out, "h.sqlite")]),
+            ("history.py", ["gate", path, "--record", "--db", os.path.join(out, "h.sqlite")]),
             ("merge_runs.py", [other, path, "--out", os.path.join(out, "m.json")]),
             ("merge_runs.py", [path, other, "--out", os.path.join(out, "m.json")])]
 
@@ -108,6 +157,7 @@ def check_one_line(p, script, want=None):
     lines = p.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"{script}: error: "), (script, p.stderr[-2000:])
     assert want is None or want in lines[0], (script, want, lines[0])
+    assert len(lines[0]) <= MAX_LINE, (script, len(lines[0]), lines[0][:1000])
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +217,7 @@ print(json.dumps(out))
             lines = err.splitlines()
             assert len(lines) == 1 and lines[0].startswith(f"{script}: error: ") and "Traceback" not in err, \
                 (script, name, err[-2000:])
-            assert CASES[name][1] in lines[0], (script, name, lines[0])
+            assert CASES[name][1] in lines[0] and len(lines[0]) <= MAX_LINE, (script, name, lines[0][:1000])
 
 
 def run_python(*args):
@@ -180,7 +230,7 @@ def run_python(*args):
                                     "history.py", "merge_runs.py"])
 def test_command_line_error_is_one_line_and_exit_2(hostile_dir, script, tmp_path):
     # through the real command line: the deepest nesting, and a file that does not exist
-    for name in ("deep nesting", "p50 zero"):
+    for name in ("deep nesting", "p50 zero", "1 MB name", "algbw 10x"):
         path = hostile_dir / f"case{list(CASES).index(name)}.json"
         args = dict(invocations(path, hostile_dir / "good.json", tmp_path / "o"))[script]
         check_one_line(run(script, *args), script, CASES[name][1])
@@ -250,7 +300,7 @@ from test_blocks_report import block_result  # noqa: E402
 
 ALL = ["compare.py", "summarize.py", "plot.py", "dma_latte_report.py", "overlap_report.py", "blocks_report.py",
        "host_reference.py", "launch_compare.py", "sdma_map.py", "matrix.py", "export_csv.py", "setup_report.py",
-       "history.py", "merge_runs.py"]
+       "history.py", "merge_runs.py", "moe_report.py", "moe_trace.py"]
 HANG_S = 60  # a script that blocks on a FIFO is killed here and the test fails
 
 
@@ -260,6 +310,7 @@ def one_line(p, script, want=None, rc=2):
     lines = p.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"{script}: error: "), (script, p.stderr[-2000:])
     assert want is None or want in lines[0], (script, want, lines[0])
+    assert len(lines[0]) <= MAX_LINE, (script, len(lines[0]), lines[0][:1000])
 
 
 def script(name, *args, timeout=HANG_S, **kw):
@@ -527,7 +578,10 @@ def test_lone_surrogates_in_names_are_printed_escaped(tmp_path):
                        ("blocks_report.py", [src, "--markdown", tmp_path / "b.md", "--json", tmp_path / "b.json"]),
                        ("merge_runs.py", [lc / "one-1.json", lc / "mpi-1.json", "--out", tmp_path / "m.json"])):
         p = (inproc if name == "plot.py" else script)(name, *args)
-        assert p.returncode == 0 and p.stderr == "", (name, p.returncode, p.stderr[-2000:])  # no "Glyph missing" either
+        # no "Glyph missing" either; plot.py says which speedup figures have no nccl case to draw (allgather, h2d)
+        notes = [line for line in p.stderr.splitlines() if name == "plot.py" and line.startswith("plot.py: speedup_")
+                 and line.endswith("; not written")]
+        assert p.returncode == 0 and p.stderr.splitlines() == notes, (name, p.returncode, p.stderr[-2000:])
     for name, args in (("compare.py", [src, src, "--all"]), ("summarize.py", [src]), ("blocks_report.py", [src])):
         assert "\\ud800" in script(name, *args).stdout, name
     assert "\\ud800" in (tmp_path / "b.md").read_text()
@@ -543,17 +597,28 @@ def test_non_utf8_path_is_named_escaped(tmp_path):
     assert p.returncode == 2 and p.stderr.count(b"\n") == 1 and b"r\\udcff.json" in p.stderr, p.stderr
 
 
+def refigured(r):
+    """`r` with its algbw and busbw what its (edited) p50 makes them (check_consistent); where that bandwidth is beyond
+    a float (a p50 of 5e-324), its `bytes` null instead, as in a file that does not record S."""
+    factor, algbw = r["busbw_GBps"] / r["algbw_GBps"], r["bytes"] / (r["latency_us"]["p50"] * 1e3)
+    if math.isfinite(algbw):
+        r["algbw_GBps"], r["busbw_GBps"] = algbw, algbw * factor
+    else:
+        r["bytes"] = None
+    return r
+
+
 # documents every script must read (exit 0) though their numbers are at the edges of what check_document accepts
 EDGES = {
     "energy without uncertainty": lambda d: [r["power"].update(uncertainty=None) for r in d["results"] if r.get("power")],
     "NCCL p99 under load 0": lambda d: [r["overlap"].update(comm_with_p99_us=0) for r in d["results"]
                                          if r.get("overlap") and r["engine"] == "nccl"],
-    "latencies near the float limit": lambda d: [r["latency_us"].update(p50=1e308, p95=1.7e308, p99=1.7e308, max=1.7e308)
-                                                 for r in d["results"][:2]],
-    "smallest latencies": lambda d: [r["latency_us"].update(min=0, p50=5e-324, mean=5e-324, p95=5e-324)
-                                     for r in d["results"][:2]],
-    "integer latencies": lambda d: [r["latency_us"].update({k: 10 ** 30 for k in r["latency_us"]})
-                                    for r in d["results"][:1]],
+    "latencies near the float limit": lambda d: [refigured(r) for r in d["results"][:2] if not r["latency_us"].update(
+        p50=1e308, p95=1.7e308, p99=1.7e308, max=1.7e308)],
+    "smallest latencies": lambda d: [refigured(r) for r in d["results"][:2] if not r["latency_us"].update(
+        min=0, p50=5e-324, mean=5e-324, p95=5e-324)],
+    "integer latencies": lambda d: [refigured(r) for r in d["results"][:1] if not r["latency_us"].update(
+        {k: 10 ** 30 for k in r["latency_us"]})],
 }
 
 
@@ -741,6 +806,158 @@ def test_fuzz_plot_latencies_and_names(tmp_path, value):
         src = tmp_path / "p.json"
         src.write_text(json.dumps(doc))
         p = inproc("plot.py", src, "--out", tmp_path / "figs")
-        lines = p.stderr.splitlines()
+        lines = [line for line in p.stderr.splitlines() if not line.endswith("; not written")]  # the h2d speedup
         assert (p.returncode == 0 and not lines) or (p.returncode == 2 and len(lines) == 1 and
                                                      lines[0].startswith("plot.py: error: ")), (path, value, p.stderr)
+
+
+# ---- issue 40: the surfaces added since (history.py's subcommands on hostile databases and arguments, plot.py trend,
+# moe_trace.py's arguments), values of a megabyte quoted back short, and names that would forge output lines --------
+
+def hostile_databases(tmp_path):
+    """{name: (a --db, what a reader's one line names)}: every kind of file a history database can be instead."""
+    from test_history import add_runs, run_at
+    from test_history_writers import interrupted_write
+    d = tmp_path / "dbs"
+    d.mkdir()
+    db = add_runs(d, [run_at(f"2026-01-0{k + 1}T00:00:00Z", {1024 * (j + 1): 100.0 for j in range(300)}) for k in range(3)])
+    data = db.read_bytes()
+    files = {"empty": b"", "garbage": bytes(range(256)) * 16, "truncated": data[:len(data) // 2],
+             "results file": json.dumps(good()).encode()}
+    for name, content in files.items():
+        (d / name).write_bytes(content)
+    with sqlite3.connect(d / "other") as conn:
+        conn.execute("CREATE TABLE t (x)")
+    newer = d / "newer"
+    newer.write_bytes(data)
+    with sqlite3.connect(newer) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    os.mkfifo(d / "fifo")
+    (tmp_path / "hot").mkdir()
+    hot, journal, _ = interrupted_write(tmp_path / "hot")
+    return {"missing": (d / "missing", "no history database there"), "directory": (d, "not a regular file"),
+            "FIFO": (d / "fifo", "not a regular file"), "empty": (d / "empty", "an empty file, not a history database"),
+            "garbage": (d / "garbage", "file is not a database"), "truncated": (d / "truncated", "malformed"),
+            "results file": (d / "results file", "file is not a database"),
+            "another SQLite database": (d / "other", "not a dmabench history database"),
+            "newer schema": (newer, "schema version 99, newer than"), "hot journal": (hot, f"{journal}: an interrupted write")}
+
+
+def db_readers(db, tmp_path):
+    """Every command that only reads a history database: (script, argv)."""
+    return [("history.py", ["machines", "--db", db]), ("history.py", ["trend", "--case", "1024", "--db", db]),
+            ("history.py", ["trend", "--case", ".", "--json", "--figure", "busbw_GBps", "--db", db]),
+            ("history.py", ["gate", tmp_path / "good.json", "--db", db]),
+            ("plot.py", ["trend", db, "--case", "1024", "--out", tmp_path / "figs"])]
+
+
+def test_every_database_reader_refuses_every_hostile_database_in_one_line(tmp_path):
+    from dmabench_results import history_frame
+    (tmp_path / "good.json").write_text(json.dumps(good()))
+    for name, (db, want) in hostile_databases(tmp_path).items():
+        kept = sorted(os.listdir(os.path.dirname(db)))
+        for script, argv in db_readers(db, tmp_path):
+            one_line(inproc(script, *argv), script, want)
+        with pytest.raises(ResultsError) as e:
+            history_frame(db)
+        assert want in str(e.value) and len(str(e.value)) <= MAX_LINE, (name, str(e.value))
+        assert sorted(os.listdir(os.path.dirname(db))) == kept, name  # a reader creates nothing
+    assert not os.path.exists(tmp_path / "figs")
+
+
+def test_every_database_writer_refuses_what_is_no_history(tmp_path):
+    src = tmp_path / "good.json"
+    src.write_text(json.dumps(good()))
+    dbs = hostile_databases(tmp_path)
+    for name in ("directory", "FIFO", "garbage", "truncated", "results file", "another SQLite database", "newer schema"):
+        db, want = dbs[name]
+        for argv in (["add", src], ["gate", src, "--record"]):
+            one_line(inproc("history.py", *argv, "--db", db), "history.py", "malformed" if name == "truncated" and
+                     argv[0] == "gate" else want)
+
+
+def test_hostile_arguments_of_the_database_commands(tmp_path):
+    from test_history import add_runs, run_at
+    doc = run_at("2026-01-01T00:00:00Z", {1024: 100.0})
+    doc["results"].append(with_interval(result("copy", "ce", 4096, "oneshot", 110.0, options={"tag": "a" * 40 + "b"}), 0.01))
+    db = add_runs(tmp_path, [doc])
+    huge = "x" * MB
+    for script, head in (("history.py", ["trend", "--db", db]), ("plot.py", ["trend", db, "--out", tmp_path / "o"])):
+        for args, want in ((["--case", huge], "no ok case whose name matches --case 'xxxx"),
+                           (["--case", "(a+)+$"], "matching the case names took more than 2 s"),
+                           (["--case", "(" + huge], "not a regular expression"),
+                           (["--case", ".", "--machine", huge], "--machine 'xxxx"),
+                           (["--case", ".", "--figure", huge], "invalid choice"),
+                           (["--case", ".", "--runs", huge], "invalid int value"),
+                           (["--case", ".", "--sigmas", "nan"], "--sigmas nan")):
+            one_line(inproc(script, *head, *args), script, want)
+    one_line(inproc("history.py", "machines", "--db", tmp_path / ("y" * 5000)), "history.py", "File name too long")
+    (tmp_path / "r.json").write_text(json.dumps(good()))
+    one_line(inproc("summarize.py", tmp_path / "r.json", "--sizes", huge), "summarize.py", "'xxxx")
+    one_line(inproc("compare.py", "--threshold", huge, "a", "b"), "compare.py", "invalid float value")
+
+
+@pytest.mark.parametrize("args,want", [
+    (["--ranks", "0", "--out", "{out}"], "--ranks 0: expected an integer from 1"),
+    (["--experts", "7", "--ranks", "2", "--out", "{out}"], "not a multiple of --ranks 2"),
+    (["--topk", "9", "--experts", "8", "--out", "{out}"], "--topk 9 is more than --experts 8"),
+    (["--zipf", "nan", "--out", "{out}"], "--zipf nan"), (["--drift", "2", "--out", "{out}"], "--drift 2"),
+    (["--seed", "x" * MB, "--out", "{out}"], "invalid int value"), (["--ranks", "4"], "--out: missing"),
+    (["--out", "{dir}"], "a directory"), (["--out", "/dev/full"], "No space left on device"),
+    (["--out", "{dir}/" + "n" * 5000], "File name too long")])
+def test_moe_trace_arguments_it_cannot_use(tmp_path, args, want):
+    argv = [a.replace("{out}", str(tmp_path / "t.json")).replace("{dir}", str(tmp_path)) for a in args]
+    one_line(inproc("moe_trace.py", *argv), "moe_trace.py", want)
+    assert not os.path.exists(tmp_path / "t.json")
+
+
+FORGED = "a\nFAIL  x|y\x1b[2J"  # an option value in a case name: a line break, a verdict, a table's bar, a terminal code
+CLEAN = "a_FAIL__x_y_[2J"  # the same length of harmless text
+
+
+def forged_doc(tag, start="2026-01-02T00:00:00Z"):
+    """A run whose case names (and GPU name, reason) carry `tag`: copy, alltoallv and block-layout cases."""
+    from test_moe_report import moe_result
+    rs = [with_interval(result("copy", "ce", 1024, "oneshot", 8.0, options={"tag": tag}), 0.01),
+          with_interval(result("copy", "nccl", 1024, "oneshot", 9.0), 0.01),
+          result("copy", "sm", 1024, "oneshot", 1.0, status="failed", reason=f"bad {tag}", options={"tag": tag}),
+          moe_result("ce", 256, 100.0, options={"tag": tag}), moe_result("ce-batch", 256, 90.0),
+          block_result("ce", 4096, 16, 10.0, options={"tag": tag}), block_result("ce-batch", 4096, 16, 12.0),
+          result("allgather", "ce", 1024, "oneshot", 8.0, options={"tag": tag}), result("allgather", "nccl", 1024, "oneshot", 9.0)]
+    doc = document(rs)
+    doc["context"].update(started_at=start, host=f"h{tag}")
+    doc["context"]["machine"]["devices"][0]["name"] = f"GPU {tag}"
+    return doc
+
+
+def line_outputs(tmp_path, tag):
+    """stdout of every line-oriented output over the run of forged_doc(tag): {what: text}."""
+    d = tmp_path / ("forged" if tag == FORGED else "clean")
+    d.mkdir()
+    src, base, db = d / "r.json", d / "base.json", d / "h.sqlite"
+    src.write_text(json.dumps(forged_doc(tag)))
+    base.write_text(json.dumps(forged_doc(tag, "2026-01-01T00:00:00Z")))
+    out = {}
+    calls = {"compare": ("compare.py", base, src, "--all"), "summarize": ("summarize.py", src),
+             "moe_report": ("moe_report.py", src), "blocks_report": ("blocks_report.py", src),
+             "merge_runs": ("merge_runs.py", base, src, "--out", d / "m.json"), "dma_latte": ("dma_latte_report.py", src),
+             "matrix": ("matrix.py", src), "history add": ("history.py", "add", base, "--db", db),
+             "gate": ("history.py", "gate", src, "--record", "--db", db), "machines": ("history.py", "machines", "--db", db),
+             "trend": ("history.py", "trend", "--case", "copy", "--db", db), "recorded": ("amd_first_run.py", "recorded", src)}
+    for what, (name, *args) in calls.items():
+        p = inproc(name, *args)
+        assert p.returncode in (0, 1) and "error" not in p.stderr, (what, p.stderr)
+        out[what] = p.stdout
+    return out
+
+
+def test_names_cannot_forge_output_lines(tmp_path):
+    forged, clean = line_outputs(tmp_path, FORGED), line_outputs(tmp_path, CLEAN)
+    bars = re.compile(r"(?<!\\)\|")
+    for what, text in forged.items():
+        lines = text.splitlines()
+        assert len(lines) == len(clean[what].splitlines()), (what, text)  # no line added
+        assert not [line for line in lines if line.startswith("FAIL  x") or "\x1b" in line], (what, text)
+        cells = [len(bars.findall(line)) for line in lines if line.startswith("|")]  # a table's cells
+        assert cells == [len(bars.findall(line)) for line in clean[what].splitlines() if line.startswith("|")], what
+        assert "FAIL  x\\|y\\x1b[2J" in text or "FAIL  x|y\\x1b[2J" in text, (what, text)  # shown, escaped

@@ -170,7 +170,7 @@ def test_a_bad_line_before_the_last_is_an_error_naming_it(tmp_path, real, bad):
 
 HEADERS = {
     "wrong schema": (lambda ctx: header(ctx, schema="dmabench/1"),
-                     r"line 1: not a dmabench journal \(header 'schema' is \"dmabench/1\", expected 'dmabench-journal/1'\)"),
+                     r"line 1: not a dmabench journal \(header 'schema' is 'dmabench/1', expected 'dmabench-journal/1'\)"),
     "no schema": (lambda ctx: {"results_schema": "dmabench/1", "context": ctx}, r"line 1: not a dmabench journal"),
     "newer journal": (lambda ctx: header(ctx, schema="dmabench-journal/2"), r"line 1: not a dmabench journal"),
     "not an object": (lambda ctx: [header(ctx)], r"line 1: the header is \[.*, not an object"),
@@ -180,7 +180,7 @@ HEADERS = {
     "no results_schema": (lambda ctx: {"schema": "dmabench-journal/1", "context": ctx},
                           r"line 1: header\.results_schema: missing"),
     "newer results": (lambda ctx: header(ctx, results_schema="dmabench/2"),
-                      r"line 1: header\.results_schema is \"dmabench/2\"; these scripts read 'dmabench/1'"),
+                      r"line 1: header\.results_schema is 'dmabench/2'; these scripts read 'dmabench/1'"),
 }
 
 

@@ -140,10 +140,7 @@ def test_plot_bad_input(tmp_path):
 def test_compare_finds_a_planted_regression(tmp_path):
     base = small_run()
     new = copy.deepcopy(base)
-    target = new["results"][4]  # copy/nccl/64KiB
-    for k in target["latency_us"]:
-        target["latency_us"][k] *= 1.2
-    target["busbw_GBps"] /= 1.2
+    scale(new["results"][4], 1.2)  # copy/nccl/64KiB
     p = run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "n.json", new))
     assert p.returncode == 1, p.stdout + p.stderr
     assert "1 slower" in p.stdout
@@ -161,9 +158,7 @@ def test_compare_keeps_host_kinds_and_block_layouts_apart(tmp_path):
                       devices=[0])
     base = document([paged(k, n, b) for k in ("pinned", "mapped") for n, b in ((1024, 4096), (64, 65536))])
     new = copy.deepcopy(base)
-    slowed = new["results"][2]  # mapped, 1024 x 4 KiB
-    for k in slowed["latency_us"]:
-        slowed["latency_us"][k] *= 1.2
+    scale(new["results"][2], 1.2)  # mapped, 1024 x 4 KiB
     p = run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "n.json", new))
     assert p.returncode == 1, p.stdout + p.stderr
     assert "4 cases in both files" in p.stdout and "1 slower" in p.stdout
@@ -177,8 +172,7 @@ def test_compare_ignores_a_change_inside_the_noise(tmp_path):
     for doc in (base, new):  # a wide spread: p95 is 30% above p50
         r = doc["results"][0]
         r["latency_us"]["p95"] = r["latency_us"]["p50"] * 1.3
-    for k in new["results"][0]["latency_us"]:
-        new["results"][0]["latency_us"][k] *= 1.2  # 20% slower, but inside the 30% spread
+    scale(new["results"][0], 1.2)  # 20% slower, but inside the 30% spread
     p = run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "n.json", new), "--json")
     assert p.returncode == 0, p.stdout
     doc = json.loads(p.stdout)
@@ -190,8 +184,7 @@ def test_compare_ignores_a_change_inside_the_noise(tmp_path):
 def test_compare_reports_faster_added_removed_and_failed(tmp_path):
     base = small_run()
     new = copy.deepcopy(base)
-    for k in new["results"][1]["latency_us"]:
-        new["results"][1]["latency_us"][k] *= 0.5
+    scale(new["results"][1], 0.5)
     removed = new["results"].pop(2)
     added = result("copy", "host", 4096, "oneshot", 30.0)
     new["results"].append(added)
@@ -211,8 +204,7 @@ def test_compare_reports_faster_added_removed_and_failed(tmp_path):
 def test_compare_threshold_and_identity(tmp_path):
     base = small_run()
     new = copy.deepcopy(base)
-    for k in new["results"][0]["latency_us"]:
-        new["results"][0]["latency_us"][k] *= 1.08  # beyond 5% spread, beyond 5% threshold, not beyond 10%
+    scale(new["results"][0], 1.08)  # beyond 5% spread, beyond 5% threshold, not beyond 10%
     b, n = write(tmp_path, "b.json", base), write(tmp_path, "n.json", new)
     assert run("compare.py", b, n).returncode == 1
     assert run("compare.py", b, n, "--threshold", "0.10").returncode == 0
@@ -235,16 +227,25 @@ def with_interval(r, half, stopped="noise"):
     return r
 
 
+def scale(r, factor):
+    """`r` (an ok record) `factor` times slower as dmabench would write it: its latencies and interval times `factor`,
+    its bandwidths and their intervals over it (a record whose figures contradict each other is refused)."""
+    for k in r["latency_us"]:
+        r["latency_us"][k] *= factor
+    if "p50_interval_us" in r:
+        r["p50_interval_us"] = [x * factor for x in r["p50_interval_us"]]
+    for k in ("algbw_GBps", "busbw_GBps"):
+        r[k] /= factor
+        pair = k.replace("_GBps", "_interval_GBps")
+        if pair in r:
+            r[pair] = [None if x is None else x / factor for x in r[pair]]
+    return r
+
+
 def slowed(doc, index, factor):
     """`doc` with record `index` `factor` times slower, its interval too."""
     new = copy.deepcopy(doc)
-    r = new["results"][index]
-    for k in r["latency_us"]:
-        r["latency_us"][k] *= factor
-    r["p50_interval_us"] = [x * factor for x in r["p50_interval_us"]]
-    for k in ("algbw_GBps", "busbw_GBps"):
-        r[k] /= factor
-        r[k.replace("_GBps", "_interval_GBps")] = [x / factor for x in r[k.replace("_GBps", "_interval_GBps")]][::-1]
+    scale(new["results"][index], factor)
     return new
 
 
