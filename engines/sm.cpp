@@ -1,6 +1,7 @@
 // sm: a GPU-core copy kernel on each issuing rank's device, one launch per rank for all of its
 // transfers, loading locally and storing into the peer's memory over NVLink (needs peer access).
-// Option blocks: engines/sm_options.cpp.
+// Options blocks and sms (an SM budget): engines/sm_options.cpp.
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -16,15 +17,34 @@ namespace {
 
 class SmOperation final : public GpuOperation {
  public:
-  SmOperation(const Plan& plan, int blocks) : GpuOperation(plan, plan.issuers()) {
+  SmOperation(const Plan& plan, const SmOptions& o) : GpuOperation(plan, plan.issuers()), budgeted_(o.sms != 0) {
     kernels_.resize(sets());
     for (int s = 0; s < sets(); ++s)
       for (int r : team::local_issuers(plan)) {
         std::vector<gpu::CopyJob> jobs;
         for (const Transfer& t : plan.issued_by(r))
           jobs.push_back({dst(t.dst_rank, s) + t.dst_offset, src(t.src_rank, s) + t.src_offset, t.bytes});
-        kernels_[s].emplace_back(r, gpu::CopyKernel(device(r), std::move(jobs), blocks));
+        const int budget = o.sms == SmOptions::kAllSms ? gpu::properties(device(r)).multiprocessors : o.sms;
+        kernels_[s].emplace_back(r, gpu::CopyKernel(device(r), std::move(jobs), o.blocks, budget));
       }
+  }
+  // The grid and, under a budget, the multiprocessors the blocks ran on (the most over the launches' kernels:
+  // each buffer set's last launch); sm_budget null without one.
+  nlohmann::json details() const override {
+    long long grid = 0;
+    int used = 0, multiprocessors = 0;
+    for (const auto& set : kernels_)
+      for (const auto& [rank, kernel] : set) {
+        grid = std::max(grid, kernel.grid_blocks());
+        used = std::max(used, kernel.sms_used().value_or(0));
+        multiprocessors = std::max(multiprocessors, gpu::properties(device(rank)).multiprocessors);
+      }
+    nlohmann::json d = {{"grid_blocks", grid}, {"multiprocessors", multiprocessors}, {"sm_budget", nullptr}, {"sms_used", nullptr}};
+    if (budgeted_) {
+      d["sm_budget"] = grid;
+      if (used > 0) d["sms_used"] = used;
+    }
+    return d;
   }
   void launch() override {
     for (const auto& [rank, kernel] : kernels_[plan().set_of(launches_++)]) {
@@ -36,6 +56,7 @@ class SmOperation final : public GpuOperation {
  private:
   std::vector<std::vector<std::pair<int, gpu::CopyKernel>>> kernels_;  // per buffer set
   std::size_t launches_ = 0;
+  bool budgeted_;
 };
 
 constexpr std::size_t kMaxJobs = 65535;  // the grid's y dimension
@@ -46,12 +67,27 @@ std::map<int, std::size_t> count_jobs(const Plan& plan) {
   return n;
 }
 
+// An SM budget is the grid: it leaves no say to the blocks option, and a GPU has only so many multiprocessors.
+WhyNot budget_unsupported(const Plan& plan, const SmOptions& o) {
+  if (o.sms == 0) return std::nullopt;
+  if (o.blocks != 0)
+    return fmt::format("sm's sms (an SM budget: the grid is that many blocks) and blocks={} both set the grid: give one",
+                       o.blocks);
+  for (int r : team::local_issuers(plan)) {
+    const int m = gpu::properties(plan.devices[r]).multiprocessors;
+    if (o.sms > m) return fmt::format("sms={} is more than GPU {}'s {} multiprocessors (sms=all holds one block on each)",
+                                      o.sms, plan.devices[r], m);
+  }
+  return std::nullopt;
+}
+
 class SmEngine final : public Engine {
  public:
   std::unique_ptr<const TypedOptions> parse(const Options& options) const override {
     return std::make_unique<OptionsOf<SmOptions>>(SmOptions::from(options));
   }
-  WhyNot unsupported(const Plan& plan, const TypedOptions&, int) const override {
+  WhyNot unsupported(const Plan& plan, const TypedOptions& options, int) const override {
+    if (auto why = budget_unsupported(plan, options_of<SmOptions>(options))) return why;
     for (int r = 0; r < plan.ranks(); ++r)
       for (const Location& l : {plan.src_location(r), plan.dst_location(r)})
         if (l.host && l.kind != HostKind::mapped)
@@ -75,7 +111,7 @@ class SmEngine final : public Engine {
     return gpu_memory_shortfall(plan);
   }
   std::unique_ptr<Operation> prepare(const Plan& plan, const TypedOptions& options) override {
-    return std::make_unique<SmOperation>(plan, options_of<SmOptions>(options).blocks);
+    return std::make_unique<SmOperation>(plan, options_of<SmOptions>(options));
   }
   // The copy kernel stores into the other ranks' buffers, opened through interprocess handles.
   WhyNot across_processes(const Plan&, const TypedOptions&) const override { return std::nullopt; }

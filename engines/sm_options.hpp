@@ -8,7 +8,9 @@
 namespace dmabench {
 
 struct SmOptions {
+  static constexpr int kAllSms = -1;
   int blocks;  // thread blocks per launch; 0: auto
+  int sms;     // SM budget: thread blocks of a one-dimensional grid; 0: none (auto); kAllSms: every multiprocessor
 
   // From validated options (every option of the table present); throws std::logic_error otherwise.
   static SmOptions from(const Options& options);

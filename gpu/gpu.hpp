@@ -247,14 +247,24 @@ struct CopyJob {
 // loading from `src` and storing to `dst` (a peer's memory over NVLink when dst is remote).
 class CopyKernel {
  public:
-  // blocks_total: blocks for the whole launch (0: two per multiprocessor of `device`).
-  CopyKernel(int device, std::vector<CopyJob> jobs, int blocks_total);
+  // blocks_total: blocks for the whole launch (0: two per multiprocessor of `device`), a grid of
+  // jobs x blocks per job. sm_budget > 0 instead holds the copy to that many thread blocks (so at most
+  // that many multiprocessors): a one-dimensional grid of sm_budget blocks that share the jobs' parts.
+  CopyKernel(int device, std::vector<CopyJob> jobs, int blocks_total, int sm_budget = 0);
   void launch(const Stream& stream) const;
+  // The launch's thread blocks.
+  long long grid_blocks() const;
+  // Under a budget, the distinct multiprocessors the last launch's blocks ran on (synchronous read);
+  // nullopt without a budget or before a launch.
+  std::optional<int> sms_used() const;
 
  private:
   DeviceBuffer table_;
+  DeviceBuffer sm_of_block_;  // under a budget: each block's multiprocessor
   int jobs_ = 0;
   int blocks_per_job_ = 1;
+  int budget_ = 0;
+  int parts_ = 1;
   bool aligned16_ = false;
 };
 

@@ -81,6 +81,45 @@ __global__ void __launch_bounds__(kCopyThreads) copy_kernel(const CopyJob* jobs,
   }
 }
 
+// The multiprocessor (NVIDIA SM, AMD CU) this block runs on.
+__device__ __forceinline__ int sm_id() {
+#if defined(DMABENCH_GPU_HIP)
+  return static_cast<int>(__smid());
+#else
+  unsigned id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return static_cast<int>(id);
+#endif
+}
+
+// The copy held to an SM budget: a one-dimensional grid of exactly the budget's blocks (so at most that
+// many multiprocessors hold it), each taking items b, b + grid, ... of jobs x parts (item i is part
+// i % parts of job i / parts: a job split so that a few large jobs still spread over the grid). Each block
+// records the multiprocessor it ran on, for the record's sms_used.
+template <typename V>
+__global__ void __launch_bounds__(kCopyThreads) budget_copy_kernel(const CopyJob* jobs, int njobs, int parts, int* sm_of_block) {
+  if (threadIdx.x == 0) sm_of_block[blockIdx.x] = sm_id();
+  const long long items = static_cast<long long>(njobs) * parts;
+  for (long long i = blockIdx.x; i < items; i += gridDim.x) {
+    const CopyJob job = jobs[i / parts];
+    const auto part = static_cast<std::size_t>(i % parts);
+    const std::size_t n = job.bytes / sizeof(V);
+    const std::size_t lo = n * part / parts, hi = n * (part + 1) / parts;
+    const V* __restrict__ src = static_cast<const V*>(job.src);
+    V* __restrict__ dst = static_cast<V*>(job.dst);
+    const std::size_t stride = blockDim.x;
+    for (std::size_t base = lo + threadIdx.x; base < hi; base += stride * kCopyUnroll) {
+      V v[kCopyUnroll];
+#pragma unroll
+      for (int k = 0; k < kCopyUnroll; ++k)
+        if (base + k * stride < hi) v[k] = src[base + k * stride];
+#pragma unroll
+      for (int k = 0; k < kCopyUnroll; ++k)
+        if (base + k * stride < hi) dst[base + k * stride] = v[k];
+    }
+  }
+}
+
 // NVIDIA: %globaltimer (ns). AMD: s_memrealtime, a constant-rate counter (hipDeviceAttributeWallClockRate).
 __device__ __forceinline__ std::uint64_t global_timer() {
 #if defined(DMABENCH_GPU_HIP)
@@ -226,13 +265,15 @@ void preload_kernels(int device) {
   load(reinterpret_cast<const void*>(check_kernel));
   load(reinterpret_cast<const void*>(copy_kernel<uint4>));
   load(reinterpret_cast<const void*>(copy_kernel<unsigned char>));
+  load(reinterpret_cast<const void*>(budget_copy_kernel<uint4>));
+  load(reinterpret_cast<const void*>(budget_copy_kernel<unsigned char>));
   load(reinterpret_cast<const void*>(trigger_kernel));
   load(reinterpret_cast<const void*>(poll_kernel));
   load(reinterpret_cast<const void*>(empty_kernel));
 }
 
-CopyKernel::CopyKernel(int device, std::vector<CopyJob> jobs, int blocks_total)
-    : jobs_(static_cast<int>(jobs.size())) {
+CopyKernel::CopyKernel(int device, std::vector<CopyJob> jobs, int blocks_total, int sm_budget)
+    : jobs_(static_cast<int>(jobs.size())), budget_(sm_budget) {
   if (jobs.empty()) return;
   if (blocks_total <= 0) blocks_total = 2 * properties(device).multiprocessors;
   std::size_t largest = 0;
@@ -242,24 +283,55 @@ CopyKernel::CopyKernel(int device, std::vector<CopyJob> jobs, int blocks_total)
     if ((reinterpret_cast<std::uintptr_t>(j.dst) | reinterpret_cast<std::uintptr_t>(j.src) | j.bytes) % 16 != 0)
       aligned16_ = false;
   }
-  // No more blocks per job than the largest job has work for.
-  const std::size_t per_block = static_cast<std::size_t>(kCopyThreads) * kCopyUnroll * (aligned16_ ? 16 : 1);
-  const std::size_t needed = (largest + per_block - 1) / per_block;
-  blocks_per_job_ = static_cast<int>(std::max<std::size_t>(
-      1, std::min<std::size_t>(needed, static_cast<std::size_t>(std::max(1, blocks_total / jobs_)))));
+  const std::size_t unit = aligned16_ ? 16 : 1;
+  if (budget_ > 0) {
+    // Parts per job: enough items for the grid, none smaller than one element per thread.
+    const std::size_t most = std::max<std::size_t>(1, largest / unit / kCopyThreads);
+    const std::size_t wanted = (static_cast<std::size_t>(budget_) + jobs.size() - 1) / jobs.size();
+    parts_ = static_cast<int>(std::min(most, wanted));
+    sm_of_block_ = DeviceBuffer(device, static_cast<std::size_t>(budget_) * sizeof(int));
+    DMABENCH_GPU_CHECK(GPU(Memset)(sm_of_block_.data(), 0xff, sm_of_block_.size()));
+  } else {
+    // No more blocks per job than the largest job has work for.
+    const std::size_t per_block = static_cast<std::size_t>(kCopyThreads) * kCopyUnroll * unit;
+    const std::size_t needed = (largest + per_block - 1) / per_block;
+    blocks_per_job_ = static_cast<int>(std::max<std::size_t>(
+        1, std::min<std::size_t>(needed, static_cast<std::size_t>(std::max(1, blocks_total / jobs_)))));
+  }
   table_ = DeviceBuffer(device, jobs.size() * sizeof(CopyJob));
   DMABENCH_GPU_CHECK(GPU(Memcpy)(table_.data(), jobs.data(), jobs.size() * sizeof(CopyJob), GPU(MemcpyHostToDevice)));
 }
 
 void CopyKernel::launch(const Stream& stream) const {
   if (jobs_ == 0) return;
-  const dim3 grid(blocks_per_job_, jobs_);
   const auto* table = static_cast<const CopyJob*>(table_.data());
-  if (aligned16_)
-    copy_kernel<uint4><<<grid, kCopyThreads, 0, native(stream)>>>(table, blocks_per_job_);
-  else
-    copy_kernel<unsigned char><<<grid, kCopyThreads, 0, native(stream)>>>(table, blocks_per_job_);
+  if (budget_ > 0) {
+    auto* sms = static_cast<int*>(sm_of_block_.data());
+    if (aligned16_)
+      budget_copy_kernel<uint4><<<budget_, kCopyThreads, 0, native(stream)>>>(table, jobs_, parts_, sms);
+    else
+      budget_copy_kernel<unsigned char><<<budget_, kCopyThreads, 0, native(stream)>>>(table, jobs_, parts_, sms);
+  } else {
+    const dim3 grid(blocks_per_job_, jobs_);
+    if (aligned16_)
+      copy_kernel<uint4><<<grid, kCopyThreads, 0, native(stream)>>>(table, blocks_per_job_);
+    else
+      copy_kernel<unsigned char><<<grid, kCopyThreads, 0, native(stream)>>>(table, blocks_per_job_);
+  }
   DMABENCH_GPU_CHECK(GPU(GetLastError)());
+}
+
+long long CopyKernel::grid_blocks() const {
+  return budget_ > 0 ? budget_ : static_cast<long long>(blocks_per_job_) * jobs_;
+}
+
+std::optional<int> CopyKernel::sms_used() const {
+  if (budget_ <= 0 || jobs_ == 0) return std::nullopt;
+  std::vector<int> ids(static_cast<std::size_t>(budget_));
+  DMABENCH_GPU_CHECK(GPU(Memcpy)(ids.data(), sm_of_block_.data(), sm_of_block_.size(), GPU(MemcpyDeviceToHost)));
+  if (std::find(ids.begin(), ids.end(), -1) != ids.end()) return std::nullopt;  // not launched yet
+  std::sort(ids.begin(), ids.end());
+  return static_cast<int>(std::unique(ids.begin(), ids.end()) - ids.begin());
 }
 
 }  // namespace dmabench::gpu

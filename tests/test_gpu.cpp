@@ -269,6 +269,8 @@ const Variant kVariants[] = {
     {"ce-batch", R"({"trigger": "gpu-flag", "completion": "gpu-poll"})"},
     {"ce-batch", R"({"trigger": "host-flag", "gate": "spin-kernel", "completion": "flag-spin"})"},
     {"sm", R"({})"},
+    {"sm", R"({"sms": 4})"},
+    {"sm", R"({"sms": "all"})"},
     {"nccl", R"({})"},
     {"nccl", R"({"graph": true})"},
     {"nccl", R"({"cta_policy": "zero"})"},
@@ -603,7 +605,7 @@ Layout gpu_blocks(Layout::Order order) {
 const char* const kHostMechanisms[][2] = {
     {"ce", "{}"}, {"ce", R"({"coalesce": true})"}, {"ce", R"({"streams": 2})"}, {"ce", R"({"schedule": "pcpy"})"},
     {"ce", R"({"trigger": "host-flag", "completion": "flag-spin"})"}, {"ce", R"({"trigger": "gpu-flag", "completion": "gpu-poll"})"},
-    {"ce", R"({"graph": true})"}, {"ce-batch", "{}"}, {"sm", "{}"}, {"nccl", "{}"}};
+    {"ce", R"({"graph": true})"}, {"ce-batch", "{}"}, {"sm", "{}"}, {"sm", R"({"sms": 1})"}, {"sm", R"({"sms": 12})"}, {"nccl", "{}"}};
 
 }  // namespace
 
@@ -646,6 +648,48 @@ INSTANTIATE_TEST_SUITE_P(Host, GpuHostMemory,
                                             ::testing::Range(0, static_cast<int>(std::size(kHostMechanisms))),
                                             ::testing::Values(HostKind::pinned, HostKind::mapped, HostKind::registered,
                                                               HostKind::pageable)));
+
+// An SM budget holds the copy to that many thread blocks: the record's grid is the budget and the blocks ran on
+// at most that many multiprocessors (read back from %smid), on block lists of every count and on one large copy;
+// a budget past the GPU's multiprocessors, or beside the blocks option, is skipped with the reason.
+TEST(GpuHostMemory, AnSmBudgetHoldsTheCopyToItsMultiprocessors) {
+  REQUIRE_GPU(backend);
+  const std::vector<int> devs = backend->default_devices();
+  const int sms = gpu::properties(devs[0]).multiprocessors;
+  for (const json budget : {json(1), json(4), json(12), json("all")}) {
+    const int n = budget.is_string() ? sms : budget.get<int>();
+    for (const std::size_t blocks : {std::size_t{1}, std::size_t{64}, std::size_t{4096}}) {
+      Layout layout = gpu_blocks(Layout::Order::random);
+      layout.pool_bytes = 2 * blocks * 4096;
+      const Case c = host_gpu_case("h2d", "sm", {{"sms", budget}}, HostKind::mapped, layout, devs, blocks * 4096);
+      const json r = to_json(run_case(c, engine("sm"), *backend));
+      ASSERT_EQ(r["status"], "ok") << c.name() << ": " << r["reason"];
+      EXPECT_EQ(r["validated"], true);
+      const json& d = r["engine_details"];
+      EXPECT_EQ(d["sm_budget"], n) << d.dump();
+      EXPECT_EQ(d["grid_blocks"], n) << d.dump();
+      EXPECT_EQ(d["multiprocessors"], sms) << d.dump();
+      ASSERT_TRUE(d["sms_used"].is_number_integer()) << d.dump();
+      EXPECT_GE(d["sms_used"].get<int>(), 1) << d.dump();
+      EXPECT_LE(d["sms_used"].get<int>(), n) << d.dump();
+    }
+    const Case big = host_gpu_case("copy", "sm", {{"sms", budget}}, HostKind::mapped, Layout{}, devs, (std::size_t{4} << 20) + 16);
+    const json r = to_json(run_case(big, engine("sm"), *backend));
+    ASSERT_EQ(r["status"], "ok") << big.name() << ": " << r["reason"];
+    EXPECT_LE(r["engine_details"]["sms_used"].get<int>(), n) << r.dump();
+  }
+  const json unbudgeted = to_json(run_case(host_gpu_case("copy", "sm", json::object(), HostKind::mapped, Layout{}, devs, 1 << 20),
+                                           engine("sm"), *backend));
+  EXPECT_TRUE(unbudgeted["engine_details"]["sm_budget"].is_null()) << unbudgeted.dump();
+  const json too_many = to_json(run_case(host_gpu_case("copy", "sm", {{"sms", sms + 1}}, HostKind::mapped, Layout{}, devs, 1 << 20),
+                                         engine("sm"), *backend));
+  EXPECT_EQ(too_many["status"], "skipped");
+  EXPECT_NE(too_many["reason"].get<std::string>().find("multiprocessors"), std::string::npos) << too_many.dump();
+  const json both = to_json(run_case(host_gpu_case("copy", "sm", {{"sms", 4}, {"blocks", 8}}, HostKind::mapped, Layout{}, devs, 1 << 20),
+                                     engine("sm"), *backend));
+  EXPECT_EQ(both["status"], "skipped");
+  EXPECT_NE(both["reason"].get<std::string>().find("give one"), std::string::npos) << both.dump();
+}
 
 // A block in the wrong slot fails the case on the GPU path too: into another block's slot (host
 // destination, checked by the host) and into a free pool slot (device destination, checked by the GPU).

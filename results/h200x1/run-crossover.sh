@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# How results/h200x1/crossover/ was made (issue 43) on a one-GPU H200 machine. STEPS picks the steps:
+#   info      the machine: nvidia-smi, CPUs, memory
+#   build     dmabench and its GPU tests (Release, unless build/dmabench exists) and tools/crossover_probe.cu (nvcc)
+#   budget    the GPU test of the SM budget (a budget of N: a grid of N blocks that ran on at most N SMs)
+#   map       `dmabench --processes PROCS` (3) on configs/crossover.json: the map, each process its cases in a random
+#             order, under MAP_TIMEOUT seconds (330); a process cut short keeps what it measured
+#   probe     tools/crossover_probe on PROBE_CELLS (a comma list of dir:mode:B:n; default a coarse grid) in
+#             PROBE_PROCS (3) fresh processes, each its cells in a random order
+#   check     scripts/gpu-check.sh: the README's whole test command (its log is copied here)
+# Everything goes under $WORK, packed into $OUT/crossover.tar.gz. DMABENCH_GIT_REVISION names the revision.
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0
+OUT="${OUT:-$PWD}"
+WORK="${WORK:-$PWD/build/out-crossover}"
+STEPS="${STEPS:-info build budget map probe}"
+REV="${DMABENCH_GIT_REVISION:-unknown}"
+PROCS="${PROCS:-3}"
+mkdir -p "$OUT" "$WORK"
+log() { echo "[$(date +%T)] $*" | tee -a "$WORK/steps.log"; }
+want() { [[ " $STEPS " == *" $1 "* ]]; }
+pack() { tar czf "$OUT/crossover.tar.gz" -C "$WORK" --exclude crossover_probe .; }
+trap pack EXIT
+B="${DMABENCH_BIN:-build/dmabench}"
+P="$WORK/crossover_probe"
+DEFAULT_CELLS=""
+for d in h2d d2h d2d; do
+  for m in ce ce-batch sm1 sm12 sm132; do
+    for b in 4KiB 16KiB 32KiB 64KiB; do
+      for n in 1 64 1024; do DEFAULT_CELLS+="$d:$m:$b:$n,"; done
+    done
+  done
+done
+CELLS="${PROBE_CELLS:-${DEFAULT_CELLS%,}}"
+if want info; then
+  { nvidia-smi; nvidia-smi -q -d CLOCK,PERFORMANCE | head -40; grep -E 'MemTotal|MemFree' /proc/meminfo; nproc; uname -a; } \
+    >"$WORK/info.txt" 2>&1
+  log "info"
+fi
+if want build; then
+  nvcc -O2 -std=c++17 -arch=sm_90 -o "$P" tools/crossover_probe.cu >"$WORK/probe-build.log" 2>&1 &
+  probe_build=$!
+  if ! [ -x "$B" ]; then
+    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDMABENCH_GIT_REVISION="$REV" >"$WORK/configure.log" 2>&1 &&
+      cmake --build build -j "$(nproc)" --target dmabench dmabench_gpu_tests >"$WORK/build.log" 2>&1 ||
+      { log "build failed"; tail -30 "$WORK/build.log"; }
+  fi
+  wait $probe_build || { log "probe build failed"; cat "$WORK/probe-build.log"; }
+  log "build done"
+fi
+if want budget; then
+  timeout 120 build/tests/dmabench_gpu_tests --gtest_filter='GpuHostMemory.AnSmBudget*' >"$WORK/budget-test.log" 2>&1
+  log "budget test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$WORK/budget-test.log" | tr '\n' ' ')"
+fi
+if want map; then
+  t0=$(date +%s)
+  timeout "${MAP_TIMEOUT:-330}" $B --config configs/crossover.json --processes "$PROCS" --out "$WORK/crossover.json" \
+    >"$WORK/map.log" 2>&1
+  log "map rc=$? $(( $(date +%s) - t0 )) s"
+  tail -3 "$WORK/map.log"
+fi
+if want probe; then
+  for i in $(seq 1 "${PROBE_PROCS:-3}"); do
+    t0=$(date +%s)
+    timeout 120 "$P" --cells "$CELLS" --order random --seed "$i" --pool-bytes 1GiB >"$WORK/probe-$i.jsonl" 2>"$WORK/probe-$i.err"
+    log "probe $i rc=$? $(( $(date +%s) - t0 )) s"
+  done
+fi
+if want check; then
+  DMABENCH_GIT_REVISION="$REV" timeout "${CHECK_TIMEOUT:-560}" bash scripts/gpu-check.sh --machine h200x1 >"$WORK/gpu-check.out" 2>&1
+  log "gpu-check rc=$?"
+  cp results/h200x1/gpu-check/"$REV".log "$WORK/" 2>/dev/null
+  grep -E "Passed|Failed|tests passed|gpu-check" "$WORK/gpu-check.out" | tail -12
+fi
+log "done"
