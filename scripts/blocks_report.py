@@ -40,7 +40,7 @@ from dmabench_results import (ResultsError, _number, _of, arg_parser, fmt_num, f
 
 TOOL = "blocks_report.py"
 REPORT_SCHEMA = "dmabench-blocks-report/1"
-PATTERNS = ["copy", "bidir", "h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"]
+PATTERNS = ["copy", "d2d", "bidir", "h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"]
 HOST_KINDS = ["pinned", "mapped", "registered", "pageable"]
 MIN_FIT_POINTS = 3
 

@@ -673,19 +673,19 @@ TEST(GpuHostMemory, AnSmBudgetHoldsTheCopyToItsMultiprocessors) {
       EXPECT_GE(d["sms_used"].get<int>(), 1) << d.dump();
       EXPECT_LE(d["sms_used"].get<int>(), n) << d.dump();
     }
-    const Case big = host_gpu_case("copy", "sm", {{"sms", budget}}, HostKind::mapped, Layout{}, devs, (std::size_t{4} << 20) + 16);
+    const Case big = host_gpu_case("d2d", "sm", {{"sms", budget}}, HostKind::mapped, Layout{}, devs, (std::size_t{4} << 20) + 16);
     const json r = to_json(run_case(big, engine("sm"), *backend));
     ASSERT_EQ(r["status"], "ok") << big.name() << ": " << r["reason"];
     EXPECT_LE(r["engine_details"]["sms_used"].get<int>(), n) << r.dump();
   }
-  const json unbudgeted = to_json(run_case(host_gpu_case("copy", "sm", json::object(), HostKind::mapped, Layout{}, devs, 1 << 20),
+  const json unbudgeted = to_json(run_case(host_gpu_case("d2d", "sm", json::object(), HostKind::mapped, Layout{}, devs, 1 << 20),
                                            engine("sm"), *backend));
   EXPECT_TRUE(unbudgeted["engine_details"]["sm_budget"].is_null()) << unbudgeted.dump();
-  const json too_many = to_json(run_case(host_gpu_case("copy", "sm", {{"sms", sms + 1}}, HostKind::mapped, Layout{}, devs, 1 << 20),
+  const json too_many = to_json(run_case(host_gpu_case("d2d", "sm", {{"sms", sms + 1}}, HostKind::mapped, Layout{}, devs, 1 << 20),
                                          engine("sm"), *backend));
   EXPECT_EQ(too_many["status"], "skipped");
   EXPECT_NE(too_many["reason"].get<std::string>().find("multiprocessors"), std::string::npos) << too_many.dump();
-  const json both = to_json(run_case(host_gpu_case("copy", "sm", {{"sms", 4}, {"blocks", 8}}, HostKind::mapped, Layout{}, devs, 1 << 20),
+  const json both = to_json(run_case(host_gpu_case("d2d", "sm", {{"sms", 4}, {"blocks", 8}}, HostKind::mapped, Layout{}, devs, 1 << 20),
                                      engine("sm"), *backend));
   EXPECT_EQ(both["status"], "skipped");
   EXPECT_NE(both["reason"].get<std::string>().find("give one"), std::string::npos) << both.dump();

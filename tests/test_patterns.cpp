@@ -119,12 +119,12 @@ INSTANTIATE_TEST_SUITE_P(Patterns, AllPatterns,
                                                               std::size_t{4096}, std::size_t{1} << 30)));
 
 TEST(Patterns, RegistryKnowsEveryPattern) {
-  // the ten built-in patterns first, in this order; patterns registered at run time (a test's toy
+  // the eleven built-in patterns first, in this order; patterns registered at run time (a test's toy
   // pattern, tests/test_extending.cpp) follow them
   const std::vector<const Pattern*> builtin = {&copy_pattern(), &bidir_pattern(), &allgather_pattern(),
                                                &alltoall_pattern(), &h2d_pattern(), &d2h_pattern(),
                                                &h2d_bidir_pattern(), &host_to_all_pattern(), &all_to_host_pattern(),
-                                               &alltoallv_pattern()};
+                                               &alltoallv_pattern(), &d2d_pattern()};
   ASSERT_GE(all_patterns().size(), builtin.size());
   EXPECT_EQ(std::vector<const Pattern*>(all_patterns().begin(), all_patterns().begin() + builtin.size()), builtin);
   EXPECT_NE(allgather_pattern().in_place(), nullptr);

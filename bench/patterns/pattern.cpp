@@ -9,7 +9,7 @@ namespace {
 std::vector<const Pattern*>& registry() {
   static std::vector<const Pattern*> patterns = {&copy_pattern(), &bidir_pattern(), &allgather_pattern(),
                                                  &alltoall_pattern(), &h2d_pattern(), &d2h_pattern(), &h2d_bidir_pattern(),
-                                                 &host_to_all_pattern(), &all_to_host_pattern(), &alltoallv_pattern()};
+                                                 &host_to_all_pattern(), &all_to_host_pattern(), &alltoallv_pattern(), &d2d_pattern()};
   return patterns;
 }
 

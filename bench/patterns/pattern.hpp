@@ -55,5 +55,6 @@ const Pattern& h2d_bidir_pattern();
 const Pattern& host_to_all_pattern();
 const Pattern& all_to_host_pattern();
 const Pattern& alltoallv_pattern();
+const Pattern& d2d_pattern();
 
 }  // namespace dmabench

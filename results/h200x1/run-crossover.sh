@@ -5,7 +5,10 @@
 #   budget    the GPU test of the SM budget (a budget of N: a grid of N blocks that ran on at most N SMs)
 #   map       `dmabench --processes PROCS` (3) on configs/crossover.json: the map, each process its cases in a random
 #             order, under MAP_TIMEOUT seconds (330); a process cut short keeps what it measured
-#   probe     tools/crossover_probe on PROBE_CELLS (a comma list of dir:mode:B:n; default a coarse grid) in
+#   d2d       the map's d2d cells alone (configs/crossover.json with patterns ["d2d"]), --processes PROCS, under
+#             D2D_TIMEOUT seconds (200)
+#   probe     tools/crossover_probe on PROBE_CELLS (a comma list of dir:mode:B:n; or PROBE_CELLS_FILE, one a line;
+#             default a coarse grid) in
 #             PROBE_PROCS (3) fresh processes, each its cells in a random order
 #   check     scripts/gpu-check.sh: the README's whole test command (its log is copied here)
 # Everything goes under $WORK, packed into $OUT/crossover.tar.gz. DMABENCH_GIT_REVISION names the revision.
@@ -32,6 +35,7 @@ for d in h2d d2h d2d; do
   done
 done
 CELLS="${PROBE_CELLS:-${DEFAULT_CELLS%,}}"
+[ -n "${PROBE_CELLS_FILE:-}" ] && CELLS="$(grep -v '^#' "$PROBE_CELLS_FILE" | paste -sd, -)"
 if want info; then
   { nvidia-smi; nvidia-smi -q -d CLOCK,PERFORMANCE | head -40; grep -E 'MemTotal|MemFree' /proc/meminfo; nproc; uname -a; } \
     >"$WORK/info.txt" 2>&1
@@ -58,6 +62,15 @@ if want map; then
     >"$WORK/map.log" 2>&1
   log "map rc=$? $(( $(date +%s) - t0 )) s"
   tail -3 "$WORK/map.log"
+fi
+if want d2d; then
+  python3 -c 'import json,sys; c=json.load(open("configs/crossover.json")); c["patterns"]=["d2d"]; c["name"]="crossover-d2d"
+c["sweeps"]=[w for w in c["sweeps"] if w["name"]!="pinned-check"]; json.dump(c,open(sys.argv[1],"w"),indent=1)' "$WORK/crossover-d2d-config.json"
+  t0=$(date +%s)
+  timeout "${D2D_TIMEOUT:-200}" $B --config "$WORK/crossover-d2d-config.json" --processes "$PROCS" --out "$WORK/crossover-d2d.json" \
+    >"$WORK/d2d.log" 2>&1
+  log "d2d rc=$? $(( $(date +%s) - t0 )) s"
+  tail -2 "$WORK/d2d.log"
 fi
 if want probe; then
   for i in $(seq 1 "${PROBE_PROCS:-3}"); do
