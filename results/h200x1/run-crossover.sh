@@ -10,6 +10,9 @@
 #   probe     tools/crossover_probe on PROBE_CELLS (a comma list of dir:mode:B:n; or PROBE_CELLS_FILE, one a line;
 #             default a coarse grid) in
 #             PROBE_PROCS (3) fresh processes, each its cells in a random order
+#   pool      d2h ce-batch at 20, 24 and 28 KiB x 1024 blocks, dmabench (--processes PROCS) with its pool (exactly the blocks)
+#             and with a 1 GiB pool, and the probe (PROCS processes) with a 1 GiB pool and a 28 MiB one: does the
+#             24 KiB cell follow the pool?
 #   check     scripts/gpu-check.sh: the README's whole test command (its log is copied here)
 # Everything goes under $WORK, packed into $OUT/crossover.tar.gz. DMABENCH_GIT_REVISION names the revision.
 set -uo pipefail
@@ -78,6 +81,22 @@ if want probe; then
     timeout 120 "$P" --cells "$CELLS" --order random --seed "$i" --pool-bytes 1GiB >"$WORK/probe-$i.jsonl" 2>"$WORK/probe-$i.err"
     log "probe $i rc=$? $(( $(date +%s) - t0 )) s"
   done
+fi
+if want pool; then
+  printf '%s\n' '{"name": "pool-size", "engines": ["ce-batch"], "patterns": ["d2h"], "host_memory": {"kind": "mapped"}, "devices": [0],' \
+    '"timing": "oneshot", "warmup": 2, "iterations": 15, "sweeps": [' \
+    '{"name": "exact", "layout": {"kind": "blocks", "block_bytes": ["20KiB", "24KiB", "28KiB"], "blocks": 1024, "order": "random"}},' \
+    '{"name": "1GiB", "layout": {"kind": "blocks", "block_bytes": ["20KiB", "24KiB", "28KiB"], "blocks": 1024, "order": "random", "pool_bytes": "1GiB"}}]}' \
+    >"$WORK/pool-config.json"
+  timeout 90 $B --config "$WORK/pool-config.json" --processes "$PROCS" --out "$WORK/pool.json" >"$WORK/pool.log" 2>&1
+  log "pool dmabench rc=$?"
+  for i in $(seq 1 "$PROCS"); do
+    for pool in 1GiB 28MiB; do
+      timeout 60 "$P" --cells d2h:ce-batch:20KiB:1024,d2h:ce-batch:24KiB:1024,d2h:ce-batch:28KiB:1024 --order random --seed "$i" \
+        --pool-bytes "$pool" >"$WORK/pool-probe-$pool-$i.jsonl" 2>>"$WORK/pool-probe.err"
+    done
+  done
+  log "pool probe done"
 fi
 if want check; then
   DMABENCH_GIT_REVISION="$REV" timeout "${CHECK_TIMEOUT:-560}" bash scripts/gpu-check.sh --machine h200x1 >"$WORK/gpu-check.out" 2>&1
