@@ -22,7 +22,7 @@ SCHEMA_MAJOR = "dmabench/1"  # the major version every script reads
 JOURNAL_SCHEMA = "dmabench-journal/1"  # the header of a results file's journal, `<out>.journal`
 JOURNAL_SUFFIX = ".journal"
 OWN_SUFFIXES = (JOURNAL_SUFFIX, ".lock")  # beside a dmabench run's results file: never an output of a script
-PATTERN_ORDER = ["copy", "bidir", "allgather", "alltoall", "alltoallv", "h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"]
+PATTERN_ORDER = ["copy", "d2d", "bidir", "allgather", "alltoall", "alltoallv", "h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"]
 UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
          "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
 

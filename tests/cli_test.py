@@ -86,7 +86,7 @@ def check_results(doc, expect_backend):
         else:
             expect(n == len(r["devices"]), f"{r['name']} ranks")
             want_s = {"copy": per, "bidir": 2 * per, "allgather": n * per, "alltoall": n * per, "h2d": per, "d2h": per,
-                      "h2d-bidir": 2 * per, "host-to-all": n * per, "all-to-host": n * per}[r["pattern"]]
+                      "d2d": per, "h2d-bidir": 2 * per, "host-to-all": n * per, "all-to-host": n * per}[r["pattern"]]
             factor = (n - 1) / n if r["pattern"] in ("allgather", "alltoall") else 1.0
         expect(r["bytes"] == want_s, f"{r['name']} bytes {r['bytes']} != {want_s}")
         alg = want_s / (lat["p50"] * 1e-6) / 1e9
