@@ -11,18 +11,22 @@
 
 #include "bench/gbench.hpp"
 #include "core/errors.hpp"
+#include "bench/presets.hpp"
 #include "team/team.hpp"
 
 namespace dmabench {
 
 std::string usage() {
   return R"(usage: dmabench --config FILE [--out FILE] [options] [--benchmark_* flags]
+       dmabench PRESET [--out FILE] [options]   (a shipped config by name, e.g. dmabench crossover)
        dmabench             (no arguments: what this machine offers and the command of a first sweep)
 
 Sweeps copies and collectives over DMA/copy engines, GPU-core copy kernels, NCCL and host threads;
 validates every case's data, times it, and writes one JSON record per case.
 
   --config FILE        sweep definition (JSON; see configs/ and docs/user-guide.md)
+  --preset NAME        a shipped config by name (configs/NAME.json), as the first argument NAME does
+  --presets            list the presets with what each measures
   --out FILE           results JSON (default: dmabench-results.json); every finished case goes at once
                        into FILE.journal, FILE is rewritten at most every 2 s and whole at the end
   --backend NAME       auto (default: the build's GPU backend when a GPU is visible, else host), host, cuda, hip
@@ -85,6 +89,8 @@ void check_together(const CliOptions& o) {
     throw InputError(fmt::format("{}: choose one", o.list ? (o.features ? "--list and --features" : "--list and --version")
                                                           : "--features and --version"));
   gbench::check_flags(o.benchmark_args);
+  if (!o.preset.empty() && !o.config.empty())
+    throw InputError(fmt::format("--config and the preset '{}': choose one (a preset is a shipped config)", o.preset));
   if (o.order_seed && o.order == "config")
     throw InputError("--order-seed: a seed orders the cases at random; it does not go with --order config");
 }
@@ -116,6 +122,11 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
   std::vector<std::string> seen;  // every flag once: a second --config (or --out ...) would silently win
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
+    if (i == 0 && !arg.empty() && arg[0] != '-') {  // dmabench NAME ...: a preset
+      o.preset = arg;
+      seen.emplace_back("--preset");
+      continue;
+    }
     if (arg.rfind("--benchmark_", 0) == 0) {
       gbench::check_flag(arg);
       o.benchmark_args.push_back(arg);
@@ -144,6 +155,12 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     };
     if (arg == "--config") {
       o.config = file("--config");
+    } else if (arg == "--preset") {
+      o.preset = take("--preset");
+      if (o.preset.empty()) throw InputError("--preset: empty name (dmabench --presets lists them)");
+    } else if (arg == "--presets") {
+      no_value("--presets");
+      o.presets = true;
     } else if (arg == "--out") {
       o.out = file("--out");
     } else if (arg == "--backend") {
@@ -176,7 +193,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       o.help = true;
     } else {
       throw InputError(fmt::format(
-          "unknown argument '{}'; accepted: --config, --out, --backend, --devices, --power, --power-window, "
+          "unknown argument '{}'; accepted: a preset name first, --config, --preset, --presets, --out, --backend, --devices, --power, --power-window, "
           "--power-trace, --packets, --check, --case-timeout, --processes, --order, --order-seed, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
           args[i]));
     }
@@ -185,6 +202,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     seen.push_back(arg);
   }
   check_together(o);
+  if (!o.preset.empty()) o.config = preset_path(o.preset);
   return o;
 }
 

@@ -10,7 +10,9 @@
 namespace dmabench {
 
 struct CliOptions {
-  std::string config;                        // --config FILE
+  std::string config;                        // --config FILE (or the file of --preset NAME)
+  std::string preset;                        // --preset NAME, or NAME as the first argument (bench/presets.hpp)
+  bool presets = false;                      // --presets: list them
   std::string out = "dmabench-results.json"; // --out FILE
   std::string backend = "auto";              // --backend auto|host|cuda
   std::optional<DeviceSet> devices;          // --devices 0,1,... | all

@@ -10,6 +10,7 @@
 
 #include "bench/cli.hpp"
 #include "bench/features.hpp"
+#include "bench/presets.hpp"
 #include "bench/gbench.hpp"
 #include "bench/interrupt.hpp"
 #include "core/errors.hpp"
@@ -37,6 +38,10 @@ int main(int argc, char** argv) {
     const dmabench::CliOptions options = dmabench::parse_cli(args);
     if (options.help) {
       dmabench::console::say("{}", dmabench::usage());
+      return 0;
+    }
+    if (options.presets) {
+      dmabench::console::say("{}", dmabench::presets_text());
       return 0;
     }
     if (options.version) {

@@ -731,12 +731,61 @@ def moe_host(exe, configs, tmp):
            f"moe.json --list on 8 GPUs: {len(names)} cases, e.g. {names[:2]}")
 
 
+def crossover_host(exe, configs, tmp):
+    """The crossover map (configs/crossover.json) on a small grid on the host backend, in 2 processes: host and the
+    software sdma engine run every cell validated, the GPU mechanisms skip with the reason; scripts/crossover.py
+    reads the levels file into fits, a decision table with SM costs, and refuses bad input in one line."""
+    with open(os.path.join(configs, "crossover.json")) as f:
+        cfg = json.load(f)
+    cfg["iterations"] = 5
+    cfg["sweeps"] = [{"name": "small", "layout": {"kind": "blocks", "block_bytes": ["4KiB", "8KiB", "12KiB", "16KiB"],
+                                                  "blocks": [1, 16, 64], "order": "random"}}]
+    path, out = os.path.join(tmp, "crossover.json"), os.path.join(tmp, "crossover-out.json")
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+    run(exe, "--config", path, "--backend", "host", "--processes", "2", "--out", out, check_rc=0)
+    with open(out) as f:
+        res = json.load(f)["results"]
+    cells = set()
+    for r in res:
+        if r["engine"] not in ("host", "sdma"):
+            expect(r["status"] == "skipped" and "backend" in r["reason"], f"{r['name']}: {r['status']} {r['reason']}")
+            continue
+        expect(r["status"] == "ok" and r["validated"] is True, f"{r['name']}: {r['status']} {r['reason']}")
+        expect(r["levels"]["processes"] == 2, f"{r['name']}: levels {r['levels']}")
+        cells.add((r["pattern"], r["layout"]["block_bytes"], r["layout"]["blocks_per_op"]))
+    expect(len(cells) == 3 * 4 * 3, f"cells run: {sorted(cells)}")
+    script = os.path.join(configs, "..", "scripts", "crossover.py")
+    report = os.path.join(tmp, "crossover-report.json")
+    p = run(sys.executable, script, out, "--json", report, check_rc=0)
+    expect("Who wins" in p.stdout, f"crossover.py printed no decision table:\n{p.stdout[:2000]}")
+    with open(report) as f:
+        doc = json.load(f)
+    groups = {g["pattern"]: g for g in doc["groups"]}
+    expect(set(groups) == {"h2d", "d2h", "d2d"}, f"groups {sorted(groups)}")
+    for g in groups.values():
+        expect(len(g["mechanisms"]) == 3, f"{g['title']}: mechanisms {g['mechanisms']}")
+        expect(len(g["cells"]) == 12 and all(c.get("winner") or c.get("tie") for c in g["cells"]), f"{g['title']}: cells")
+        expect(all(f.get("per_desc_us") is not None for f in g["fits"]), f"{g['title']}: fits {g['fits']}")
+    for bad in (["--knee", "0"], [path + ".missing"]):
+        p = run(sys.executable, script, *([out] if bad[0].startswith("--") else []), *bad)
+        lines = p.stderr.strip().splitlines()
+        expect(p.returncode == 2 and len(lines) == 1 and "Traceback" not in p.stderr, f"crossover.py {bad}: {p.returncode} {p.stderr}")
+    # the preset: the shipped config by name, listed by --presets
+    p = run(exe, "crossover", "--list", "--backend", "host", check_rc=0)
+    expect(sum(1 for n in p.stdout.splitlines() if "/blocks=" in n) > 5000, "dmabench crossover --list: too few cases")
+    p = run(exe, "--presets", check_rc=0)
+    expect(any(line.split()[:1] == ["crossover"] for line in p.stdout.splitlines()), f"--presets:\n{p.stdout}")
+    print(f"crossover: {len(cells)} cells on host and sdma, {len(res)} cases")
+
+
 def main():
     exe, configs, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory() as tmp:
         {"quick-host": quick_host, "bad-input": bad_input, "host-8-ranks": host_8_ranks, "overlap-host": overlap_host,
          "sdma-host": sdma_host, "exit-codes": exit_codes, "gpu": gpu, "host-configs": host_configs,
-         "adaptive-host": adaptive_host, "moe-host": moe_host}[mode](exe, configs, tmp)
+         "adaptive-host": adaptive_host, "moe-host": moe_host,
+         "crossover-host": crossover_host}[mode](exe, configs, tmp)
     print(f"PASS {mode}")
 
 

@@ -1,7 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include "bench/cli.hpp"
 #include "bench/gbench.hpp"
+#include "bench/presets.hpp"
 #include "core/errors.hpp"
 
 using namespace dmabench;
@@ -108,4 +113,43 @@ TEST(Cli, EdgeValuesAndRepeatedFlags) {
   expect({"--power-trace", ""}, "--power-trace: empty file name");
   expect({"--config="}, "--config: empty file name");
   expect({"--version", "--features"}, "--features and --version: choose one");
+}
+
+// Presets: NAME first or --preset NAME is configs/NAME.json of the configs directory ($DMABENCH_CONFIGS first);
+// an unknown name lists the presets; a preset beside --config is refused; --presets lists name and description.
+TEST(Cli, PresetsAreTheShippedConfigsByName) {
+  const std::string dir = ::testing::TempDir() + "/dmabench-presets";
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"quick", "crossover"}) {
+    std::ofstream(dir + "/" + name + ".json") << R"({"description": "Who moves )" << name
+                                              << R"(. More words.", "engines": ["host"]})";
+  }
+  std::ofstream(dir + "/not a preset.json") << "{}";
+  setenv("DMABENCH_CONFIGS", dir.c_str(), 1);
+  EXPECT_EQ(parse_cli({"crossover", "--list"}).config, dir + "/crossover.json");
+  EXPECT_EQ(parse_cli({"--preset", "quick"}).config, dir + "/quick.json");
+  EXPECT_EQ(parse_cli({"--preset=quick"}).preset, "quick");
+  const std::string text = presets_text();
+  EXPECT_NE(text.find("crossover"), std::string::npos) << text;
+  EXPECT_NE(text.find("Who moves crossover."), std::string::npos) << text;
+  EXPECT_EQ(text.find("More words"), std::string::npos) << text;  // the first sentence only
+  EXPECT_EQ(text.find("not a preset"), std::string::npos) << text;
+  EXPECT_TRUE(parse_cli({"--presets"}).presets);
+  auto refused = [](std::vector<std::string> args, const char* fragment) {
+    try {
+      parse_cli(args);
+      FAIL() << "accepted " << args[0];
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  refused({"nosuch"}, "unknown preset 'nosuch'; the presets");
+  refused({"nosuch"}, "crossover, quick");
+  refused({"quick", "--config", "c.json"}, "choose one");
+  refused({"quick", "--preset", "crossover"}, "given twice");
+  refused({"--preset", ""}, "empty name");
+  refused({"--list", "quick"}, "unknown argument 'quick'");  // a preset name comes first
+  setenv("DMABENCH_CONFIGS", (dir + "/none").c_str(), 1);
+  refused({"quick"}, "no configs directory");
+  unsetenv("DMABENCH_CONFIGS");
 }
