@@ -115,6 +115,15 @@ void order_flag(const std::string& flag, const std::string& v, CliOptions& o) {
   }
 }
 
+// The flags that take no value: --list, --features, --version, --presets, --help (-h); false for another.
+bool switch_flag(const std::string& arg, bool has_value, CliOptions& o) {
+  bool* flag = arg == "--list" ? &o.list : arg == "--features" ? &o.features : arg == "--version" ? &o.version
+             : arg == "--presets" ? &o.presets : arg == "--help" || arg == "-h" ? &o.help : nullptr;
+  if (flag && has_value) throw InputError(fmt::format("{}: takes no value", arg));
+  if (flag) *flag = true;
+  return flag != nullptr;
+}
+
 }  // namespace
 
 CliOptions parse_cli(const std::vector<std::string>& args) {
@@ -144,9 +153,6 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       if (i + 1 >= args.size()) throw InputError(fmt::format("{}: missing value", flag));
       return args[++i];
     };
-    auto no_value = [&](const char* flag) {
-      if (has_value) throw InputError(fmt::format("{}: takes no value", flag));
-    };
     // a file name that is empty would silently mean "none" (--packets, --power-trace) or the default
     auto file = [&](const char* flag) {
       std::string f = take(flag);
@@ -158,9 +164,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     } else if (arg == "--preset") {
       o.preset = take("--preset");
       if (o.preset.empty()) throw InputError("--preset: empty name (dmabench --presets lists them)");
-    } else if (arg == "--presets") {
-      no_value("--presets");
-      o.presets = true;
+
     } else if (arg == "--out") {
       o.out = file("--out");
     } else if (arg == "--backend") {
@@ -186,15 +190,11 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       o.check = file("--check");
     } else if (arg == "--processes" || arg == "--order" || arg == "--order-seed") {
       order_flag(arg, take(arg.c_str()), o);
-    } else if (arg == "--list" || arg == "--features" || arg == "--version") {
-      no_value(arg.c_str());
-      (arg == "--list" ? o.list : arg == "--features" ? o.features : o.version) = true;
-    } else if (arg == "--help" || arg == "-h") {
-      o.help = true;
-    } else {
+    } else if (!switch_flag(arg, has_value, o)) {
       throw InputError(fmt::format(
-          "unknown argument '{}'; accepted: a preset name first, --config, --preset, --presets, --out, --backend, --devices, --power, --power-window, "
-          "--power-trace, --packets, --check, --case-timeout, --processes, --order, --order-seed, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
+          "unknown argument '{}'; accepted: a preset name first, --config, --preset, --presets, --out, --backend, --devices, "
+          "--power, --power-window, --power-trace, --packets, --check, --case-timeout, --processes, --order, --order-seed, "
+          "--list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
           args[i]));
     }
     if (std::find(seen.begin(), seen.end(), arg) != seen.end())  // (after the value's own check)

@@ -2,7 +2,7 @@
 """Crossover maps from dmabench block-layout results: who should move small blocks (standard library only).
 
 usage: crossover.py RESULTS.json [more.json ...] [--markdown OUT.md] [--json OUT.json] [--plots DIR]
-                    [--knee 0.10] [--cliff 0.25] [--timing oneshot|pipelined]
+                    [--knee 0.10] [--cliff 0.25] [--timing oneshot|pipelined] [--versus A,B ...]
 
 Reads the ok and validated records (`validated` not false) whose `layout.kind` is "blocks" (results/SCHEMA.md) at
 one timing (default oneshot), groups them by pattern, host memory (`host_memory.kind` and NUMA request, or "device"
@@ -49,11 +49,23 @@ finite number), one heat map per group to --plots DIR (needs matplotlib, importe
 5. Heat maps (--plots DIR): per group with >= 2 mechanisms one PNG, x the block sizes, y the block counts, colour the
    winner (one colour per mechanism across the report), text the margin, ties hatched grey, cliffs red lines
    between the two sizes at their n, model breaks dashed lines.
+6. Head to head (--versus A,B, repeatable; A and B variant labels as above, e.g. --versus "sm sms=12,ce-batch"; a
+   label may hold commas: the split is the one whose both sides are labels some group measured). Per group that
+   measured both: a table (rows block size, columns n) of B p50 / A p50 ("2.31×": > 1 where A is faster), " (tie)"
+   where their p50 intervals overlap, and per n the line of 4's thresholds with A as the kernel and B as the DMA
+   variant ("A beats B up to 24 KiB, not at 28 KiB; B beats it from 32 KiB"). JSON: the group's `versus` list of
+   {"a", "b", "cells": [{"block_bytes", "blocks_per_op", "ratio", "tie", "a_p50_us", "b_p50_us"}] (the cells
+   either measured; ratio and tie null where the other is missing), "lines", "figure"}. With --plots, per group and
+   pair one PNG crossover-NN-<pattern>-<host>-<A>-vs-<B>.png (labels kept to letters, digits and '-'): colour log2
+   of the ratio (RdBu, centred at 1, clipped at 1/8 and 8), text the ratio to 2 significant digits, ties hatched,
+   the cliffs of A and of B at their n as lines; none where the pair has fewer than 2 cells in common (a line says
+   so).
 
 Exit codes: 0 done (also when there is no block record: the output says so); 2 bad input: an unreadable or
 malformed results file, a record field of the wrong type (layout, host_memory, validated, engine_details of sm), a
-bad argument (--knee or --cliff not a number > 0; --plots without matplotlib) or an output path that cannot be
-written, with one line `crossover.py: error: ...` on stderr (never a traceback).
+bad argument (--knee or --cliff not a number > 0; --plots without matplotlib; --versus not two labels some group
+measured) or an output path that cannot be written, with one line `crossover.py: error: ...` on stderr (never a
+traceback).
 """
 import argparse
 import io
@@ -73,6 +85,8 @@ DMA_ENGINES = ("ce", "ce-batch", "sdma", "hsa")
 HOST_KINDS = ["pinned", "mapped", "registered", "pageable"]
 MIN_FIT_CELLS = 4
 MIN_CLIFF_SIZES = 4
+MISSING = "#d9d9d9"  # the head-to-head map's colour of a cell without a ratio
+VERSUS_CLIP = 3  # log2 of the ratio the head-to-head colours saturate at (1/8, 8)
 COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf",
            "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5"]
 
@@ -428,6 +442,70 @@ def thresholds_of(cells, mechs, counts):
     return out
 
 
+# ---- head to head (--versus) ----------------------------------------------------------------------
+
+def split_pair(text, known):
+    """(A, B) of a --versus value "A,B" (a label may hold commas: the split whose both sides are `known`);
+    ResultsError (exit 2) naming the unknown label and the known ones otherwise."""
+    pairs = [(text[:i].strip(), text[i + 1:].strip()) for i, ch in enumerate(text) if ch == ","]
+    if not pairs:
+        raise ResultsError(f"--versus {quote(text)}: expected two variant labels A,B")
+    both = next((p for p in pairs if p[0] in known and p[1] in known), None)
+    if both and both[0] == both[1]:
+        raise ResultsError(f"--versus {quote(text)}: A and B are one label")
+    if both:
+        return both
+    a, b = next((p for p in pairs if p[0] in known or p[1] in known), pairs[0])
+    listed = ", ".join(sorted(known)) if known else "none (no block records)"
+    raise ResultsError(f"--versus: unknown label {quote(b if a in known else a)}; known: {listed}")
+
+
+def versus_cell(size, count, ea, eb):
+    """One cell of a pair from its two entries (None where not measured): ratio = B p50 / A p50."""
+    ratio = tie = None
+    if ea and eb:
+        ratio = eb["p50_us"] / ea["p50_us"] if ea["p50_us"] > 0 else None
+        ratio = ratio if ratio is not None and math.isfinite(ratio) else None
+        tie = outcome(ea, eb) == "tie"
+    return {"block_bytes": size, "blocks_per_op": count, "ratio": ratio, "tie": tie,
+            "a_p50_us": ea["p50_us"] if ea else None, "b_p50_us": eb["p50_us"] if eb else None}
+
+
+def versus_line(n, a, b, points):
+    """The thresholds line (4) of A over B at one n, its fields named for A and B."""
+    t = threshold(n, a, b, points)
+    return {"blocks_per_op": n, "a_wins_up_to_bytes": t["kernel_wins_up_to_bytes"],
+            "a_wins_below_bytes": t["kernel_wins_below_bytes"], "b_wins_from_bytes": t["dma_wins_from_bytes"],
+            "single_crossover": t["single_crossover"], "text": t["text"]}
+
+
+def versus_of(cells, rows, counts, a, b):
+    """The head-to-head entry of A and B in one group (docstring, 6)."""
+    out = [versus_cell(r["block_bytes"], r["blocks_per_op"], cells.get((r["block_bytes"], r["blocks_per_op"], a)),
+                       cells.get((r["block_bytes"], r["blocks_per_op"], b))) for r in rows
+           if a in r["mechanisms"] or b in r["mechanisms"]]
+    lines = []
+    for n in counts:
+        points = [(c["block_bytes"], outcome(cells[(c["block_bytes"], n, a)], cells[(c["block_bytes"], n, b)]))
+                  for c in out if c["blocks_per_op"] == n and c["tie"] is not None]
+        if points:
+            lines.append(versus_line(n, a, b, points))
+    return {"a": a, "b": b, "cells": out, "common_cells": sum(c["tie"] is not None for c in out), "lines": lines,
+            "figure": None, "note": None}
+
+
+def versus_all(g, cells, pairs):
+    """The group's `versus` list; a note for each pair it did not measure both of."""
+    out = []
+    for a, b in pairs:
+        missing = [m for m in (a, b) if m not in g["mechanisms"]]
+        if missing:
+            g["notes"].append(f"--versus {a},{b}: {' and '.join(missing)} not measured in this group.")
+        else:
+            out.append(versus_of(cells, g["cells"], g["blocks_per_op"], a, b))
+    return out
+
+
 # ---- one group ------------------------------------------------------------------------------------
 
 def series_of(cells, mech, n):
@@ -435,7 +513,7 @@ def series_of(cells, mech, n):
     return sorted((b, e["p50_us"], *e["interval"]) for (b, c, m), e in cells.items() if m == mech and c == n)
 
 
-def analyse(key, group, knee, cliff):
+def analyse(key, group, knee, cliff, pairs=()):
     pattern, in_place, host, devices, arrangement = key
     cells = group["cells"]
     mechs = sorted({m for _, _, m in cells})
@@ -461,6 +539,7 @@ def analyse(key, group, knee, cliff):
          "fits": fits, "cliffs": cliffs, "knees": knees, "cells": rows, "regions": regions_of(rows, counts),
          "thresholds": thresholds_of(cells, mechs, counts), "notes": notes, "figure": None}
     g["title"] = title(g)
+    g["versus"] = versus_all(g, cells, pairs)
     return g
 
 
@@ -537,6 +616,30 @@ def cost_md(g):
             "", table(header, body)]
 
 
+def versus_text(c):
+    """'2.31×' (B p50 / A p50), ' (tie)' added where the intervals overlap; '–' where either is missing."""
+    if c is None or c["tie"] is None:
+        return "–"
+    return ("–" if c["ratio"] is None else f"{c['ratio']:.2f}×") + (" (tie)" if c["tie"] else "")
+
+
+def versus_md(g):
+    out = []
+    for v in g["versus"]:
+        a, b = v["a"], v["b"]
+        by_cell = {(c["block_bytes"], c["blocks_per_op"]): c for c in v["cells"]}
+        sizes, counts = sorted({size for size, _ in by_cell}), sorted({n for _, n in by_cell})
+        body = [[fmt_size(size)] + [versus_text(by_cell.get((size, n))) for n in counts] for size in sizes]
+        out += ["", printable(f"**{a} vs {b}** ({b} p50 / {a} p50: > 1 where {a} is faster; "
+                              "(tie): p50 intervals overlap)"), "",
+                table(["block \\ n"] + [f"n={n}" for n in counts], body)]
+        out += bullets(printable(f"**{a} vs {b} by n** (beats = lower p50, intervals apart)"),
+                       [line["text"] for line in v["lines"]], "no cell in common")
+        if v["note"]:
+            out.append(f"_{printable(v['note'])}_")
+    return out
+
+
 def fit_row(f):
     if not f["fitted"]:
         return [f["mechanism"], str(f["cells"]), f"not fitted ({f['reason']})"] + ["–"] * 5
@@ -577,6 +680,7 @@ def group_md(g):
                    "none")
     out += bullets("**Thresholds** (sm variant vs DMA variant: beats = lower p50, intervals apart)",
                    [t["text"] for t in g["thresholds"]], "no sm and DMA variants measured together")
+    out += versus_md(g)
     out += cost_md(g) + fits_md(g)
     breaks = [break_text(f) for f in g["fits"] if f["break"]]
     out += bullets("**Cliffs**", [c["text"] for c in g["cliffs"]] + breaks, "none found")
@@ -648,15 +752,7 @@ def heat_map(tools, g, colours, path):
     xs, ys = g["block_sizes"], g["blocks_per_op"]
     fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(xs) + 3), max(3.0, 0.45 * len(ys) + 2)))
     draw_cells(ax, g, colours, Rectangle)
-    ax.set_xlim(-0.5, len(xs) - 0.5)
-    ax.set_ylim(-0.5, len(ys) - 0.5)
-    ax.set_xticks(range(len(xs)))
-    ax.set_xticklabels([fmt_size(b, compact=True) for b in xs], rotation=90 if len(xs) > 12 else 0, fontsize=8)
-    ax.set_yticks(range(len(ys)))
-    ax.set_yticklabels([str(n) for n in ys], fontsize=8)
-    ax.set_xlabel("block size")
-    ax.set_ylabel("blocks per operation (n)")
-    ax.set_title(g["title"], fontsize=9)
+    grid_axes(ax, xs, ys, g["title"])
     winners = sorted({r["winner"] for r in g["cells"] if not r["tie"]})
     handles = [Patch(facecolor=colours[m], label=m) for m in winners]
     handles.append(Patch(facecolor="#d9d9d9", hatch="//", label="tie"))
@@ -668,10 +764,112 @@ def heat_map(tools, g, colours, path):
         handles.append(Line2D([], [], color="black", linestyle="--", label=f"model break: {', '.join(breaks)}"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8,
               title="winner (text: runner-up / winner)", title_fontsize=8)
+    save_png(plt, fig, path)
+
+
+def grid_axes(ax, xs, ys, text):
+    """Categorical axes: block sizes `xs` across, block counts `ys` up."""
+    ax.set_xlim(-0.5, len(xs) - 0.5)
+    ax.set_ylim(-0.5, len(ys) - 0.5)
+    ax.set_xticks(range(len(xs)))
+    ax.set_xticklabels([fmt_size(b, compact=True) for b in xs], rotation=90 if len(xs) > 12 else 0, fontsize=8)
+    ax.set_yticks(range(len(ys)))
+    ax.set_yticklabels([str(n) for n in ys], fontsize=8)
+    ax.set_xlabel("block size")
+    ax.set_ylabel("blocks per operation (n)")
+    ax.set_title(text, fontsize=9)
+
+
+def save_png(plt, fig, path):
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
     write_file(path, buf.getvalue())
+
+
+def sig2(x):
+    """`x` > 0 to 2 significant digits without an exponent ('2.3', '0.45', '12', '150'); '–' for None."""
+    if x is None or not 0 < x < math.inf:
+        return "–"
+    x = float(f"{x:.2g}")
+    return f"{x:.{max(1 - math.floor(math.log10(x)), 0)}f}"
+
+
+def versus_cells(ax, cells, xs, ys, Rectangle):
+    """The pair's cells: colour log2(B / A) on RdBu clipped at +-VERSUS_CLIP, text the ratio, ties hatched."""
+    import matplotlib
+    from matplotlib.colors import Normalize
+    cmap, norm = matplotlib.colormaps["RdBu"], Normalize(-VERSUS_CLIP, VERSUS_CLIP)
+    for c in cells:
+        x, y = xs.index(c["block_bytes"]), ys.index(c["blocks_per_op"])
+        level = None if c["ratio"] is None or c["ratio"] <= 0 else math.log2(c["ratio"])
+        face = MISSING if level is None else cmap(norm(max(-VERSUS_CLIP, min(VERSUS_CLIP, level))))
+        ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, facecolor=face, edgecolor="white"))
+        if c["tie"]:
+            ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, hatch="//", edgecolor="#404040",
+                                   linewidth=0))
+        dark = level is not None and abs(level) > 0.7 * VERSUS_CLIP
+        box = {"facecolor": face, "edgecolor": "none", "pad": 1} if c["tie"] else None
+        ax.text(x, y, sig2(c["ratio"]), ha="center", va="center", fontsize=8, color="white" if dark else "black",
+                bbox=box)
+    return cmap, norm
+
+
+def versus_cliffs(ax, g, v, xs, ys, Line2D):
+    """The cliffs of A and of B at the pair's block counts, lines at the left edge of the step's larger size (A's a
+    little left of it, B's a little right); the legend handles of those drawn."""
+    handles = []
+    for m, colour, shift, style in ((v["a"], "#1b9e77", -0.05, "-"), (v["b"], "#e7298a", 0.05, "--")):
+        drawn = False
+        for c in g["cliffs"]:
+            if c["mechanism"] == m and c["to_bytes"] in xs and c["blocks_per_op"] in ys:
+                x, y = xs.index(c["to_bytes"]) - 0.5 + shift, ys.index(c["blocks_per_op"])
+                ax.plot([x, x], [y - 0.5, y + 0.5], color=colour, linestyle=style, linewidth=3)
+                drawn = True
+        if drawn:
+            handles.append(Line2D([], [], color=colour, linestyle=style, linewidth=3, label=f"cliff of {m}"))
+    return handles
+
+
+def versus_map(tools, g, v, path):
+    """The head-to-head PNG of one pair in one group (docstring, 6)."""
+    plt, Line2D, Patch, Rectangle = tools
+    from matplotlib.cm import ScalarMappable
+    a, b = v["a"], v["b"]
+    common = [c for c in v["cells"] if c["tie"] is not None]
+    xs, ys = sorted({c["block_bytes"] for c in common}), sorted({c["blocks_per_op"] for c in common})
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(xs) + 4), max(3.0, 0.45 * len(ys) + 2)))
+    ax.set_facecolor(MISSING)
+    cmap, norm = versus_cells(ax, common, xs, ys, Rectangle)
+    handles = versus_cliffs(ax, g, v, xs, ys, Line2D)
+    grid_axes(ax, xs, ys, f"{a} vs {b} (text: {b} p50 / {a} p50)\n{g['title']}")
+    ticks = list(range(-VERSUS_CLIP, VERSUS_CLIP + 1))
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, ticks=ticks, pad=0.02)
+    bar.set_ticklabels([("≤" if t == ticks[0] else "≥" if t == ticks[-1] else "") +
+                        (f"1/{2 ** -t}" if t < 0 else str(2 ** t)) for t in ticks])
+    bar.ax.tick_params(labelsize=8)
+    bar.set_label(f"{b} p50 / {a} p50 (>1: {a} faster)", fontsize=8)
+    handles.append(Patch(facecolor="white", edgecolor="#404040", hatch="//", label="tie (intervals overlap)"))
+    handles.append(Patch(facecolor=MISSING, label="not measured by both"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, -0.15 if len(xs) <= 12 else -0.3), fontsize=8,
+              ncol=len(handles))
+    save_png(plt, fig, path)
+
+
+def slug(text):
+    """`text` kept to letters, digits and '-' (a file name's part)."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-") or "x"
+
+
+def plot_versus(tools, g, directory, stem):
+    for v in g["versus"]:
+        if v["common_cells"] < 2:
+            v["note"] = (f"No {v['a']} vs {v['b']} map: {v['common_cells']} cell(s) measured by both; "
+                         "a map needs >= 2.")
+            continue
+        path = os.path.join(directory, f"{stem}-{slug(v['a'])}-vs-{slug(v['b'])}.png")
+        versus_map(tools, g, v, path)
+        v["figure"] = path
 
 
 def plot_all(report, directory):
@@ -680,14 +878,14 @@ def plot_all(report, directory):
     everyone = sorted({m for g in report["groups"] for m in g["mechanisms"]})
     colours = {m: COLOURS[i % len(COLOURS)] for i, m in enumerate(everyone)}
     for i, g in enumerate(report["groups"]):
+        stem = f"crossover-{i + 1:02d}-{slug(g['pattern'] + '-' + g['host_kind'])}"
+        plot_versus(tools, g, directory, stem)
         if len(g["mechanisms"]) < 2:
             g["notes"].append(f"No heat map: {len(g['mechanisms'])} mechanism ({', '.join(g['mechanisms'])}); "
                               "a map needs >= 2.")
             continue
-        slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{g['pattern']}-{g['host_kind']}").strip("-")
-        path = os.path.join(directory, f"crossover-{i + 1:02d}-{slug}.png")
-        heat_map(tools, g, colours, path)
-        g["figure"] = path
+        g["figure"] = os.path.join(directory, stem + ".png")
+        heat_map(tools, g, colours, g["figure"])
 
 
 # ---- output ---------------------------------------------------------------------------------------
@@ -699,11 +897,14 @@ def source_of(path, doc):
             any(isinstance(r, dict) and isinstance(r.get("levels"), dict) for r in doc["results"])}
 
 
-def report_of(paths, timing, knee, cliff):
+def report_of(paths, timing, knee, cliff, versus=()):
     groups, docs, notes = collect(paths, timing)
+    known = {m for group in groups.values() for _, _, m in group["cells"]}
+    pairs = [split_pair(text, known) for text in versus]
     return {"schema": REPORT_SCHEMA, "timing": timing, "knee": knee, "cliff": cliff,
+            "versus": [{"a": a, "b": b} for a, b in pairs],
             "sources": [source_of(p, d) for p, d in docs], "notes": notes_of(notes, timing),
-            "groups": [analyse(k, groups[k], knee, cliff) for k in sorted(groups, key=group_order)]}
+            "groups": [analyse(k, groups[k], knee, cliff, pairs) for k in sorted(groups, key=group_order)]}
 
 
 def positive(text):
@@ -730,10 +931,12 @@ def run(argv=None):
     ap.add_argument("--knee", type=positive, default=0.10, help="knee threshold over the floor (default 0.10)")
     ap.add_argument("--cliff", type=positive, default=0.25, help="cliff threshold (fraction, default 0.25)")
     ap.add_argument("--timing", default="oneshot", choices=["oneshot", "pipelined"])
+    ap.add_argument("--versus", action="append", default=[], metavar="A,B",
+                    help='head to head of two variants, e.g. "sm sms=12,ce-batch" (repeatable)')
     a = ap.parse_args(argv)
     if a.plots:
         pyplot()  # before the work: a missing matplotlib is said at once
-    report = report_of(a.results, a.timing, a.knee, a.cliff)
+    report = report_of(a.results, a.timing, a.knee, a.cliff, a.versus)
     if a.plots:
         plot_all(report, a.plots)
     text = markdown(report)

@@ -293,3 +293,114 @@ def test_in_process_main_and_device_memory_groups(tmp_path, capsys):
     assert crossover.main([str(src)]) == 0
     out = capsys.readouterr().out
     assert "## copy · device memory · blocks sequential, sides both · dev=0" in out and "| 4 KiB | sm ×1.2 |" in out
+
+
+# ---- head to head (--versus) ----------------------------------------------------------------------
+
+A, B = "sm sms=12", "ce-batch"
+SM12 = {"sm_budget": 12, "grid_blocks": 48, "sms_used": 12, "multiprocessors": 132}
+
+
+def versus_records():
+    """sm sms=12 (A: 10 + k µs x n/8) against ce-batch (B: 24 + k/2 µs x n/8) at k = 4..48 KiB, n = 8 and 64: A
+    beats B below 28 KiB, ties at 28 KiB (equal p50s) and loses above. At n=64 A's interval at 24 KiB is +-10%
+    (a tie at ratio 36/34) and B is not measured at 48 KiB. A d2h group with one common cell, a pageable group with
+    A only; a host cell at 64 KiB that neither measured."""
+    records = []
+    for n in (8, 64):
+        for k in range(4, 52, 4):
+            scale = n / 8
+            half = 0.10 if (n, k) == (64, 24) else 0.01
+            records.append(rec("sm", k * KIB, n, (10 + k) * scale, half=half, options={"sms": 12}, details=SM12))
+            if (n, k) != (64, 48):
+                records.append(rec("ce-batch", k * KIB, n, (24 + k / 2) * scale))
+    records += [rec("sm", 4 * KIB, 8, 14.0, options={"sms": 12}, details=SM12, pattern="d2h"),
+                rec("ce-batch", 4 * KIB, 8, 26.0, pattern="d2h"), rec("ce-batch", 8 * KIB, 8, 28.0, pattern="d2h")]
+    records.append(rec("host", 64 * KIB, 8, 99.0))  # a cell neither A nor B measured: not in the pair's cells
+    records += [rec("sm", 4 * KIB, 8, 14.0, options={"sms": 12}, details=SM12, host=("pageable", "local")),
+                rec("ce", 4 * KIB, 8, 20.0, host=("pageable", "local"))]
+    return records
+
+
+def versus_of(g):
+    (v,) = g["versus"]
+    assert (v["a"], v["b"]) == (A, B)
+    return v, {(c["block_bytes"] // KIB, c["blocks_per_op"]): c for c in v["cells"]}
+
+
+def test_versus_markdown_json_and_lines(tmp_path):
+    _, md, rep = report(tmp_path, versus_records(), "--versus", f"{A},{B}")
+    h2d, pageable, d2h = rep["groups"]
+    assert rep["versus"] == [{"a": A, "b": B}]
+    v, cells = versus_of(h2d)
+    assert cells[(4, 8)]["ratio"] == pytest.approx(26 / 14) and cells[(4, 8)]["tie"] is False
+    assert cells[(28, 8)]["ratio"] == pytest.approx(1.0) and cells[(28, 8)]["tie"] is True
+    assert cells[(24, 64)]["ratio"] == pytest.approx(36 / 34) and cells[(24, 64)]["tie"] is True
+    assert cells[(32, 8)]["ratio"] == pytest.approx(40 / 42) and cells[(32, 8)]["tie"] is False
+    assert cells[(48, 64)] == {"block_bytes": 48 * KIB, "blocks_per_op": 64, "ratio": None, "tie": None,
+                               "a_p50_us": pytest.approx(58 * 8), "b_p50_us": None}
+    assert v["common_cells"] == 23 and len(v["cells"]) == 24 and v["figure"] is None and v["note"] is None
+    assert "| 64 KiB | – | – |" not in md
+    lines = {line["blocks_per_op"]: line for line in v["lines"]}
+    assert (lines[8]["a_wins_up_to_bytes"], lines[8]["a_wins_below_bytes"], lines[8]["b_wins_from_bytes"]) == \
+        (24 * KIB, 28 * KIB, 32 * KIB)
+    assert (lines[64]["a_wins_up_to_bytes"], lines[64]["b_wins_from_bytes"]) == (20 * KIB, 32 * KIB)
+    assert "**sm sms=12 vs ce-batch** (ce-batch p50 / sm sms=12 p50: > 1 where sm sms=12 is faster" in md
+    assert "| 4 KiB | 1.86× | 1.86× |" in md
+    assert "| 24 KiB | 1.06× | 1.06× (tie) |" in md and "| 28 KiB | 1.00× (tie) | 1.00× (tie) |" in md
+    assert "| 48 KiB | 0.83× | – |" in md
+    assert "- n=8: sm sms=12 beats ce-batch up to 24 KiB, not at 28 KiB; ce-batch beats it from 32 KiB" in md
+    assert "- n=64: sm sms=12 beats ce-batch up to 20 KiB, not at 24 KiB; ce-batch beats it from 32 KiB" in md
+    assert pageable["versus"] == [] and "--versus sm sms=12,ce-batch: ce-batch not measured in this group." in md
+    assert versus_of(d2h)[0]["common_cells"] == 1
+
+
+def test_versus_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    plots = tmp_path / "maps"
+    _, md, rep = report(tmp_path, versus_records(), "--versus", f"{A},{B}", "--plots", plots)
+    h2d, _, d2h = rep["groups"]
+    name = "crossover-01-h2d-pinned-sm-sms-12-vs-ce-batch.png"
+    assert os.path.basename(versus_of(h2d)[0]["figure"]) == name
+    assert (plots / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    v, _ = versus_of(d2h)
+    assert v["figure"] is None and v["note"] == "No sm sms=12 vs ce-batch map: 1 cell(s) measured by both; a map " \
+                                                "needs >= 2."
+    assert v["note"] in md
+    assert sorted(os.listdir(plots)) == [name, "crossover-01-h2d-pinned.png", "crossover-02-h2d-pageable.png",
+                                         "crossover-03-d2h-pinned.png"]
+
+
+def test_versus_cliff_lines_and_helpers():
+    class Ax:
+        def __init__(self):
+            self.lines = []
+
+        def plot(self, xs, ys, **style):
+            self.lines.append((xs[0], ys[0], style["color"]))
+
+    cliffs = [{"mechanism": "x", "blocks_per_op": 8, "to_bytes": 8}, {"mechanism": "y", "blocks_per_op": 64,
+                                                                      "to_bytes": 16},
+              {"mechanism": "y", "blocks_per_op": 32, "to_bytes": 16}, {"mechanism": "z", "blocks_per_op": 8,
+                                                                        "to_bytes": 8}]
+    ax = Ax()
+    handles = crossover.versus_cliffs(ax, {"cliffs": cliffs}, {"a": "x", "b": "y"}, [4, 8, 16], [8, 64],
+                                      lambda *a, **k: k["label"])
+    assert handles == ["cliff of x", "cliff of y"]  # n=32 is not on the map, z is neither
+    assert [(round(x, 2), y) for x, y, _ in ax.lines] == [(0.45, -0.5), (1.55, 0.5)]
+    assert [crossover.sig2(x) for x in (2.31, 0.456, 9.96, 123.4, 0.0996, None)] == \
+        ["2.3", "0.46", "10", "120", "0.10", "–"]
+    assert crossover.slug("sm sms=12") == "sm-sms-12" and crossover.slug("ce-batch") == "ce-batch"
+    known = {"sm blocks=400,sms=12", "ce-batch"}
+    assert crossover.split_pair("sm blocks=400,sms=12, ce-batch", known) == ("sm blocks=400,sms=12", "ce-batch")
+
+
+def test_versus_unknown_label_exit_2(tmp_path):
+    src = tmp_path / "run.json"
+    src.write_text(json.dumps(document(versus_records())))
+    p = run(TOOL, src, "--versus", f"{A},{B}", "--versus", "sm sms=99,ce-batch")
+    check_exit_2(p, "--versus: unknown label 'sm sms=99'; known: ce, ce-batch, host, sm sms=12")
+    check_exit_2(run(TOOL, src, "--versus", "ce-batch,sdma"),
+                 "unknown label 'sdma'; known: ce, ce-batch, host, sm sms=12")
+    check_exit_2(run(TOOL, src, "--versus", "ce-batch"), "expected two variant labels A,B")
+    check_exit_2(run(TOOL, src, "--versus", "ce,ce"), "A and B are one label")
