@@ -134,6 +134,10 @@ def host_of(r, where):
 def sms_held(r, where):
     """(SMs the mechanism holds while it moves the blocks, or None; how that is known)."""
     engine = r["engine"]
+    details = r.get("engine_details") if isinstance(r.get("engine_details"), dict) else {}
+    if (engine in ("ce", "ce-batch") and r["pattern"] == "d2d" and (r.get("options") or {}).get("local") != "peer-bounce"
+            and details.get("copy_kind") != "hipMemcpyDeviceToDeviceNoCU"):
+        return None, "a copy within one GPU runs as a kernel on CUDA (results/LAB-NOTES.md): SMs held unknown"
     if engine in DMA_ENGINES:
         return 0, "DMA engine: no SM"
     if engine == "host":

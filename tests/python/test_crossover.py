@@ -404,3 +404,18 @@ def test_versus_unknown_label_exit_2(tmp_path):
                  "unknown label 'sdma'; known: ce, ce-batch, host, sm sms=12")
     check_exit_2(run(TOOL, src, "--versus", "ce-batch"), "expected two variant labels A,B")
     check_exit_2(run(TOOL, src, "--versus", "ce,ce"), "A and B are one label")
+
+
+def test_a_copy_within_one_gpu_is_not_called_sm_free(tmp_path):
+    """d2d ce / ce-batch: CUDA runs a same-GPU copy as a kernel, so its SM cost is unknown (null), not 0; through the
+    copy engines (local=peer-bounce) or on HIP's no-CU copy kind it is 0."""
+    d2d = {"pattern": "d2d", "host": None}
+    records = [rec("ce-batch", 4 * KIB, 8, 40.0, **d2d), rec("ce", 4 * KIB, 8, 41.0, options={"local": "peer-bounce"}, **d2d),
+               rec("ce", 4 * KIB, 8, 45.0, details={"copy_kind": "hipMemcpyDeviceToDeviceNoCU"}, **d2d),
+               rec("sm", 4 * KIB, 8, 10.0, options={"sms": 12},
+                   details={"sm_budget": 12, "grid_blocks": 12, "sms_used": 12, "multiprocessors": 132}, **d2d)]
+    _, _, rep = report(tmp_path, records)
+    m = only_group(rep)["cells"][0]["mechanisms"]
+    assert m["ce-batch"]["sm_cost_SM_us"] is None and "kernel" in m["ce-batch"]["sm_note"]
+    assert m["ce local=peer-bounce"]["sm_cost_SM_us"] == 0 and m["ce"]["sm_cost_SM_us"] == 0
+    assert m["sm sms=12"]["sm_cost_SM_us"] == pytest.approx(120.0)
