@@ -139,7 +139,7 @@ def slowest_rank(exe, tmp):
 def adaptive(exe, tmp):
     """Adaptive sampling (no iterations) across processes: every process stops after the same sample, whether the
     noise stops it (loose max_noise) or the time and sample caps do (an impossible max_noise: the processes' clocks
-    reach max_time at slightly different samples), and no run hangs."""
+    reach max_time at slightly different samples, unless a case's interval collapses to noise 0), and no run hangs."""
     for np in (2, 4):
         for max_noise in (0.5, 1e-6):
             path = write(os.path.join(tmp, "adaptive.json"),
@@ -159,7 +159,9 @@ def adaptive(exe, tmp):
                 expect(s["stopped"] != "noise" or (r["noise"] <= max_noise and not r["noisy"]),
                        f"{r['name']}: stopped on noise with noise {r['noise']}")
             stops = {r["sampling"]["stopped"] for r in res}
-            expect(("noise" in stops) if max_noise == 0.5 else stops <= {"max_time", "max_samples"},
+            # A near-impossible max_noise is still met where the median's interval collapses (its two order
+            # statistics read the same clock tick: noise 0, seen once in CI); such a stop is checked above.
+            expect(("noise" in stops) if max_noise == 0.5 else bool(stops & {"max_time", "max_samples"}),
                    f"-np {np} max_noise {max_noise}: stopped {stops}")
         print(f"  adaptive -np {np}: every case stopped together (noise, and time or samples)")
 
