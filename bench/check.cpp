@@ -1,5 +1,5 @@
 #include "bench/check.hpp"
-#include "bench/interrupt.hpp"
+#include "bench/output/console.hpp"
 
 #include <algorithm>
 #include <cmath>

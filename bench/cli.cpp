@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "bench/gbench.hpp"
+#include "bench/run/gbench.hpp"
 #include "core/errors.hpp"
-#include "bench/presets.hpp"
+#include "bench/config/presets.hpp"
 #include "team/team.hpp"
 
 namespace dmabench {

@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "bench/config.hpp"
+#include "bench/config/config.hpp"
 
 namespace dmabench {
 
 struct CliOptions {
   std::string config;                        // --config FILE (or the file of --preset NAME)
-  std::string preset;                        // --preset NAME, or NAME as the first argument (bench/presets.hpp)
+  std::string preset;                        // --preset NAME, or NAME as the first argument (bench/config/presets.hpp)
   bool presets = false;                      // --presets: list them
   std::string out = "dmabench-results.json"; // --out FILE
   std::string backend = "auto";              // --backend auto|host|cuda

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "bench/interrupt.hpp"
-#include "bench/patterns/pattern.hpp"
+#include "bench/output/console.hpp"
+#include "patterns/pattern.hpp"
 #include "core/read_file.hpp"
 #include "engines/backend.hpp"
 #include "engines/registry.hpp"

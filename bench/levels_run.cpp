@@ -16,11 +16,12 @@
 #include <fmt/format.h>
 
 #include "bench/check.hpp"
-#include "bench/config.hpp"
-#include "bench/gbench.hpp"
-#include "bench/interrupt.hpp"
+#include "bench/config/config.hpp"
+#include "bench/run/gbench.hpp"
+#include "bench/output/console.hpp"
+#include "core/interrupt.hpp"
 #include "bench/levels.hpp"
-#include "bench/out_file.hpp"
+#include "bench/output/out_file.hpp"
 #include "core/datagen.hpp"
 #include "core/errors.hpp"
 #include "core/json_file.hpp"

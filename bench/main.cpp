@@ -10,9 +10,10 @@
 
 #include "bench/cli.hpp"
 #include "bench/features.hpp"
-#include "bench/presets.hpp"
-#include "bench/gbench.hpp"
-#include "bench/interrupt.hpp"
+#include "bench/config/presets.hpp"
+#include "bench/run/gbench.hpp"
+#include "bench/output/console.hpp"
+#include "core/interrupt.hpp"
 #include "core/errors.hpp"
 #include "core/quote.hpp"
 #include "bench/runner.hpp"

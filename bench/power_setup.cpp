@@ -1,6 +1,6 @@
 #include "bench/power_setup.hpp"
 
-#include "bench/interrupt.hpp"
+#include "bench/output/console.hpp"
 
 #include <cstdio>
 #include <exception>

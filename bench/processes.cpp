@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "bench/report.hpp"
+#include "bench/output/report.hpp"
 #include "core/hash.hpp"
 
 namespace dmabench {

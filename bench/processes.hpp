@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/cli.hpp"
-#include "bench/config.hpp"
+#include "bench/config/config.hpp"
 #include "core/errors.hpp"
 #include "team/team.hpp"
 #include "engines/backend.hpp"

@@ -23,20 +23,21 @@
 #include "core/errors.hpp"
 #include "core/json_file.hpp"
 #include "bench/features.hpp"
-#include "bench/gbench.hpp"
-#include "bench/interrupt.hpp"
+#include "bench/run/gbench.hpp"
+#include "bench/output/console.hpp"
+#include "core/interrupt.hpp"
 #include "bench/levels.hpp"
-#include "bench/out_file.hpp"
+#include "bench/output/out_file.hpp"
 #include "bench/power_setup.hpp"
-#include "bench/progress.hpp"
+#include "bench/output/progress.hpp"
 #include "bench/processes.hpp"
-#include "bench/report.hpp"
+#include "bench/output/report.hpp"
 #include "bench/check.hpp"
-#include "bench/matrix.hpp"
+#include "bench/output/matrix.hpp"
 #include "bench/measure/calibration.hpp"
-#include "bench/run_case.hpp"
-#include "bench/cases.hpp"
-#include "bench/watchdog.hpp"
+#include "bench/run/run_case.hpp"
+#include "bench/cases/cases.hpp"
+#include "bench/run/watchdog.hpp"
 #include "engines/buffer_pool.hpp"
 #include "engines/registry.hpp"
 #include "team/team.hpp"
@@ -52,12 +53,12 @@ using json = nlohmann::json;
 class Workloads {
  public:
   explicit Workloads(Backend& backend) : backend_(backend) {}
-  compute::Load& get(const compute::Spec& spec, const std::vector<int>& devices) {
+  beside::Load& get(const beside::Spec& spec, const std::vector<int>& devices) {
     const std::string key = fmt::format("{}@{}", spec.label(), fmt::join(devices, ","));
     if (key != key_ || !load_) {
       load_.reset();  // free the previous workload's buffers first
       key_.clear();
-      auto made = compute::make_load(backend_, spec, devices);
+      auto made = beside::make_load(backend_, spec, devices);
       if (!made) throw std::runtime_error("compute workload: " + made.why_not());
       load_ = std::move(made).value();
       key_ = key;
@@ -68,7 +69,7 @@ class Workloads {
  private:
   Backend& backend_;
   std::string key_;
-  std::unique_ptr<compute::Load> load_;
+  std::unique_ptr<beside::Load> load_;
 };
 
 std::unique_ptr<Backend> choose_backend(const std::string& wanted) {
@@ -168,7 +169,7 @@ class Recorder {
     if (finished_) return;  // the file was finished on a signal (SealOnSignal): the case came too late
     ++counts_[r.status];
     if (r.status == Status::failed && first_failure_.empty()) first_failure_ = r.spec.name() + ": " + r.reason;
-    if (r.status == Status::failed && !team::world().stopped().empty()) interrupt::stop_recorded();
+    if (r.status == Status::failed && !team::world().stopped().empty()) team::stop_recorded();
     if (!results_) return;
     json j = to_json(r);
     if (keep_) kept_.push_back(j);
@@ -379,7 +380,7 @@ void Sweep::run() {
   std::optional<PoolScope> lend;  // processes of a multi-process run each allocate every case's buffers
   if (!team::world().multi()) lend.emplace(pool_);
   for (const Case* c : selected_) {
-    if (interrupt::stop_agreed()) {
+    if (team::stop_agreed()) {
       stopped_ = true;
       break;
     }
@@ -419,7 +420,7 @@ CaseHooks Sweep::hooks(CaseExecution& e) {
     h.power_channels = power_.channels(e.spec().devices);
   }
   if (const auto& ov = e.spec().overlap)
-    h.workload = [&e, this, spec = ov->compute]() -> compute::Load& { return workloads_.get(spec, e.spec().devices); };
+    h.workload = [&e, this, spec = ov->compute]() -> beside::Load& { return workloads_.get(spec, e.spec().devices); };
   return h;
 }
 
@@ -513,7 +514,7 @@ struct Outputs {
   std::string power_trace;    // "" for none
 };
 
-// Every path the run writes, checked before anything runs or is created (bench/out_file.hpp).
+// Every path the run writes, checked before anything runs or is created (bench/output/out_file.hpp).
 Outputs check_outputs(const CliOptions& options, const std::vector<const Case*>& selected) {
   Outputs checked;
   OutPath& out = checked.out;

@@ -1,7 +1,7 @@
 #pragma once
 // The program: backend choice, --features, --list, and the sweep run through Google Benchmark
 // (one registered benchmark per case, manual time, registered in batches), every finished case
-// journaled at once and the results file written whole at the end (bench/report.hpp).
+// journaled at once and the results file written whole at the end (bench/output/report.hpp).
 #include "bench/cli.hpp"
 
 namespace dmabench {

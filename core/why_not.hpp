@@ -2,7 +2,7 @@
 // The one way this tree says why something cannot be done (header-only; C++17, since gpu/'s .cu and
 // HIP kernel sources include headers that include it):
 //   WhyNot    a predicate's answer: the reason it cannot, or nullopt when it can
-//             (Engine::unsupported, compute::unsupported, gpu::copy_batch_unsupported, ...).
+//             (Engine::unsupported, beside::unsupported, gpu::copy_batch_unsupported, ...).
 //   Maybe<T>  a factory's answer: a T, or the reason there is none (make_backend, power::open, ...).
 #include <cstddef>
 #include <optional>

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "core/host_memory.hpp"
-#include "engines/plan.hpp"  // ByteRanges
+#include "core/plan.hpp"  // ByteRanges
 
 namespace dmabench {
 

@@ -1,6 +1,6 @@
 // ce and ce-batch: the copy (DMA) engines, driven through the runtime, with DMA-Latte's features
 // as options (schedule, streams, trigger, completion, graph, issue, gate, local; ce-batch also
-// overlap_hint): their table, help and defaults are in engines/ce_options.cpp (results/SCHEMA.md,
+// overlap_hint): their table, help and defaults are in engines/options/ce.cpp (results/SCHEMA.md,
 // docs/user-guide.md "DMA options").
 // ce issues one cudaMemcpyAsync / hipMemcpyAsync per copy (gpu::copy_kind()); ce-batch one
 // cudaMemcpyBatchAsync / hipMemcpyBatchAsync per lane. The same source runs on NVIDIA and AMD through gpu/gpu.hpp.
@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "engines/ce_options.hpp"
+#include "engines/options/ce.hpp"
 #include "engines/engine_factories.hpp"
 #include "engines/gpu_operation.hpp"
 #include "amd/environment.hpp"

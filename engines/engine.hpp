@@ -14,12 +14,11 @@
 
 #include "core/host_memory.hpp"
 #include "core/why_not.hpp"
-#include "engines/plan.hpp"
+#include "core/plan.hpp"
+#include "engines/options/option.hpp"  // Options
 #include "gpu/copy_tracer.hpp"  // CopyInterval, CopyTracer
 
 namespace dmabench {
-
-using Options = nlohmann::json;  // an object: option name -> value (recorded as-is in results)
 
 // First wrong destination byte found by validation.
 struct Mismatch {

@@ -1,6 +1,6 @@
 // hsa (AMD only): SDMA copies through the HSA runtime, one hsa_amd_memory_async_copy[_on_engine] per
 // transfer (a block layout's every block), with DMA-Latte's engine selection as options (engines, schedule,
-// trigger, packet: their table, help and defaults are in engines/hsa_options.cpp; results/SCHEMA.md, docs/amd.md
+// trigger, packet: their table, help and defaults are in engines/options/hsa.cpp; results/SCHEMA.md, docs/amd.md
 // "The hsa engine"). Host memory endpoints come from GpuOperation (hipHostMalloc, hipHostRegister) and are named to HSA
 // by their CPU agent (gpu::hsa::host_memory); their copies stay on host-facing engines (host_engines below).
 // Completion: the host spins on the HSA completion signals (each copy decrements its signal).
@@ -18,7 +18,7 @@
 #include "engines/engine_factories.hpp"
 #include "team/team.hpp"
 #include "engines/gpu_operation.hpp"
-#include "engines/hsa_options.hpp"
+#include "engines/options/hsa.hpp"
 #include "gpu/features.hpp"
 #include "gpu/hsa.hpp"
 

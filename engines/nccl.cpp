@@ -2,7 +2,7 @@
 // one communicator whose ranks live in the launcher's processes (its unique id shared through team/). Plans with an
 // equivalent collective call it (allgather -> ncclAllGather, alltoall -> ncclAlltoAll, RCCL's ncclAllToAll); any other
 // plan becomes one ncclSend/ncclRecv pair per transfer inside one group (copy, bidir).
-// Options graph and cta_policy: engines/nccl_options.cpp. With cta_policy zero (NCCL's copy-engine
+// Options graph and cta_policy: engines/options/nccl.cpp. With cta_policy zero (NCCL's copy-engine
 // collectives) the copy-engine path is confirmed from NCCL's own log.
 #include <map>
 #include <memory>
@@ -13,7 +13,7 @@
 #include "engines/engine_factories.hpp"
 #include "gpu/nccl_comm.hpp"
 #include "engines/gpu_operation.hpp"
-#include "engines/nccl_options.hpp"
+#include "engines/options/nccl.hpp"
 #include "team/team.hpp"
 
 namespace dmabench {

@@ -7,38 +7,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "engines/ce_options.hpp"
+#include "engines/options/ce.hpp"
 #include "engines/engine_factories.hpp"
-#include "engines/hsa_options.hpp"
-#include "engines/nccl_options.hpp"
-#include "engines/sdma_options.hpp"
-#include "engines/sm_options.hpp"
+#include "engines/options/hsa.hpp"
+#include "engines/options/nccl.hpp"
+#include "engines/options/sdma.hpp"
+#include "engines/options/sm.hpp"
 
 namespace dmabench {
-namespace {
-
-// How accepted values with the option's prefix are shown: "map:FILE" (prefix_help), or "map:...".
-std::string prefix_form(const OptionSpec& o) { return o.prefix_help.empty() ? o.prefix + "..." : o.prefix_help; }
-
-}  // namespace
-
-std::string OptionSpec::accepted() const {
-  std::vector<std::string> parts;
-  for (const auto& c : choices) parts.push_back(c.dump());
-  if (positive_integer) parts.push_back(fmt::format("an integer from 1 to {}", max_integer));
-  if (!prefix.empty()) parts.push_back(fmt::format("\"{}\"", prefix_form(*this)));
-  return fmt::format("{}", fmt::join(parts, " or "));
-}
-
-bool OptionSpec::accepts(const nlohmann::json& value) const {
-  if (std::find(choices.begin(), choices.end(), value) != choices.end()) return true;
-  if (!prefix.empty() && value.is_string() && value.get<std::string>().size() > prefix.size() &&
-      value.get<std::string>().rfind(prefix, 0) == 0)
-    return true;
-  return positive_integer && value.is_number_integer() && value.get<long long>() >= 1 &&
-         value.get<long long>() <= max_integer;
-}
-
 namespace {
 
 // The GPU backend this build has ("cuda" or "hip"); "cuda" in a host-only build.
@@ -117,7 +93,7 @@ nlohmann::json engine_specs_json() {
                          {"choices", o.choices},
                          {"integers", o.positive_integer ? nlohmann::json{{"min", 1}, {"max", o.max_integer}} : nlohmann::json()},
                          {"prefix", o.prefix.empty() ? nlohmann::json()
-                                                     : nlohmann::json{{"value", o.prefix}, {"form", prefix_form(o)}}},
+                                                     : nlohmann::json{{"value", o.prefix}, {"form", o.prefix_form()}}},
                          {"help", o.help}});
     engines.push_back({{"name", s.name},
                        {"backend", s.backend},

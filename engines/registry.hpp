@@ -1,7 +1,7 @@
 #pragma once
 // The engine registry: which engines exist (independent of what this build has), their options, and
-// making one of this build. What an engine implements is engines/engine.hpp.
-#include <functional>
+// making one of this build. What an engine implements is engines/engine.hpp; what an option is, and each
+// engine's option table, engines/options/.
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,6 +11,7 @@
 
 #include "core/why_not.hpp"
 #include "engines/engine.hpp"
+#include "engines/options/option.hpp"
 
 namespace dmabench {
 
@@ -18,22 +19,6 @@ namespace dmabench {
 struct EngineVariant {
   std::string engine;
   Options options;  // every option of the engine, defaults filled in
-};
-
-// One engine option, with the values a config may give it.
-struct OptionSpec {
-  std::string name;
-  std::string help;
-  nlohmann::json default_value;
-  std::vector<nlohmann::json> choices;  // accepted literal values
-  bool positive_integer = false;        // any integer from 1 to max_integer is accepted too
-  long long max_integer = 1 << 30;
-  std::string prefix = {};              // non-empty: any string starting with it (and more) is accepted too
-  std::string prefix_help = {};         // how accepted() shows such values, e.g. "map:FILE"
-  // Deeper check of an accepted value (e.g. that a file named by it parses): the problem, or nullopt.
-  std::function<WhyNot(const nlohmann::json&)> check = {};
-  std::string accepted() const;         // human-readable list, for error messages
-  bool accepts(const nlohmann::json& value) const;
 };
 
 struct EngineSpec {
@@ -50,7 +35,7 @@ struct EngineSpec {
 };
 
 // Every engine (of every backend, built or not), its options in table order. Each engine's option
-// table lives next to its typed parser (engines/<engine>_options.cpp); this registry assembles them.
+// table lives next to its typed parser (engines/options/<engine>.cpp); this registry assembles them.
 const std::vector<EngineSpec>& engine_specs();
 const EngineSpec* find_engine_spec(std::string_view name);
 // engine_specs() as data, for the results' context (results/SCHEMA.md, `context.engines`): a list of

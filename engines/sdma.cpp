@@ -1,7 +1,7 @@
 // sdma: SDMA queues driven with raw packets, as the DMA-Latte artifact does (SDMA-FACTS.md §3), on an
 // amd::sdma::Platform: KFD queues through libhsakmt on the hip backend (gpu/kfd.cpp), the software SDMA
 // engine on the host backend (amd/sdma/soft_engine.cpp). The variants are options
-// (engines/sdma_options.cpp); the command layouts are engines/sdma_commands.cpp.
+// (engines/options/sdma.cpp); the command layouts are engines/sdma_commands.cpp.
 //
 // Per command: [POLL_REGMEM on a trigger word] + data packets + one sync packet (ATOMIC ADD64 -1 on a
 // 64-bit completion word, or FENCE writing 0), then the doorbell. Completion: the host spins on every
@@ -36,7 +36,7 @@
 #include "engines/engine_factories.hpp"
 #include "engines/host_validation.hpp"
 #include "engines/sdma_commands.hpp"
-#include "engines/sdma_options.hpp"
+#include "engines/options/sdma.hpp"
 #ifdef DMABENCH_HAVE_KFD
 #include "gpu/kfd.hpp"
 #endif

@@ -11,8 +11,8 @@
 
 #include "amd/sdma/packets.hpp"
 #include "core/why_not.hpp"
-#include "engines/plan.hpp"
-#include "engines/sdma_options.hpp"
+#include "core/plan.hpp"
+#include "engines/options/sdma.hpp"
 
 namespace dmabench::sdma_commands {
 

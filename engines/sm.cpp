@@ -1,6 +1,6 @@
 // sm: a GPU-core copy kernel on each issuing rank's device, one launch per rank for all of its
 // transfers, loading locally and storing into the peer's memory over NVLink (needs peer access).
-// Options blocks and sms (an SM budget): engines/sm_options.cpp.
+// Options blocks and sms (an SM budget): engines/options/sm.cpp.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -9,7 +9,7 @@
 
 #include "engines/engine_factories.hpp"
 #include "engines/gpu_operation.hpp"
-#include "engines/sm_options.hpp"
+#include "engines/options/sm.hpp"
 #include "team/team.hpp"
 
 namespace dmabench {

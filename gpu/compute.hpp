@@ -1,5 +1,5 @@
 #pragma once
-// The GPU layer's part of the compute workloads that run beside communication (compute/):
+// The GPU layer's part of the compute workloads that run beside communication (bench/beside/):
 // device-timed stream marks and a vendor BLAS GEMM. Vendor-neutral declarations; the
 // implementation (gpu/compute.cpp) is the only code that includes the BLAS header.
 #include <memory>

@@ -40,7 +40,7 @@ struct Batch {
   std::function<int()> run;
 };
 
-// One power window's result (results/SCHEMA.md, "power"); bench/record.cpp writes it.
+// One power window's result (results/SCHEMA.md, "power"); bench/run/record.cpp writes it.
 struct Measurement {
   std::string source;
   std::string error;        // non-empty: the window failed (the fields below are unset)

@@ -29,7 +29,7 @@ here, never random.shuffle / choices / sample, whose algorithms may change. The 
 
 Output: JSON {"format": "dmabench-moe-trace/1", "synthetic": true, "description", "generator" (the script and
 every parameter), "ranks", "tokens_per_rank", "steps": [R x R matrix per step]}, the form dmabench's alltoallv
-splits "file" read (bench/patterns/routing.hpp, trace_steps). Written whole to --out (default: the committed file;
+splits "file" read (patterns/routing.hpp, trace_steps). Written whole to --out (default: the committed file;
 other parameters need an --out of their own). One summary line per step goes to stderr: tokens moved (and of them
 between different ranks), and the tokens per destination rank, max / mean.
 
@@ -55,7 +55,7 @@ DEFAULTS = {"ranks": 8, "experts": 256, "topk": 8, "tokens_per_rank": 256, "step
             "seed": 7}
 MAX_COUNT = 1 << 20  # ranks, experts, tokens per rank, steps: a generator of a file, not of a cluster's day
 MAX_DRAWS_PER_PICK = 64  # redraws before the first weighted expert not yet picked is taken (a distribution so skewed
-#                          that every draw hits the picked ones; as bench/patterns/routing.cpp does)
+#                          that every draw hits the picked ones; as patterns/routing.cpp does)
 
 
 # ---- the model ----------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
-#include "bench/interrupt.hpp"
+#include "core/interrupt.hpp"
 
 namespace dmabench::team {
 namespace {

@@ -15,8 +15,9 @@
 #include <fmt/ranges.h>
 
 #include "core/errors.hpp"
+#include "core/interrupt.hpp"
 #include "team/mpi_team.hpp"
-#include "engines/plan.hpp"
+#include "core/plan.hpp"
 
 namespace dmabench::team {
 namespace {
@@ -77,6 +78,22 @@ std::vector<std::string> Team::allgather(const std::string& mine) {
   }
   return all;
 }
+
+bool stop_agreed() {
+  const bool mine = interrupt::requested() != 0;
+  if (!world().multi()) return mine;
+  // A process is gone: the sweep stops once a case has failed with the reason. That is the case in
+  // flight, or, where the death was noticed between cases (in this very agreement), the next one, which
+  // fails at its first agreement: the file says why the run ended wherever the kill landed.
+  if (!world().stopped().empty()) return world().stop_is_recorded();
+  try {
+    return first_error(mine ? "stop" : "").has_value();
+  } catch (const TeamStopped&) {
+    return false;
+  }
+}
+
+void stop_recorded() { world().record_stop(); }
 
 WorldForTest::WorldForTest(std::unique_ptr<Team> team) { world_slot() = std::move(team); }
 WorldForTest::~WorldForTest() { world_slot() = std::make_unique<OneProcess>(); }

@@ -63,6 +63,9 @@ class Team {
   // The processes' descriptions (set once at start by the runner).
   const std::vector<RankInfo>& ranks() const { return ranks_; }
   void set_ranks(std::vector<RankInfo> r) { ranks_ = std::move(r); }
+  // Whether a case has failed since the team stopped, its reason recorded (stop_recorded below).
+  bool stop_is_recorded() const { return stop_recorded_; }
+  void record_stop() { stop_recorded_ = true; }
 
  protected:
   // The transport under allgather(): every process's `mine`, in rank order; throws TeamStopped when
@@ -73,6 +76,7 @@ class Team {
  private:
   std::vector<RankInfo> ranks_;
   std::string stopped_;
+  bool stop_recorded_ = false;
   std::uint64_t collectives_ = 0;  // allgather() calls so far
 };
 
@@ -142,6 +146,13 @@ std::vector<T> share(const T& mine, const std::string& error) {
 // multi-process run (unless `name_rank` is false: the error names its rank itself), or nullopt when no
 // process has one. Collective.
 std::optional<std::string> first_error(const std::string& mine, bool name_rank = true);
+
+// Whether the sweep stops before its next case: a signal came to this process (core/interrupt.hpp) or, in a
+// multi-process run, to any of them (then it is collective: every process asks at the same point), or a
+// process of the run is gone and a case has failed with the reason (stop_recorded).
+bool stop_agreed();
+// A case failed after a process of the run was gone: the reason is in the results, the sweep may stop.
+void stop_recorded();
 
 // ---- helpers over world() ------------------------------------------------------------------------
 // Whether plan rank `r` lives in this process (always, in a one-process run).

@@ -94,13 +94,28 @@ def routings(exe, tmp):
         expect(r["status"] == "skipped" and "routing" in r["reason"], f"{name}: {r['status']}: {r['reason']}")
 
 
+def catches_sigint(pid, timeout=20):
+    """Waits until the process has its SIGINT handler installed (/proc/PID/status SigCgt)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            for line in open(f"/proc/{pid}/status"):
+                if line.startswith("SigCgt:") and int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)):
+                    return
+        except FileNotFoundError:
+            return  # gone: the caller sees its exit code
+        time.sleep(0.02)
+    raise AssertionError(f"process {pid} did not install a SIGINT handler within {timeout} s")
+
+
 def interrupted_generation(exe, tmp):
     # zipf 4 over 4096 experts, top-64: every token runs out of redraws and takes the last pass (a few seconds in all)
     cfg = moe_config(tmp, "slow", splits="zipf:4", topk=64, experts=4096, tokens_per_rank=2048, ranks=8)
     out = os.path.join(tmp, "slow-out.json")
     p = subprocess.Popen([exe, "--backend", "host", "--config", cfg, "--out", out], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)
+    catches_sigint(p.pid)  # the handler is in (a loaded machine may take longer than a fixed sleep to start it)
+    time.sleep(0.2)
     t0 = time.time()
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=30)

@@ -32,7 +32,7 @@ import tempfile
 
 # Fresh paths the committed files lack, on purpose, with the reason. A path covers its subtree.
 NEW = {
-    "results[].options.sms": "sm's SM budget (issue 43: engines/sm_options.cpp; auto when not asked), added after the "
+    "results[].options.sms": "sm's SM budget (issue 43: engines/options/sm.cpp; auto when not asked), added after the "
                              "committed files",
     "context.config.engines[].options.sms": "sm's SM budget in the resolved config, as above",
     "context.calibration": "SCHEMA.md context.calibration: what one command costs the process (issue 39: what moved, "

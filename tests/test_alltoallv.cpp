@@ -1,5 +1,5 @@
-// The alltoallv pattern (MoE dispatch and combine, bench/patterns/alltoallv.cpp) and its routings
-// (bench/patterns/routing.hpp): routings are deterministic and what their splits say (uniform, Zipf, hot, a trace);
+// The alltoallv pattern (MoE dispatch and combine, patterns/alltoallv.cpp) and its routings
+// (patterns/routing.hpp): routings are deterministic and what their splits say (uniform, Zipf, hot, a trace);
 // plans put every token in its own slot in both directions and both layouts; the host engine and the software SDMA
 // engine run them validated, a misrouted token fails its case, and bad routings and trace files are input errors that
 // name the field.
@@ -10,11 +10,11 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/config.hpp"
-#include "bench/patterns/pattern.hpp"
-#include "bench/patterns/routing.hpp"
-#include "bench/record.hpp"
-#include "bench/run_case.hpp"
+#include "bench/config/config.hpp"
+#include "patterns/pattern.hpp"
+#include "patterns/routing.hpp"
+#include "bench/run/record.hpp"
+#include "bench/run/run_case.hpp"
 #include "core/errors.hpp"
 #include "engines/registry.hpp"
 #include "tests/test_support.hpp"

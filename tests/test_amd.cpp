@@ -17,7 +17,7 @@
 #include "amd/engine_map.hpp"
 #include "amd/environment.hpp"
 #include "amd/topology.hpp"
-#include "bench/config.hpp"
+#include "bench/config/config.hpp"
 #include "core/errors.hpp"
 #include "engines/registry.hpp"
 

@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/patterns/layout.hpp"
-#include "bench/record.hpp"
-#include "bench/run_case.hpp"
+#include "patterns/layout.hpp"
+#include "bench/run/record.hpp"
+#include "bench/run/run_case.hpp"
 #include "engines/buffer_pool.hpp"
 #include "engines/registry.hpp"
 #include "tests/test_support.hpp"

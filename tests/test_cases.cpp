@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/cases.hpp"
+#include "bench/cases/cases.hpp"
 #include "engines/engine.hpp"
 
 namespace dmabench {

@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "bench/cli.hpp"
-#include "bench/gbench.hpp"
-#include "bench/presets.hpp"
+#include "bench/run/gbench.hpp"
+#include "bench/config/presets.hpp"
 #include "core/errors.hpp"
 
 using namespace dmabench;

@@ -12,10 +12,10 @@
 #include <nlohmann/json.hpp>
 #include <map>
 
-#include "bench/config.hpp"
-#include "bench/cases.hpp"
+#include "bench/config/config.hpp"
+#include "bench/cases/cases.hpp"
 #include "core/errors.hpp"
-#include "bench/patterns/pattern.hpp"
+#include "patterns/pattern.hpp"
 
 using namespace dmabench;
 using json = nlohmann::json;
@@ -366,7 +366,7 @@ TEST(Config, TransferWorkloadIsParsedAndNamesTheCase) {
                                    "engine": {"name": "host", "options": {}}, "host_memory": {"kind": "mapped"},
                                    "pipeline_depth": 3}})");
   ASSERT_TRUE(c.overlap.has_value());
-  const compute::Spec& w = c.overlap->compute;
+  const beside::Spec& w = c.overlap->compute;
   EXPECT_EQ(w.kind, "transfer");
   EXPECT_EQ(w.pattern, "d2h");
   EXPECT_EQ(w.bytes, 8u << 20);
@@ -552,7 +552,7 @@ TEST(Config, RotateIsAnAxis) {
 }
 
 // Sampling: a config that gives iterations takes that many samples per case (fixed, as before); without it a case
-// samples adaptively (bench/sampler.hpp) with the config's max_noise, min_samples, min_time, max_time, max_samples.
+// samples adaptively (bench/sampling/sampler.hpp) with the config's max_noise, min_samples, min_time, max_time, max_samples.
 TEST(Config, IterationsOrAdaptiveSampling) {
   Config fixed = parse(R"({"sizes": 1, "engines": ["host"], "patterns": ["copy"], "iterations": 7, "max_noise": 0.05})");
   EXPECT_FALSE(fixed.sampling.adaptive);

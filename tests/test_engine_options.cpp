@@ -6,13 +6,13 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/patterns/pattern.hpp"
-#include "engines/ce_options.hpp"
+#include "patterns/pattern.hpp"
+#include "engines/options/ce.hpp"
 #include "engines/registry.hpp"
-#include "engines/hsa_options.hpp"
-#include "engines/sdma_options.hpp"
-#include "engines/nccl_options.hpp"
-#include "engines/sm_options.hpp"
+#include "engines/options/hsa.hpp"
+#include "engines/options/sdma.hpp"
+#include "engines/options/nccl.hpp"
+#include "engines/options/sm.hpp"
 
 using namespace dmabench;
 using json = nlohmann::json;

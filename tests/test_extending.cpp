@@ -1,4 +1,4 @@
-// Adding a pattern (issue 27, docs/extending.md): a toy pattern defined here, outside bench/patterns/, is
+// Adding a pattern (issue 27, docs/extending.md): a toy pattern defined here, outside patterns/, is
 // registered at run time and then runs on every engine of the host backend in this build (the registry's
 // list, not a hard-coded one), validated byte for byte; a broken plan of it and a broken engine fail.
 #include <algorithm>
@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/cases.hpp"
-#include "bench/run_case.hpp"
+#include "bench/cases/cases.hpp"
+#include "bench/run/run_case.hpp"
 #include "tests/test_support.hpp"
 #include "tests/toy_pattern.hpp"
 

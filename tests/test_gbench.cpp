@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/gbench.hpp"
-#include "bench/run_case.hpp"
+#include "bench/run/gbench.hpp"
+#include "bench/run/run_case.hpp"
 #include "engines/registry.hpp"
 #include "tests/test_support.hpp"
 

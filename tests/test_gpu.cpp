@@ -11,14 +11,14 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/run_case.hpp"
+#include "bench/run/run_case.hpp"
 #include "tests/test_support.hpp"
 #include "tests/toy_pattern.hpp"
 #include "bench/measure/overlap.hpp"
-#include "bench/stats.hpp"
-#include "compute/load.hpp"
-#include "bench/patterns/layout.hpp"
-#include "bench/patterns/pattern.hpp"
+#include "bench/sampling/stats.hpp"
+#include "bench/beside/load.hpp"
+#include "patterns/layout.hpp"
+#include "patterns/pattern.hpp"
 #include "engines/backend.hpp"
 #include "engines/registry.hpp"
 #include "core/datagen.hpp"
@@ -505,13 +505,13 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
   REQUIRE_GPU(backend);
   std::vector<int> devs = backend->default_devices();
   OverlapConfig oc;
-  oc.compute = compute::Spec{.kind = "gemm", .m = 8192, .n = 8192, .k = 8192, .dtype = "bf16"};
+  oc.compute = beside::Spec{.kind = "gemm", .m = 8192, .n = 8192, .k = 8192, .dtype = "bf16"};
   oc.duration_ms = 50;
   oc.rounds = 2;
-  if (auto no = compute::unsupported(*backend, oc.compute)) GTEST_SKIP() << *no;
-  auto made = compute::make_load(*backend, oc.compute, devs);
+  if (auto no = beside::unsupported(*backend, oc.compute)) GTEST_SKIP() << *no;
+  auto made = beside::make_load(*backend, oc.compute, devs);
   ASSERT_TRUE(made) << made.why_not();
-  std::unique_ptr<compute::Load> load = std::move(made).value();
+  std::unique_ptr<beside::Load> load = std::move(made).value();
   auto reference_rate = [&]() {
     std::vector<double> rates;
     for (int i = 0; i < 4; ++i) {
@@ -543,7 +543,7 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
       // the same workload on its own, measured when the case asks for it: right after the case's
       // timed samples, just before the overlap runs (GEMM clocks follow power and temperature)
       double reference = 0;
-      const json r = to_json(run_case(testing_support::planned(c), e, *backend, CaseHooks{.workload = [&]() -> compute::Load& {
+      const json r = to_json(run_case(testing_support::planned(c), e, *backend, CaseHooks{.workload = [&]() -> beside::Load& {
                                                  reference = reference_rate();
                                                  return *load;
                                                }}));
@@ -723,9 +723,9 @@ TEST(GpuOverlap, TransferBesideTransferValidatesBothSides) {
     oc.compute.variant = {"ce", with_defaults("ce", json::object())};
     oc.duration_ms = 50;
     oc.rounds = 2;
-    auto made = compute::make_load(*backend, oc.compute, {0});
+    auto made = beside::make_load(*backend, oc.compute, {0});
     ASSERT_TRUE(made) << made.why_not();
-    std::unique_ptr<compute::Load> load = std::move(made).value();
+    std::unique_ptr<beside::Load> load = std::move(made).value();
     for (const std::string name : {"ce", "ce-batch", "sm"}) {
       Engine* e = engine(name);
       if (!e) continue;
@@ -733,7 +733,7 @@ TEST(GpuOverlap, TransferBesideTransferValidatesBothSides) {
              .bytes_per_rank = 64 << 10, .timing = Timing::oneshot, .warmup = 5, .iterations = 50, .overlap = oc};
       if (name == "sm") c.host.kind = HostKind::mapped;
       const json r = to_json(run_case(testing_support::planned(c), e, *backend,
-                                      CaseHooks{.workload = [&]() -> compute::Load& { return *load; }}));
+                                      CaseHooks{.workload = [&]() -> beside::Load& { return *load; }}));
       ASSERT_EQ(r["status"], "ok") << c.name() << ": " << r.dump();
       const json& o = r["overlap"];
       ASSERT_FALSE(o.contains("error")) << c.name() << ": " << o.dump();

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/run_case.hpp"
-#include "bench/patterns/pattern.hpp"
+#include "bench/run/run_case.hpp"
+#include "patterns/pattern.hpp"
 #include "engines/backend.hpp"
 #include "engines/registry.hpp"
 #include "tests/test_support.hpp"

@@ -7,10 +7,10 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/config.hpp"
-#include "bench/patterns/layout.hpp"
-#include "bench/record.hpp"
-#include "bench/run_case.hpp"
+#include "bench/config/config.hpp"
+#include "patterns/layout.hpp"
+#include "bench/run/record.hpp"
+#include "bench/run/run_case.hpp"
 #include "core/errors.hpp"
 #include "core/host_memory.hpp"
 #include "engines/registry.hpp"
@@ -51,7 +51,7 @@ json run(const Case& c, const std::function<void(Plan&)>& tamper = {}) {
   return to_json(run_case(c, &wrapped, *backend));
 }
 
-// The registry's patterns that block layouts apply to (bench/patterns/layout.cpp): every transfer of their
+// The registry's patterns that block layouts apply to (patterns/layout.cpp): every transfer of their
 // plan moves one whole buffer, and nothing is in place.
 std::vector<std::string> one_buffer_patterns() {
   std::vector<std::string> out;

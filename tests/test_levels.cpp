@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/cases.hpp"
+#include "bench/cases/cases.hpp"
 #include "bench/levels.hpp"
 
 using namespace dmabench;

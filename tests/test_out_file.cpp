@@ -14,8 +14,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/out_file.hpp"
-#include "bench/report.hpp"
+#include "bench/output/out_file.hpp"
+#include "bench/output/report.hpp"
 #include "core/errors.hpp"
 #include "core/json_file.hpp"
 #include "core/read_file.hpp"

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/run_case.hpp"
+#include "bench/run/run_case.hpp"
 #include "bench/measure/overlap.hpp"
-#include "compute/load.hpp"
+#include "bench/beside/load.hpp"
 #include "engines/backend.hpp"
 #include "engines/registry.hpp"
 #include "tests/test_support.hpp"
@@ -71,24 +71,24 @@ Case overlap_case(const std::string& kind, Timing timing = Timing::oneshot) {
               .overlap = o};
 }
 
-json run_overlap(CaseExecution& ex, const std::function<compute::Load&()>& workload) {
+json run_overlap(CaseExecution& ex, const std::function<beside::Load&()>& workload) {
   json r = to_json(run_case(ex, CaseHooks{.workload = workload}));
   ex.release();
   return r;
 }
 
-// The case run beside the workload its overlap names, made by compute::make_load: the record.
+// The case run beside the workload its overlap names, made by beside::make_load: the record.
 json run_beside_its_workload(const Case& c, Engine& engine, Backend& backend) {
   CaseExecution ex(testing_support::planned(c), &engine, "", backend);
-  auto made = compute::make_load(backend, c.overlap->compute, c.devices);
+  auto made = beside::make_load(backend, c.overlap->compute, c.devices);
   if (!made) return {{"status", "no workload"}, {"reason", made.why_not()}};
-  std::unique_ptr<compute::Load> load = std::move(made).value();
-  return run_overlap(ex, [&]() -> compute::Load& { return *load; });
+  std::unique_ptr<beside::Load> load = std::move(made).value();
+  return run_overlap(ex, [&]() -> beside::Load& { return *load; });
 }
 
 // A workload whose device times are scripted: alone runs take `alone_ms`, runs beside the
 // communication `with_ms`; each run "finishes" after `polls` finished() calls.
-class ScriptedLoad final : public compute::Load {
+class ScriptedLoad final : public beside::Load {
  public:
   ScriptedLoad(double alone_ms, double with_ms, int polls) : alone_(alone_ms), with_(with_ms), polls_(polls) {}
   void start(int launches) override {
@@ -126,7 +126,7 @@ TEST(Overlap, ScriptedWorkloadGivesExactFigures) {
   // Scripted compute times are far above any host copy's p50, even on a loaded CI machine, so the
   // launch count below does not depend on how busy the machine is.
   ScriptedLoad load(1000.0, 1250.0, 5);
-  const json r = run_overlap(ex, [&]() -> compute::Load& { return load; });
+  const json r = run_overlap(ex, [&]() -> beside::Load& { return load; });
   ASSERT_EQ(r["status"], "ok") << r["reason"];
   const json& o = r["overlap"];
   ASSERT_FALSE(o.contains("error")) << o["error"];
@@ -183,7 +183,7 @@ TEST(Overlap, WorkloadTheBackendLacksSkipsTheCase) {
   CaseExecution ex(testing_support::planned(overlap_case("gemm")), engine.get(), "", *backend);
   ASSERT_TRUE(ex.static_skip_reason().has_value());
   EXPECT_NE(ex.static_skip_reason()->find("needs a GPU backend"), std::string::npos) << *ex.static_skip_reason();
-  const auto load = compute::make_load(*backend, overlap_case("gemm").overlap->compute, {0, 1});
+  const auto load = beside::make_load(*backend, overlap_case("gemm").overlap->compute, {0, 1});
   EXPECT_FALSE(load);
   EXPECT_NE(load.why_not().find("gemm"), std::string::npos) << load.why_not();
 }
@@ -221,7 +221,7 @@ TEST(Overlap, WrongDataBesideTheWorkloadFailsTheCase) {
   Case c = overlap_case("stream");
   CaseExecution ex(testing_support::planned(c), &engine, "", *backend);
   ScriptedLoad load(10.0, 11.0, 3);
-  const json r = run_overlap(ex, [&]() -> compute::Load& { return load; });
+  const json r = run_overlap(ex, [&]() -> beside::Load& { return load; });
   EXPECT_EQ(r["status"], "failed");
   EXPECT_NE(r["reason"].get<std::string>().find("validation beside stream-4MiB"), std::string::npos) << r["reason"];
   EXPECT_EQ(r["latency_us"], nullptr);
@@ -232,7 +232,7 @@ TEST(Overlap, WorkloadErrorsAreRecordedNotThrown) {
   auto backend = host_backend();
   auto engine = make_engine("host").value();
   CaseExecution ex(testing_support::planned(overlap_case("stream")), engine.get(), "", *backend);
-  const json r = run_overlap(ex, []() -> compute::Load& { throw std::runtime_error("out of device memory"); });
+  const json r = run_overlap(ex, []() -> beside::Load& { throw std::runtime_error("out of device memory"); });
   EXPECT_EQ(r["status"], "ok");  // the alone figures stand
   EXPECT_EQ(r["overlap"]["error"], "out of device memory");
 }
@@ -288,10 +288,10 @@ TEST(Overlap, WrongDataOnTheBackgroundSideFailsTheCase) {
   CaseExecution ex(testing_support::planned(c), engine.get(), "", *backend);
   // Right when it is validated before use, wrong in every run after: only the per-run check sees it.
   auto host = make_engine("host").value();  // outlives the load, whose engine wraps it
-  auto load = compute::make_transfer_load(
+  auto load = beside::make_transfer_load(
       *backend, c.overlap->compute, c.devices,
       std::make_unique<testing_support::WrappingEngine>(breaks_later(*host)));
-  const json r = run_overlap(ex, [&]() -> compute::Load& { return *load; });
+  const json r = run_overlap(ex, [&]() -> beside::Load& { return *load; });
   EXPECT_EQ(r["status"], "failed");
   EXPECT_NE(r["reason"].get<std::string>().find("the workload's own data beside the case: transfer-d2h-host-8MiB"),
             std::string::npos)
@@ -301,15 +301,15 @@ TEST(Overlap, WrongDataOnTheBackgroundSideFailsTheCase) {
 
 TEST(Overlap, TransferWorkloadThatCannotRunSaysWhy) {
   auto backend = host_backend();
-  compute::Spec s = beside_transfer("copy").overlap->compute;  // copy needs two devices; the case has one
+  beside::Spec s = beside_transfer("copy").overlap->compute;  // copy needs two devices; the case has one
   try {
-    compute::make_transfer_load(*backend, s, {0});
+    beside::make_transfer_load(*backend, s, {0});
     FAIL() << "a copy on one device was made";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("copy cannot run on the case's 1 device"), std::string::npos) << e.what();
   }
   s.variant = {"ce", with_defaults("ce", json::object())};  // an engine of the GPU backends: skipped with the engine's reason
-  EXPECT_THROW(compute::make_transfer_load(*backend, s, {0}), std::exception);
+  EXPECT_THROW(beside::make_transfer_load(*backend, s, {0}), std::exception);
 }
 
 // On AMD the record names the SDMA engines each side used: the background's engine details carry its

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/patterns/pattern.hpp"
+#include "patterns/pattern.hpp"
 #include "tests/test_support.hpp"
 
 using namespace dmabench;

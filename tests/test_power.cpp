@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/cli.hpp"
-#include "bench/config.hpp"
+#include "bench/config/config.hpp"
 #include "core/errors.hpp"
-#include "bench/run_case.hpp"
+#include "bench/run/run_case.hpp"
 #include "engines/registry.hpp"
 #include "power/meter.hpp"
 #include "tests/test_support.hpp"

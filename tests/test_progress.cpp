@@ -1,7 +1,7 @@
-// bench/progress.hpp: the [k/N] progress line, driven by a fake clock.
+// bench/output/progress.hpp: the [k/N] progress line, driven by a fake clock.
 #include <gtest/gtest.h>
 
-#include "bench/progress.hpp"
+#include "bench/output/progress.hpp"
 
 using namespace dmabench;
 

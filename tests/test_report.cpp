@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/report.hpp"
+#include "bench/output/report.hpp"
 
 using namespace dmabench;
 using json = nlohmann::json;

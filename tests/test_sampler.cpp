@@ -1,4 +1,4 @@
-// The stopping rules of bench/sampler.hpp on scripted samples and a scripted clock (no sleeping), then through
+// The stopping rules of bench/sampling/sampler.hpp on scripted samples and a scripted clock (no sleeping), then through
 // run_case() and the program's Session on a scripted engine: an operation whose times come from a script (its
 // device_seconds(), the clock a GPU-timed operation reports).
 #include <cmath>
@@ -12,10 +12,10 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "bench/gbench.hpp"
-#include "bench/record.hpp"
-#include "bench/run_case.hpp"
-#include "bench/sampler.hpp"
+#include "bench/run/gbench.hpp"
+#include "bench/run/record.hpp"
+#include "bench/run/run_case.hpp"
+#include "bench/sampling/sampler.hpp"
 #include "engines/registry.hpp"
 #include "tests/test_support.hpp"
 

@@ -21,13 +21,13 @@
 #include "amd/sdma/packets.hpp"
 #include "amd/sdma/ring.hpp"
 #include "amd/sdma/soft_engine.hpp"
-#include "bench/patterns/layout.hpp"
-#include "bench/run_case.hpp"
+#include "patterns/layout.hpp"
+#include "bench/run/run_case.hpp"
 #include "core/host_memory.hpp"
 #include "engines/engine_factories.hpp"
 #include "engines/registry.hpp"
 #include "engines/sdma_commands.hpp"
-#include "engines/sdma_options.hpp"
+#include "engines/options/sdma.hpp"
 #include "tests/test_support.hpp"
 
 using namespace dmabench;

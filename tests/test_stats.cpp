@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/patterns/pattern.hpp"
-#include "bench/stats.hpp"
+#include "patterns/pattern.hpp"
+#include "bench/sampling/stats.hpp"
 
 using namespace dmabench;
 

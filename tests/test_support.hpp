@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/patterns/pattern.hpp"
-#include "bench/cases.hpp"
+#include "patterns/pattern.hpp"
+#include "bench/cases/cases.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
 

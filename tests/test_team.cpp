@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/interrupt.hpp"
+#include "core/interrupt.hpp"
 #include "bench/measure/timing.hpp"
 #include "team/team.hpp"
 #include "engines/backend.hpp"
@@ -176,13 +176,13 @@ TEST(Team, LocalRanksAreThisProcesssOnly) {
 TEST(Team, ADeathBetweenCasesStopsTheSweepOnceACaseHasTheReason) {
   team::WorldForTest w(std::make_unique<ScriptedTeam>(std::deque<std::string>{sent(""), "!gone"}));
   const interrupt::Guard signals;
-  EXPECT_FALSE(interrupt::stop_agreed()) << "nobody asked to stop";
-  EXPECT_FALSE(interrupt::stop_agreed()) << "rank 1 died in this agreement: the next case must record why";
+  EXPECT_FALSE(team::stop_agreed()) << "nobody asked to stop";
+  EXPECT_FALSE(team::stop_agreed()) << "rank 1 died in this agreement: the next case must record why";
   EXPECT_FALSE(team::world().stopped().empty());
   EXPECT_THROW(team::first_error(""), team::TeamStopped) << "that case's first agreement fails at once";
-  EXPECT_FALSE(interrupt::stop_agreed()) << "no case has failed with the reason yet";
-  interrupt::stop_recorded();
-  EXPECT_TRUE(interrupt::stop_agreed());
+  EXPECT_FALSE(team::stop_agreed()) << "no case has failed with the reason yet";
+  team::stop_recorded();
+  EXPECT_TRUE(team::stop_agreed());
 }
 
 // An operation whose launch..wait takes ~`seconds`.

@@ -1,5 +1,5 @@
 #pragma once
-// A toy pattern defined outside bench/patterns/ and added to the registry at run time (register_pattern):
+// A toy pattern defined outside patterns/ and added to the registry at run time (register_pattern):
 // what a new pattern needs, and what the registry-driven suites then give it. "ring-shift": rank i sends
 // its whole block to rank (i + 1) % n (pushed by rank i), on 2 or more ranks. On 3 or more ranks its plan
 // is none of the built-in ones (bidir is the 2-rank ring). Tests register it once per test binary with
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/patterns/pattern.hpp"
+#include "patterns/pattern.hpp"
 
 namespace dmabench::testing_support {
 

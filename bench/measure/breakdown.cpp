@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/stats.hpp"
+#include "bench/sampling/stats.hpp"
 
 namespace dmabench::measure {
 namespace {

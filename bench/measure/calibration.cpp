@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/stats.hpp"
+#include "bench/sampling/stats.hpp"
 
 namespace dmabench::measure {
 namespace {

@@ -28,7 +28,7 @@ std::vector<double> per_device_median(const std::vector<std::vector<double>>& ru
 }
 
 // Launches of the workload per run: at least the configured duration and min_samples operations.
-int size_runs(compute::Load& load, const OverlapConfig& oc, const LatencyStats& alone, int depth) {
+int size_runs(beside::Load& load, const OverlapConfig& oc, const LatencyStats& alone, int depth) {
   load.start(1);  // one untimed launch (library warm-up), one timed
   load.wait_ms();
   load.start(1);
@@ -44,7 +44,7 @@ struct Rounds {
   bool gpu_clock = false;
 };
 
-Rounds run_rounds(const Subject& s, compute::Load& load, int rounds, int launches) {
+Rounds run_rounds(const Subject& s, beside::Load& load, int rounds, int launches) {
   Rounds r;
   for (int i = 0; i < rounds; ++i) {
     load.start(launches);
@@ -104,13 +104,13 @@ OverlapFigures overlap_figures(const OverlapTimes& t) {
   return f;
 }
 
-Overlap measure_overlap(const Subject& s, const OverlapConfig& config, const std::function<compute::Load&()>& workload,
+Overlap measure_overlap(const Subject& s, const OverlapConfig& config, const std::function<beside::Load&()>& workload,
                         const LatencyStats& alone) {
   Overlap out;
   out.workload = config.compute;
-  compute::Load* loaded = nullptr;
+  beside::Load* loaded = nullptr;
   try {
-    compute::Load& load = workload();
+    beside::Load& load = workload();
     loaded = &load;
     out.launches = size_runs(load, config, alone, s.depth());
     out.rounds = config.rounds;

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/measure/subject.hpp"
-#include "bench/stats.hpp"
-#include "compute/load.hpp"
+#include "bench/sampling/stats.hpp"
+#include "bench/beside/load.hpp"
 
 namespace dmabench::measure {
 
@@ -36,7 +36,7 @@ struct OverlapFigures {
 OverlapFigures overlap_figures(const OverlapTimes& t);
 
 struct Overlap {
-  compute::Spec workload;
+  beside::Spec workload;
   std::optional<nlohmann::json> workload_details;  // once the workload exists (Load::details)
   std::optional<int> rounds, launches;             // once the runs are sized
   std::string error;                               // non-empty: not measured, and why
@@ -57,7 +57,7 @@ struct Overlap {
 // `rounds` runs of the workload alone alternating with runs during which the operation is sampled
 // back to back, then one more validation while the workload runs. `alone` are the case's timed
 // samples' statistics. Never throws: a runtime error is the result's error.
-Overlap measure_overlap(const Subject& s, const OverlapConfig& config, const std::function<compute::Load&()>& workload,
+Overlap measure_overlap(const Subject& s, const OverlapConfig& config, const std::function<beside::Load&()>& workload,
                         const LatencyStats& alone);
 
 }  // namespace dmabench::measure

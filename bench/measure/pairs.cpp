@@ -6,7 +6,7 @@
 
 #include "bench/measure/timing.hpp"
 #include "bench/measure/validation.hpp"
-#include "bench/stats.hpp"
+#include "bench/sampling/stats.hpp"
 #include "team/team.hpp"
 
 namespace dmabench::measure {

@@ -1,7 +1,7 @@
 #pragma once
 // What every measurement unit takes: the case, its plan, its engine with the case's typed options, and
 // the prepared operation (validated) on its backend.
-#include "bench/cases.hpp"
+#include "bench/cases/cases.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "bench/measure/subject.hpp"
-#include "bench/sampler.hpp"
-#include "bench/stats.hpp"
+#include "bench/sampling/sampler.hpp"
+#include "bench/sampling/stats.hpp"
 
 namespace dmabench::measure {
 

@@ -12,7 +12,7 @@ import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MAX_LINES = 80
-SOURCE_DIRS = ["bench", "engines", "gpu", "amd", "core", "power", "compute", "team", "tools"]
+SOURCE_DIRS = ["bench", "engines", "patterns", "gpu", "amd", "core", "power", "team", "tools"]
 EXTENSIONS = ["cpp", "cu", "hpp"]
 
 # Definitions allowed to be longer, each (path, how the definition's first line starts); none today.

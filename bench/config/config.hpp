@@ -1,0 +1,97 @@
+#pragma once
+// The config: parse and validate a JSON config document into a Config (its axes and settings),
+// and write it back in canonical form. Expanding the axes into cases is bench/cases/cases.hpp.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "patterns/layout.hpp"
+#include "patterns/routing.hpp"
+#include "bench/sampling/sampler.hpp"
+#include "bench/beside/load.hpp"
+#include "engines/registry.hpp"
+
+namespace dmabench {
+
+enum class Timing { oneshot, pipelined };
+std::string_view to_string(Timing t);
+
+// Communication beside compute: the workload an overlap case runs beside, and how long.
+struct OverlapConfig {
+  beside::Spec compute;
+  double duration_ms = 50;  // each compute run lasts at least this long alone
+  int rounds = 3;           // alternating compute-alone / compute-with-communication runs
+  int min_samples = 20;     // each run lasts at least this many communication samples (alone)
+};
+
+struct DeviceSet {
+  bool all = false;      // "all": every device of the backend
+  std::vector<int> ids;  // when !all; with pairs: the devices to pair (empty: every device)
+  // "pairs" (or {"pairs": [ids]}): every device of the backend (or of ids), taken a pair at a time: two-device patterns (copy, bidir) on
+  // every ordered pair, one-device patterns (h2d, d2h, h2d-bidir) on every device alone (bench/cases/cases.cpp).
+  bool pairs = false;
+};
+
+struct Config {
+  std::string name;
+  std::string description;
+  std::vector<std::uint64_t> sizes;  // bytes per rank, in sweep order
+  std::vector<std::string> patterns;
+  std::vector<EngineVariant> engines;
+  std::vector<DeviceSet> devices;
+  std::vector<Timing> timings;
+  // Placement axis: false = out of place; true = in place, for patterns that have an in-place form
+  // (allgather); other patterns get no in-place case.
+  std::vector<bool> in_place = {false};
+  int warmup = 5;           // untimed samples before the timed ones
+  // Timed samples per case (at most, when max_timed_bytes is set) where the config gives `iterations` (or Google
+  // Benchmark's --benchmark_repetitions / --benchmark_min_time keep its own loop); without it, `sampling` is adaptive.
+  int iterations = 100;
+  Sampling sampling;  // fixed (`iterations` given) or adaptive, and max_noise
+  // Byte budget of one case's timed samples: a case whose samples would move more than this
+  // (S x operations per sample x iterations) takes fewer samples, down to min_iterations. Unset:
+  // every case takes `iterations`. Chosen from bytes, not measured time, so that two runs of one
+  // config take the same samples everywhere.
+  std::optional<std::uint64_t> max_timed_bytes;
+  int min_iterations = 10;
+  // Buffer rotation axis: a case keeps `rotate` sets of its buffers and successive operations
+  // move successive sets (Plan::sets), so no two operations in a row touch the same bytes.
+  std::vector<int> rotate = {1};
+  // Layout axis: contiguous, or block layouts (each a point of its block_bytes x blocks x order lists).
+  std::vector<Layout> layouts = {Layout{}};
+  // Routing axis of the alltoallv pattern ("alltoallv": its lists' product; a trace gives a routing per step).
+  std::vector<Routing> routings = {Routing{}};
+  // Host-memory axis (patterns that use host memory): kinds x NUMA requests.
+  std::vector<Location> host = {host_location(true)};
+  int pipeline_depth = 20;  // operations per pipelined sample
+  bool breakdown = false;   // latency breakdown of oneshot copies (needs a copy tracer: CUPTI)
+  // Power: measured per ok case after its timed samples when enabled (config or --power).
+  bool power = false;
+  std::string power_source = "auto";  // auto, nvml, rocm-smi, rapl, none
+  double power_window_s = 2.0;
+  // Overlap: every case also runs beside this compute workload (bench/measure/overlap.hpp).
+  std::optional<OverlapConfig> overlap;
+  // "sweeps": parts of one run, each the top-level settings overridden by one entry of the list
+  // (e.g. sizes with a matching GEMM shape). When present, the top level holds only the run-wide
+  // settings (name, description, power) and cases come from the parts, in order.
+  std::vector<Config> sweeps;
+};
+
+// Parses a config document; throws InputError naming the field and what it accepts. `base_dir`: where the config
+// file is (load_config gives it), against which relative file paths in it are read (alltoallv's "file:PATH"); empty:
+// the working directory.
+Config parse_config(const nlohmann::json& doc, const std::string& base_dir = "");
+// Reads and parses a config file (JSON syntax errors are InputErrors too).
+Config load_config(const std::string& path);
+
+// The config in canonical form (sizes as an explicit list, options filled), for the results' context.
+nlohmann::json to_json(const Config& config);
+
+// Parses a device list such as "0,1,3" or "all" (the --devices flag). repeats: an id may be listed more
+// than once (a multi-process run, where the list gives each local rank its GPU and two may share one).
+DeviceSet parse_device_list(const std::string& text, const std::string& field, bool repeats = false);
+
+}  // namespace dmabench

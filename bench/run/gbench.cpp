@@ -1,0 +1,489 @@
+#include "bench/run/gbench.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <regex>
+#include <sstream>
+#include <string_view>
+#include <ctime>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include "bench/output/console.hpp"
+#include "core/json_file.hpp"
+#include "core/errors.hpp"
+#include "version.hpp"
+
+namespace dmabench::gbench {
+
+namespace {
+
+// Prints nothing (the processes of a multi-process run other than rank 0).
+class SilentReporter final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+constexpr std::string_view kDebugWarning = "***WARNING*** Library was built as DEBUG.";
+
+// The context as `inner` prints it, less Google Benchmark's warning about its own debug build (Debian's
+// libbenchmark is built without NDEBUG), which says nothing about dmabench's figures: every sample is
+// timed by dmabench (manual time), not by the library's loop. A note says so instead.
+void report_context(benchmark::BenchmarkReporter& inner, const benchmark::BenchmarkReporter::Context& context) {
+  std::ostream& out = inner.GetOutputStream();
+  std::ostream& err = inner.GetErrorStream();  // the console reporter prints the context there
+  std::ostringstream captured;
+  inner.SetOutputStream(&captured);
+  inner.SetErrorStream(&captured);
+  inner.ReportContext(context);
+  inner.SetOutputStream(&out);
+  inner.SetErrorStream(&err);
+  std::string text = captured.str();
+  if (const auto at = text.find(kDebugWarning); at != std::string::npos) {
+    const auto end = text.find('\n', at);
+    text.replace(at, end == std::string::npos ? std::string::npos : end - at,
+                 fmt::format("dmabench: note: Google Benchmark's \"built as DEBUG\" warning is about the distribution's library, not "
+                             "dmabench (a {} build): dmabench times every sample itself, as manual time",
+                             kBuildType));
+  }
+  // what the reporter printed to its error stream goes there again, the rest (JSON) to its output
+  (dynamic_cast<benchmark::ConsoleReporter*>(&inner) ? err : out) << text;
+}
+
+// Whether the run ended in an error (Google Benchmark 1.8 calls it `skipped`, 1.7 `error_occurred`).
+bool failed(const benchmark::BenchmarkReporter::Run& run) {
+#ifdef DMABENCH_GBENCH_SKIP_MESSAGE
+  return run.skipped != benchmark::internal::NotSkipped;
+#else
+  return run.error_occurred;
+#endif
+}
+
+// Ends the run in an error, as State::SkipWithError does.
+void set_error(benchmark::BenchmarkReporter::Run& run, const std::string& message) {
+#ifdef DMABENCH_GBENCH_SKIP_MESSAGE
+  run.skipped = benchmark::internal::SkippedWithError;
+  run.skip_message = message;
+#else
+  run.error_occurred = true;
+  run.error_message = message;
+#endif
+}
+
+// The run the library's manual-time loop would report for a case it sampled once, without an iteration count in its
+// name: "<case>/manual_time", µs, one repetition; set every field its reporters read (1.7's constructor leaves the
+// indices and `statistics` unset).
+benchmark::BenchmarkReporter::Run adaptive_run(const Case& c) {
+  benchmark::BenchmarkReporter::Run run;
+  run.run_name.function_name = c.name();
+  run.run_name.time_type = "manual_time";
+  run.family_index = 0;  // one benchmark registered at a time, as the library's loop runs every case
+  run.per_family_instance_index = 0;
+  run.run_type = benchmark::BenchmarkReporter::Run::RT_Iteration;
+  run.repetition_index = 0;
+  run.repetitions = 1;
+  run.threads = 1;
+  run.time_unit = benchmark::kMicrosecond;
+  run.statistics = nullptr;
+  return run;
+}
+
+// CPU time of the calling thread, seconds (what the library's loop reports as cpu time).
+double thread_cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// The record's figures as the run's counters (what the table shows beside Google Benchmark's columns).
+void set_counters(benchmark::BenchmarkReporter::Run& run, const CaseRecord& r) {
+  if (r.overlap && r.overlap->validated == true) {
+    run.counters["compute_slowdown_pct"] = r.overlap->figures.compute_slowdown_pct;
+    run.counters["p99_beside_us"] = r.overlap->comm_with_us.p99;
+  }
+  if (!r.timed) return;
+  run.counters["p50_us"] = r.timed->latency_us.p50;
+  run.counters["noise_pct"] = r.timed->p50_interval.noise() * 100;  // the p50's 95% half-width
+  if (r.timed->noisy) run.report_label = "noisy";
+  run.counters["p99_us"] = r.timed->latency_us.p99;
+  run.counters["busbw_GBps"] = r.timed->bandwidth.busbw_GBps;
+}
+
+}  // namespace
+
+// The display reporter (and the --benchmark_out file's) of a sweep. Google Benchmark reports each case's
+// runs as its run ends; they are held until the case's record exists, then shown with counters read
+// from the record (the figures the results file has).
+class CaseReporter final : public benchmark::BenchmarkReporter {
+ public:
+  CaseReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner, std::unique_ptr<benchmark::BenchmarkReporter> file,
+               std::size_t name_width, bool notes)
+      : inner_(std::move(inner)), file_(std::move(file)), name_width_(name_width), notes_(notes) {}
+  // A sweep runs one case at a time: the context once (its name column as wide as the longest case's).
+  bool ReportContext(const Context& context) override {
+    if (context_reported_) return true;
+    context_reported_ = true;
+    Context wide = context;
+    wide.name_field_width = std::max(context.name_field_width, name_width_);
+    report_context(*inner_, wide);
+    return !file_ || file_->ReportContext(wide);
+  }
+  void ReportRuns(const std::vector<Run>& runs) override { held_.insert(held_.end(), runs.begin(), runs.end()); }
+  void Finalize() override {}
+  // The iteration runs reported since the last show(): the invocations Google Benchmark kept.
+  std::size_t reported_invocations() const {
+    return static_cast<std::size_t>(
+        std::count_if(held_.begin(), held_.end(), [](const Run& r) { return r.run_type == Run::RT_Iteration; }));
+  }
+  // Shows the held runs, each with the record's counters; whether they told the case's outcome (Session::show).
+  bool show(const CaseRecord& r) {
+    if (held_.empty()) return false;
+    const bool error_row = std::any_of(held_.begin(), held_.end(), [](const Run& run) { return failed(run); });
+    for (auto& run : held_) set_counters(run, r);
+    inner_->ReportRuns(held_);
+    if (file_) file_->ReportRuns(held_);
+    file_has_runs_ = file_ != nullptr;
+    note_mean_and_median(r);
+    held_.clear();
+    return r.status != Status::failed || error_row;
+  }
+  // The final lines; whether the --benchmark_out reporter got runs (its text is worth writing).
+  bool finish() {
+    inner_->Finalize();
+    if (file_) file_->Finalize();
+    if (disagreeing_ > 1)
+      console::say("dmabench: {} cases in all had a Time (mean) more than 10% away from their p50_us\n", disagreeing_);
+    return file_has_runs_;
+  }
+
+ private:
+
+  // Google Benchmark's Time column is the mean of the run's samples; dmabench's figures are percentiles.
+  // Where they visibly disagree (a few slow samples pull the mean), the first time says which is which.
+  void note_mean_and_median(const CaseRecord& r) {
+    if (!r.timed || !notes_) return;
+    const double p50 = r.timed->latency_us.p50;
+    for (const auto& run : held_) {
+      if (run.run_type != Run::RT_Iteration || failed(run) || p50 <= 0) continue;
+      const double mean = run.GetAdjustedRealTime();  // µs (the benchmarks' unit)
+      if (std::abs(mean - p50) <= 0.1 * p50) continue;
+      if (disagreeing_++ == 0)
+        console::say("dmabench: note: {}: Time is Google Benchmark's mean ({:.3g} us), p50_us the median dmabench "
+                     "records ({:.3g} us): a few slow samples pull the mean; the results file has the percentiles\n",
+                     r.spec.name(), mean, p50);
+      return;
+    }
+  }
+
+  std::unique_ptr<benchmark::BenchmarkReporter> inner_, file_;
+  std::size_t name_width_;
+  bool notes_ = true;
+  std::size_t disagreeing_ = 0;
+  bool context_reported_ = false;
+  bool file_has_runs_ = false;
+  std::vector<Run> held_;
+};
+
+namespace {
+
+std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::vector<std::string>& args) {
+  const std::string format = flag_value(args, "--benchmark_format");
+  if (format == "json") return std::make_unique<benchmark::JSONReporter>();
+  const std::string color = flag_value(args, "--benchmark_color");
+  const bool use_color = color == "true" || color == "yes" || ((color.empty() || color == "auto") && ::isatty(STDOUT_FILENO));
+  return std::make_unique<benchmark::ConsoleReporter>(
+      static_cast<benchmark::ConsoleReporter::OutputOptions>(benchmark::ConsoleReporter::OO_Tabular |
+                                                             (use_color ? benchmark::ConsoleReporter::OO_Color : 0)));
+}
+
+// Google Benchmark's CSV reporter, which it marks deprecated (it still writes --benchmark_out_format=csv,
+// which its flag accepts: dmabench keeps accepting it too).
+std::unique_ptr<benchmark::BenchmarkReporter> csv_reporter() {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  return std::make_unique<benchmark::CSVReporter>();
+#pragma GCC diagnostic pop
+}
+
+// --benchmark_out's reporter (--benchmark_out_format, json by default) writing to `out` (Session::finish writes
+// the text to the file).
+std::unique_ptr<benchmark::BenchmarkReporter> file_reporter(const std::vector<std::string>& args, std::ostream& out) {
+  const std::string format = flag_value(args, "--benchmark_out_format");
+  std::unique_ptr<benchmark::BenchmarkReporter> r;
+  if (format == "console") r = std::make_unique<benchmark::ConsoleReporter>(benchmark::ConsoleReporter::OO_None);
+  else if (format == "csv") r = csv_reporter();
+  else r = std::make_unique<benchmark::JSONReporter>();
+  r->SetOutputStream(&out);
+  r->SetErrorStream(&out);
+  return r;
+}
+
+}  // namespace
+
+bool has_flag(const std::vector<std::string>& args, const std::string& name) {
+  for (const auto& a : args)
+    if (a == name || a.rfind(name + "=", 0) == 0) return true;
+  return false;
+}
+
+std::string flag_value(const std::vector<std::string>& args, const std::string& name) {
+  for (const auto& a : args)
+    if (a.rfind(name + "=", 0) == 0) return a.substr(name.size() + 1);
+  return "";
+}
+
+namespace {
+
+enum class Value { boolean, count, seconds, choice, text, pairs };
+
+struct FlagSpec {
+  const char* name;
+  Value value;
+  std::vector<std::string> choices;  // Value::choice
+  const char* refused = nullptr;     // set: the flag (or a true boolean) is refused, with this reason
+};
+
+// Google Benchmark's flags (1.7: benchmark.cc) and what dmabench accepts of each.
+const std::vector<FlagSpec>& flag_specs() {
+  static const std::vector<FlagSpec> specs = {
+      {"--benchmark_filter", Value::text, {}},
+      {"--benchmark_repetitions", Value::count, {}},
+      {"--benchmark_min_time", Value::seconds, {}},
+      {"--benchmark_min_warmup_time", Value::seconds, {}},
+      {"--benchmark_format", Value::choice, {"console", "json"}},
+      {"--benchmark_out", Value::text, {}},
+      {"--benchmark_out_format", Value::choice, {"console", "json", "csv"}},
+      {"--benchmark_color", Value::choice, {"auto", "true", "false", "yes", "no"}},
+      {"--benchmark_counters_tabular", Value::boolean, {}},
+      {"--benchmark_context", Value::pairs, {}},
+      {"--benchmark_enable_random_interleaving", Value::boolean, {},
+       "not supported; dmabench keeps one case's buffers alive at a time"},
+      {"--benchmark_list_tests", Value::boolean, {}},
+      {"--benchmark_report_aggregates_only", Value::boolean, {},
+       "not supported; dmabench records every case from its runs (the results file has the statistics)"},
+      {"--benchmark_display_aggregates_only", Value::boolean, {},
+       "not supported; dmabench records every case from its runs (the results file has the statistics)"},
+      {"--benchmark_perf_counters", Value::text, {}, "not supported; dmabench's times are manual times of the copies"},
+      {"--benchmark_time_unit", Value::text, {}, "not supported; dmabench reports microseconds (latency_us)"},
+  };
+  return specs;
+}
+
+bool all_digits(const std::string& v) {
+  return !v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
+}
+
+// A decimal number of seconds (digits, then optionally '.' and digits): no sign, hex, exponent, nan or inf.
+bool decimal(const std::string& v) {
+  const auto dot = v.find('.');
+  return all_digits(v.substr(0, dot)) && (dot == std::string::npos || all_digits(v.substr(dot + 1))) && v.size() <= 12;
+}
+
+// Whether `v` is accepted for the flag; `accepted` says what is.
+bool value_ok(const FlagSpec& f, const std::string& v, std::string& accepted) {
+  switch (f.value) {
+    case Value::boolean:
+      accepted = "true, false, yes, no, 1, 0";
+      return v == "true" || v == "false" || v == "yes" || v == "no" || v == "1" || v == "0";
+    case Value::count:
+      accepted = "an integer from 1 to 999999";
+      return all_digits(v) && v.size() <= 6 && std::stoi(v) >= 1;
+    case Value::seconds: {
+      // --benchmark_min_time: Google Benchmark then runs up to 10^9 iterations, and dmabench keeps every sample
+      const bool min_time = f.name == std::string("--benchmark_min_time");
+      accepted = min_time ? "a decimal number of seconds above 0, at most 60" : "a decimal number of seconds from 0 to 86400";
+      return decimal(v) && std::stod(v) <= (min_time ? 60 : 86400) && (std::stod(v) > 0 || !min_time);
+    }
+    case Value::choice:
+      accepted = fmt::format("{}", fmt::join(f.choices, ", "));
+      return std::find(f.choices.begin(), f.choices.end(), v) != f.choices.end();
+    case Value::pairs:
+      accepted = "key=value pairs separated by commas";
+      for (std::size_t at = 0; at <= v.size();) {
+        const std::size_t end = std::min(v.find(',', at), v.size());
+        const std::string pair = v.substr(at, end - at);
+        const std::size_t eq = pair.find('=');
+        if (eq == 0 || eq == std::string::npos || pair.find('=', eq + 1) != std::string::npos) return false;
+        at = end + 1;
+      }
+      return true;
+    case Value::text:
+      accepted = "a non-empty value";
+      return !v.empty();
+  }
+  return false;
+}
+
+}  // namespace
+
+void check_flag(const std::string& arg) {
+  const std::string name = arg.substr(0, arg.find('='));
+  const auto& specs = flag_specs();
+  const auto f = std::find_if(specs.begin(), specs.end(), [&](const FlagSpec& s) { return name == s.name; });
+  if (f == specs.end()) {
+    std::vector<std::string> names;
+    for (const auto& s : specs)
+      if (!s.refused) names.emplace_back(s.name);
+    throw InputError(fmt::format("unknown Google Benchmark flag '{}'; accepted: {}", name, fmt::join(names, ", ")));
+  }
+  const bool has_value = arg.size() > name.size();
+  if (!has_value && f->value != Value::boolean)
+    throw InputError(fmt::format("{}: needs a value, as {}=VALUE (one argument)", name, name));
+  const std::string v = has_value ? arg.substr(name.size() + 1) : "true";
+  std::string accepted;
+  if (!value_ok(*f, v, accepted)) throw InputError(fmt::format("{}: '{}' is not accepted; accepted: {}", name, v, accepted));
+  const bool on = f->value != Value::boolean || v == "true" || v == "yes" || v == "1";
+  if (f->refused && on) throw InputError(fmt::format("{}: {}", name, f->refused));
+}
+
+void check_flags(const std::vector<std::string>& args) {
+  std::vector<std::string> seen;
+  for (const auto& a : args) {
+    check_flag(a);
+    const std::string name = a.substr(0, a.find('='));
+    if (std::find(seen.begin(), seen.end(), name) != seen.end())
+      throw InputError(fmt::format("{}: given twice; give it once", name));
+    seen.push_back(name);
+  }
+  Filter{args};  // a bad regex is refused before anything runs
+}
+
+void check_samples(const std::vector<std::string>& args, int most_iterations) {
+  constexpr long long kMaxSamples = 10000000;  // 80 MB of samples for one case
+  const std::string reps = flag_value(args, "--benchmark_repetitions");
+  if (reps.empty() || has_flag(args, "--benchmark_min_time")) return;
+  if (const long long n = std::stoll(reps) * most_iterations; n > kMaxSamples)
+    throw InputError(fmt::format("--benchmark_repetitions={}: {} repetitions of {} iterations are {} samples of a case, which "
+                                 "dmabench keeps; accepted: at most {} samples per case (fewer repetitions or iterations)",
+                                 reps, reps, most_iterations, n, kMaxSamples));
+}
+
+Loops::Loops(const std::vector<std::string>& args)
+    : min_time_(has_flag(args, "--benchmark_min_time")), repetitions_(has_flag(args, "--benchmark_repetitions")) {}
+
+std::string Loops::benchmark_name(const Case& c) const {
+  const bool fixed = !min_time_ && !adaptive(c);
+  return c.name() + (fixed ? fmt::format("/iterations:{}", c.iterations) : "") + "/manual_time";
+}
+
+Filter::Filter(const std::vector<std::string>& args) : loops_(args) {
+  const std::string filter = flag_value(args, "--benchmark_filter");
+  if (filter.empty() || filter == "all" || filter == ".") return;
+  negate_ = filter[0] == '-';
+  try {
+    re_.emplace(negate_ ? filter.substr(1) : filter, std::regex::extended);
+  } catch (const std::regex_error& e) {
+    throw InputError(fmt::format("--benchmark_filter: '{}' is not a valid regular expression: {}", filter, e.what()));
+  }
+}
+
+bool Filter::selects(const Case& c) const {
+  return !re_ || std::regex_search(loops_.benchmark_name(c), *re_) != negate_;
+}
+
+std::vector<std::string> library_flags(const std::vector<std::string>& args) {
+  std::vector<std::string> kept;
+  for (const auto& a : args) {
+    const std::string name = a.substr(0, a.find('='));
+    if (name != "--benchmark_filter" && name != "--benchmark_out" && name != "--benchmark_out_format") kept.push_back(a);
+  }
+  return kept;
+}
+
+Session::Session(const std::vector<std::string>& args, std::size_t name_width, bool display, std::string out_path)
+    : out_path_(display ? std::move(out_path) : std::string()), loops_(args) {
+  std::unique_ptr<benchmark::BenchmarkReporter> file = out_path_.empty() ? nullptr : file_reporter(args, out_text_);
+  reporter_ = std::make_unique<CaseReporter>(display ? display_reporter(args) : std::make_unique<SilentReporter>(),
+                                             std::move(file), name_width, display);
+}
+
+Session::~Session() {
+  try {
+    finish();
+  } catch (const std::exception& e) {
+    console::warn("dmabench: {}\n", e.what());
+  }
+}
+
+void Session::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (reporter_->finish()) write_text_atomically(out_path_, out_text_.str());
+}
+
+Samples Session::sample(CaseExecution& ex) { return loops_.adaptive(ex.spec()) ? adaptive_loop(ex) : library_loop(ex); }
+
+Samples Session::library_loop(CaseExecution& ex) {
+  struct Invocation {
+    std::vector<double> us;
+    double seconds = 0;  // its loop's wall time
+  };
+  std::vector<Invocation> invocations;  // one per call of the body: probes, then the reported runs
+  std::string error;
+  auto body = [&](benchmark::State& st) {
+    Invocation done;
+    done.us.reserve(static_cast<std::size_t>(st.max_iterations));
+    try {
+      ex.warm_up();
+      const double start = steady_seconds();
+      for (auto _ : st) {
+        const double s = ex.sample_seconds();
+        st.SetIterationTime(s);
+        done.us.push_back(s * 1e6);
+      }
+      done.seconds = steady_seconds() - start;
+    } catch (const std::exception& e) {
+      error = e.what();
+      st.SkipWithError(fmt::format("failed: {}", error).c_str());
+      return;
+    }
+    invocations.push_back(std::move(done));
+  };
+  auto* b = benchmark::RegisterBenchmark(ex.spec().name().c_str(), body);
+  b->UseManualTime()->Unit(benchmark::kMicrosecond);
+  if (!loops_.min_time()) b->Iterations(ex.spec().iterations);
+  benchmark::RunSpecifiedBenchmarks(reporter_.get(), "all");  // dmabench selected the case (Filter)
+  benchmark::ClearRegisteredBenchmarks();
+  if (!error.empty()) throw std::runtime_error(error);
+  // Google Benchmark reports the last invocation of each repetition; earlier ones probed iteration counts.
+  const std::size_t reported = std::min(reporter_->reported_invocations(), invocations.size());
+  Samples samples;  // a fixed count: SamplingOutcome's defaults
+  for (std::size_t i = invocations.size() - reported; i < invocations.size(); ++i) {
+    samples.us.insert(samples.us.end(), invocations[i].us.begin(), invocations[i].us.end());
+    samples.outcome.seconds += invocations[i].seconds;
+  }
+  return samples;
+}
+
+Samples Session::adaptive_loop(CaseExecution& ex) {
+  benchmark::BenchmarkReporter::Context context;
+  context.name_field_width = 0;  // the reporter widens it to the longest case's name
+  reporter_->ReportContext(context);
+  benchmark::BenchmarkReporter::Run run = adaptive_run(ex.spec());
+  try {
+    ex.warm_up();
+    const double cpu_start = thread_cpu_seconds();
+    Samples samples = ex.take_samples();
+    run.cpu_accumulated_time = thread_cpu_seconds() - cpu_start;
+    run.iterations = static_cast<benchmark::IterationCount>(samples.us.size());
+    run.real_accumulated_time = std::accumulate(samples.us.begin(), samples.us.end(), 0.0) * 1e-6;  // manual time
+    reporter_->ReportRuns({run});
+    return samples;
+  } catch (const std::exception& e) {
+    set_error(run, fmt::format("failed: {}", e.what()));
+    reporter_->ReportRuns({run});
+    throw;
+  }
+}
+
+bool Session::show(const CaseRecord& r) { return reporter_->show(r); }
+
+}  // namespace dmabench::gbench

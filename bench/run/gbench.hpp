@@ -1,0 +1,107 @@
+#pragma once
+// The Google Benchmark adapter: the flags dmabench checks for it, and the Session through which each
+// case is sampled (one registered benchmark, manual time) and shown with counters from its record.
+#include <sstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "bench/run/run_case.hpp"
+
+namespace dmabench::gbench {
+
+bool has_flag(const std::vector<std::string>& args, const std::string& name);
+std::string flag_value(const std::vector<std::string>& args, const std::string& name);
+
+// Refuses (InputError, one line) a --benchmark_* flag that Google Benchmark does not know, a value it
+// would reject (it prints its usage and exits) or that makes no sense, and flags dmabench cannot honour
+// (the flags of Google Benchmark 1.7, the version Debian 12 ships).
+void check_flag(const std::string& arg);
+// check_flag for each, no flag twice, and the filter's regular expression.
+void check_flags(const std::vector<std::string>& args);
+
+// --benchmark_repetitions times the most iterations of a case: the samples dmabench keeps for one case,
+// at most 10^7 (InputError).
+void check_samples(const std::vector<std::string>& args, int most_iterations);
+
+// Who samples a case in a run with these flags. Google Benchmark's manual-time loop takes the case's `iterations`
+// per repetition (--benchmark_repetitions repeats it), or as many as --benchmark_min_time asks; dmabench's adaptive
+// loop (bench/sampling/sampler.hpp) samples a case whose config gives no `iterations`, unless one of those two flags is given.
+class Loops {
+ public:
+  explicit Loops(const std::vector<std::string>& benchmark_args);
+  bool adaptive(const Case& c) const { return c.sampling.adaptive && !min_time_ && !repetitions_; }
+  bool min_time() const { return min_time_; }  // the library chooses the count of a case it samples
+  // The name Google Benchmark filters on: the case name, then "/iterations:N" where the library's loop takes a
+  // fixed count, then "/manual_time".
+  std::string benchmark_name(const Case& c) const;
+
+ private:
+  bool min_time_ = false;     // --benchmark_min_time: the library chooses the count
+  bool repetitions_ = false;  // --benchmark_repetitions
+};
+
+// --benchmark_filter, compiled once: whether it selects a case (POSIX extended regex searched in the
+// case's benchmark name; a leading '-' negates; empty, "all" and "." select every case).
+class Filter {
+ public:
+  // Throws InputError for a bad regex.
+  explicit Filter(const std::vector<std::string>& benchmark_args);
+  bool selects(const Case& c) const;
+
+ private:
+  std::optional<std::regex> re_;  // none: every case
+  bool negate_ = false;
+  Loops loops_;  // the names filtered on
+};
+
+// The flags Google Benchmark itself is given: all but those dmabench implements around it
+// (--benchmark_filter: dmabench selects the cases, Filter; --benchmark_out and --benchmark_out_format:
+// the Session writes that file, once for the whole sweep).
+std::vector<std::string> library_flags(const std::vector<std::string>& args);
+
+class CaseReporter;
+
+// The Google Benchmark side of one sweep: Google Benchmark is the sampler of fixed counts (its manual-time loop;
+// dmabench's adaptive loop samples the other cases, Loops) and the reporter users know (the table or JSON
+// --benchmark_format asks for, and --benchmark_out's file); dmabench runs the cases (run_case) and builds their records.
+class Session {
+ public:
+  // name_width: the longest case name (the table's first column). display: false (the other processes
+  // of a multi-process run) prints nothing. out_path: the --benchmark_out file as checked before the run
+  // (bench/out_file: a symlink resolved), "" for none; nothing is opened until finish().
+  Session(const std::vector<std::string>& args, std::size_t name_width, bool display = true, std::string out_path = "");
+  ~Session();  // finish(), a failure said on stderr
+  // The reporters' final lines, and --benchmark_out written whole (core/json_file's atomic write: a new file
+  // renamed into place) when a case was reported; no case reported leaves it untouched. Once; throws
+  // std::runtime_error when the file cannot be written.
+  void finish();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  // run_case()'s sampler. Google Benchmark's loop (Loops): runs the case as one benchmark (manual time: a warm-up,
+  // then the library's iteration loop over ex.sample_seconds()) and returns the samples (µs) of the runs the library
+  // reports (its other invocations probed iteration counts). Adaptive: the warm-up and ex.take_samples(), reported as
+  // one run dmabench makes as the library would ("<case>/manual_time", the samples as its iterations, µs).
+  // Throws what a sample throws.
+  Samples sample(CaseExecution& ex);
+  // Shows the case's reported runs, with counters read from its record (p50_us, noise_pct, p99_us, busbw_GBps and
+  // the overlap figures; the label "noisy" where the record is). Whether the table said all there is to say: false
+  // when the case has no runs (not
+  // sampled: skipped or failed before timing) or failed after sampling cleanly (the table shows no error),
+  // true when it succeeded or its failure is the table's error row.
+  bool show(const CaseRecord& r);
+
+ private:
+  std::ostringstream out_text_;  // --benchmark_out's text, written by finish()
+  std::string out_path_;
+  bool finished_ = false;
+  std::unique_ptr<CaseReporter> reporter_;
+  Loops loops_;
+  Samples library_loop(CaseExecution& ex);
+  Samples adaptive_loop(CaseExecution& ex);
+};
+
+}  // namespace dmabench::gbench
