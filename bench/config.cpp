@@ -102,6 +102,8 @@ void parse_power(const json& v, Config& c) {
 
 std::string_view to_string(Timing t) { return t == Timing::oneshot ? "oneshot" : "pipelined"; }
 
+int ops_per_sample(Timing t, int pipeline_depth) { return t == Timing::pipelined ? pipeline_depth : 1; }
+
 namespace {
 
 // "name" and "description".

@@ -197,7 +197,7 @@ json to_json(const CaseRecord& r) {
             {"timing", to_string(c.timing)},
             {"in_place", c.in_place},
             {"rotate", c.rotate},
-            {"pipeline_depth", c.pipeline_depth},
+            {"pipeline_depth", c.ops_per_sample()},
             {"warmup", c.warmup},
             {"status", to_string(r.status)},
             {"reason", r.reason},
