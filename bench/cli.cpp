@@ -85,13 +85,12 @@ double seconds(const std::string& v, const char* flag, double lo, double hi, boo
   return s;
 }
 
-// Flags checked together: one of --list, --features and --version; Google Benchmark's (each once). (--out,
-// --benchmark_out, --power-trace: checked with the paths, in run().)
+// Flags checked together: one of --list, --features and --version. (Google Benchmark's: each as it is added,
+// gbench::Flags; --out, --benchmark_out, --power-trace: checked with the paths, in run().)
 void check_together(const CliOptions& o) {
   if (o.list + o.features + o.version > 1)
     throw InputError(fmt::format("{}: choose one", o.list ? (o.features ? "--list and --features" : "--list and --version")
                                                           : "--features and --version"));
-  gbench::check_flags(o.benchmark_args);
   if (!o.preset.empty() && !o.config.empty())
     throw InputError(fmt::format("--config and the preset '{}': choose one (a preset is a shipped config)", o.preset));
   if (o.order_seed && o.order == "config")
@@ -140,8 +139,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       continue;
     }
     if (arg.rfind("--benchmark_", 0) == 0) {
-      gbench::check_flag(arg);
-      o.benchmark_args.push_back(arg);
+      o.benchmark_args.add(arg);
       continue;
     }
     std::string value;
