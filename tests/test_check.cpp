@@ -276,6 +276,16 @@ TEST(Check, TheCaseKeyIsTheScriptsKey) {
   EXPECT_NE(case_key(a).dump(), case_key(b).dump());
 }
 
+// tests/data/case_key/pairs.json: pairs of records that are one case or two, which scripts/dmabench_results.py's
+// case_key must judge alike (the one definition, results/SCHEMA.md "A case's identity", in both languages).
+TEST(Check, TheCaseKeyJudgesTheSharedPairsAsTheScriptsMust) {
+  std::ifstream in(std::string(DMABENCH_SOURCE_DIR) + "/tests/data/case_key/pairs.json");
+  const json doc = json::parse(in);
+  ASSERT_GE(doc["pairs"].size(), 10u);
+  for (const json& p : doc["pairs"])
+    EXPECT_EQ(case_key(p["a"]).dump() == case_key(p["b"]).dump(), p["same"].get<bool>()) << p["why"];
+}
+
 TEST(Check, BadFilesAreInputErrorsNamingTheField) {
   expect_bad(json::array(), {"expected a JSON object"});
   expect_bad({{"checks", json::array()}}, {"schema", "dmabench-expectations/1"});
