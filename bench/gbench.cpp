@@ -276,6 +276,14 @@ const FlagSpec& spec_of(Flag f) {
 // A flag's name in an argument: "--benchmark_out" of "--benchmark_out=x.json".
 std::string name_of(const std::string& arg) { return arg.substr(0, arg.find('=')); }
 
+// The spec of the flag `arg` names, or nullptr when Google Benchmark has no such flag.
+const FlagSpec* spec_named(const std::string& arg) {
+  const std::string name = name_of(arg);
+  const auto& specs = flag_specs();
+  const auto f = std::find_if(specs.begin(), specs.end(), [&](const FlagSpec& s) { return name == s.name; });
+  return f == specs.end() ? nullptr : &*f;
+}
+
 // --benchmark_filter's expression, compiled: none for every case (empty, "all", "."); a leading '-' negates.
 std::optional<std::regex> compiled_filter(const std::string& filter, bool& negate) {
   negate = false;
@@ -337,11 +345,10 @@ bool value_ok(const FlagSpec& f, const std::string& v, std::string& accepted) {
 // not accepted, or dmabench refuses it).
 const FlagSpec& checked_spec(const std::string& arg) {
   const std::string name = name_of(arg);
-  const auto& specs = flag_specs();
-  const auto f = std::find_if(specs.begin(), specs.end(), [&](const FlagSpec& s) { return name == s.name; });
-  if (f == specs.end()) {
+  const FlagSpec* f = spec_named(arg);
+  if (!f) {
     std::vector<std::string> names;
-    for (const auto& s : specs)
+    for (const auto& s : flag_specs())
       if (!s.refused) names.emplace_back(s.name);
     throw InputError(fmt::format("unknown Google Benchmark flag '{}'; accepted: {}", name, fmt::join(names, ", ")));
   }
@@ -401,7 +408,7 @@ bool Flags::on(Flag f) const {
 std::vector<std::string> Flags::library_args() const {
   std::vector<std::string> kept;
   for (const auto& a : args_)
-    if (checked_spec(a).library) kept.push_back(a);
+    if (spec_named(a)->library) kept.push_back(a);  // every flag held was checked: its spec exists
   return kept;
 }
 
