@@ -67,13 +67,6 @@ std::vector<KfdNode> read_kfd_nodes(const std::string& root) {
   return out;
 }
 
-std::vector<int> read_kfd_cpu_nodes(const std::string& root) {
-  std::vector<int> out;
-  for (const auto& [id, p] : node_properties(root))
-    if (get(p, "cpu_cores_count", 0) > 0) out.push_back(id);
-  return out;
-}
-
 namespace {
 
 // The link properties file `p` as a RecommendedEngines (mask 0 when the kernel does not report one).

@@ -24,8 +24,6 @@ struct KfdNode {
 // topology_sysfs_get_system_props fills map_user_to_sysfs_node_id; topology_sysfs_check_node_supported).
 // Match nodes across the two by PCI location (bus_id), never by id.
 std::vector<KfdNode> read_kfd_nodes(const std::string& root = "/sys/class/kfd/kfd/topology/nodes");
-// The sysfs ids of the CPU nodes (cpu_cores_count > 0), ascending.
-std::vector<int> read_kfd_cpu_nodes(const std::string& root = "/sys/class/kfd/kfd/topology/nodes");
 std::optional<KfdNode> kfd_node_for_bus(const std::vector<KfdNode>& nodes, const std::string& bus_id);
 
 // One link's recommended SDMA engines: KFD's per-link `recommended_sdma_engine_id_mask` (KFD ioctl

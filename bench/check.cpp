@@ -15,6 +15,7 @@
 #include "core/quote.hpp"
 #include "core/read_file.hpp"
 #include "core/units.hpp"
+#include "bench/run/record.hpp"
 
 namespace dmabench::check {
 namespace {
@@ -98,12 +99,15 @@ json read_json_file(const std::string& path, const std::string& what) {
   return parse_input_json(*text, fmt::format("--check: {} '{}'", what, quote(path)), kMaxDepth);
 }
 
-// A case name without its "/beside=<workload>" part: a case beside a workload is checked against the
-// same case measured alone.
-std::string base_name(const std::string& name) {
-  const auto at = name.find("/beside=");
-  return at == std::string::npos ? name : name.substr(0, at);
+// The key a record is matched to the reference by: its case's full identity (case_key, as compare.py and history.py
+// match cases), less the workload it ran beside: a case beside a workload is checked against the same case alone.
+std::string reference_key(const json& record) {
+  json key = case_key(record);
+  key["beside"] = "";
+  return key.dump();
 }
+
+bool beside_a_workload(const json& record) { return !case_key(record)["beside"].get<std::string>().empty(); }
 
 // A number field of a record, or nullopt (absent, null, not a finite number).
 std::optional<double> figure(const json& r, const char* key) {
@@ -144,14 +148,16 @@ void check_reference_record(const json& r, const std::string& path, std::size_t 
 
 json reference_records(const json& doc, const std::string& path) {
   if (!doc.contains("results") || !doc["results"].is_array()) bad(path, "results", "a reference must be a dmabench results file");
-  json by_name = json::object();
+  json by_key = json::object();
   for (std::size_t i = 0; i < doc["results"].size(); ++i) {
     const json& r = doc["results"][i];
     if (!r.is_object() || r.value("status", "") != "ok" || !r.contains("name") || !r["name"].is_string()) continue;
     check_reference_record(r, path, i);
-    by_name[base_name(r["name"].get<std::string>())] = r;
+    // the case measured alone is the reference of the case beside a workload: kept over one measured beside
+    const std::string key = reference_key(r);
+    if (!by_key.contains(key) || !beside_a_workload(r)) by_key[key] = r;
   }
-  return by_name;
+  return by_key;
 }
 
 // "32.0 GT/s PCIe" x "16": GB/s per direction after line coding (8b/10b to 5 GT/s, 128b/130b above).
@@ -321,7 +327,7 @@ std::optional<Verdict> Expectations::judge(const json& r, const json& machine) c
     v.expected = e["expect"].get<double>();
     v.basis = e.value("note", "expected");
   } else if (e.contains("reference")) {
-    const std::string key = base_name(v.name);
+    const std::string key = reference_key(r);
     if (!reference_.contains(key)) return std::nullopt;  // the reference did not measure it: nothing to check
     const auto ref = measured_figure(reference_[key], v.metric);
     if (!ref) return std::nullopt;

@@ -3,7 +3,7 @@
 // healthy?"). FILE is an expectations file (schema dmabench-expectations/1: checks matched against
 // cases, each expecting a figure, a link's rate from the machine — PCIe generation x width — or a
 // number of links x a rate per link, or a reference results file) or a dmabench results file itself
-// (a reference: each case expects what the same case measured there). docs/user-guide.md "All pairs, and checking a machine".
+// (a reference: each case expects what the same case — its case_key, bench/run/record.hpp — measured there). docs/user-guide.md "All pairs, and checking a machine".
 #include <optional>
 #include <string>
 #include <utility>
@@ -47,7 +47,7 @@ class Expectations {
   std::string path_;
   nlohmann::json checks_ = nlohmann::json::array();  // validated entries
   double tolerance_pct_ = 10;
-  nlohmann::json reference_;  // case name -> record, for reference checks
+  nlohmann::json reference_;  // the dump of a case's key (reference_key in check.cpp) -> record, for reference checks
 };
 
 // One line per verdict and a summary line; returns whether every verdict passed.

@@ -8,16 +8,18 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "bench/run/gbench.hpp"
 #include "core/errors.hpp"
 #include "bench/config/presets.hpp"
+#include "power/source.hpp"
 #include "team/team.hpp"
 
 namespace dmabench {
 
 std::string usage() {
-  return R"(usage: dmabench --config FILE [--out FILE] [options] [--benchmark_* flags]
+  return fmt::format(R"(usage: dmabench --config FILE [--out FILE] [options] [--benchmark_* flags]
        dmabench PRESET [--out FILE] [options]   (a shipped config by name, e.g. dmabench crossover)
        dmabench             (no arguments: what this machine offers and the command of a first sweep)
 
@@ -32,7 +34,7 @@ validates every case's data, times it, and writes one JSON record per case.
   --backend NAME       auto (default: the build's GPU backend when a GPU is visible, else host), host, cuda, hip
   --devices LIST       devices to use, e.g. 0,1, all or pairs (overrides the config's "devices"); under mpirun /
                        srun: the GPU of each local rank of a node (0,0 puts two processes on GPU 0)
-  --power[=SOURCE]     measure power and energy per case (auto, nvml, rocm-smi, rapl, none)
+  --power[=SOURCE]     measure power and energy per case ({})
   --power-window S     seconds of each power window (default 2)
   --power-trace FILE   also write the power readings of every window, with case boundaries
   --case-timeout S     a case still running after S seconds (decimal; time the process is stopped not
@@ -61,7 +63,8 @@ config without "iterations", which is otherwise sampled adaptively), --benchmark
 Exit codes: 0 every case ok or skipped, 1 some case failed, 2 bad input (nothing was run), 3 internal
 or I/O error, 4 a case exceeded --case-timeout (the run stopped), 5 no case failed but a --check did,
 130 / 143 interrupted by SIGINT / SIGTERM (the case in flight finished and was recorded).
-)";
+)",
+                     fmt::join(power::source_names(), ", "));
 }
 
 namespace {
@@ -82,13 +85,12 @@ double seconds(const std::string& v, const char* flag, double lo, double hi, boo
   return s;
 }
 
-// Flags checked together: one of --list, --features and --version; Google Benchmark's (each once). (--out,
-// --benchmark_out, --power-trace: checked with the paths, in run().)
+// Flags checked together: one of --list, --features and --version. (Google Benchmark's: each as it is added,
+// gbench::Flags; --out, --benchmark_out, --power-trace: checked with the paths, in run().)
 void check_together(const CliOptions& o) {
   if (o.list + o.features + o.version > 1)
     throw InputError(fmt::format("{}: choose one", o.list ? (o.features ? "--list and --features" : "--list and --version")
                                                           : "--features and --version"));
-  gbench::check_flags(o.benchmark_args);
   if (!o.preset.empty() && !o.config.empty())
     throw InputError(fmt::format("--config and the preset '{}': choose one (a preset is a shipped config)", o.preset));
   if (o.order_seed && o.order == "config")
@@ -137,8 +139,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       continue;
     }
     if (arg.rfind("--benchmark_", 0) == 0) {
-      gbench::check_flag(arg);
-      o.benchmark_args.push_back(arg);
+      o.benchmark_args.add(arg);
       continue;
     }
     std::string value;
@@ -175,9 +176,9 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       o.devices = parse_device_list(take("--devices"), "--devices", /*repeats=*/team::launch_env().size > 1);
     } else if (arg == "--power") {
       o.power = has_value ? value : std::string("auto");
-      const std::vector<std::string> names = {"auto", "nvml", "rocm-smi", "rapl", "none"};
-      if (std::find(names.begin(), names.end(), *o.power) == names.end())
-        throw InputError(fmt::format("--power: unknown source '{}'; accepted: auto, nvml, rocm-smi, rapl, none", *o.power));
+      if (!power::is_source_name(*o.power))
+        throw InputError(fmt::format("--power: unknown source '{}'; accepted: {}", *o.power,
+                                     fmt::join(power::source_names(), ", ")));
     } else if (arg == "--power-window") {
       o.power_window_s = seconds(take("--power-window"), "--power-window", 0.2, 600);
     } else if (arg == "--case-timeout") {

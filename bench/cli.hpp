@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench/config/config.hpp"
+#include "bench/run/gbench.hpp"
 
 namespace dmabench {
 
@@ -23,7 +24,7 @@ struct CliOptions {
   double case_timeout_s = 600;               // --case-timeout SECONDS (0: none)
   std::string packets_dir;                   // --packets DIR: per-case packet dumps (engines that write packets)
   std::string check;                         // --check FILE: expectations or a reference results file
-  std::vector<std::string> benchmark_args;   // --benchmark_* flags, for Google Benchmark
+  gbench::Flags benchmark_args;              // --benchmark_* flags, each checked as parse_cli adds it
   int processes = 1;                         // --processes N: the sweep in N fresh processes, merged (bench/levels.hpp)
   std::string order;                         // --order config|random ("": config, random under --processes)
   std::optional<std::uint64_t> order_seed;   // --order-seed S: the random order's seed (none: drawn, recorded)

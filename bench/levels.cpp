@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/run/record.hpp"
 #include "bench/sampling/stats.hpp"
 
 namespace dmabench::levels {
@@ -233,16 +234,17 @@ json per_process(const std::vector<json>& docs, const std::vector<ProcessFile>& 
 json merge(const std::vector<json>& docs, const std::vector<ProcessFile>& files, const std::string& merged_by,
            const json& settings) {
   if (docs.empty()) throw std::invalid_argument("levels::merge: no results document");
-  // case name -> its record in every process, and the order of the levels file (case_index, then first seen)
-  std::map<std::string, std::vector<InProcess>> by_name;
+  // case key (case_key, as scripts/merge_runs.py matches cases) -> its record in every process, and the order of
+  // the levels file (case_index, then first seen)
+  std::map<std::string, std::vector<InProcess>> by_key;
   std::vector<std::pair<std::pair<long long, std::size_t>, std::string>> order;
   for (std::size_t k = 0; k < docs.size(); ++k) {
     const json& results = docs[k]["results"];
     for (std::size_t i = 0; i < results.size(); ++i) {
       const json& r = results[i];
-      const std::string name = r.value("name", "");
-      auto [it, fresh] = by_name.try_emplace(name, std::vector<InProcess>(docs.size()));
-      if (fresh) order.push_back({{r.value("case_index", static_cast<long long>(order.size())), order.size()}, name});
+      const std::string key = case_key(r).dump();
+      auto [it, fresh] = by_key.try_emplace(key, std::vector<InProcess>(docs.size()));
+      if (fresh) order.push_back({{r.value("case_index", static_cast<long long>(order.size())), order.size()}, key});
       it->second[k] = {&r, i};
     }
   }
@@ -255,7 +257,7 @@ json merge(const std::vector<json>& docs, const std::vector<ProcessFile>& files,
   out["context"]["levels"] = levels;
   out["context"]["calibration"] = merged_calibration(docs);
   json results = json::array();
-  for (const auto& [key, name] : order) results.push_back(merge_case(by_name[name]));
+  for (const auto& [at, key] : order) results.push_back(merge_case(by_key[key]));
   out["results"] = std::move(results);
   return out;
 }

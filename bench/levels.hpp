@@ -22,9 +22,9 @@ struct ProcessFile {
 };
 
 // The levels document of the results documents of N processes of one config, in process order (`docs` and
-// `files` alike): records matched by name, in case_index order; context.levels holds `settings` (processes asked,
-// order, order_seed), `merged_by` and every process's part of its context. Throws std::invalid_argument when
-// `docs` is empty.
+// `files` alike): records matched by their case key (bench/run/record.hpp case_key, as merge_runs.py matches them), in
+// case_index order; context.levels holds `settings` (processes asked, order, order_seed), `merged_by` and every
+// process's part of its context. Throws std::invalid_argument when `docs` is empty.
 nlohmann::json merge(const std::vector<nlohmann::json>& docs, const std::vector<ProcessFile>& files,
                      const std::string& merged_by, const nlohmann::json& settings);
 

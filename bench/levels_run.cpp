@@ -40,9 +40,10 @@ void check_flags(const CliOptions& o) {
   if (team::launch_env().size > 1)
     throw InputError("--processes: runs fresh processes one after another in one job; under mpirun / srun run the job "
                      "several times and merge the results files with scripts/merge_runs.py");
-  for (const char* flag : {"--benchmark_out", "--benchmark_format"})
-    if (gbench::has_flag(o.benchmark_args, flag))
-      throw InputError(fmt::format("{}: not with --processes (every process would write it); leave it out", flag));
+  for (gbench::Flag flag : {gbench::Flag::out, gbench::Flag::format})
+    if (o.benchmark_args.has(flag))
+      throw InputError(fmt::format("{}: not with --processes (every process would write it); leave it out",
+                                   gbench::flag_name(flag)));
   if (!o.power_trace.empty()) throw InputError("--power-trace: not with --processes (every process would write it)");
   if (!o.packets_dir.empty()) throw InputError("--packets: not with --processes (every process would write it)");
 }

@@ -49,13 +49,12 @@ int main(int argc, char** argv) {
       dmabench::console::say("dmabench {} (git {})\n", dmabench::kVersion, dmabench::kGitRevision);
       return 0;
     }
-    // Checked before Google Benchmark sees them: it prints its usage and exits 0 on some bad values
-    dmabench::gbench::check_flags(options.benchmark_args);
-    // stdout carries Google Benchmark's JSON: dmabench's own messages go to stderr
-    dmabench::console::messages_to_stderr(dmabench::gbench::flag_value(options.benchmark_args, "--benchmark_format") == "json");
-    // Google Benchmark sees only its own flags, less those dmabench implements around it (gbench::library_flags).
+    // parse_cli checked the --benchmark_* flags before Google Benchmark sees them (gbench::Flags): it prints its usage
+    // and exits 0 on some bad values. stdout carries Google Benchmark's JSON: dmabench's own messages go to stderr
+    dmabench::console::messages_to_stderr(options.benchmark_args.value(dmabench::gbench::Flag::format) == "json");
+    // Google Benchmark sees only its own flags, less those dmabench implements around it (Flags::library_args).
     std::vector<char*> gb_argv = {argv[0]};
-    std::vector<std::string> gb_args = dmabench::gbench::library_flags(options.benchmark_args);
+    std::vector<std::string> gb_args = options.benchmark_args.library_args();
     for (auto& a : gb_args) gb_argv.push_back(a.data());
     int gb_argc = static_cast<int>(gb_argv.size());
     gb_argv.push_back(nullptr);

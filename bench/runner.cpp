@@ -265,23 +265,16 @@ std::vector<const Case*> selected_cases(const CliOptions& options, const std::ve
   if (selected.empty() && cases.empty())
     throw InputError(fmt::format("--config {}: expands to no case on this machine", options.config));
   if (selected.empty())
-    throw InputError(fmt::format("--benchmark_filter={}: selects no case of the {} of {}; accepted: a regular expression "
+    throw InputError(fmt::format("{}={}: selects no case of the {} of {}; accepted: a regular expression "
                                  "matching a case name that --list prints",
-                                 gbench::flag_value(options.benchmark_args, "--benchmark_filter"), cases.size(),
-                                 options.config));
+                                 gbench::flag_name(gbench::Flag::filter),
+                                 options.benchmark_args.value(gbench::Flag::filter), cases.size(), options.config));
   return selected;
 }
 
 // --benchmark_list_tests[=true]: Google Benchmark's listing, which runs nothing; dmabench lists as --list does
-// (nothing recorded, nothing written). Google Benchmark reads a value as false when it is one of false, no,
-// off (any case), or one character that is 0, f, n or not a letter or digit.
-bool lists_tests(const std::vector<std::string>& args) {
-  if (!gbench::has_flag(args, "--benchmark_list_tests")) return false;
-  std::string v = gbench::flag_value(args, "--benchmark_list_tests");
-  for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (v.size() == 1) return std::isalnum(static_cast<unsigned char>(v[0])) && v != "0" && v != "f" && v != "n";
-  return v != "false" && v != "no" && v != "off";
-}
+// (nothing recorded, nothing written).
+bool lists_tests(const gbench::Flags& flags) { return flags.on(gbench::Flag::list_tests); }
 
 // The width of the terminal on stderr, or 0 when it is not one.
 std::size_t terminal_columns() {
@@ -290,7 +283,7 @@ std::size_t terminal_columns() {
 }
 
 // The longest Google Benchmark name of the cases (the table's first column).
-std::size_t name_width(const std::vector<const Case*>& cases, const std::vector<std::string>& benchmark_args) {
+std::size_t name_width(const std::vector<const Case*>& cases, const gbench::Flags& benchmark_args) {
   const gbench::Loops loops(benchmark_args);
   std::size_t w = 10;
   for (const Case* c : cases) w = std::max(w, loops.benchmark_name(*c).size());
@@ -452,11 +445,11 @@ CaseHooks Sweep::hooks(CaseExecution& e) {
 // writes.
 void check_multiprocess_flags(const CliOptions& options) {
   if (!team::world().multi()) return;
-  for (const char* flag : {"--benchmark_min_time", "--benchmark_out"})
-    if (gbench::has_flag(options.benchmark_args, flag))
+  for (gbench::Flag flag : {gbench::Flag::min_time, gbench::Flag::out})
+    if (options.benchmark_args.has(flag))
       throw InputError(fmt::format("{}: not supported in a multi-process run (every process must take the same "
                                    "samples, and rank 0 writes the results)",
-                                   flag));
+                                   gbench::flag_name(flag)));
   if (options.power && *options.power != "none" && *options.power != "auto")
     throw InputError(fmt::format("--power {}: not measured in a multi-process run yet (each process would meter the "
                                  "whole node); run one process to measure power",
@@ -528,8 +521,8 @@ Outputs check_outputs(const CliOptions& options, const std::vector<const Case*>&
     written.emplace_back(flag, p.path);
     notes.push_back(p.note);
   };
-  if (gbench::has_flag(options.benchmark_args, "--benchmark_out")) {  // in an existing directory, as Google Benchmark's
-    other("--benchmark_out", gbench::flag_value(options.benchmark_args, "--benchmark_out"), false);
+  if (options.benchmark_args.has(gbench::Flag::out)) {  // in an existing directory, as Google Benchmark's
+    other(gbench::flag_name(gbench::Flag::out), options.benchmark_args.value(gbench::Flag::out), false);
     checked.benchmark_out = written.back().second;
   }
   if (!options.power_trace.empty()) {
@@ -612,7 +605,6 @@ bool report_findings(const std::optional<check::Expectations>& expectations, boo
 }  // namespace
 
 int run(const CliOptions& options, const std::vector<std::string>& command_line) {
-  gbench::check_flags(options.benchmark_args);
   if (options.features) {
     print_features();
     return 0;

@@ -7,7 +7,7 @@
 namespace dmabench {
 
 // Runs what the options ask for and returns the exit code (0, or 1 when a case failed).
-// Google Benchmark must already be initialised with options.benchmark_args.
+// Google Benchmark must already be initialised with options.benchmark_args.library_args().
 // Throws InputError for bad input (exit code 2).
 int run(const CliOptions& options, const std::vector<std::string>& command_line);
 

@@ -42,7 +42,11 @@ struct Devices {
 // nvml, rocm-smi, rapl. Returns the reason when the source cannot serve `devices`.
 using Opened = Maybe<std::unique_ptr<Source>>;
 Opened open(const std::string& name, const Devices& devices);
+// Every name open() takes, "auto" first: the one list the --power flag, the config's power.source and their
+// messages accept (power/source.cpp's table).
 std::vector<std::string> source_names();
+// Whether open() takes `name` (one of source_names()).
+bool is_source_name(const std::string& name);
 
 // Implementations (each file compiled only where its headers exist; otherwise they say why).
 Opened open_nvml(const Devices& devices);

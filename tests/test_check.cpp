@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bench/check.hpp"
+#include "bench/run/record.hpp"
 #include "core/errors.hpp"
 #include "gpu/links.hpp"
 
@@ -201,6 +202,88 @@ TEST(Check, AReferenceResultsFileExpectsWhatEachCaseMeasuredThere) {
                            {"tolerance_pct", 50},
                            {"checks", json::array({{{"pattern", "copy"}, {"reference", true}}})}});
   EXPECT_TRUE(y.judge(record("copy", {0, 1}, 55.0, 5), kMachine)->pass);
+}
+
+// A reference is matched by the case's full key (case_key: the fields compare.py and history.py match on), never by its
+// name: a name leaves options at their default out, so after a default changes one name can stand for two cases.
+TEST(Check, AReferenceIsMatchedByTheCaseKeyNotTheName) {
+  json ref_rec = record("copy", {0, 1}, 100.0, 5);
+  ref_rec["options"] = {{"blocks", 4}};
+  const json doc = {{"context", json::object()}, {"results", json::array({ref_rec})}};
+  const auto x = check::Expectations::load(write_file("dmabench-reference-key.json", doc));
+  // the same name, another case (an option at another value, which the name leaves out as the default): not judged
+  json other = record("copy", {0, 1}, 50.0, 5);
+  other["options"] = {{"blocks", 8}};
+  ASSERT_EQ(other["name"], ref_rec["name"]);
+  EXPECT_FALSE(x.judge(other, kMachine));
+  // the same case under another name (a build that spells its defaults out): judged against the reference
+  json same = record("copy", {0, 1}, 50.0, 5);
+  same["options"] = {{"blocks", 4}};
+  same["name"] = "copy/ce,blocks=4/pipelined/dev=0,1/256MiB";
+  const auto v = x.judge(same, kMachine);
+  ASSERT_TRUE(v);
+  EXPECT_DOUBLE_EQ(*v->expected, 100.0);
+  EXPECT_FALSE(v->pass);
+  // every other field of the key keeps cases apart too
+  for (const auto& [field, value] : {std::pair<const char*, json>{"bytes_per_rank", 1024}, {"timing", "oneshot"},
+                                     {"devices", json::array({1, 0})}, {"rotate", 2}, {"in_place", true},
+                                     {"host_memory", {{"kind", "mapped"}}}, {"engine", "sm"}}) {
+    json r = record("copy", {0, 1}, 50.0, 5);
+    r["options"] = {{"blocks", 4}};
+    r[field] = value;
+    EXPECT_FALSE(x.judge(r, kMachine)) << field;
+  }
+}
+
+// A reference that measured a case both alone and beside a workload expects the figure it measured alone.
+TEST(Check, AReferenceMeasuredAloneIsKeptOverOneBesideAWorkload) {
+  json alone = record("copy", {0, 1}, 100.0, 5);
+  json beside = record("copy", {0, 1}, 40.0, 5);
+  beside["name"] = alone["name"].get<std::string>() + "/beside=gemm-bf16-8192x8192x8192";
+  for (const json& results : {json::array({alone, beside}), json::array({beside, alone})}) {
+    const json doc = {{"context", json::object()}, {"results", results}};
+    const auto x = check::Expectations::load(write_file("dmabench-reference-alone.json", doc));
+    const auto v = x.judge(record("copy", {0, 1}, 95.0, 5), kMachine);
+    ASSERT_TRUE(v);
+    EXPECT_DOUBLE_EQ(*v->expected, 100.0);
+  }
+}
+
+// The key is dmabench_results.case_key's, field for field: what it leaves out or canonicalises does not part cases.
+TEST(Check, TheCaseKeyIsTheScriptsKey) {
+  json a = record("alltoallv", {0, 1}, 1.0, 1);
+  a["layout"] = {{"kind", "blocks"}, {"block_bytes", 4096}, {"blocks_per_op", 16}};
+  a["alltoallv"] = {{"direction", "dispatch"}, {"file", "/data/a/trace.json"}, {"seed", 1}};
+  a["name"] = "alltoallv/ce/pipelined/dev=0,1/x/beside=gemm-bf16-8192x8192x8192";
+  json b = a;
+  b["layout"]["blocks_per_op"] = 32;                 // derived from the layout: not part of the key
+  b["alltoallv"]["file"] = "/other/machine/trace.json";  // the trace by file name alone
+  b["name"] = "another/name/beside=gemm-bf16-8192x8192x8192";
+  b["in_place"] = false;                             // absent and false are one
+  EXPECT_EQ(case_key(a).dump(), case_key(b).dump());
+  const json k = case_key(a);
+  EXPECT_EQ(k["beside"], "gemm-bf16-8192x8192x8192");
+  EXPECT_EQ(k["rotate"], 1);
+  EXPECT_EQ(k["host"], json::array({"pinned", nullptr}));
+  EXPECT_EQ(k["routing"]["file"], "trace.json");
+  EXPECT_EQ(k["layout"], json({{"kind", "blocks"}, {"block_bytes", 4096}}));
+  json contiguous = record("copy", {0, 1}, 1.0, 1);
+  EXPECT_FALSE(case_key(contiguous).contains("routing"));  // other patterns keep the key they had
+  EXPECT_TRUE(case_key(contiguous)["layout"].is_null());
+  contiguous["layout"] = {{"kind", "contiguous"}};
+  EXPECT_TRUE(case_key(contiguous)["layout"].is_null());
+  b["alltoallv"]["seed"] = 2;
+  EXPECT_NE(case_key(a).dump(), case_key(b).dump());
+}
+
+// tests/data/case_key/pairs.json: pairs of records that are one case or two, which scripts/dmabench_results.py's
+// case_key must judge alike (the one definition, results/SCHEMA.md "A case's identity", in both languages).
+TEST(Check, TheCaseKeyJudgesTheSharedPairsAsTheScriptsMust) {
+  std::ifstream in(std::string(DMABENCH_SOURCE_DIR) + "/tests/data/case_key/pairs.json");
+  const json doc = json::parse(in);
+  ASSERT_GE(doc["pairs"].size(), 10u);
+  for (const json& p : doc["pairs"])
+    EXPECT_EQ(case_key(p["a"]).dump() == case_key(p["b"]).dump(), p["same"].get<bool>()) << p["why"];
 }
 
 TEST(Check, BadFilesAreInputErrorsNamingTheField) {

@@ -20,7 +20,9 @@ TEST(Cli, ParsesFlagsInBothForms) {
   ASSERT_TRUE(o.devices.has_value());
   EXPECT_EQ(o.devices->ids, (std::vector<int>{0, 2}));
   EXPECT_TRUE(o.list);
-  EXPECT_EQ(o.benchmark_args, (std::vector<std::string>{"--benchmark_filter=copy", "--benchmark_repetitions=3"}));
+  EXPECT_EQ(o.benchmark_args.args(), (std::vector<std::string>{"--benchmark_filter=copy", "--benchmark_repetitions=3"}));
+  EXPECT_EQ(o.benchmark_args.value(gbench::Flag::filter), "copy");
+  EXPECT_FALSE(o.benchmark_args.has(gbench::Flag::out));
   o = parse_cli({"--devices", "all", "--features"});
   EXPECT_TRUE(o.devices->all);
   EXPECT_TRUE(o.features);
@@ -59,7 +61,7 @@ TEST(Cli, BadFlagsAreInputErrors) {
 TEST(Cli, GoogleBenchmarkFlagsCheckedFirst) {
   auto expect = [](std::vector<std::string> args, const char* fragment) {
     try {
-      gbench::check_flags(args);
+      gbench::Flags{std::vector<std::string>(args)};
       FAIL() << "accepted " << args[0];
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
@@ -79,10 +81,20 @@ TEST(Cli, GoogleBenchmarkFlagsCheckedFirst) {
   expect({"--benchmark_report_aggregates_only"}, "--benchmark_report_aggregates_only: not supported");
   expect({"--benchmark_out"}, "--benchmark_out: needs a value");
   expect({"--benchmark_repetitions=2", "--benchmark_repetitions=3"}, "--benchmark_repetitions: given twice");
-  EXPECT_NO_THROW(gbench::check_flags({"--benchmark_list_tests=true", "--benchmark_counters_tabular",
-                                       "--benchmark_context=a=1,b=2", "--benchmark_min_time=0.05", "--benchmark_color=no",
-                                       "--benchmark_out_format=csv", "--benchmark_min_warmup_time=0"}));
-  EXPECT_NO_THROW(gbench::check_flags({"--benchmark_repetitions=3", "--benchmark_filter=copy/.*", "--benchmark_format=json"}));
+  const gbench::Flags ok = {"--benchmark_list_tests=true", "--benchmark_counters_tabular", "--benchmark_context=a=1,b=2",
+                            "--benchmark_min_time=0.05", "--benchmark_color=no", "--benchmark_out_format=csv",
+                            "--benchmark_min_warmup_time=0", "--benchmark_out=x.json"};
+  EXPECT_TRUE(ok.on(gbench::Flag::list_tests));
+  EXPECT_TRUE(ok.on(gbench::Flag::counters_tabular));  // a boolean given bare
+  EXPECT_EQ(ok.value(gbench::Flag::counters_tabular), "");
+  EXPECT_EQ(ok.value(gbench::Flag::min_time), "0.05");
+  // Google Benchmark is given its flags less those dmabench implements around it (the out file, the filter)
+  EXPECT_EQ(ok.library_args(), (std::vector<std::string>{"--benchmark_list_tests=true", "--benchmark_counters_tabular",
+                                                         "--benchmark_context=a=1,b=2", "--benchmark_min_time=0.05",
+                                                         "--benchmark_color=no", "--benchmark_min_warmup_time=0"}));
+  EXPECT_FALSE(gbench::Flags({"--benchmark_list_tests=no"}).on(gbench::Flag::list_tests));
+  EXPECT_STREQ(gbench::flag_name(gbench::Flag::time_unit), "--benchmark_time_unit");
+  EXPECT_NO_THROW(gbench::Flags({"--benchmark_repetitions=3", "--benchmark_filter=copy/.*", "--benchmark_format=json"}));
 }
 
 TEST(Cli, EdgeValuesAndRepeatedFlags) {

@@ -33,7 +33,7 @@ const Pattern* pattern_of(const std::string& name, bool in_place) {
 // the timed samples move (never fewer than min_iterations).
 int case_iterations(const Config& config, const Case& c) {
   if (!config.max_timed_bytes || !c.plan || c.plan->total_bytes == 0) return config.iterations;
-  const double per_sample = static_cast<double>(c.plan->total_bytes) * c.pipeline_depth;
+  const double per_sample = static_cast<double>(c.plan->total_bytes) * c.ops_per_sample();
   const double fit = std::floor(static_cast<double>(*config.max_timed_bytes) / per_sample);
   const int fewest = std::min(config.min_iterations, config.iterations);
   return static_cast<int>(std::clamp(fit, static_cast<double>(fewest), static_cast<double>(config.iterations)));
@@ -131,7 +131,7 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
                      .in_place = in_place,
                      .warmup = config.warmup,
                      .iterations = config.iterations,
-                     .pipeline_depth = timing == Timing::pipelined ? config.pipeline_depth : 1,
+                     .pipeline_depth = ops_per_sample(timing, config.pipeline_depth),
                      .sampling = config.sampling,
                      .rotate = rotate,
                      .layout = layout,
@@ -214,7 +214,7 @@ std::uint64_t Case::seed() const {
       {"devices", devices},
       {"bytes_per_rank", bytes_per_rank},
       {"timing", to_string(timing)},
-      {"pipeline_depth", timing == Timing::pipelined ? pipeline_depth : 1},
+      {"pipeline_depth", ops_per_sample()},
       {"rotate", rotate},
       {"layout", to_json(layout)},
       {"host", p && p->uses_host_memory() ? nlohmann::json{{"kind", to_string(host.kind)}, {"numa", host.numa.label()}}

@@ -21,6 +21,8 @@ struct Case {
   Timing timing = Timing::oneshot;
   bool in_place = false;  // the pattern's in-place form (Pattern::in_place)
   int warmup = 0, iterations = 0, pipeline_depth = 1;
+  // Operations per timed sample (the record's `pipeline_depth`): ops_per_sample(timing, pipeline_depth).
+  int ops_per_sample() const { return dmabench::ops_per_sample(timing, pipeline_depth); }
   Sampling sampling;  // fixed (`iterations` samples) or adaptive (bench/sampling/sampler.hpp); not part of what the case is (seed)
   int rotate = 1;  // buffer sets the operations cycle through (the plan's `sets`)
   Layout layout;   // contiguous, or blocks (patterns/layout.hpp)

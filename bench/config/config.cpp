@@ -14,6 +14,7 @@
 #include "core/errors.hpp"
 #include "patterns/pattern.hpp"
 #include "core/read_file.hpp"
+#include "power/source.hpp"
 
 namespace dmabench {
 using namespace config_parse;
@@ -74,7 +75,7 @@ std::vector<Timing> parse_timings(const json& v) {
   return out;
 }
 
-// "power": true | false | {"source": "auto"|"nvml"|"rocm-smi"|"rapl"|"none", "window_s": seconds}
+// "power": true | false | {"source": one of power::source_names(), "window_s": seconds}
 void parse_power(const json& v, Config& c) {
   if (v.is_boolean()) {
     c.power = v.get<bool>();
@@ -84,9 +85,8 @@ void parse_power(const json& v, Config& c) {
   c.power = true;
   for (const auto& [k, x] : v.items()) {
     if (k == "source") {
-      const std::vector<std::string> names = {"auto", "nvml", "rocm-smi", "rapl", "none"};
-      if (!x.is_string() || std::find(names.begin(), names.end(), x.get<std::string>()) == names.end())
-        fail("power.source", fmt::format("{} is not a power source; accepted: {}", show(x), fmt::join(names, ", ")));
+      if (!x.is_string() || !power::is_source_name(x.get<std::string>()))
+        fail("power.source", fmt::format("{} is not a power source; accepted: {}", show(x), fmt::join(power::source_names(), ", ")));
       c.power_source = x.get<std::string>();
     } else if (k == "window_s") {
       if (!x.is_number() || x.get<double>() < 0.2 || x.get<double>() > 600)
@@ -101,6 +101,8 @@ void parse_power(const json& v, Config& c) {
 }  // namespace
 
 std::string_view to_string(Timing t) { return t == Timing::oneshot ? "oneshot" : "pipelined"; }
+
+int ops_per_sample(Timing t, int pipeline_depth) { return t == Timing::pipelined ? pipeline_depth : 1; }
 
 namespace {
 

@@ -18,6 +18,8 @@ namespace dmabench {
 
 enum class Timing { oneshot, pipelined };
 std::string_view to_string(Timing t);
+// Operations per timed sample: the pipeline depth when pipelined, 1 when oneshot (whatever depth is configured).
+int ops_per_sample(Timing t, int pipeline_depth);
 
 // Communication beside compute: the workload an overlap case runs beside, and how long.
 struct OverlapConfig {

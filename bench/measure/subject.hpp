@@ -15,7 +15,7 @@ struct Subject {
   Operation& op;
   Backend& backend;
   // Operations per timed sample: 1 (oneshot) or the pipeline depth (pipelined).
-  int depth() const { return spec.timing == Timing::pipelined ? spec.pipeline_depth : 1; }
+  int depth() const { return spec.ops_per_sample(); }
 };
 
 }  // namespace dmabench::measure

@@ -194,10 +194,9 @@ class CaseReporter final : public benchmark::BenchmarkReporter {
 
 namespace {
 
-std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::vector<std::string>& args) {
-  const std::string format = flag_value(args, "--benchmark_format");
-  if (format == "json") return std::make_unique<benchmark::JSONReporter>();
-  const std::string color = flag_value(args, "--benchmark_color");
+std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const Flags& flags) {
+  if (flags.value(Flag::format) == "json") return std::make_unique<benchmark::JSONReporter>();
+  const std::string color = flags.value(Flag::color);
   const bool use_color = color == "true" || color == "yes" || ((color.empty() || color == "auto") && ::isatty(STDOUT_FILENO));
   return std::make_unique<benchmark::ConsoleReporter>(
       static_cast<benchmark::ConsoleReporter::OutputOptions>(benchmark::ConsoleReporter::OO_Tabular |
@@ -215,8 +214,8 @@ std::unique_ptr<benchmark::BenchmarkReporter> csv_reporter() {
 
 // --benchmark_out's reporter (--benchmark_out_format, json by default) writing to `out` (Session::finish writes
 // the text to the file).
-std::unique_ptr<benchmark::BenchmarkReporter> file_reporter(const std::vector<std::string>& args, std::ostream& out) {
-  const std::string format = flag_value(args, "--benchmark_out_format");
+std::unique_ptr<benchmark::BenchmarkReporter> file_reporter(const Flags& flags, std::ostream& out) {
+  const std::string format = flags.value(Flag::out_format);
   std::unique_ptr<benchmark::BenchmarkReporter> r;
   if (format == "console") r = std::make_unique<benchmark::ConsoleReporter>(benchmark::ConsoleReporter::OO_None);
   else if (format == "csv") r = csv_reporter();
@@ -228,53 +227,73 @@ std::unique_ptr<benchmark::BenchmarkReporter> file_reporter(const std::vector<st
 
 }  // namespace
 
-bool has_flag(const std::vector<std::string>& args, const std::string& name) {
-  for (const auto& a : args)
-    if (a == name || a.rfind(name + "=", 0) == 0) return true;
-  return false;
-}
-
-std::string flag_value(const std::vector<std::string>& args, const std::string& name) {
-  for (const auto& a : args)
-    if (a.rfind(name + "=", 0) == 0) return a.substr(name.size() + 1);
-  return "";
-}
-
 namespace {
 
 enum class Value { boolean, count, seconds, choice, text, pairs };
 
 struct FlagSpec {
+  Flag flag;
   const char* name;
   Value value;
   std::vector<std::string> choices;  // Value::choice
+  bool library = true;               // given to Google Benchmark; false: dmabench implements it around the library
   const char* refused = nullptr;     // set: the flag (or a true boolean) is refused, with this reason
 };
 
-// Google Benchmark's flags (1.7: benchmark.cc) and what dmabench accepts of each.
+constexpr const char* kAggregates = "not supported; dmabench records every case from its runs (the results file has the statistics)";
+
+// Google Benchmark's flags (1.7: benchmark.cc) and what dmabench accepts of each: the one list of them.
 const std::vector<FlagSpec>& flag_specs() {
   static const std::vector<FlagSpec> specs = {
-      {"--benchmark_filter", Value::text, {}},
-      {"--benchmark_repetitions", Value::count, {}},
-      {"--benchmark_min_time", Value::seconds, {}},
-      {"--benchmark_min_warmup_time", Value::seconds, {}},
-      {"--benchmark_format", Value::choice, {"console", "json"}},
-      {"--benchmark_out", Value::text, {}},
-      {"--benchmark_out_format", Value::choice, {"console", "json", "csv"}},
-      {"--benchmark_color", Value::choice, {"auto", "true", "false", "yes", "no"}},
-      {"--benchmark_counters_tabular", Value::boolean, {}},
-      {"--benchmark_context", Value::pairs, {}},
-      {"--benchmark_enable_random_interleaving", Value::boolean, {},
+      {Flag::filter, "--benchmark_filter", Value::text, {}, false},
+      {Flag::repetitions, "--benchmark_repetitions", Value::count, {}},
+      {Flag::min_time, "--benchmark_min_time", Value::seconds, {}},
+      {Flag::min_warmup_time, "--benchmark_min_warmup_time", Value::seconds, {}},
+      {Flag::format, "--benchmark_format", Value::choice, {"console", "json"}},
+      {Flag::out, "--benchmark_out", Value::text, {}, false},
+      {Flag::out_format, "--benchmark_out_format", Value::choice, {"console", "json", "csv"}, false},
+      {Flag::color, "--benchmark_color", Value::choice, {"auto", "true", "false", "yes", "no"}},
+      {Flag::counters_tabular, "--benchmark_counters_tabular", Value::boolean, {}},
+      {Flag::context, "--benchmark_context", Value::pairs, {}},
+      {Flag::enable_random_interleaving, "--benchmark_enable_random_interleaving", Value::boolean, {}, true,
        "not supported; dmabench keeps one case's buffers alive at a time"},
-      {"--benchmark_list_tests", Value::boolean, {}},
-      {"--benchmark_report_aggregates_only", Value::boolean, {},
-       "not supported; dmabench records every case from its runs (the results file has the statistics)"},
-      {"--benchmark_display_aggregates_only", Value::boolean, {},
-       "not supported; dmabench records every case from its runs (the results file has the statistics)"},
-      {"--benchmark_perf_counters", Value::text, {}, "not supported; dmabench's times are manual times of the copies"},
-      {"--benchmark_time_unit", Value::text, {}, "not supported; dmabench reports microseconds (latency_us)"},
+      {Flag::list_tests, "--benchmark_list_tests", Value::boolean, {}},
+      {Flag::report_aggregates_only, "--benchmark_report_aggregates_only", Value::boolean, {}, true, kAggregates},
+      {Flag::display_aggregates_only, "--benchmark_display_aggregates_only", Value::boolean, {}, true, kAggregates},
+      {Flag::perf_counters, "--benchmark_perf_counters", Value::text, {}, true,
+       "not supported; dmabench's times are manual times of the copies"},
+      {Flag::time_unit, "--benchmark_time_unit", Value::text, {}, true,
+       "not supported; dmabench reports microseconds (latency_us)"},
   };
   return specs;
+}
+
+const FlagSpec& spec_of(Flag f) {
+  const auto& specs = flag_specs();
+  return *std::find_if(specs.begin(), specs.end(), [&](const FlagSpec& s) { return s.flag == f; });
+}
+
+// A flag's name in an argument: "--benchmark_out" of "--benchmark_out=x.json".
+std::string name_of(const std::string& arg) { return arg.substr(0, arg.find('=')); }
+
+// The spec of the flag `arg` names, or nullptr when Google Benchmark has no such flag.
+const FlagSpec* spec_named(const std::string& arg) {
+  const std::string name = name_of(arg);
+  const auto& specs = flag_specs();
+  const auto f = std::find_if(specs.begin(), specs.end(), [&](const FlagSpec& s) { return name == s.name; });
+  return f == specs.end() ? nullptr : &*f;
+}
+
+// --benchmark_filter's expression, compiled: none for every case (empty, "all", "."); a leading '-' negates.
+std::optional<std::regex> compiled_filter(const std::string& filter, bool& negate) {
+  negate = false;
+  if (filter.empty() || filter == "all" || filter == ".") return std::nullopt;
+  negate = filter[0] == '-';
+  try {
+    return std::regex(negate ? filter.substr(1) : filter, std::regex::extended);
+  } catch (const std::regex_error& e) {
+    throw InputError(fmt::format("--benchmark_filter: '{}' is not a valid regular expression: {}", filter, e.what()));
+  }
 }
 
 bool all_digits(const std::string& v) {
@@ -298,7 +317,7 @@ bool value_ok(const FlagSpec& f, const std::string& v, std::string& accepted) {
       return all_digits(v) && v.size() <= 6 && std::stoi(v) >= 1;
     case Value::seconds: {
       // --benchmark_min_time: Google Benchmark then runs up to 10^9 iterations, and dmabench keeps every sample
-      const bool min_time = f.name == std::string("--benchmark_min_time");
+      const bool min_time = f.flag == Flag::min_time;
       accepted = min_time ? "a decimal number of seconds above 0, at most 60" : "a decimal number of seconds from 0 to 86400";
       return decimal(v) && std::stod(v) <= (min_time ? 60 : 86400) && (std::stod(v) > 0 || !min_time);
     }
@@ -322,15 +341,14 @@ bool value_ok(const FlagSpec& f, const std::string& v, std::string& accepted) {
   return false;
 }
 
-}  // namespace
-
-void check_flag(const std::string& arg) {
-  const std::string name = arg.substr(0, arg.find('='));
-  const auto& specs = flag_specs();
-  const auto f = std::find_if(specs.begin(), specs.end(), [&](const FlagSpec& s) { return name == s.name; });
-  if (f == specs.end()) {
+// The spec of the flag `arg` names, its value checked (InputError when Google Benchmark does not know it, its value is
+// not accepted, or dmabench refuses it).
+const FlagSpec& checked_spec(const std::string& arg) {
+  const std::string name = name_of(arg);
+  const FlagSpec* f = spec_named(arg);
+  if (!f) {
     std::vector<std::string> names;
-    for (const auto& s : specs)
+    for (const auto& s : flag_specs())
       if (!s.refused) names.emplace_back(s.name);
     throw InputError(fmt::format("unknown Google Benchmark flag '{}'; accepted: {}", name, fmt::join(names, ", ")));
   }
@@ -342,66 +360,85 @@ void check_flag(const std::string& arg) {
   if (!value_ok(*f, v, accepted)) throw InputError(fmt::format("{}: '{}' is not accepted; accepted: {}", name, v, accepted));
   const bool on = f->value != Value::boolean || v == "true" || v == "yes" || v == "1";
   if (f->refused && on) throw InputError(fmt::format("{}: {}", name, f->refused));
+  return *f;
 }
 
-void check_flags(const std::vector<std::string>& args) {
-  std::vector<std::string> seen;
-  for (const auto& a : args) {
-    check_flag(a);
-    const std::string name = a.substr(0, a.find('='));
-    if (std::find(seen.begin(), seen.end(), name) != seen.end())
-      throw InputError(fmt::format("{}: given twice; give it once", name));
-    seen.push_back(name);
+}  // namespace
+
+const char* flag_name(Flag f) { return spec_of(f).name; }
+
+Flags::Flags(std::initializer_list<std::string> args) {
+  for (const auto& a : args) add(a);
+}
+
+Flags::Flags(const std::vector<std::string>& args) {
+  for (const auto& a : args) add(a);
+}
+
+void Flags::add(const std::string& arg) {
+  const FlagSpec& f = checked_spec(arg);
+  if (has(f.flag)) throw InputError(fmt::format("{}: given twice; give it once", f.name));
+  if (f.flag == Flag::filter) {  // a bad regex is refused before anything runs
+    bool negate = false;
+    compiled_filter(arg.substr(std::string(f.name).size() + 1), negate);
   }
-  Filter{args};  // a bad regex is refused before anything runs
+  args_.push_back(arg);
 }
 
-void check_samples(const std::vector<std::string>& args, int most_iterations) {
+const std::string* Flags::find(Flag f) const {
+  const std::string name = flag_name(f);
+  for (const auto& a : args_)
+    if (name_of(a) == name) return &a;
+  return nullptr;
+}
+
+bool Flags::has(Flag f) const { return find(f) != nullptr; }
+
+std::string Flags::value(Flag f) const {
+  const std::string* a = find(f);
+  const std::size_t eq = a ? a->find('=') : std::string::npos;
+  return eq == std::string::npos ? std::string() : a->substr(eq + 1);
+}
+
+bool Flags::on(Flag f) const {
+  const std::string v = value(f);
+  return has(f) && (v.empty() || v == "true" || v == "yes" || v == "1");
+}
+
+std::vector<std::string> Flags::library_args() const {
+  std::vector<std::string> kept;
+  for (const auto& a : args_)
+    if (spec_named(a)->library) kept.push_back(a);  // every flag held was checked: its spec exists
+  return kept;
+}
+
+void check_samples(const Flags& flags, int most_iterations) {
   constexpr long long kMaxSamples = 10000000;  // 80 MB of samples for one case
-  const std::string reps = flag_value(args, "--benchmark_repetitions");
-  if (reps.empty() || has_flag(args, "--benchmark_min_time")) return;
+  const std::string reps = flags.value(Flag::repetitions);
+  if (reps.empty() || flags.has(Flag::min_time)) return;
   if (const long long n = std::stoll(reps) * most_iterations; n > kMaxSamples)
-    throw InputError(fmt::format("--benchmark_repetitions={}: {} repetitions of {} iterations are {} samples of a case, which "
-                                 "dmabench keeps; accepted: at most {} samples per case (fewer repetitions or iterations)",
-                                 reps, reps, most_iterations, n, kMaxSamples));
+    throw InputError(fmt::format("{}={}: {} repetitions of {} iterations are {} samples of a case, which dmabench keeps; "
+                                 "accepted: at most {} samples per case (fewer repetitions or iterations)",
+                                 flag_name(Flag::repetitions), reps, reps, most_iterations, n, kMaxSamples));
 }
 
-Loops::Loops(const std::vector<std::string>& args)
-    : min_time_(has_flag(args, "--benchmark_min_time")), repetitions_(has_flag(args, "--benchmark_repetitions")) {}
+Loops::Loops(const Flags& flags) : min_time_(flags.has(Flag::min_time)), repetitions_(flags.has(Flag::repetitions)) {}
 
 std::string Loops::benchmark_name(const Case& c) const {
   const bool fixed = !min_time_ && !adaptive(c);
   return c.name() + (fixed ? fmt::format("/iterations:{}", c.iterations) : "") + "/manual_time";
 }
 
-Filter::Filter(const std::vector<std::string>& args) : loops_(args) {
-  const std::string filter = flag_value(args, "--benchmark_filter");
-  if (filter.empty() || filter == "all" || filter == ".") return;
-  negate_ = filter[0] == '-';
-  try {
-    re_.emplace(negate_ ? filter.substr(1) : filter, std::regex::extended);
-  } catch (const std::regex_error& e) {
-    throw InputError(fmt::format("--benchmark_filter: '{}' is not a valid regular expression: {}", filter, e.what()));
-  }
-}
+Filter::Filter(const Flags& flags) : re_(compiled_filter(flags.value(Flag::filter), negate_)), loops_(flags) {}
 
 bool Filter::selects(const Case& c) const {
   return !re_ || std::regex_search(loops_.benchmark_name(c), *re_) != negate_;
 }
 
-std::vector<std::string> library_flags(const std::vector<std::string>& args) {
-  std::vector<std::string> kept;
-  for (const auto& a : args) {
-    const std::string name = a.substr(0, a.find('='));
-    if (name != "--benchmark_filter" && name != "--benchmark_out" && name != "--benchmark_out_format") kept.push_back(a);
-  }
-  return kept;
-}
-
-Session::Session(const std::vector<std::string>& args, std::size_t name_width, bool display, std::string out_path)
-    : out_path_(display ? std::move(out_path) : std::string()), loops_(args) {
-  std::unique_ptr<benchmark::BenchmarkReporter> file = out_path_.empty() ? nullptr : file_reporter(args, out_text_);
-  reporter_ = std::make_unique<CaseReporter>(display ? display_reporter(args) : std::make_unique<SilentReporter>(),
+Session::Session(const Flags& flags, std::size_t name_width, bool display, std::string out_path)
+    : out_path_(display ? std::move(out_path) : std::string()), loops_(flags) {
+  std::unique_ptr<benchmark::BenchmarkReporter> file = out_path_.empty() ? nullptr : file_reporter(flags, out_text_);
+  reporter_ = std::make_unique<CaseReporter>(display ? display_reporter(flags) : std::make_unique<SilentReporter>(),
                                              std::move(file), name_width, display);
 }
 

@@ -3,6 +3,7 @@
 // case is sampled (one registered benchmark, manual time) and shown with counters from its record.
 #include <sstream>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <regex>
@@ -13,26 +14,51 @@
 
 namespace dmabench::gbench {
 
-bool has_flag(const std::vector<std::string>& args, const std::string& name);
-std::string flag_value(const std::vector<std::string>& args, const std::string& name);
+// Google Benchmark's flags (those of 1.7, the version Debian 12 ships), each a row of one table (gbench.cpp
+// flag_specs(): its spelling, its value, whether dmabench refuses it, whether Google Benchmark is given it).
+enum class Flag {
+  filter, repetitions, min_time, min_warmup_time, format, out, out_format, color, counters_tabular, context,
+  enable_random_interleaving, list_tests, report_aggregates_only, display_aggregates_only, perf_counters, time_unit
+};
+// Its spelling: "--benchmark_filter".
+const char* flag_name(Flag f);
 
-// Refuses (InputError, one line) a --benchmark_* flag that Google Benchmark does not know, a value it
-// would reject (it prints its usage and exits) or that makes no sense, and flags dmabench cannot honour
-// (the flags of Google Benchmark 1.7, the version Debian 12 ships).
-void check_flag(const std::string& arg);
-// check_flag for each, no flag twice, and the filter's regular expression.
-void check_flags(const std::vector<std::string>& args);
+// The --benchmark_* flags of a run. Each is checked once, as it is added: add() refuses (InputError, one line) a
+// flag Google Benchmark does not know, a value it would reject (it prints its usage and exits) or that makes no
+// sense, a flag dmabench cannot honour, a flag given twice, and a filter that is not a regular expression. What a
+// Flags holds has passed; it is read by Flag, never by name.
+class Flags {
+ public:
+  Flags() = default;
+  Flags(std::initializer_list<std::string> args);  // add() of each, in order
+  explicit Flags(const std::vector<std::string>& args);
+  void add(const std::string& arg);
+  bool has(Flag f) const;
+  // The value as given; "" when the flag is not given or is a boolean given bare.
+  std::string value(Flag f) const;
+  // A boolean flag given bare or as true, yes or 1.
+  bool on(Flag f) const;
+  const std::vector<std::string>& args() const { return args_; }
+  // The flags Google Benchmark itself is given: all but those dmabench implements around it
+  // (--benchmark_filter: dmabench selects the cases, Filter; --benchmark_out and --benchmark_out_format:
+  // the Session writes that file, once for the whole sweep).
+  std::vector<std::string> library_args() const;
+
+ private:
+  const std::string* find(Flag f) const;
+  std::vector<std::string> args_;
+};
 
 // --benchmark_repetitions times the most iterations of a case: the samples dmabench keeps for one case,
 // at most 10^7 (InputError).
-void check_samples(const std::vector<std::string>& args, int most_iterations);
+void check_samples(const Flags& flags, int most_iterations);
 
 // Who samples a case in a run with these flags. Google Benchmark's manual-time loop takes the case's `iterations`
 // per repetition (--benchmark_repetitions repeats it), or as many as --benchmark_min_time asks; dmabench's adaptive
 // loop (bench/sampling/sampler.hpp) samples a case whose config gives no `iterations`, unless one of those two flags is given.
 class Loops {
  public:
-  explicit Loops(const std::vector<std::string>& benchmark_args);
+  explicit Loops(const Flags& flags);
   bool adaptive(const Case& c) const { return c.sampling.adaptive && !min_time_ && !repetitions_; }
   bool min_time() const { return min_time_; }  // the library chooses the count of a case it samples
   // The name Google Benchmark filters on: the case name, then "/iterations:N" where the library's loop takes a
@@ -48,20 +74,14 @@ class Loops {
 // case's benchmark name; a leading '-' negates; empty, "all" and "." select every case).
 class Filter {
  public:
-  // Throws InputError for a bad regex.
-  explicit Filter(const std::vector<std::string>& benchmark_args);
+  explicit Filter(const Flags& flags);
   bool selects(const Case& c) const;
 
  private:
+  bool negate_ = false;            // before re_: compiling the filter sets it
   std::optional<std::regex> re_;  // none: every case
-  bool negate_ = false;
   Loops loops_;  // the names filtered on
 };
-
-// The flags Google Benchmark itself is given: all but those dmabench implements around it
-// (--benchmark_filter: dmabench selects the cases, Filter; --benchmark_out and --benchmark_out_format:
-// the Session writes that file, once for the whole sweep).
-std::vector<std::string> library_flags(const std::vector<std::string>& args);
 
 class CaseReporter;
 
@@ -73,7 +93,7 @@ class Session {
   // name_width: the longest case name (the table's first column). display: false (the other processes
   // of a multi-process run) prints nothing. out_path: the --benchmark_out file as checked before the run
   // (bench/out_file: a symlink resolved), "" for none; nothing is opened until finish().
-  Session(const std::vector<std::string>& args, std::size_t name_width, bool display = true, std::string out_path = "");
+  Session(const Flags& flags, std::size_t name_width, bool display = true, std::string out_path = "");
   ~Session();  // finish(), a failure said on stderr
   // The reporters' final lines, and --benchmark_out written whole (core/json_file's atomic write: a new file
   // renamed into place) when a case was reported; no case reported leaves it untouched. Once; throws

@@ -54,4 +54,14 @@ nlohmann::json to_json(const CaseRecord& r);
 // A power window, as the record's `power` writes it (without the case's ops_per_batch).
 nlohmann::json to_json(const power::Measurement& m);
 
+// The full identity of a record's case across runs and builds (results/SCHEMA.md, "A case's identity"): what
+// scripts/dmabench_results.py case_key takes, field for field, so that --check, compare.py, history.py and
+// merge_runs.py match the same records. Not the name: a name leaves options at their default out, so two files
+// whose defaults differ can give different cases one name. An object of `pattern`, `in_place`, `engine`,
+// `options`, `devices`, `bytes`, `bytes_per_rank`, `timing`, `beside` (the workload after "/beside=" in the name,
+// "" alone), `rotate`, `layout` (null when contiguous; else the record's layout less `blocks_per_op`), `host`
+// ([kind, numa] of `host_memory`, null without it) and, for alltoallv records only, `routing`. Records are keyed
+// by its dump() (sorted keys: one spelling of each key).
+nlohmann::json case_key(const nlohmann::json& record);
+
 }  // namespace dmabench

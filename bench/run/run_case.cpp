@@ -150,14 +150,13 @@ void CaseExecution::set_up_steps() {
   auto support = agreed([&]() -> WhyNot {
     if (!spec().plan) throw std::logic_error("internal error: a runnable case without a plan (see plan_case)");
     if (auto bad = spec().plan->check()) throw std::logic_error("internal error, inconsistent plan: " + *bad);
-    const int ops_per_sample = spec().timing == Timing::pipelined ? spec().pipeline_depth : 1;
     options_ = engine_->parse(spec().variant.options);  // once: every later call gets the typed options
     if (spec().plan->exchange && !engine_->exchanges(*options_))
       return std::string("the in-place alltoall exchanges blocks between ranks: only an engine that swaps them runs it "
                          "(sdma packet=swap)");
     if (auto why = process_skip_reason(*engine_, *options_, spec())) return why;
     if (auto why = place_host_buffers(*measured_.spec.plan, backend_)) return why;
-    return engine_->unsupported(*spec().plan, *options_, ops_per_sample);
+    return engine_->unsupported(*spec().plan, *options_, spec().ops_per_sample());
   });
   if (support) return end(*support);
   // Two steps: prepare() holds collectives of its own (buffer handles, NCCL's id), which every process
