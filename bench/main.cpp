@@ -15,6 +15,7 @@
 #include "bench/interrupt.hpp"
 #include "core/errors.hpp"
 #include "core/quote.hpp"
+#include "core/revision.hpp"
 #include "bench/runner.hpp"
 #include "team/team.hpp"
 #include "version.hpp"
@@ -45,7 +46,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (options.version) {
-      dmabench::console::say("dmabench {} (git {})\n", dmabench::kVersion, dmabench::kGitRevision);
+      dmabench::console::say("dmabench {} (git {})\n", dmabench::kVersion, dmabench::git_revision());
       return 0;
     }
     // Checked before Google Benchmark sees them: it prints its usage and exits 0 on some bad values
