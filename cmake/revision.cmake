@@ -44,17 +44,11 @@ endif()
 
 find_package(Git QUIET)
 set(DMABENCH_REVISION_CPP "${CMAKE_CURRENT_BINARY_DIR}/generated/revision.cpp")
-add_custom_target(dmabench_revision_stamp
-  COMMAND "${CMAKE_COMMAND}" "-DDMABENCH_GIT_REVISION=${DMABENCH_GIT_REVISION}" "-DGIT_EXECUTABLE=${GIT_EXECUTABLE}"
-          "-DSOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}" "-DOUT=${DMABENCH_REVISION_CPP}"
-          -P "${CMAKE_CURRENT_LIST_FILE}"
-  BYPRODUCTS "${DMABENCH_REVISION_CPP}"
-  COMMENT "dmabench: git revision stamp"
-  VERBATIM)
-# configure writes it once, so that the file exists before the first build
-execute_process(COMMAND "${CMAKE_COMMAND}" "-DDMABENCH_GIT_REVISION=${DMABENCH_GIT_REVISION}"
-                        "-DGIT_EXECUTABLE=${GIT_EXECUTABLE}" "-DSOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}"
-                        "-DOUT=${DMABENCH_REVISION_CPP}" -P "${CMAKE_CURRENT_LIST_FILE}")
+set(dmabench_stamp_command "${CMAKE_COMMAND}" "-DDMABENCH_GIT_REVISION=${DMABENCH_GIT_REVISION}" "-DGIT_EXECUTABLE=${GIT_EXECUTABLE}"
+                  "-DSOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}" "-DOUT=${DMABENCH_REVISION_CPP}" -P "${CMAKE_CURRENT_LIST_FILE}")
+add_custom_target(dmabench_revision_stamp COMMAND ${dmabench_stamp_command} BYPRODUCTS "${DMABENCH_REVISION_CPP}"
+                  COMMENT "dmabench: git revision stamp" VERBATIM)
+execute_process(COMMAND ${dmabench_stamp_command})   # configure writes it once, so that it exists before the first build
 add_library(dmabench_revision STATIC "${DMABENCH_REVISION_CPP}")
 add_dependencies(dmabench_revision dmabench_revision_stamp)
 target_include_directories(dmabench_revision PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}")
