@@ -134,6 +134,7 @@ def main():
         run(["git", "clone", "-q", source, clone])
         git(clone, "config", "user.name", "dmabench test")
         git(clone, "config", "user.email", "test@dmabench.invalid")
+        git(clone, "config", "commit.gpgsign", "false")
         say(f"cloned {source} at {git(clone, 'rev-parse', '--short=12', 'HEAD')} (its committed files)")
         run([cmake, "-S", clone, "-B", build_dir, "-G", generator, "-DDMABENCH_CUDA=OFF", "-DDMABENCH_HIP=OFF",
              "-DDMABENCH_TESTS=OFF", "-DDMABENCH_MPI=OFF", "-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_CXX_FLAGS_DEBUG=-O0"])
