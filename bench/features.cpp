@@ -13,6 +13,7 @@
 #include "bench/output/console.hpp"
 #include "patterns/pattern.hpp"
 #include "core/read_file.hpp"
+#include "core/revision.hpp"
 #include "engines/backend.hpp"
 #include "engines/registry.hpp"
 #include "engines/engine_factories.hpp"
@@ -264,7 +265,7 @@ void print_first_steps(Text& out, const std::string& program) {
 
 void print_features() {
   Text out;
-  out("dmabench {} (git {})\n", kVersion, kGitRevision);
+  out("dmabench {} (git {})\n", kVersion, git_revision());
   out("backends built: {}\n", fmt::join(built_backends(), ", "));
   out("multi-process runs (mpirun, srun: one process per rank): {}\n",
       team::mpi_build_unsupported() ? "no: " + *team::mpi_build_unsupported() : "yes, " + team::mpi_build_description());
@@ -288,7 +289,7 @@ void print_first_run(const std::string& program) {
   Text out;
   out("dmabench {} (git {}): measures copies and collectives over GPU copy engines (DMA), GPU cores, NCCL and\n"
       "host threads. Run with no arguments, it says what it found here and how to start.\n",
-      kVersion, kGitRevision);
+      kVersion, git_revision());
   std::vector<FoundBackend> found;
   for (const auto& name : built_backends()) found.push_back(find_backend(name));
   out("\nbackends of this build: {}\n", fmt::join(built_backends(), ", "));

@@ -16,6 +16,7 @@
 #include "core/interrupt.hpp"
 #include "core/errors.hpp"
 #include "core/quote.hpp"
+#include "core/revision.hpp"
 #include "bench/runner.hpp"
 #include "team/team.hpp"
 #include "version.hpp"
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (options.version) {
-      dmabench::console::say("dmabench {} (git {})\n", dmabench::kVersion, dmabench::kGitRevision);
+      dmabench::console::say("dmabench {} (git {})\n", dmabench::kVersion, dmabench::git_revision());
       return 0;
     }
     // parse_cli checked the --benchmark_* flags before Google Benchmark sees them (gbench::Flags): it prints its usage

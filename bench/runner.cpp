@@ -22,6 +22,7 @@
 
 #include "core/errors.hpp"
 #include "core/json_file.hpp"
+#include "core/revision.hpp"
 #include "bench/features.hpp"
 #include "bench/run/gbench.hpp"
 #include "bench/output/console.hpp"
@@ -144,7 +145,7 @@ Engines make_engines(const std::vector<Case>& cases, const Backend& backend) {
 json run_context(const CliOptions& options, const std::vector<std::string>& command_line, const Config& config,
                  Backend& backend) {
   json context = host_context();
-  context["dmabench"] = {{"version", kVersion}, {"git_revision", kGitRevision}};
+  context["dmabench"] = {{"version", kVersion}, {"git_revision", git_revision()}};
   json args = json::array();  // arguments are bytes: recorded with those that are not UTF-8 escaped
   for (const auto& a : command_line) args.push_back(escape_non_utf8(a));
   context["command_line"] = args;
@@ -653,7 +654,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     power = run_power(options, outputs->power_trace, config, context["machine"], *backend);
     context["power"] = power.context;
     results = std::make_unique<ResultsFile>(outputs->out.path, context, started);  // written with the first record (an existing file is kept until then)
-    console::say("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, kGitRevision,
+    console::say("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, git_revision(),
                backend->name(), cases.size(), options.config,
                team::world().multi() ? fmt::format(", {} processes", team::world().size()) : std::string(), outputs->out.path);
   }

@@ -20,8 +20,9 @@ requirement_missing() {
 
 # Installs what is missing. `ensure_packages` (run.sh): what the build needs, and the rocm-smi
 # headers for that power source. `ensure_packages test` (test.sh) also wants the script tests'
-# Python packages and ROCm's compile packages for the HIP build check. Wanted packages are
-# installed where apt can, one call for all and then one by one if that fails; they never stop a build.
+# Python packages, ROCm's compile packages for the HIP build check and dpkg-dev (dpkg-shlibdeps for the
+# .deb that install_revision makes). Wanted packages are installed where apt can, one call for all and
+# then one by one if that fails; they never stop a build.
 ensure_packages() {
   local missing=() probe pkg
   while read -r probe pkg; do
@@ -55,7 +56,8 @@ file:/usr/lib/python3/dist-packages/pandas/__init__.py        python3-pandas
 file:/usr/lib/python3/dist-packages/matplotlib/__init__.py    python3-matplotlib
 file:/usr/lib/python3/dist-packages/pytest/__init__.py        python3-pytest
 file:/usr/lib/python3/dist-packages/ipykernel/__init__.py     python3-ipykernel
-cmd:jupyter-nbconvert                                         jupyter-nbconvert'
+cmd:jupyter-nbconvert                                         jupyter-nbconvert
+cmd:dpkg-shlibdeps                                            dpkg-dev'
   fi
   local wanted=()
   while read -r probe pkg; do

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""The revision stamp and the install (issue 41), on a clone of the source tree.
+
+usage: install_revision_test.py SOURCE_DIR CMAKE CPACK GENERATOR
+
+The source tree is cloned into a temporary directory (this test commits, and never into the user's tree; the
+clone holds the committed files only: it checks the mechanism at HEAD). In the clone: a small host-only build of
+the dmabench target (-O0, no tests, no MPI), then
+  - `dmabench --version` names `git describe --always --abbrev=12` of the clone;
+  - a second build of the unchanged tree (an untracked file beside it) compiles and links nothing;
+  - a commit: the rebuild compiles the revision file alone and --version names the new commit;
+  - a tracked file changed, not committed: the same, and --version says <commit>-dirty;
+  - `cmake --install` into a prefix: the installed bin/dmabench --version names that exact revision,
+    --presets lists the presets from <prefix>/share/dmabench/configs, `dmabench quick --list` expands;
+  - where cpack and dpkg-deb are: `cpack -G DEB` makes dmabench_<version>_*.deb holding ./usr/bin/dmabench
+    and the configs, and the packaged program names the same revision.
+Exit 0 pass, 1 fail, 77 skipped (not a git checkout, or no git).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+START = time.monotonic()
+
+
+def say(msg):
+    print(f"[{time.monotonic() - START:6.1f}s] {msg}", flush=True)
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", flush=True)
+    sys.exit(1)
+
+
+def run(cmd, cwd=None, check=True):
+    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if check and p.returncode != 0:
+        fail(f"{' '.join(map(str, cmd))} exited {p.returncode}:\n{p.stdout[-4000:]}")
+    return p.stdout
+
+
+def git(clone, *args):
+    return run(["git", "-C", clone, *args]).strip()
+
+
+def build(cmake, build_dir):
+    """Builds the dmabench target; returns the objects compiled and the binaries linked."""
+    out = run([cmake, "--build", build_dir, "--target", "dmabench", "--parallel", str(os.cpu_count() or 2)])
+    compiled = re.findall(r"Building CXX object (\S+)", out)
+    linked = re.findall(r"Linking CXX (?:executable|static library) (\S+)", out)
+    return compiled, linked
+
+
+def version_of(binary):
+    out = run([binary, "--version"])
+    m = re.search(r"\(git (\S+)\)", out)
+    if not m:
+        fail(f"{binary} --version names no revision: {out!r}")
+    return m.group(1)
+
+
+def expect_revision(binary, want, when):
+    got = version_of(binary)
+    if got != want:
+        fail(f"{when}: {binary} --version says git {got}, expected {want}")
+    say(f"{when}: --version names {got}")
+
+
+def expect_only_revision_rebuilt(compiled, linked, when):
+    if len(compiled) != 1 or not compiled[0].endswith("revision.cpp.o"):
+        fail(f"{when}: the rebuild compiled {compiled}, expected the revision file alone")
+    if not any(l.endswith("dmabench") for l in linked):
+        fail(f"{when}: the rebuild did not relink dmabench (linked {linked})")
+    say(f"{when}: compiled {compiled[0]} alone, linked {', '.join(linked)}")
+
+
+def check_installed(cmake, build_dir, prefix, want):
+    run([cmake, "--install", build_dir, "--prefix", prefix])
+    binary = os.path.join(prefix, "bin", "dmabench")
+    expect_revision(binary, want, "installed")
+    configs = os.path.join(prefix, "share", "dmabench", "configs")
+    out = run([binary, "--presets"])
+    if f"presets ({configs})" not in out or not re.search(r"^\s*quick\b", out, re.M):
+        fail(f"installed --presets does not list the presets of {configs}:\n{out}")
+    run([binary, "quick", "--list"])
+    for doc in ("README.md", "LICENSE", "docs/user-guide.md"):
+        if not os.path.isfile(os.path.join(prefix, "share", "doc", "dmabench", doc)):
+            fail(f"not installed: share/doc/dmabench/{doc}")
+    say(f"installed into {prefix}: --presets lists {configs}, `dmabench quick --list` expands, docs there")
+
+
+def check_deb(cpack, build_dir, work, want):
+    if not shutil.which(cpack) or not shutil.which("dpkg-deb"):
+        say("no cpack or dpkg-deb: the .deb is not checked")
+        return
+    run([cpack, "-G", "DEB", "-B", os.path.join(work, "deb")], cwd=build_dir)
+    debs = [f for f in os.listdir(os.path.join(work, "deb")) if f.endswith(".deb")]
+    if len(debs) != 1 or not debs[0].startswith("dmabench_"):
+        fail(f"cpack -G DEB made {debs}, expected one dmabench_<version>_<arch>.deb")
+    deb = os.path.join(work, "deb", debs[0])
+    listing = run(["dpkg-deb", "-c", deb])
+    for path in ("./usr/bin/dmabench", "./usr/share/dmabench/configs/quick.json", "./usr/share/doc/dmabench/README.md"):
+        if not re.search(rf"\s{re.escape(path)}$", listing, re.M):
+            fail(f"{debs[0]} does not hold {path}:\n{listing}")
+    if run(["dpkg-deb", "-f", deb, "Package"]).strip() != "dmabench":
+        fail(f"{debs[0]}: Package is not dmabench")
+    root = os.path.join(work, "deb-root")
+    run(["dpkg-deb", "-x", deb, root])
+    expect_revision(os.path.join(root, "usr", "bin", "dmabench"), want, f"packaged ({debs[0]})")
+
+
+def main():
+    if len(sys.argv) != 5:
+        print(__doc__, file=sys.stderr)
+        return 2
+    source, cmake, cpack, generator = sys.argv[1:]
+    if not shutil.which("git"):
+        print("SKIP: no git on PATH")
+        return SKIP
+    top = subprocess.run(["git", "-C", source, "rev-parse", "--show-toplevel"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+    if top.returncode != 0 or os.path.realpath(top.stdout.strip()) != os.path.realpath(source):
+        print(f"SKIP: {source} is not a git checkout (a copy without .git: its builds are stamped with "
+              "-DDMABENCH_GIT_REVISION)")
+        return SKIP
+    work = tempfile.mkdtemp(prefix="dmabench-install-")
+    try:
+        clone, build_dir = os.path.join(work, "src"), os.path.join(work, "build")
+        run(["git", "clone", "-q", source, clone])
+        git(clone, "config", "user.name", "dmabench test")
+        git(clone, "config", "user.email", "test@dmabench.invalid")
+        git(clone, "config", "commit.gpgsign", "false")
+        say(f"cloned {source} at {git(clone, 'rev-parse', '--short=12', 'HEAD')} (its committed files)")
+        run([cmake, "-S", clone, "-B", build_dir, "-G", generator, "-DDMABENCH_CUDA=OFF", "-DDMABENCH_HIP=OFF",
+             "-DDMABENCH_TESTS=OFF", "-DDMABENCH_MPI=OFF", "-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_CXX_FLAGS_DEBUG=-O0"])
+        binary = os.path.join(build_dir, "dmabench")
+        compiled, _ = build(cmake, build_dir)
+        say(f"built dmabench ({len(compiled)} objects, -O0, {generator})")
+        expect_revision(binary, git(clone, "describe", "--always", "--abbrev=12"), "first build")
+
+        with open(os.path.join(clone, "untracked.txt"), "w") as f:  # untracked: not dirty (git describe --dirty)
+            f.write("not part of the tree\n")
+        compiled, linked = build(cmake, build_dir)
+        if compiled or linked:
+            fail(f"unchanged tree: the rebuild compiled {compiled} and linked {linked}, expected nothing")
+        say("unchanged tree (an untracked file beside it): the rebuild compiled and linked nothing")
+
+        with open(os.path.join(clone, "README.md"), "a") as f:
+            f.write("\nA line committed by tests/install_revision_test.py.\n")
+        git(clone, "commit", "-q", "-am", "install_revision test: a commit")
+        committed = git(clone, "describe", "--always", "--abbrev=12")
+        expect_only_revision_rebuilt(*build(cmake, build_dir), "after a commit")
+        expect_revision(binary, committed, "after a commit")
+
+        with open(os.path.join(clone, "README.md"), "a") as f:
+            f.write("\nA line not committed.\n")
+        dirty = committed + "-dirty"
+        expect_only_revision_rebuilt(*build(cmake, build_dir), "dirty tree")
+        expect_revision(binary, dirty, "dirty tree")
+
+        check_installed(cmake, build_dir, os.path.join(work, "prefix"), dirty)
+        check_deb(cpack, build_dir, work, dirty)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    say("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
