@@ -56,6 +56,10 @@ file:/usr/lib/python3/dist-packages/pandas/__init__.py        python3-pandas
 file:/usr/lib/python3/dist-packages/matplotlib/__init__.py    python3-matplotlib
 file:/usr/lib/python3/dist-packages/pytest/__init__.py        python3-pytest
 file:/usr/lib/python3/dist-packages/ipykernel/__init__.py     python3-ipykernel
+file:/usr/lib/python3/dist-packages/setuptools/__init__.py   python3-setuptools
+file:/usr/lib/python3/dist-packages/wheel/__init__.py        python3-wheel
+file:/usr/lib/python3/dist-packages/pip/__init__.py          python3-pip
+file:/usr/lib/python3.*/ensurepip/__init__.py                python3-venv
 cmd:jupyter-nbconvert                                         jupyter-nbconvert
 cmd:dpkg-shlibdeps                                            dpkg-dev'
   fi

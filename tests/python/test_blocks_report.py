@@ -11,8 +11,7 @@ import pytest
 
 from test_scripts import SCRIPTS, document, result, run
 
-sys.path.insert(0, SCRIPTS)
-import blocks_report  # noqa: E402
+from dmabench.reports import blocks as blocks_report
 
 KIB = 1024
 
@@ -254,4 +253,4 @@ def test_fit_line_and_number_format():
     assert b == pytest.approx(2.25) and a == pytest.approx(0.6666666667) and 0.99 < r2 < 1 and worst > 0
     assert [blocks_report.fmt_num(v) for v in (0.25, 5, 123.4, 12345.6, 0.001234, None)] == \
         ["0.250", "5.00", "123", "12346", "0.00123", "–"]
-    assert os.path.basename(blocks_report.__file__) == "blocks_report.py"
+    assert blocks_report.__name__ == "dmabench.reports.blocks"  # the package's module, not a copy beside a test

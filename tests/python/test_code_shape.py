@@ -5,7 +5,11 @@
   is missing).
 - No class or struct body is longer than MAX_LINES lines (a longer one holds more than one job; its
   member functions can be defined after it, or parts of it become classes of their own).
+- The same two rules over the Python of PYTHON_DIRS (the dmabench package and the scripts/ shims): no function
+  (a method or a nested function too) and no class longer than MAX_LINES lines, from its `def` / `class` line to
+  its last line.
 """
+import ast
 import glob
 import os
 import re
@@ -14,6 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MAX_LINES = 80
 SOURCE_DIRS = ["bench", "engines", "patterns", "gpu", "amd", "core", "power", "team", "tools"]
 EXTENSIONS = ["cpp", "cu", "hpp"]
+PYTHON_DIRS = ["python/dmabench", "scripts"]
 
 # Definitions allowed to be longer, each (path, how the definition's first line starts); none today.
 # An entry that is no longer needed fails test_every_allowed_entry_is_still_needed.
@@ -73,6 +78,19 @@ def source_files():
     return sorted(files)
 
 
+def python_files():
+    return sorted(f for d in PYTHON_DIRS for f in glob.glob(os.path.join(ROOT, d, "**", "*.py"), recursive=True))
+
+
+def long_python(path, limit):
+    """The functions (methods and nested ones too) and classes of the Python file at `path` longer than `limit`
+    lines, each as `path:line: N lines: head`."""
+    lines = _read(path)
+    nodes = [n for n in ast.walk(ast.parse("\n".join(lines), path))
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    return _report(path, lines, sorted((n.lineno - 1, n.end_lineno - 1) for n in nodes), limit)
+
+
 def _allowed(finding, allowed=None):
     path, head = finding.split(":", 1)[0], finding.split(" lines: ", 1)[1]
     return any(path == a_path and head.startswith(a_head) for a_path, a_head in (ALLOWED if allowed is None else allowed))
@@ -95,8 +113,25 @@ def test_no_long_class():
     assert not too_long, "class or struct bodies longer than %d lines:\n%s" % (MAX_LINES, "\n".join(too_long))
 
 
+def test_no_long_python_function_or_class():
+    files = python_files()
+    assert any(f.endswith(os.path.join("dmabench", "cli.py")) for f in files) and len(files) > 20
+    too_long = [f for path in files for f in long_python(path, MAX_LINES) if not _allowed(f)]
+    assert not too_long, "Python functions or classes longer than %d lines:\n%s" % (MAX_LINES, "\n".join(too_long))
+
+
+def test_the_check_finds_a_long_python_function(tmp_path):
+    body = "\n".join(f"        x += {i}" for i in range(MAX_LINES))
+    src = tmp_path / "long.py"
+    src.write_text("class C:\n    def f(self, x):\n" + body + "\n        return x\n\n\ndef g():\n    return 1\n")
+    found = long_python(str(src), MAX_LINES)
+    assert len(found) == 2 and "def f" in found[1] and "class C" in found[0], found
+    assert long_python(str(src), MAX_LINES + 10) == []
+
+
 def test_every_allowed_entry_is_still_needed():
     found = [f for path in source_files() for f in long_functions(path, MAX_LINES) + long_classes(path, MAX_LINES)]
+    found += [f for path in python_files() for f in long_python(path, MAX_LINES)]
     for entry in ALLOWED:
         assert any(_allowed(f, {entry}) for f in found), "%s is no longer too long: remove it from ALLOWED" % (entry,)
 

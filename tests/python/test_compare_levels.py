@@ -6,10 +6,9 @@ import sys
 
 from test_scripts import SCRIPTS, document, result, run, with_interval, write
 
-sys.path.insert(0, SCRIPTS)
-import compare  # noqa: E402
-import levels  # noqa: E402
-from dmabench_results import case_class, command_bytes  # noqa: E402
+from dmabench import compare
+from dmabench import levels
+from dmabench import case_class, command_bytes
 
 SIZES = {1024: 10.0, 4096: 11.0, 65536: 14.0, 512 << 10: 40.0, 64 << 20: 2000.0}  # bytes per rank: p50 µs
 LAUNCH_BOUND = [1024, 4096, 65536, 512 << 10]

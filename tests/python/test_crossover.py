@@ -13,8 +13,7 @@ import pytest
 from test_blocks_report import block_result
 from test_scripts import SCRIPTS, document, result, run
 
-sys.path.insert(0, SCRIPTS)
-import crossover  # noqa: E402
+from dmabench.reports import crossover
 
 KIB = 1024
 TOOL = "crossover.py"
@@ -237,8 +236,9 @@ def test_plots_without_matplotlib_exit_2(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(tmp_path / "fake"))
     p = subprocess.run([sys.executable, os.path.join(SCRIPTS, TOOL), str(src), "--plots", str(tmp_path / "maps")],
                        capture_output=True, text=True, env=env, timeout=120)
-    check_exit_2(p, "--plots needs matplotlib (apt install python3-matplotlib)")
-    assert p.stderr.strip() == f"{TOOL}: error: --plots needs matplotlib (apt install python3-matplotlib)"
+    check_exit_2(p, "'plot' extra (matplotlib is not installed): pip install './python[plot]'")
+    assert p.stderr.strip() == (f"{TOOL}: error: this needs the 'plot' extra (matplotlib is not installed): "
+                                "pip install './python[plot]' or apt install python3-matplotlib python3-pandas")
 
 
 def bad_record(field, value):

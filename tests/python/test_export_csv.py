@@ -8,8 +8,7 @@ import sys
 
 from test_scripts import ROOT, SCRIPTS, document, overlap_result, result, run
 
-sys.path.insert(0, SCRIPTS)
-import export_csv  # noqa: E402
+from dmabench import export_csv
 
 HOST = os.path.join(ROOT, "results", "h200x1", "host.json")  # a committed run with host memory, skipped cases
 

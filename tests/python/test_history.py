@@ -15,9 +15,8 @@ import pytest
 from test_hostile_input import HOSTILE, inproc, one_line
 from test_scripts import ROOT, SCRIPTS, document, result, run, with_interval
 
-sys.path.insert(0, SCRIPTS)
-import history  # noqa: E402
-from dmabench_results import ResultsError, history_frame  # noqa: E402
+from dmabench import history
+from dmabench import ResultsError, history_frame
 
 RESULTS = os.path.join(ROOT, "results")
 REPEAT = os.path.join(RESULTS, "h200x1", "pools", "start2", "repeat-pinned-2.json")  # the latest noise-repeat run
@@ -270,7 +269,7 @@ def test_plot_trend(tmp_path):
     p = inproc("plot.py", "trend", db, "--case", "/1024$", "--out", out, "--figure", "busbw_GBps")
     assert p.returncode == 0 and p.stdout.strip() == str(out / "copy-trend.png"), p.stderr
     assert (out / "copy-trend.png").stat().st_size > 10_000
-    import plot
+    from dmabench import plot
     conn = history.open_db(db, write=False)
     series = history.trend(conn, "/1024$", None, "busbw_GBps", history.DEFAULT_RULE)
     conn.close()
@@ -396,7 +395,7 @@ def test_fields_check_document_does_not_check(tmp_path):
 
 # ---- runs of several processes (schema version 2: records.process_p50s) ------------------------------------------
 
-import levels  # noqa: E402
+from dmabench import levels
 
 BASE_P50 = {1024: 100.0, 4096: 200.0}
 

@@ -13,11 +13,10 @@ import pytest
 
 from test_history import add_runs, counts, digest, run_at
 from test_hostile_input import inproc, one_line
-from test_scripts import SCRIPTS, run
+from test_scripts import PACKAGE_ENV, SCRIPTS, run
 
-sys.path.insert(0, SCRIPTS)
-import history  # noqa: E402
-from dmabench_results import ResultsError, history_frame  # noqa: E402
+from dmabench import history
+from dmabench import ResultsError, history_frame
 
 WRITERS = 8
 ROUNDS = 15  # a race lost 1 time in 10 (issue 40): 15 rounds of 8 writers meet it with near certainty
@@ -25,8 +24,7 @@ ROUNDS = 15  # a race lost 1 time in 10 (issue 40): 15 rounds of 8 writers meet 
 # a writer that waits for the word to start (the file `go`), so that every writer opens the database at once
 STARTER = """
 import os, sys, time
-sys.path.insert(0, {scripts!r})
-import history
+from dmabench import history
 go = sys.argv[1]
 while not os.path.exists(go):
     time.sleep(0.0005)
@@ -39,9 +37,9 @@ def start_together(tmp_path, argvs):
     go = tmp_path / "go"
     with contextlib.suppress(FileNotFoundError):
         go.unlink()
-    code = STARTER.format(scripts=SCRIPTS)
+    code = STARTER
     procs = [subprocess.Popen([sys.executable, "-c", code, go, *map(os.fspath, argv)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for argv in argvs]
+                              stderr=subprocess.PIPE, text=True, env=PACKAGE_ENV) for argv in argvs]
     go.write_text("")
     return [(p.returncode, out, err) for p in procs for out, err in [p.communicate(timeout=300)]]
 
@@ -83,8 +81,7 @@ def test_readers_and_writers_at_once(tmp_path):
 # file (a small page cache), then it says so and waits to be killed
 HOLDER = """
 import json, sys
-sys.path.insert(0, {scripts!r})
-import history
+from dmabench import history
 conn = history.open_db(sys.argv[1], write=True)
 conn.execute("PRAGMA cache_size = 2")
 conn.execute("BEGIN IMMEDIATE")
@@ -102,8 +99,8 @@ def interrupted_write(tmp_path, how=signal.SIGKILL):
     kept = (counts(db), history_frame(db).p50_us.tolist())
     big = tmp_path / "big.json"
     big.write_text(json.dumps(run_at("2026-01-02T00:00:00Z", {1024 * (k + 1): 100.0 + k for k in range(2000)})))
-    p = subprocess.Popen([sys.executable, "-c", HOLDER.format(scripts=SCRIPTS), db, big], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, db, big], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True, env=PACKAGE_ENV)
     try:
         assert p.stdout.readline() == "holding\n"
     finally:

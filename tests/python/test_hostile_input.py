@@ -8,11 +8,10 @@ import sqlite3
 
 import pytest
 
-from test_scripts import H200, ROOT, SCRIPTS, document, execute_notebook, overlap_result, result, run, with_interval
+from test_scripts import H200, PACKAGE_ENV, ROOT, SCRIPTS, document, execute_notebook, overlap_result, result, run, with_interval
 
 import sys
-sys.path.insert(0, SCRIPTS)
-from dmabench_results import ResultsError, load  # noqa: E402
+from dmabench import ResultsError, load
 
 
 def good():
@@ -189,15 +188,14 @@ def test_every_script_refuses_every_malformed_file(hostile_dir):
     driver = hostile_dir / "driver.py"
     driver.write_text(f"""
 import contextlib, io, json, sys, traceback
-sys.path.insert(0, {SCRIPTS!r})
+from dmabench.cli import script as run_script
 script, cases = sys.argv[1], json.loads(sys.argv[2])
-mod = __import__(script[:-3])
 out = []
 for argv in cases:
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            rc = mod.main(argv)
+            rc = run_script(script, argv)
     except BaseException:
         rc, err = -1, io.StringIO(traceback.format_exc())
     out.append([rc, err.getvalue()])
@@ -222,7 +220,7 @@ print(json.dumps(out))
 
 def run_python(*args):
     import subprocess
-    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, timeout=600, env=PACKAGE_ENV)
 
 
 @pytest.mark.parametrize("script", ["compare.py", "summarize.py", "plot.py", "dma_latte_report.py", "overlap_report.py",
@@ -322,17 +320,16 @@ def inproc(name, *args):
     """`name`'s main() in this process, as a CompletedProcess, warnings printed to its stderr as they would be: for
     what cannot hang (plot.py's interpreter start, pandas and matplotlib, takes seconds on a busy machine)."""
     import contextlib
-    import importlib
     import io
     import warnings
-    mod = importlib.import_module(name[:-3])
+    from dmabench.cli import script as run_script
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.showwarning = lambda message, category, filename, lineno, file=None, line=None: \
             sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
         try:
-            rc = mod.main([os.fspath(a) for a in args])
+            rc = run_script(name, [os.fspath(a) for a in args])
         except SystemExit as e:
             rc = e.code
     return subprocess.CompletedProcess([name, *args], rc, out.getvalue(), err.getvalue())
@@ -688,7 +685,7 @@ def test_sdma_map_topology_files_it_cannot_use(tmp_path):
 
 
 def test_a_bug_is_one_line_and_exit_3_and_ctrl_c_is_130(capsys):
-    from dmabench_results import run_tool
+    from dmabench.tool import run_tool
 
     def broken(argv):
         return {}["missing"]
@@ -852,7 +849,7 @@ def db_readers(db, tmp_path):
 
 
 def test_every_database_reader_refuses_every_hostile_database_in_one_line(tmp_path):
-    from dmabench_results import history_frame
+    from dmabench import history_frame
     (tmp_path / "good.json").write_text(json.dumps(good()))
     for name, (db, want) in hostile_databases(tmp_path).items():
         kept = sorted(os.listdir(os.path.dirname(db)))

@@ -12,9 +12,8 @@ import pytest
 
 from test_scripts import H200, SCRIPTS, run
 
-sys.path.insert(0, SCRIPTS)
-import dmabench_results  # noqa: E402
-from dmabench_results import ResultsError, load, read_journal  # noqa: E402
+import dmabench
+from dmabench import ResultsError, load, read_journal
 
 SOURCE = os.path.join(H200, "quick-case-pipeline.json")
 
@@ -31,7 +30,7 @@ def real():
 @pytest.fixture(autouse=True)
 def fresh_notes():
     """load notes each journal once per process; every test starts with none noted."""
-    dmabench_results._noted.clear()
+    dmabench.reader._noted.clear()
 
 
 def header(ctx, **change):

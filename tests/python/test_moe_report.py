@@ -14,8 +14,7 @@ import pytest
 
 from test_scripts import SCRIPTS, document, result, run
 
-sys.path.insert(0, SCRIPTS)
-import moe_report  # noqa: E402
+from dmabench.reports import moe as moe_report
 
 TOKEN = 8192
 
@@ -352,7 +351,7 @@ def test_number_format():
 def test_compare_and_history_keys_tell_routings_apart(tmp_path):
     """dmabench_results.case_key (compare.py, history.py) keeps two routings of one size apart, matches a trace by
     its file name wherever it lies, and leaves every other pattern's key as it was; where() names the routing."""
-    from dmabench_results import case_key, where
+    from dmabench import case_key, where
     uni, zipf = moe_result("ce", 16, 100), moe_result("ce", 16, 100, splits="zipf", skew=1.2)
     combine = moe_result("ce", 16, 100, direction="combine")
     assert len({case_key(uni), case_key(zipf), case_key(combine)}) == 3

@@ -11,8 +11,7 @@ import pytest
 
 from test_scripts import ROOT, SCRIPTS, run
 
-sys.path.insert(0, SCRIPTS)
-import moe_trace  # noqa: E402
+from dmabench import moe_trace
 
 COMMITTED = os.path.join(ROOT, "configs", "traces", "moe-synthetic-8x256.json")
 

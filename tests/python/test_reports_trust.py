@@ -14,9 +14,8 @@ import pytest
 from test_hostile_input import MAX_LINE, inproc, one_line
 from test_scripts import SCRIPTS, document, execute_notebook, result, with_interval
 
-sys.path.insert(0, SCRIPTS)
-from dmabench_results import case_table, labels_apart, load, to_frame  # noqa: E402
-import plot  # noqa: E402
+from dmabench import case_table, labels_apart, load, to_frame
+from dmabench import plot
 
 
 def write(tmp_path, name, doc):

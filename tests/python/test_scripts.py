@@ -11,13 +11,15 @@ import sys
 
 import pytest
 
+from dmabench import compare, plot
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(ROOT, "scripts")
+PACKAGE = os.path.join(ROOT, "python")  # the dmabench package (pytest.ini puts it on this process's path)
+# the environment of a python3 this test starts that imports dmabench itself (not through a scripts/ shim)
+PACKAGE_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [PACKAGE, os.environ.get("PYTHONPATH")])))
 H200 = os.path.join(ROOT, "results", "h200x2")
-sys.path.insert(0, SCRIPTS)
 
-import compare  # noqa: E402
-import plot  # noqa: E402
 
 
 def run(script, *args):
@@ -287,7 +289,7 @@ def test_compare_a_planted_regression_with_tight_intervals_still_fails(tmp_path)
 
 
 def test_results_with_intervals_are_checked_and_framed(tmp_path):
-    from dmabench_results import to_frame
+    from dmabench import to_frame
     good = small_run()
     with_interval(good["results"][0], 0.02, stopped="max_time")
     df = to_frame([str(write(tmp_path, "g.json", good))])
@@ -354,7 +356,7 @@ def execute_notebook(tmp_path, results):
     env = dict(os.environb, PATH=os.fsencode(os.path.dirname(sys.executable)) + os.pathsep.encode() +
                os.environb.get(b"PATH", b""))
     env[b"DMABENCH_RESULTS"] = b",".join(os.fsencode(p) for p in results)
-    os.symlink(SCRIPTS, tmp_path / "scripts")
+    env[b"PYTHONPATH"] = os.fsencode(PACKAGE_ENV["PYTHONPATH"])  # `import dmabench`, as an installed package
     cmd = ([nbconvert] if nbconvert.endswith("nbconvert") else [nbconvert, "nbconvert"]) + [
         "--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=300", "--output", "out.ipynb",
         str(nb_dir / "explore.ipynb")]
@@ -418,7 +420,7 @@ def test_in_place_cases_stay_apart_by_their_in_place_field(tmp_path):
     out_of_place = result("allgather", "ce", 1 << 20, "oneshot", 20.0, in_place=False)
     in_place = result("allgather", "ce", 1 << 20, "oneshot", 10.0, in_place=True)
     path = write(tmp_path, "ip.json", document([out_of_place, in_place]))
-    from dmabench_results import case_key, load, pattern_label, placement, to_frame
+    from dmabench import case_key, load, pattern_label, placement, to_frame
     doc = load(str(path), "test")
     # the records are read as written: one spelling, the pattern plus `in_place`
     assert [r["pattern"] for r in doc["results"]] == ["allgather", "allgather"]
@@ -455,7 +457,7 @@ def test_in_place_cases_stay_apart_by_their_in_place_field(tmp_path):
 
 
 def test_variant_comes_from_the_case_name():
-    from dmabench_results import engine_options_in_name, variant
+    from dmabench import engine_options_in_name, variant
     # the name lists the non-default options in the engine's table order; the label sorts them
     r = result("allgather", "ce", 1024, "oneshot", 1.0, options={"schedule": "pcpy", "graph": True, "streams": 4})
     assert r["name"].startswith("allgather/ce,schedule=pcpy,graph=true,streams=4/oneshot/")

@@ -6,8 +6,7 @@ import sys
 
 from test_scripts import H200, SCRIPTS, run
 
-sys.path.insert(0, SCRIPTS)
-from dmabench_results import software_times, to_frame, variant  # noqa: E402
+from dmabench import software_times, to_frame, variant
 
 
 def software_doc(tmp_path):

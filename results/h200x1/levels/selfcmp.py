@@ -8,9 +8,10 @@ which scripts/merge_runs.py merges into OUT/kvpool-A.json (processes 1-4) and OU
 config: scripts/compare.py A B (its verdict counts and exit code), scripts/history.py gate of B against a fresh history
 holding A (OUT/history.sqlite), and the same two for two planted copies of B: every p50 25% slower (every latency
 statistic, interval end and per-process p50 times 1.25, bandwidths / 1.25), and only the bandwidth-bound cases 10%
-slower (dmabench_results.case_class). Then, per class of case, how wide the between-process intervals are (their
+slower (dmabench.case_class). Then, per class of case, how wide the between-process intervals are (their
 half-width over the p50, `noise`) and the smallest change compare.py can call in a case (its threshold, or the two
-half-widths together where that is more). Prints markdown.
+half-widths together where that is more). Prints markdown. Needs the dmabench package: `pip install ./python`, or
+run with PYTHONPATH=python.
 """
 import copy
 import json
@@ -22,8 +23,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SCRIPTS = os.path.join(ROOT, "scripts")
-sys.path.insert(0, SCRIPTS)
-from dmabench_results import case_class, case_key  # noqa: E402
+
+from dmabench import case_class, case_key  # the package installed (pip install ./python) or PYTHONPATH=python
 
 
 def tool(name, *args):

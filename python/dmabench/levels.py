@@ -3,14 +3,15 @@ levels document (results/SCHEMA.md, "Levels across fresh processes"; standard li
 
 `merge(docs, files)` is the merge, `refuse_unmergeable(docs, files)` what scripts/merge_runs.py (its command line)
 refuses before it. dmabench --processes merges the same way (bench/levels.cpp); tests/data/levels/expected.json
-binds both. The checks of dmabench_results.check_document come first: fields it does not check (`cpu`,
+binds both. The checks of dmabench.schema.check_document come first: fields it does not check (`cpu`,
 `case_index`, `iterations`, `layout`, `context.calibration`) are read only where they have the expected type."""
 import copy
 import math
 import os
 from fractions import Fraction
 
-from dmabench_results import ResultsError, case_key, quote
+from .keys import case_key
+from .text import quote, ResultsError
 
 LATENCY = ("min", "p50", "mean", "p95", "p99", "max", "stddev")
 NOT_RUN = {"status": "not run", "reason": "the process ended before this case"}  # a case a process's file lacks
@@ -263,7 +264,7 @@ def first_difference(a, b, where):
 
 
 def _key(key):
-    """A key of a file's object in a dotted path: as it is where it is a short name, else quoted (dmabench_results.quote:
+    """A key of a file's object in a dotted path: as it is where it is a short name, else quoted (dmabench.text.quote:
     a key of a megabyte, or one with a control character in it)."""
     return key if key.isidentifier() and len(key) <= 40 else quote(key, 40)
 

@@ -1,0 +1,6 @@
+"""`python3 -m dmabench`: the dmabench-results command."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,242 @@
+"""Compare two dmabench results files case by case; a CI gate for regressions.
+
+usage: compare.py BASE.json NEW.json [--threshold 0.05] [--json] [--all]
+
+Cases are matched by their full key (pattern, in place or not, engine, options, devices, bytes, timing,
+workload, rotation, block layout, host-memory kind and NUMA request: dmabench.case_key). For every case in both files: the ratio new/base of p50 latency and of busbw,
+and a verdict:
+  slower        p50 grew by more than --threshold AND the change is real (below)
+  faster        p50 shrank by more than --threshold AND the change is real
+  within noise  p50 moved by more than --threshold, but the two p50 intervals overlap: not a change
+  same          otherwise
+  failed        ok in BASE but not ok in NEW (counts as a regression); both not ok: not compared
+Whether a change is real (the `rule` of each row names the interval that judged it):
+  between processes   both records are of levels files (results/SCHEMA.md, "Levels across fresh processes":
+                      `dmabench --processes N`, merge_runs.py) and carry the between-process interval of their
+                      median p50 (`levels.interval`): real when the two intervals do not overlap. A process is one
+                      draw of the machine's state, and this interval says where the next process's level lands;
+  within one process  both records carry the 95% interval of their p50 (`p50_interval_us`, dmabench records it
+                      since issue 33), at least one of one process: real when the two intervals do not overlap. It
+                      measures one process's precision: a launch-bound case's level moves more than it between
+                      process starts;
+  mixed               the same, where exactly one side is a levels file's record;
+  spread              a file without intervals (written before them): real when the change exceeds the noise, the
+                      larger of the two runs' spreads, spread = (p95 - p50) / p50 (a change smaller than how far a
+                      run's own samples scatter above its median is not a change; such a case is `same`).
+`noise` is the larger of the two records' noise, max(p50 - low, high - p50) / p50 (the interval rules), or the
+larger spread (rule spread).
+Prints a markdown table (only slower/faster/within noise/failed cases unless --all; p50 cells carry their intervals)
+and the cases found in one file only; --json prints the same as JSON. Where both contexts carry
+`calibration.probes` (what one command costs the process, timed before its first case; a levels file: the median
+over its processes), a table of each probe's p50 in both and their ratio (--json: `calibration`). And where at
+least 75% of the compared ok launch-bound cases (dmabench.case_class: under 1 MiB per command) moved the
+same way beyond --threshold, their median p50 ratio too, and the `launch_sync` probe (else the first probe both
+have) moved beyond --threshold the same way, one line says that the launch-bound cases moved together with the
+process's calibration: the machine or the process shifted, not one case (--json: `moved_together`, else null).
+The note informs and changes no verdict and no exit code: a slower launch path is a real regression.
+A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
+it (its run has not finished) is read from the journal when that holds more cases, with a note on stderr
+(dmabench.load).
+Exit codes: 0 no regression, 1 a case regressed,
+2 bad input: an unreadable or malformed file (one line `compare.py: error: ...` on stderr, never a traceback;
+dmabench.schema.check_document says what is checked), among them a record that contradicts itself (its
+p50 outside its interval, its algbw not bytes / p50: check_consistent), a bad argument, no case in common.
+Names are printed with their control characters escaped and `|` in a table cell as `\\|`; --json writes a ratio
+beyond a float as null.
+"""
+import math
+import statistics
+import sys
+
+from .keys import beside, case_class, case_key, p50_interval, pattern_label, spread, variant, where
+from .reader import load
+from .text import fmt_num, fmt_size, json_text, printable, ResultsError, table
+from .tool import arg_parser, run_tool
+
+TOOL = "compare.py"
+
+
+def compare(base_doc, new_doc, threshold):
+    base = {case_key(r): r for r in base_doc["results"]}
+    new = {case_key(r): r for r in new_doc["results"]}
+    rows = []
+    for key in [k for k in base if k in new]:
+        b, n = base[key], new[key]
+        row = {"case": n.get("name") or key[0], "pattern": n["pattern"], "in_place": bool(n.get("in_place")),
+               "variant": variant(n) + (f" ({where(n)})" if where(n) else "") + (f" beside {beside(n)}" if beside(n) else ""),
+               "bytes_per_rank": n["bytes_per_rank"], "timing": n["timing"], "devices": n.get("devices"),
+               "class": case_class(n)}
+        if b["status"] != "ok" or n["status"] != "ok":
+            row["verdict"] = "failed" if b["status"] == "ok" else "not compared"
+            row["reason"] = n.get("reason", "") if b["status"] == "ok" else f"base {b['status']}: {b.get('reason', '')}"
+            rows.append(row)
+            continue
+        ratio = n["latency_us"]["p50"] / b["latency_us"]["p50"]
+        row.update({"base_p50_us": b["latency_us"]["p50"], "new_p50_us": n["latency_us"]["p50"], "p50_ratio": ratio,
+                    "busbw_ratio": (n["busbw_GBps"] / b["busbw_GBps"]) if b["busbw_GBps"] else None,
+                    "base_p50_interval_us": p50_interval(b), "new_p50_interval_us": p50_interval(n)})
+        row.update(judge(b, n, ratio - 1.0, threshold))
+        rows.append(row)
+    only_base = sorted(base[k].get("name") or str(k) for k in base if k not in new)
+    only_new = sorted(new[k].get("name") or str(k) for k in new if k not in base)
+    return rows, only_base, only_new
+
+
+def levels_record(r):
+    """Whether a record is a levels file's (it carries `levels`)."""
+    return isinstance(r.get("levels"), dict)
+
+
+def interval_rule(b, n):
+    """The interval rule that judges two records that both carry a p50 interval (the docstring)."""
+    if all(levels_record(r) and r["levels"].get("interval") == "between processes" for r in (b, n)):
+        return "between processes"
+    return "mixed" if levels_record(b) != levels_record(n) else "within one process"
+
+
+def judge(b, n, change, threshold):
+    """The verdict on a p50 that moved by `change` (a fraction), with the rule that judged it and the noise."""
+    bi, ni = p50_interval(b), p50_interval(n)
+    if bi and ni:
+        noise = max(max(p50 - lo, hi - p50) / p50 for p50, (lo, hi) in ((b["latency_us"]["p50"], bi),
+                                                                         (n["latency_us"]["p50"], ni)))
+        apart = bi[1] < ni[0] or ni[1] < bi[0]
+        beyond = abs(change) > threshold
+        verdict = ("slower" if change > 0 else "faster") if beyond and apart else "within noise" if beyond else "same"
+        return {"verdict": verdict, "rule": interval_rule(b, n), "noise": noise}
+    noise = max(spread(b), spread(n))
+    verdict = ("slower" if change > 0 else "faster") if abs(change) > threshold and abs(change) > noise else "same"
+    return {"verdict": verdict, "rule": "spread", "noise": noise}
+
+
+def positive(value):
+    """Whether `value` is a finite JSON number above 0 (context.calibration is not checked by check_document)."""
+    try:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    except OverflowError:
+        return False
+
+
+def probes(doc):
+    """{probe: p50 µs} of a results file's `context.calibration.probes` (those with a p50), or None without them."""
+    cal = doc["context"].get("calibration")
+    found = cal.get("probes") if isinstance(cal, dict) else None
+    if not isinstance(found, dict):
+        return None
+    return {name: p["p50_us"] for name, p in found.items() if isinstance(p, dict) and positive(p.get("p50_us"))}
+
+
+def calibration(base_doc, new_doc):
+    """{probe: {base_p50_us, new_p50_us, ratio}} of the probes both contexts carry (in BASE's order), or None where
+    either context has no calibration probes."""
+    base, new = probes(base_doc), probes(new_doc)
+    if base is None or new is None:
+        return None
+    return {name: {"base_p50_us": p50, "new_p50_us": new[name], "ratio": new[name] / p50}
+            for name, p50 in base.items() if name in new}
+
+
+def moved_together(rows, cal, threshold):
+    """{launch_bound_cases, moved, median_ratio, calibration_probe, calibration_ratio} where at least 75% of the
+    compared ok launch-bound cases moved the same way beyond `threshold`, their median p50 ratio did too, and so did
+    the launch_sync probe (else the first probe both files have); else None."""
+    ratios = [r["p50_ratio"] for r in rows if r["class"] == "launch-bound" and "p50_ratio" in r]
+    if not ratios or not cal:
+        return None
+    probe = "launch_sync" if "launch_sync" in cal else next(iter(cal))
+    up, down = (sum((x - 1) * way > threshold for x in ratios) for way in (1, -1))
+    way, moved = (1, up) if up >= down else (-1, down)
+    median = statistics.median(ratios)
+    if moved < 0.75 * len(ratios) or (median - 1) * way <= threshold or (cal[probe]["ratio"] - 1) * way <= threshold:
+        return None
+    return {"launch_bound_cases": len(ratios), "moved": moved, "median_ratio": median, "calibration_probe": probe,
+            "calibration_ratio": cal[probe]["ratio"]}
+
+
+def together_line(t, threshold):
+    """The moved-together note, one line."""
+    return (f"**moved together**: the launch-bound cases moved together with the process's calibration: {t['moved']} "
+            f"of {t['launch_bound_cases']} launch-bound cases moved beyond {100 * threshold:.0f}% the same way (median "
+            f"p50 ratio {t['median_ratio']:.3f}), and so did the calibration's {t['calibration_probe']} (ratio "
+            f"{t['calibration_ratio']:.3f}): the machine or the process shifted, not one case. The verdicts stand (a "
+            "slower launch path is a real regression).")
+
+
+def calibration_markdown(cal):
+    rows = [[name, fmt_num(p["base_p50_us"]), fmt_num(p["new_p50_us"]), f"{p['ratio']:.3f}"] for name, p in cal.items()]
+    return ["", "**calibration** (what one command costs the process, timed before its first case; a levels file: the "
+            "median over its processes):", "", table(["probe", "base p50 µs", "new p50 µs", "ratio"], rows)]
+
+
+def p50_cell(p50, interval):
+    """'12.00' or, with its interval, '12.00 [11.90, 12.10]'."""
+    return f"{p50:.2f}" + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
+
+
+ROW_HEADER = ["verdict", "pattern", "variant", "size/rank", "timing", "base p50 µs", "new p50 µs", "p50 ratio",
+              "busbw ratio", "noise", "rule"]
+
+
+def row_cells(r):
+    """A case's row of the table (dmabench.text.table escapes what the file's names hold)."""
+    head = [r["verdict"], pattern_label(r["pattern"], r["in_place"]), r["variant"], fmt_size(r["bytes_per_rank"]),
+            r["timing"]]
+    if "p50_ratio" not in r:
+        return head + ["–", "–", "–", "–", r.get("reason", "")[:60], "–"]
+    bus = f"{r['busbw_ratio']:.3f}" if r["busbw_ratio"] is not None else "–"
+    return head + [p50_cell(r["base_p50_us"], r["base_p50_interval_us"]), p50_cell(r["new_p50_us"], r["new_p50_interval_us"]),
+                   f"{r['p50_ratio']:.3f}", bus, f"{100 * r['noise']:.1f}%", r["rule"]]
+
+
+def markdown(rows, only_base, only_new, threshold, show_all, cal=None, together=None):
+    order = {"failed": 0, "slower": 1, "faster": 2, "within noise": 3, "same": 4, "not compared": 5}
+    counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in order}
+    out = [f"**dmabench compare**: {len(rows)} cases in both files; " +
+           ", ".join(f"{n} {v}" for v, n in counts.items() if n) +
+           f" (threshold {100 * threshold:.0f}%; a change is real where the two p50 intervals do not overlap: between "
+           "processes for levels files, within one process otherwise (the rule column); or, in files without "
+           "intervals, beyond each case's spread)", ""] + ([printable(together_line(together, threshold)), ""] if together else [])
+    shown = [r for r in rows if show_all or r["verdict"] in ("failed", "slower", "faster", "within noise")]
+    if shown:
+        out.append(table(ROW_HEADER, [row_cells(r) for r in sorted(shown, key=lambda r: (order[r["verdict"]],
+                                                                                         -(r.get("p50_ratio") or 0)))]))
+    if cal:
+        out += calibration_markdown(cal)
+    for title, names in (("only in BASE", only_base), ("only in NEW", only_new)):
+        if names:
+            out += ["", f"{len(names)} case(s) {title}:"] + [f"- {printable(n)}" for n in names]
+    return "\n".join(out)
+
+
+def main(argv=None, tool=TOOL):
+    return run_tool(tool, run, argv)
+
+
+def run(argv=None):
+    ap = arg_parser(__doc__)
+    ap.add_argument("base")
+    ap.add_argument("new")
+    ap.add_argument("--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)")
+    ap.add_argument("--json", action="store_true", help="print JSON instead of markdown")
+    ap.add_argument("--all", action="store_true", help="list unchanged cases too")
+    a = ap.parse_args(argv)
+    if not 0 <= a.threshold < 10:
+        raise ResultsError(f"--threshold {a.threshold} is not a fraction such as 0.05")
+    docs = [load(path) for path in (a.base, a.new)]
+    rows, only_base, only_new = compare(docs[0], docs[1], a.threshold)
+    if not rows:
+        raise ResultsError(f"{a.base} and {a.new} have no case in common (different patterns, engines, options, "
+                           "devices, sizes or timing)")
+    regressed = [r for r in rows if r["verdict"] in ("slower", "failed")]
+    cal = calibration(docs[0], docs[1])
+    together = moved_together(rows, cal, a.threshold)
+    if a.json:
+        print(json_text({"threshold": a.threshold, "cases": rows, "only_in_base": only_base, "only_in_new": only_new,
+                         "regressed": len(regressed), "calibration": cal, "moved_together": together}))
+    else:
+        print(markdown(rows, only_base, only_new, a.threshold, a.all, cal, together))
+    return 1 if regressed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
