@@ -17,7 +17,6 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cli_test import expect, host_sweep, leftovers, run  # noqa: E402
 
 

@@ -249,7 +249,7 @@ TEST(Check, AReferenceMeasuredAloneIsKeptOverOneBesideAWorkload) {
   }
 }
 
-// The key is dmabench_results.case_key's, field for field: what it leaves out or canonicalises does not part cases.
+// The key is dmabench.keys.case_key's, field for field: what it leaves out or canonicalises does not part cases.
 TEST(Check, TheCaseKeyIsTheScriptsKey) {
   json a = record("alltoallv", {0, 1}, 1.0, 1);
   a["layout"] = {{"kind", "blocks"}, {"block_bytes", 4096}, {"blocks_per_op", 16}};
@@ -276,7 +276,7 @@ TEST(Check, TheCaseKeyIsTheScriptsKey) {
   EXPECT_NE(case_key(a).dump(), case_key(b).dump());
 }
 
-// tests/data/case_key/pairs.json: pairs of records that are one case or two, which scripts/dmabench_results.py's
+// tests/data/case_key/pairs.json: pairs of records that are one case or two, which python/dmabench/keys.py's
 // case_key must judge alike (the one definition, results/SCHEMA.md "A case's identity", in both languages).
 TEST(Check, TheCaseKeyJudgesTheSharedPairsAsTheScriptsMust) {
   std::ifstream in(std::string(DMABENCH_SOURCE_DIR) + "/tests/data/case_key/pairs.json");

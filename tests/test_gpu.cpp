@@ -649,6 +649,7 @@ INSTANTIATE_TEST_SUITE_P(Host, GpuHostMemory,
                                             ::testing::Values(HostKind::pinned, HostKind::mapped, HostKind::registered,
                                                               HostKind::pageable)));
 
+#ifdef DMABENCH_HAVE_GPU  // gpu::properties: the GPU layer (a host-only build has none)
 // An SM budget holds the copy to that many thread blocks: the record's grid is the budget and the blocks ran on
 // at most that many multiprocessors (read back from %smid), on block lists of every count and on one large copy;
 // a budget past the GPU's multiprocessors, or beside the blocks option, is skipped with the reason.
@@ -690,6 +691,7 @@ TEST(GpuHostMemory, AnSmBudgetHoldsTheCopyToItsMultiprocessors) {
   EXPECT_EQ(both["status"], "skipped");
   EXPECT_NE(both["reason"].get<std::string>().find("give one"), std::string::npos) << both.dump();
 }
+#endif
 
 // A block in the wrong slot fails the case on the GPU path too: into another block's slot (host
 // destination, checked by the host) and into a free pool slot (device destination, checked by the GPU).

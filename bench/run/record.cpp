@@ -236,7 +236,7 @@ json to_json(const CaseRecord& r) {
 
 namespace {
 
-// An alltoallv record's routing as case_key takes it (dmabench_results.routing_key): the routing's fields, and
+// An alltoallv record's routing as case_key takes it (dmabench.keys.routing_key): the routing's fields, and
 // its trace by file name alone (its folder differs between machines); null for the other patterns.
 json routing_key(const json& record) {
   const json moe = record.value("alltoallv", json());

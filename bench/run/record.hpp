@@ -55,7 +55,7 @@ nlohmann::json to_json(const CaseRecord& r);
 nlohmann::json to_json(const power::Measurement& m);
 
 // The full identity of a record's case across runs and builds (results/SCHEMA.md, "A case's identity"): what
-// scripts/dmabench_results.py case_key takes, field for field, so that --check, compare.py, history.py and
+// python/dmabench/keys.py case_key takes, field for field, so that --check, compare.py, history.py and
 // merge_runs.py match the same records. Not the name: a name leaves options at their default out, so two files
 // whose defaults differ can give different cases one name. An object of `pattern`, `in_place`, `engine`,
 // `options`, `devices`, `bytes`, `bytes_per_rank`, `timing`, `beside` (the workload after "/beside=" in the name,

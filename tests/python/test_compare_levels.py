@@ -1,5 +1,5 @@
 """compare.py on levels files (results/SCHEMA.md, "Levels across fresh processes"): the rule that judged each row,
-the calibration table, the moved-together note; and dmabench_results.case_class."""
+the calibration table, the moved-together note; and dmabench.case_class."""
 import copy
 import json
 import sys

@@ -1,4 +1,4 @@
-"""scripts/history.py (the SQLite history of runs: add, machines, trend, gate), dmabench_results.history_frame and
+"""scripts/history.py (the SQLite history of runs: add, machines, trend, gate), dmabench.history_frame and
 plot.py trend, on every committed results file and on planted runs."""
 import contextlib
 import copy

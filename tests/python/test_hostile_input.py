@@ -46,7 +46,7 @@ def delitem(path):
 
 
 MB = 1 << 20
-MAX_LINE = 300  # characters of an error line (issue 40: a value quoted back is capped, dmabench_results.quote)
+MAX_LINE = 300  # characters of an error line (issue 40: a value quoted back is capped, dmabench.quote)
 
 
 def nested(depth):

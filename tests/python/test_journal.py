@@ -1,5 +1,5 @@
 """The journal of a run that has not finished (`<out>.journal`, JSON Lines: a header with the context, then one
-record per line) through scripts/dmabench_results.load and the scripts' command lines.
+record per line) through scripts/dmabench.load and the scripts' command lines.
 
 The header's context and the records are the real ones of results/h200x2/quick-case-pipeline.json (configs/quick.json
 on 2 x H200), so the journals here have the shape dmabench writes.

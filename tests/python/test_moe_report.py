@@ -349,7 +349,7 @@ def test_number_format():
 
 
 def test_compare_and_history_keys_tell_routings_apart(tmp_path):
-    """dmabench_results.case_key (compare.py, history.py) keeps two routings of one size apart, matches a trace by
+    """dmabench.case_key (compare.py, history.py) keeps two routings of one size apart, matches a trace by
     its file name wherever it lies, and leaves every other pattern's key as it was; where() names the routing."""
     from dmabench import case_key, where
     uni, zipf = moe_result("ce", 16, 100), moe_result("ce", 16, 100, splits="zipf", skew=1.2)

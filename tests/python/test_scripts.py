@@ -477,7 +477,7 @@ def test_variant_comes_from_the_case_name():
 
 
 def test_every_script_refuses_another_schema_major(tmp_path):
-    # one reader (dmabench_results.load) checks the major version for every script
+    # one reader (dmabench.load) checks the major version for every script
     wrong = small_run()
     wrong["schema"] = "dmabench/2"
     path = write(tmp_path, "wrong.json", wrong)
