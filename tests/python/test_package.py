@@ -16,19 +16,21 @@ H1, H2 = os.path.join(ROOT, "results", "h200x1"), os.path.join(ROOT, "results", 
 CASE = "^allgather/ce/pipelined/dev=0,1/1KiB$"  # a case of rotate.json
 
 
-def subcommands(tmp):
-    """(argv, accepted exit codes) of every subcommand on small committed results files."""
+def subcommands(tmp, plots=True):
+    """(argv, accepted exit codes) of every subcommand on small committed results files; without the plot extra
+    (`plots` False) the figure commands must refuse with exit 2."""
     db, figs = tmp / "h.sqlite", tmp / "figs"
+    fig = {0} if plots else {2}
     return [
         (["--help"], {0}),
         (["summarize", f"{H2}/breakdown.json"], {0}),
         (["compare", f"{H2}/rotate.json", f"{H2}/rotate-run2.json"], {0, 1}),  # 1: a regression between the two
         (["export", f"{H2}/breakdown.json"], {0}),
-        (["plot", f"{H2}/breakdown.json", "--out", figs], {0}),
+        (["plot", f"{H2}/breakdown.json", "--out", figs], fig),
         (["history", "add", f"{H2}/rotate.json", "--db", db], {0}),
         (["history", "machines", "--db", db], {0}),
         (["trend", "--db", db, "--case", CASE], {0}),
-        (["trend", db, "--case", CASE, "--out", figs], {0}),
+        (["trend", db, "--case", CASE, "--out", figs], fig),
         (["history", "gate", f"{H2}/rotate-run2.json", "--db", db], {0, 1}),
         (["merge", *sorted(glob.glob(f"{H1}/levels/start1/dmabench-*.json"))[:2], "--out", tmp / "levels.json"], {0}),
         (["moe-trace", "--out", tmp / "moe"], {0}),
@@ -46,12 +48,23 @@ def subcommands(tmp):
     ]
 
 
-def check_every_subcommand(command, tmp, env=None):
-    for argv, codes in subcommands(tmp):
+def has_plot_extra(python, env=None):
+    """Whether `python` imports the plot extra (a venv does not see a user site, so it may lack what pytest has)."""
+    return subprocess.run([python, "-c", "import matplotlib, pandas"], capture_output=True, env=env).returncode == 0
+
+
+def check_every_subcommand(command, tmp, env=None, python=sys.executable):
+    plots = has_plot_extra(python, env)
+    for argv, codes in subcommands(tmp, plots):
         p = subprocess.run([*command, *map(os.fspath, argv)], capture_output=True, text=True, timeout=300, env=env)
         assert p.returncode in codes, (argv, p.returncode, p.stderr[-2000:])
         assert "Traceback" not in p.stderr, (argv, p.stderr[-2000:])
-    assert os.listdir(tmp / "figs")  # the figures and the trend figure were written
+        if codes == {2}:
+            assert "'plot' extra" in p.stderr and len(p.stderr.splitlines()) == 1, (argv, p.stderr)
+    if plots:
+        assert os.listdir(tmp / "figs")  # the figures and the trend figure were written
+    else:
+        assert not (tmp / "figs").exists()
 
 
 def venv(tmp_path):
@@ -81,7 +94,7 @@ def test_pip_install_offline_then_every_subcommand(tmp_path, editable):
                            capture_output=True, text=True, env=env, cwd=tmp_path)
     assert where.stdout.startswith(os.fspath(src)) if editable else os.fspath(env_dir) in where.stdout, where
     (tmp_path / "work").mkdir()
-    check_every_subcommand([exe], tmp_path / "work", env)
+    check_every_subcommand([exe], tmp_path / "work", env, env_dir / "bin" / "python")
 
 
 def test_every_subcommand_from_the_checkout(tmp_path):
