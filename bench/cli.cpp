@@ -49,6 +49,11 @@ validates every case's data, times it, and writes one JSON record per case.
   --order ORDER        the order the cases run in: config (as the config expands; the default of one process)
                        or random (a seeded shuffle; the default of each process under --processes)
   --order-seed S       the random order's seed (an unsigned integer; drawn and recorded when not given)
+  --junit FILE         also write a JUnit XML report: a case is a test (failed fails, skipped skips, a --check
+                       FAIL fails with its message), for CI systems that show tests
+  --samples            keep every timed sample of every case in its record (as the config's "samples": true)
+  -q, --quiet          print only the run's verdict lines (failures, checks, the summary)
+  -v, --verbose        also print each case's sampling and setup as it runs
   --list               print the expanded cases and exit without running anything
   --features           print what this build and machine support, and why not where not
   --version            print the version and exit
@@ -117,13 +122,18 @@ void order_flag(const std::string& flag, const std::string& v, CliOptions& o) {
   }
 }
 
-// The flags that take no value: --list, --features, --version, --presets, --help (-h); false for another.
+// The flags that take no value: --list, --features, --version, --presets, --samples, --help (-h), -q / --quiet,
+// -v / --verbose; false for another.
 bool switch_flag(const std::string& arg, bool has_value, CliOptions& o) {
   bool* flag = arg == "--list" ? &o.list : arg == "--features" ? &o.features : arg == "--version" ? &o.version
-             : arg == "--presets" ? &o.presets : arg == "--help" || arg == "-h" ? &o.help : nullptr;
-  if (flag && has_value) throw InputError(fmt::format("{}: takes no value", arg));
+             : arg == "--presets" ? &o.presets : arg == "--samples" ? &o.samples
+             : arg == "--help" || arg == "-h" ? &o.help : nullptr;
+  const bool quiet = arg == "-q" || arg == "--quiet", verbose = arg == "-v" || arg == "--verbose";
+  if ((flag || quiet || verbose) && has_value) throw InputError(fmt::format("{}: takes no value", arg));
   if (flag) *flag = true;
-  return flag != nullptr;
+  if ((quiet && o.verbosity == 2) || (verbose && o.verbosity == 0)) throw InputError("-q and -v: choose one");
+  if (quiet || verbose) o.verbosity = quiet ? 0 : 2;
+  return flag != nullptr || quiet || verbose;
 }
 
 }  // namespace
@@ -189,13 +199,15 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       o.packets_dir = file("--packets");
     } else if (arg == "--check") {
       o.check = file("--check");
+    } else if (arg == "--junit") {
+      o.junit = file("--junit");
     } else if (arg == "--processes" || arg == "--order" || arg == "--order-seed") {
       order_flag(arg, take(arg.c_str()), o);
     } else if (!switch_flag(arg, has_value, o)) {
       throw InputError(fmt::format(
           "unknown argument '{}'; accepted: a preset name first, --config, --preset, --presets, --out, --backend, --devices, "
-          "--power, --power-window, --power-trace, --packets, --check, --case-timeout, --processes, --order, --order-seed, "
-          "--list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
+          "--power, --power-window, --power-trace, --packets, --check, --junit, --samples, --case-timeout, --processes, "
+          "--order, --order-seed, -q, -v, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
           args[i]));
     }
     if (std::find(seen.begin(), seen.end(), arg) != seen.end())  // (after the value's own check)
