@@ -363,22 +363,23 @@ std::optional<Verdict> Expectations::judge(const json& r, const json& machine) c
   return v;
 }
 
+std::string verdict_line(const Verdict& v) {
+  if (!v.problem.empty()) return fmt::format("FAIL  {}  {}: {}", v.name, v.metric, v.problem);
+  const bool lower = v.metric == "p50_us";
+  std::string intervals;  // which intervals judged the row
+  if (!v.measured_interval_kind.empty()) intervals = "; interval " + v.measured_interval_kind;
+  if (!v.expected_interval_kind.empty()) intervals += ", the reference's " + v.expected_interval_kind;
+  return fmt::format("{}  {}  {} {:.4g}, expected {:.4g} ({:+.1f}%; {} {}{}% allowed; {}{}{})", v.pass ? "PASS" : "FAIL", v.name,
+                     v.metric, *v.measured, *v.expected, v.deviation_pct(), lower ? "up to" : "down to", lower ? "+" : "-",
+                     v.tolerance_pct, v.basis, noise_note(v), intervals);
+}
+
 bool print_verdicts(const std::vector<Verdict>& verdicts, std::size_t unchecked, const std::string& path) {
   std::size_t failed = 0;
   console::say("\ncheck against {}:\n", path);
   for (const auto& v : verdicts) {
     failed += !v.pass;
-    if (!v.problem.empty()) {
-      console::say("FAIL  {}  {}: {}\n", v.name, v.metric, v.problem);
-      continue;
-    }
-    const bool lower = v.metric == "p50_us";
-    std::string intervals;  // which intervals judged the row
-    if (!v.measured_interval_kind.empty()) intervals = "; interval " + v.measured_interval_kind;
-    if (!v.expected_interval_kind.empty()) intervals += ", the reference's " + v.expected_interval_kind;
-    console::say("{}  {}  {} {:.4g}, expected {:.4g} ({:+.1f}%; {} {}{}% allowed; {}{}{})\n", v.pass ? "PASS" : "FAIL", v.name,
-                 v.metric, *v.measured, *v.expected, v.deviation_pct(), lower ? "up to" : "down to", lower ? "+" : "-",
-                 v.tolerance_pct, v.basis, noise_note(v), intervals);
+    console::say("{}\n", verdict_line(v));
   }
   console::say("check: {} PASS, {} FAIL, {} measured cases with no expectation\n", verdicts.size() - failed, failed, unchecked);
   return failed == 0;

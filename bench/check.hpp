@@ -50,6 +50,8 @@ class Expectations {
   nlohmann::json reference_;  // the dump of a case's key (reference_key in check.cpp) -> record, for reference checks
 };
 
+// A verdict's line as print_verdicts prints it ("PASS  name  metric ..." / "FAIL ..."), without the newline.
+std::string verdict_line(const Verdict& v);
 // One line per verdict and a summary line; returns whether every verdict passed.
 bool print_verdicts(const std::vector<Verdict>& verdicts, std::size_t unchecked, const std::string& path);
 

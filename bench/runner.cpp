@@ -35,6 +35,7 @@
 #include "bench/output/report.hpp"
 #include "bench/check.hpp"
 #include "bench/output/matrix.hpp"
+#include "bench/output/junit.hpp"
 #include "bench/measure/calibration.hpp"
 #include "bench/run/run_case.hpp"
 #include "bench/cases/cases.hpp"
@@ -155,6 +156,7 @@ json run_context(const CliOptions& options, const std::vector<std::string>& comm
   context["config_file"] = escape_non_utf8(options.config);
   context["config"] = to_json(config);
   context["processes"] = processes_context();
+  context["environment"] = environment_context();
   return context;
 }
 
@@ -163,7 +165,8 @@ json run_context(const CliOptions& options, const std::vector<std::string>& comm
 class Recorder {
  public:
   // results: null in the processes of a multi-process run other than rank 0 (which writes the file).
-  // keep: also keep every record for what is reported after the sweep (matrices, --check).
+  // keep: also keep every record for what is reported after the sweep (matrices, --check, --junit), with the
+  // seconds since the case before it was recorded (the sweep runs one case at a time: the case's wall time).
   Recorder(ResultsFile* results, bool keep) : results_(results), keep_(keep) {}
   void add(const CaseRecord& r) {
     std::lock_guard lock(mu_);
@@ -173,7 +176,12 @@ class Recorder {
     if (r.status == Status::failed && !team::world().stopped().empty()) team::stop_recorded();
     if (!results_) return;
     json j = to_json(r);
-    if (keep_) kept_.push_back(j);
+    const auto now = std::chrono::steady_clock::now();
+    if (keep_) {
+      kept_.push_back(j);
+      kept_seconds_.push_back(std::chrono::duration<double>(now - last_).count());
+    }
+    last_ = now;
     results_->add(std::move(j));
   }
   // Writes the file whole and removes the journal, once; later records are dropped.
@@ -183,6 +191,7 @@ class Recorder {
     finished_ = true;
   }
   const std::vector<json>& kept() const { return kept_; }
+  const std::vector<double>& kept_seconds() const { return kept_seconds_; }
   int count(Status s) const {
     std::lock_guard lock(mu_);
     return counts_.count(s) ? counts_.at(s) : 0;
@@ -197,6 +206,8 @@ class Recorder {
   bool finished_ = false;
   bool keep_ = false;
   std::vector<json> kept_;
+  std::vector<double> kept_seconds_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
   std::map<Status, int> counts_;
   std::string first_failure_;
 };
@@ -472,6 +483,10 @@ Start start_sweep(const CliOptions& options, const std::vector<std::string>& com
     return load_config(options.config);
   });
   check_same_run(command_line, options.config, s.config);
+  if (options.samples) {  // --samples: as "samples": true in the config (and so in the results' resolved config)
+    s.config.samples = true;
+    for (auto& part : s.config.sweeps) part.samples = true;
+  }
   s.backend = agreed_input([&] { return choose_backend(options.backend); });
   if (team::world().multi()) {  // --backend auto may pick differently where a process sees no GPU
     const auto names = team::agree_all(std::string(s.backend->name()));
@@ -506,6 +521,7 @@ struct Outputs {
   OutPath out;                // --out
   std::string benchmark_out;  // "" for none
   std::string power_trace;    // "" for none
+  std::string junit;          // "" for none
 };
 
 // Every path the run writes, checked before anything runs or is created (bench/output/out_file.hpp).
@@ -529,6 +545,10 @@ Outputs check_outputs(const CliOptions& options, const std::vector<const Case*>&
   if (!options.power_trace.empty()) {
     other("--power-trace", options.power_trace, true);
     checked.power_trace = written.back().second;
+  }
+  if (!options.junit.empty()) {
+    other("--junit", options.junit, true);
+    checked.junit = written.back().second;
   }
   check_distinct_outputs(written);
   if (!options.packets_dir.empty()) {
@@ -588,13 +608,34 @@ bool uses_pairs(Config& config) {
   return pairs;
 }
 
+// --junit FILE: a test per recorded case (bench/output/junit.hpp), a --check FAIL as its failure.
+void write_junit(const std::string& path, const Recorder& recorder, const std::vector<check::Verdict>& verdicts,
+                 const std::string& started_at, const std::string& host) {
+  std::map<std::string, const check::Verdict*> failed_checks;
+  for (const auto& v : verdicts)
+    if (!v.pass) failed_checks.emplace(v.name, &v);
+  std::vector<junit::TestCase> cases;
+  for (std::size_t i = 0; i < recorder.kept().size(); ++i) {
+    const json& r = recorder.kept()[i];
+    const std::string engine = r.value("engine", "");
+    junit::TestCase t{.classname = r.value("pattern", "") + "." + (engine.empty() ? "none" : engine), .name = r.value("name", ""),
+                      .seconds = recorder.kept_seconds()[i]};
+    const std::string status = r.value("status", ""), reason = r.value("reason", "");
+    if (status == "failed") t = {t.classname, t.name, t.seconds, junit::TestCase::Outcome::failed, "failed", reason};
+    else if (status == "skipped") t = {t.classname, t.name, t.seconds, junit::TestCase::Outcome::skipped, "", reason};
+    else if (auto f = failed_checks.find(t.name); f != failed_checks.end())
+      t = {t.classname, t.name, t.seconds, junit::TestCase::Outcome::failed, "check", check::verdict_line(*f->second)};
+    cases.push_back(std::move(t));
+  }
+  junit::write(path, cases, started_at.substr(0, 19), host);  // ISO 8601 UTC to the second, as JUnit's timestamp
+}
+
 // After the sweep, in the process that writes the results: the matrices of a "pairs" run and the
-// --check verdicts. Whether every check passed.
+// --check verdicts. Whether every check passed; `verdicts` gets them.
 bool report_findings(const std::optional<check::Expectations>& expectations, bool pairs, const std::vector<json>& records,
-                     const json& machine, const Backend& backend) {
+                     const json& machine, const Backend& backend, std::vector<check::Verdict>& verdicts) {
   if (pairs) print_pair_matrices(records, device_word(backend));
   if (!expectations) return true;
-  std::vector<check::Verdict> verdicts;
   std::size_t unchecked = 0;
   for (const auto& r : records) {
     if (auto v = expectations->judge(r, machine)) verdicts.push_back(std::move(*v));
@@ -659,7 +700,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
                team::world().multi() ? fmt::format(", {} processes", team::world().size()) : std::string(), outputs->out.path);
   }
   const bool pairs = uses_pairs(config);
-  Recorder recorder(results.get(), pairs || expectations.has_value());
+  Recorder recorder(results.get(), pairs || expectations.has_value() || !options.junit.empty());
   const Outcome outcome = sweep_all(options, cases, *backend, power, recorder, lock ? &*lock : nullptr,
                                    lead ? outputs->benchmark_out : std::string(), shuffle);
   const std::size_t selected = outcome.selected;
@@ -681,7 +722,9 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
              recorder.count(Status::skipped), recorder.count(Status::failed),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started.steady).count(), options.out);
   if (!recorder.first_failure().empty()) console::say("dmabench: first failure: {}\n", recorder.first_failure());
-  const bool checked = report_findings(expectations, pairs, recorder.kept(), context["machine"], *backend);
+  std::vector<check::Verdict> verdicts;
+  const bool checked = report_findings(expectations, pairs, recorder.kept(), context["machine"], *backend, verdicts);
+  if (!outputs->junit.empty()) write_junit(outputs->junit, recorder, verdicts, started.started_at, context.value("host", ""));
   return recorder.count(Status::failed) > 0 ? 1 : checked ? 0 : check::kExitCheckFailed;
 }
 

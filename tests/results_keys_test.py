@@ -32,6 +32,11 @@ import tempfile
 
 # Fresh paths the committed files lack, on purpose, with the reason. A path covers its subtree.
 NEW = {
+    "results[].samples_us": "SCHEMA.md samples_us: every timed sample of the case (config samples: true or --samples, "
+                            "issue 42), added after the committed files",
+    "context.config.samples": "the config's samples setting (issue 42), as above",
+    "context.environment": "SCHEMA.md context.environment: the run's NCCL_/CUDA_/HIP_/... variables (issue 42), as "
+                           "above",
     "results[].options.sms": "sm's SM budget (issue 43: engines/options/sm.cpp; auto when not asked), added after the "
                              "committed files",
     "context.config.engines[].options.sms": "sm's SM budget in the resolved config, as above",
@@ -133,9 +138,10 @@ CONFIG = {
 # starve the other cases' threads), so that an allocation fails.
 FAILING = {"name": "results-keys-failed", "engines": ["host"], "patterns": ["copy"], "sizes": ["768MiB"],
            "timing": ["oneshot"], "iterations": 1, "warmup": 0}
-# Adaptive sampling (a config without iterations): the sampling settings as numbers where fixed counts write null.
+# Adaptive sampling (a config without iterations): the sampling settings as numbers where fixed counts write null;
+# with every sample kept (samples_us).
 ADAPTIVE = {"name": "results-keys-adaptive", "engines": ["host"], "patterns": ["copy"], "sizes": ["4KiB"],
-            "timing": ["oneshot"], "warmup": 1, "max_time": 0.05}
+            "timing": ["oneshot"], "warmup": 1, "max_time": 0.05, "samples": True}
 ADDRESS_SPACE = 1 << 30
 FAILING_NEEDS_FREE = 4 << 30
 

@@ -138,6 +138,7 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
                      .routing = routing,
                      .host = host,
                      .breakdown = config.breakdown && pattern_name == "copy" && timing == Timing::oneshot,
+                     .keep_samples = config.samples,
                      .overlap = config.overlap,
                      .not_runnable = not_runnable,
                      .plan = std::nullopt};

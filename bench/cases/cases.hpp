@@ -31,6 +31,7 @@ struct Case {
   std::optional<Routing> routing;
   Location host = host_location();  // host-memory patterns: the kind and NUMA request of their host buffers
   bool breakdown = false;    // measure the four-phase latency breakdown after timing
+  bool keep_samples = false;  // the record keeps every timed sample (the config's "samples"); not what the case is
   std::optional<OverlapConfig> overlap;  // also measured beside this compute workload
   std::string not_runnable;  // non-empty: the case is skipped with this reason (e.g. too few devices)
   // What moves, made by plan_case() (expand() does it); empty when the case is not runnable.

@@ -27,7 +27,7 @@ const std::vector<std::string>& config_keys() {
                                                 "devices", "timing",      "warmup",     "iterations",    "pipeline_depth", "breakdown", "power",
                                                 "overlap", "sweeps", "in_place", "max_timed_bytes", "min_iterations", "rotate",
                                                 "layout", "host_memory", "max_noise", "min_samples", "min_time", "max_time",
-                                                "max_samples", "alltoallv"};
+                                                "max_samples", "alltoallv", "samples"};
   return keys;
 }
 
@@ -188,9 +188,10 @@ Config parse_sweep(const json& doc, const std::string& base_dir) {
   if (doc.contains("pipeline_depth")) c.pipeline_depth = parse_int(doc["pipeline_depth"], "pipeline_depth", 1, 1000000);
   if (doc.contains("rotate")) c.rotate = parse_rotate(doc["rotate"]);
   if (doc.contains("power")) parse_power(doc["power"], c);
-  if (doc.contains("breakdown")) {
-    if (!doc["breakdown"].is_boolean()) fail("breakdown", fmt::format("expected true or false, got {}", show(doc["breakdown"])));
-    c.breakdown = doc["breakdown"].get<bool>();
+  for (const char* key : {"breakdown", "samples"}) {
+    if (!doc.contains(key)) continue;
+    if (!doc[key].is_boolean()) fail(key, fmt::format("expected true or false, got {}", show(doc[key])));
+    (std::string(key) == "breakdown" ? c.breakdown : c.samples) = doc[key].get<bool>();
   }
   if (doc.contains("overlap")) c.overlap = parse_overlap(doc["overlap"]);
   if (doc.contains("in_place")) c.in_place = parse_in_place(doc["in_place"], c.patterns);
@@ -279,7 +280,7 @@ json to_json(const Config& c) {
           {"timing", timings},  {"warmup", c.warmup},           {"iterations", c.iterations},
           {"max_timed_bytes", c.max_timed_bytes ? json(*c.max_timed_bytes) : json()}, {"min_iterations", c.min_iterations}, {"rotate", c.rotate},
           {"sampling", sampling_json(c.sampling)},
-          {"pipeline_depth", c.pipeline_depth}, {"breakdown", c.breakdown},
+          {"pipeline_depth", c.pipeline_depth}, {"breakdown", c.breakdown}, {"samples", c.samples},
           {"power", c.power ? json{{"source", c.power_source}, {"window_s", c.power_window_s}} : json(false)},
           {"overlap", overlap_json(c.overlap)},
           {"in_place", c.in_place},

@@ -70,6 +70,7 @@ struct Config {
   std::vector<Location> host = {host_location(true)};
   int pipeline_depth = 20;  // operations per pipelined sample
   bool breakdown = false;   // latency breakdown of oneshot copies (needs a copy tracer: CUPTI)
+  bool samples = false;     // every timed sample in each record ("samples": true, or --samples)
   // Power: measured per ok case after its timed samples when enabled (config or --power).
   bool power = false;
   std::string power_source = "auto";  // auto, nvml, rocm-smi, rapl, none

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <stdexcept>
+#include <string_view>
 
 #include <fcntl.h>
 #include <sched.h>
@@ -124,6 +125,22 @@ std::string cpu_affinity() {
     c = last;
   }
   return out;
+}
+
+nlohmann::json environment_context() {
+  nlohmann::json env = nlohmann::json::object();  // an object: its keys come out sorted
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    const std::size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view name = entry.substr(0, eq);
+    for (const char* prefix : kEnvironmentPrefixes)
+      if (name.rfind(prefix, 0) == 0) {
+        env[escape_non_utf8(name)] = escape_non_utf8(entry.substr(eq + 1));
+        break;
+      }
+  }
+  return env;
 }
 
 nlohmann::json host_context() {

@@ -69,5 +69,11 @@ class ResultsFile {
 // The CPUs this process may run on, as a list of ranges ("0-31", "2,5-7"), or "unknown".
 std::string cpu_affinity();
 nlohmann::json host_context();
+// The environment variables that steer the communication libraries and GPU runtimes (results/SCHEMA.md,
+// `context.environment`): every variable whose name starts with one of kEnvironmentPrefixes, name -> value
+// (bytes that are not UTF-8 escaped), sorted by name.
+inline constexpr const char* kEnvironmentPrefixes[] = {"NCCL_", "RCCL_", "CUDA_", "HIP_", "HSA_", "ROCR_", "AMD_",
+                                                       "GPU_", "UCX_", "OMPI_MCA_", "DMABENCH_"};
+nlohmann::json environment_context();
 
 }  // namespace dmabench

@@ -1,6 +1,7 @@
 #include "bench/run/record.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -184,6 +185,15 @@ std::string_view to_string(Status s) {
   return "?";
 }
 
+namespace {
+// Every timed sample, to the nanosecond (compact: 12.345, not 12.345000000000001).
+json samples_json(const std::vector<double>& us) {
+  json out = json::array();
+  for (double v : us) out.push_back(std::round(v * 1e3) / 1e3);
+  return out;
+}
+}  // namespace
+
 json to_json(const CaseRecord& r) {
   const Case& c = r.spec;
   json j = {{"name", c.name()},
@@ -210,6 +220,7 @@ json to_json(const CaseRecord& r) {
             {"clock", r.gpu_clock ? "gpu" : "host"},
             {"cpu", r.timed && r.cpu >= 0 ? json(r.cpu) : json()}};
   if (r.timed) j.update(interval_json(*r.timed));
+  if (r.timed && !r.samples_us.empty()) j["samples_us"] = samples_json(r.samples_us);
   j["layout"] = to_json(c.layout);
   if (c.layout.blocks && c.plan) {
     const std::size_t blocks = c.plan->transfers.size();

@@ -39,6 +39,7 @@ struct CaseRecord {
   bool gpu_clock = false;                   // the samples' clock (measure::Sample::gpu_clock)
   int cpu = -1;                             // the CPU the timing thread was on when the samples ended (-1: unknown)
   std::optional<measure::Timed> timed;      // the reported samples' statistics (ok cases)
+  std::vector<double> samples_us;           // every timed sample, µs per operation, in order (Case::keep_samples)
   nlohmann::json engine_details = nlohmann::json::object();  // Operation::details(), engine-defined
   std::vector<hostmem::BufferInfo> host_memory;  // Operation::host_buffers()
   std::optional<SetupCost> setup;                // cases that were set up

@@ -228,6 +228,7 @@ std::optional<std::string> CaseExecution::check_destinations() { return measure:
 void CaseExecution::set_samples(const Samples& samples) {
   if (status() != Status::ok) return;
   measured_.timed = measure::timed(samples, *spec().plan, spec().sampling);
+  if (spec().keep_samples) measured_.samples_us = samples.us;
   measured_.cpu = measure::current_cpu();  // the thread that took the samples (the sampler's)
   if (!measured_.timed) fail("no timed samples were taken");
 }

@@ -1,0 +1,82 @@
+#include "bench/output/junit.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/json_file.hpp"
+
+namespace dmabench::junit {
+
+std::string escape(const std::string& text, bool attribute) {
+  const std::string utf8 = escape_non_utf8(text);  // a byte that is not UTF-8 (a lone surrogate too): \xNN
+  std::string out;
+  out.reserve(utf8.size());
+  for (std::size_t i = 0; i < utf8.size(); ++i) {
+    const auto ch = static_cast<unsigned char>(utf8[i]);
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      case '\t': out += attribute ? "\\t" : "\t"; break;  // an attribute would fold them into spaces
+      case '\n': out += attribute ? "\\n" : "\n"; break;
+      case '\r': out += attribute ? "\\r" : "\r"; break;
+      default:
+        if (ch < 0x20 || ch == 0x7f) {  // XML 1.0 allows no other control character
+          out += fmt::format("\\x{:02x}", ch);
+        } else if (ch == 0xEF && i + 2 < utf8.size() && static_cast<unsigned char>(utf8[i + 1]) == 0xBF &&
+                   (static_cast<unsigned char>(utf8[i + 2]) & 0xFE) == 0xBE) {  // U+FFFE, U+FFFF: not XML characters
+          out += fmt::format("\\u{:04x}", 0xFFFE | (static_cast<unsigned char>(utf8[i + 2]) & 1));
+          i += 2;
+        } else {
+          out += static_cast<char>(ch);
+        }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::string testcase(const TestCase& c) {
+  std::string xml = fmt::format(R"(    <testcase classname="{}" name="{}" time="{:.6f}")", escape(c.classname, true), escape(c.name, true),
+                                std::max(0.0, c.seconds));
+  switch (c.outcome) {
+    case TestCase::Outcome::passed: return xml + "/>\n";
+    case TestCase::Outcome::skipped: return xml + fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", escape(c.message, true));
+    case TestCase::Outcome::failed: break;
+  }
+  return xml + fmt::format(">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n", escape(c.type, true),
+                           escape(c.message, true), escape(c.message, false));
+}
+
+}  // namespace
+
+std::string document(const std::vector<TestCase>& cases, const std::string& suite, const std::string& timestamp,
+                     const std::string& hostname) {
+  std::size_t failures = 0, skipped = 0;
+  double seconds = 0;
+  for (const auto& c : cases) {
+    failures += c.outcome == TestCase::Outcome::failed;
+    skipped += c.outcome == TestCase::Outcome::skipped;
+    seconds += std::max(0.0, c.seconds);
+  }
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.6f}\">\n",
+                     escape(suite, true), cases.size(), failures, skipped, seconds);
+  xml += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.6f}\" "
+                     "timestamp=\"{}\" hostname=\"{}\">\n",
+                     escape(suite, true), cases.size(), failures, skipped, seconds, escape(timestamp, true),
+                     escape(hostname, true));
+  for (const auto& c : cases) xml += testcase(c);
+  return xml + "  </testsuite>\n</testsuites>\n";
+}
+
+void write(const std::string& path, const std::vector<TestCase>& cases, const std::string& timestamp,
+           const std::string& hostname) {
+  write_text_atomically(path, document(cases, "dmabench", timestamp, hostname));
+}
+
+}  // namespace dmabench::junit

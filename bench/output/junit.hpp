@@ -1,0 +1,33 @@
+#pragma once
+// --junit FILE: the run as a JUnit XML report, for CI systems that show tests (docs/user-guide.md, "JUnit
+// reports"; the layout python/dmabench's compare and history gate write too). One <testsuite name="dmabench">;
+// a case is a <testcase classname="PATTERN.ENGINE" name="CASE NAME" time="SECONDS">: a failed case holds
+// <failure type="failed">, a skipped one <skipped message=REASON/>, a case a --check judged FAIL
+// <failure type="check">. The file is written atomically (core/json_file.hpp).
+#include <string>
+#include <vector>
+
+namespace dmabench::junit {
+
+struct TestCase {
+  std::string classname;  // pattern.engine
+  std::string name;       // the case name
+  double seconds = 0;     // the case's wall time (setup, warm-up, samples and measurements)
+  enum class Outcome { passed, failed, skipped } outcome = Outcome::passed;
+  std::string type;       // a failure's type: "failed" (the case) or "check" (a --check verdict)
+  std::string message;    // the reason or the verdict
+};
+
+// The document: XML 1.0, UTF-8; text from outside escaped (markup characters as entities, control characters
+// bytes that are not UTF-8 as \xNN, U+FFFE/U+FFFF as \uNNNN), so no case name can break the file.
+std::string document(const std::vector<TestCase>& cases, const std::string& suite, const std::string& timestamp,
+                     const std::string& hostname);
+// Writes document() to `path` atomically; throws std::runtime_error naming the path.
+void write(const std::string& path, const std::vector<TestCase>& cases, const std::string& timestamp,
+           const std::string& hostname);
+
+// Text for an XML attribute (`attribute`: tab, newline and carriage return written \\t, \\n, \\r) or element
+// (exposed for tests).
+std::string escape(const std::string& text, bool attribute);
+
+}  // namespace dmabench::junit
