@@ -80,6 +80,7 @@ import time
 import urllib.parse
 from collections import namedtuple
 
+from . import junit
 from .extras import require
 from .files import check_output, checkout_root, JOURNAL_SUFFIX, read_bytes
 from .keys import case_key, machine_label, p50_interval, variant, where
@@ -552,7 +553,19 @@ def gate(conn, run, rule, record):
                            b.runs if b else 0, rule_text(rule), now()) for verdict, key, case, b, _ in judged])
     judged.sort(key=lambda j: VERDICTS.index(j[0]))
     return [printable(f"{v:<5}  {case['name']}  {text}") for v, _, case, _, text in judged], \
-        {v: sum(j[0] == v for j in judged) for v in VERDICTS}
+        {v: sum(j[0] == v for j in judged) for v in VERDICTS}, [verdict_entry(*j) for j in judged]
+
+
+def verdict_entry(verdict, key, case, b, text):
+    """One judged case as `gate --json` writes it (docs/history.md, "gate --json")."""
+    low, high = case["p50_low_us"], case["p50_high_us"]
+    return {"case": case["name"], "case_key": json.loads(key), "pattern": case["pattern"], "engine": case["engine"],
+            "status": case["status"], "verdict": verdict, "message": printable(text), "p50_us": case["p50_us"],
+            "p50_interval_us": None if low is None else [low, high],
+            "judged_by": judged_by(case) if case["status"] == "ok" else None,
+            "baseline": None if b is None else {"median_us": b.median, "low_us": b.low, "high_us": b.high,
+                                                "spread": b.spread, "runs": b.runs, "draws": b.draws},
+            "seconds": junit.case_seconds(json.loads(case["record"]))}
 
 
 # ---- trend -------------------------------------------------------------------------------------------------------
@@ -763,13 +776,39 @@ def cmd_gate(a):
             raise ResultsError(f"{run.row['source']}: nothing to judge (no ok or failed case)")
     with contextlib.closing(open_db(a.db, write=a.record)) as conn, db_errors(a.db):
         judged = retried(lambda: gate_all(conn, runs, rule, a.record))
-    for run, (lines, n) in zip(runs, judged):
+    code = 1 if any(n["FAIL"] for _, n, _ in judged) else 0
+    summaries = [printable(f"gate {run.row['source']}: {sum(n.values())} cases on {run.row['machine']} against the "
+                           f"runs before {run.row['started_at']}: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) +
+                           (" (recorded)" if a.record else "")) for run, (_, n, _) in zip(runs, judged)]
+    if a.junit:
+        junit.write(a.junit, [gate_case(e) for _, _, entries in judged for e in entries],
+                    {"command": "history gate", "rule": rule_text(rule), "db": a.db})
+    if a.json:
+        print(json_text(gate_json(runs, judged, summaries, rule, code)))
+        return code
+    for (lines, _, _), summary in zip(judged, summaries):
         print("\n".join(lines))
-        print(printable(f"gate {run.row['source']}: {sum(n.values())} cases on {run.row['machine']} against the runs "
-                        f"before {run.row['started_at']}: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) +
-                        (" (recorded)" if a.record else "")))
+        print(summary)
     print(f"Band: {rule_text(rule)}.")
-    return 1 if any(n["FAIL"] for _, n in judged) else 0
+    return code
+
+
+def gate_case(e):
+    """A judged case as a JUnit test case: FAIL a failure with its line, the other verdicts passed (their line in
+    system-out)."""
+    line = f"{e['verdict']}: {e['message']}"
+    return junit.Case(e["case"], f"{e['pattern']}.{e['engine']}", e["seconds"],
+                      "failure" if e["verdict"] == "FAIL" else "passed", line if e["verdict"] == "FAIL" else "",
+                      "FAIL", line)
+
+
+def gate_json(runs, judged, summaries, rule, code):
+    """`gate --json`: the overall status and exit code, the rule, and per run its counts and judged cases."""
+    return {"status": "fail" if code else "pass", "exit_code": code, "rule": rule._asdict(),
+            "rule_text": rule_text(rule),
+            "runs": [{"source": run.row["source"], "machine": run.row["machine"], "started_at": run.row["started_at"],
+                      "revision": run.row["revision"], "counts": n, "summary": summary, "cases": entries}
+                     for run, (_, n, entries), summary in zip(runs, judged, summaries)]}
 
 
 def gate_all(conn, runs, rule, record):
@@ -794,6 +833,8 @@ def run(argv=None):
     parsers["add"].add_argument("results", nargs="+", help="results files, journals, or directories of them")
     parsers["gate"].add_argument("results", nargs="+", help="the results files to judge")
     parsers["gate"].add_argument("--record", action="store_true", help="store the runs and their verdicts")
+    parsers["gate"].add_argument("--json", action="store_true", help="print the verdicts as JSON instead of text")
+    parsers["gate"].add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML (a case a test)")
     add_rule_arguments(parsers["gate"])
     a = ap.parse_args(argv)
     return commands[a.command](a)
