@@ -4,7 +4,9 @@ usage: history.py add RESULTS.json|DIR ... [--db FILE]
        history.py machines [--db FILE]
        history.py trend [DB] --case REGEX [--figure p50_us|busbw_GBps] [--machine KIND] [--json | --out DIR] [RULE]
                         [--db FILE]
-       history.py gate RESULTS.json ... [--record] [RULE] [--db FILE]
+       history.py gate RESULTS.json ... [--record] [--json] [--junit FILE] [RULE] [--db FILE]
+       history.py prune (--keep N | --since DATE) [--machine KIND] [--dry-run] [--db FILE]
+       history.py vacuum [--db FILE]
 RULE:  [--runs 10] [--min-runs 3] [--sigmas 3] [--tolerance 0.05] [--noisy 0.05]
 
 --db is the database, by default results/history.sqlite of this tree; its tables (schema version 2; an older
@@ -58,6 +60,14 @@ gate     judges each case of every RESULTS file (matched across runs by dmabench
   Each line says which interval judged the run's p50: "(between N processes)" or "(within one process)". Files are
   judged in the order of their start. Without --record nothing is written; with --record each file is stored (as
   add) with its verdicts, in one transaction, before the next is judged.
+  --json prints the verdicts as JSON instead (docs/history.md, "gate --json"): the overall status and exit code, and
+  per run its counts and each judged case with its key, baseline band, p50, verdict and line. --junit FILE also
+  writes them as JUnit XML (dmabench.junit): a judged case a test case, FAIL a failure with its line.
+prune    removes runs, with all their rows (records, verdicts), in one transaction: --keep N keeps the last N runs
+         (by start) of each machine kind, --since DATE the runs started at or after DATE (ISO 8601; UTC where no
+         zone is given); --machine KIND prunes that kind only. Prints each run removed; --dry-run only says which
+         would be. The file keeps its size until `vacuum`.
+vacuum   rebuilds the database file without its free pages (SQLite's VACUUM): prints the sizes before and after.
 
 Exit codes: 0 done (gate: no case FAILed); 1 gate: a case FAILed; 2 bad input: a file that is not a dmabench
 results file or is malformed (dmabench.schema.check_document), a run without a start time, a bad argument, a
@@ -811,6 +821,70 @@ def gate_json(runs, judged, summaries, rule, code):
                      for run, (_, n, entries), summary in zip(runs, judged, summaries)]}
 
 
+def prune_args(a):
+    """--keep N or --since DATE (exactly one), checked before the database is opened: (keep, since)."""
+    if (a.keep is None) == (a.since is None):
+        raise ResultsError("prune needs exactly one of --keep N (the last N runs per machine kind) and --since DATE "
+                           "(the runs started since an ISO 8601 date)")
+    if a.keep is not None and a.keep < 1:
+        raise ResultsError(f"--keep {a.keep}: expected a whole number of runs, 1 or more")
+    return a.keep, None if a.since is None else utc(a.since, "--since")
+
+
+def doomed_runs(conn, keep, since, machine):
+    """The runs prune removes (oldest first): beyond the last `keep` of their machine kind, or started before
+    `since`; of `machine` only where given."""
+    kinds = [m for (m,) in conn.execute("SELECT DISTINCT machine FROM runs ORDER BY machine")]
+    if machine is not None and machine not in kinds:
+        raise ResultsError(f"--machine {quote(machine)}: no run of that machine kind; the database has "
+                           f"{', '.join(map(quote, kinds)) or 'no run'}")
+    rows = conn.execute("SELECT run_id, machine, started_at, revision, records, source FROM runs "
+                        "WHERE ? IS NULL OR machine = ? ORDER BY machine, started_at DESC, run_id DESC",
+                        (machine, machine)).fetchall()
+    seen, doomed = {}, []
+    for row in rows:
+        seen[row[1]] = seen.get(row[1], 0) + 1
+        if (keep is not None and seen[row[1]] > keep) or (since is not None and row[2] < since):
+            doomed.append(row)
+    return sorted(doomed, key=lambda r: (r[2], r[0]))
+
+
+def remove_runs(conn, run_ids):
+    """Every row of the runs from every table, in the caller's transaction."""
+    for table_name in ("verdicts", "records", "runs"):
+        conn.executemany(f"DELETE FROM {table_name} WHERE run_id = ?", [(r,) for r in run_ids])
+
+
+def cmd_prune(a):
+    keep, since = prune_args(a)
+
+    def step():
+        with transaction(conn, write=not a.dry_run):
+            doomed = doomed_runs(conn, keep, since, a.machine)
+            if not a.dry_run:
+                remove_runs(conn, [r[0] for r in doomed])
+            return doomed, conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+
+    with contextlib.closing(open_db(a.db, write=not a.dry_run)) as conn, db_errors(a.db):
+        doomed, left = retried(step)
+    verb = "would remove" if a.dry_run else "removed"
+    for run_id, machine, started_at, revision, records, source in doomed:
+        print(printable(f"{verb} {run_id[:12]} ({machine}, {started_at}, {revision}, {records} records, {source})"))
+    print(printable(f"{len(doomed)} runs {verb}; {a.db} {'would hold' if a.dry_run else 'holds'} "
+                    f"{left - len(doomed) if a.dry_run else left} runs" +
+                    ("" if a.dry_run or not doomed else " (`history vacuum` gives the space back to the disk)")))
+    return 0
+
+
+def cmd_vacuum(a):
+    with contextlib.closing(open_db(a.db, write=True)) as conn, db_errors(a.db):
+        before = os.path.getsize(a.db)
+        retried(lambda: conn.execute("VACUUM"))
+        after = os.path.getsize(a.db)
+    print(printable(f"{a.db}: {before} -> {after} bytes"))
+    return 0
+
+
 def gate_all(conn, runs, rule, record):
     """Every run judged in order, in one transaction (with `record` each run stored with its verdicts before the next
     is judged; else one snapshot read): [(lines, counts)], printed once the transaction is over."""
@@ -824,11 +898,16 @@ def main(argv=None, tool=TOOL):
 
 def run(argv=None):
     ap = arg_parser(__doc__)
-    sub = ap.add_subparsers(dest="command", required=True, metavar="{add,machines,trend,gate}")
-    commands = {"add": cmd_add, "machines": cmd_machines, "trend": cmd_trend, "gate": cmd_gate}
+    sub = ap.add_subparsers(dest="command", required=True, metavar="{add,machines,trend,gate,prune,vacuum}")
+    commands = {"add": cmd_add, "machines": cmd_machines, "trend": cmd_trend, "gate": cmd_gate, "prune": cmd_prune,
+                "vacuum": cmd_vacuum}
     parsers = {name: sub.add_parser(name) for name in commands}
     add_trend_arguments(parsers["trend"])
-    for name in ("add", "machines", "gate"):
+    parsers["prune"].add_argument("--keep", type=int, metavar="N", help="keep the last N runs of each machine kind")
+    parsers["prune"].add_argument("--since", metavar="DATE", help="keep the runs started since DATE (ISO 8601)")
+    parsers["prune"].add_argument("--machine", help="prune this machine kind only (history machines lists them)")
+    parsers["prune"].add_argument("--dry-run", action="store_true", help="say what would be removed, remove nothing")
+    for name in ("add", "machines", "gate", "prune", "vacuum"):
         parsers[name].add_argument("--db", default=DEFAULT_DB, help="the history database (default results/history.sqlite)")
     parsers["add"].add_argument("results", nargs="+", help="results files, journals, or directories of them")
     parsers["gate"].add_argument("results", nargs="+", help="the results files to judge")
