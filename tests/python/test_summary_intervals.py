@@ -1,0 +1,25 @@
+"""The markdown summaries show each p50 with its interval and mark `noisy` cases, as the console does (issue 42)."""
+from test_scripts import document, result, run, with_interval, write
+
+from dmabench.keys import NOISY_LEGEND, p50_text
+
+
+def test_p50_text():
+    r = with_interval(result("copy", "ce", 1024, "oneshot", 12.3), 0.03)  # noise 3% > 1%: noisy
+    assert p50_text(r) == "12.3 ±0.4 noisy" and p50_text(r, 2) == "12.30 ±0.37 noisy"
+    r = with_interval(result("copy", "ce", 1024, "oneshot", 12.3), 0.01)
+    r["p50_interval_us"] = [12.0, 12.4]  # the larger side
+    assert p50_text(r) == "12.3 ±0.3"
+    assert p50_text(result("copy", "ce", 1024, "oneshot", 12.3)) == "12.3"  # a file without intervals
+
+
+def test_summarize_shows_intervals_and_noisy(tmp_path):
+    rs = [with_interval(result("copy", "ce", 1024, "oneshot", 10.0), 0.01),
+          with_interval(result("copy", "ce", 4096, "oneshot", 20.0), 0.05),
+          with_interval(result("copy", "ce", 1024, "pipelined", 8.0), 0.005)]
+    p = run("summarize.py", write(tmp_path, "r.json", document(rs)))
+    assert p.returncode == 0, p.stderr
+    assert "| ce | 10.0 ±0.1 / 8.0 ±0.0 | 20.0 ±1.0 noisy / – |" in p.stdout, p.stdout
+    assert NOISY_LEGEND in p.stdout
+    p = run("summarize.py", write(tmp_path, "old.json", document([result("copy", "ce", 1024, "oneshot", 10.0)])))
+    assert p.returncode == 0 and "| ce | 10.0 / – |" in p.stdout and NOISY_LEGEND not in p.stdout, p.stdout
