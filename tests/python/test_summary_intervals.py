@@ -23,3 +23,14 @@ def test_summarize_shows_intervals_and_noisy(tmp_path):
     assert NOISY_LEGEND in p.stdout
     p = run("summarize.py", write(tmp_path, "old.json", document([result("copy", "ce", 1024, "oneshot", 10.0)])))
     assert p.returncode == 0 and "| ce | 10.0 / – |" in p.stdout and NOISY_LEGEND not in p.stdout, p.stdout
+
+
+def test_dma_latte_report_shows_intervals_and_noisy(tmp_path):
+    rs = [with_interval(result("allgather", "ce", 1024, "oneshot", 20.0, options={"schedule": "pcpy"}), 0.05),
+          with_interval(result("allgather", "ce", 1024, "oneshot", 10.0), 0.01),
+          with_interval(result("allgather", "nccl", 1024, "oneshot", 30.0), 0.005)]
+    p = run("dma_latte_report.py", write(tmp_path, "r.json", document(rs)))
+    assert p.returncode == 0, p.stderr
+    assert "| ce schedule=pcpy | 20.0 ±1.0 noisy µs |" in p.stdout, p.stdout
+    assert "| allgather | 1 KiB | ce | 10.0 ±0.1 | nccl | 30.0 ±0.1 |" in p.stdout, p.stdout
+    assert NOISY_LEGEND in p.stdout
