@@ -25,15 +25,19 @@ NOISY_LEGEND = ("p50 ± half its 95% interval (`p50_interval_us`: the larger sid
 def p50_text(result, digits=1):
     """An ok record's p50 with its interval, as the markdown summaries and the console show it: '12.3 ±0.4', and
     ' noisy' after it where the record is flagged `noisy`; the bare p50 where the file has no interval."""
-    p50 = result["latency_us"]["p50"]
-    pair = p50_interval(result)
-    text = f"{p50:.{digits}f}"
+    return interval_text(result["latency_us"]["p50"], p50_interval(result), result.get("noisy"),
+                         lambda v: f"{v:.{digits}f}")
+
+
+def interval_text(p50, pair, noisy, fmt):
+    """fmt(p50), ' ±' fmt(the larger side of the interval `pair`) where there is one, ' noisy' where `noisy` is True."""
+    text = fmt(p50)
     if pair:
         try:
-            text += f" ±{max(p50 - float(pair[0]), float(pair[1]) - p50, 0.0):.{digits}f}"
+            text += f" ±{fmt(max(p50 - float(pair[0]), float(pair[1]) - p50, 0.0))}"
         except (TypeError, ValueError):
             pass
-    return text + (" noisy" if result.get("noisy") is True else "")
+    return text + (" noisy" if noisy is True else "")
 
 
 def engine_options_in_name(result):

@@ -1,5 +1,7 @@
 """The markdown summaries show each p50 with its interval and mark `noisy` cases, as the console does (issue 42)."""
-from test_scripts import document, result, run, with_interval, write
+import os
+
+from test_scripts import ROOT, document, result, run, with_interval, write
 
 from dmabench.keys import NOISY_LEGEND, p50_text
 
@@ -33,4 +35,11 @@ def test_dma_latte_report_shows_intervals_and_noisy(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "| ce schedule=pcpy | 20.0 ±1.0 noisy µs |" in p.stdout, p.stdout
     assert "| allgather | 1 KiB | ce | 10.0 ±0.1 | nccl | 30.0 ±0.1 |" in p.stdout, p.stdout
+    assert NOISY_LEGEND in p.stdout
+
+
+def test_blocks_report_shows_intervals_and_noisy():
+    p = run("blocks_report.py", os.path.join(ROOT, "results", "h200x1", "pools", "start1", "kv-pool.json"))
+    assert p.returncode == 0, p.stderr
+    assert "| 4 KiB | 64 | 256 KiB | 202 ±1.98 | 1.30 | 3.16 | 130 ±15.4 noisy |" in p.stdout, p.stdout[:3000]
     assert NOISY_LEGEND in p.stdout
