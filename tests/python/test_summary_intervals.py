@@ -43,3 +43,10 @@ def test_blocks_report_shows_intervals_and_noisy():
     assert p.returncode == 0, p.stderr
     assert "| 4 KiB | 64 | 256 KiB | 202 ±1.98 | 1.30 | 3.16 | 130 ±15.4 noisy |" in p.stdout, p.stdout[:3000]
     assert NOISY_LEGEND in p.stdout
+
+
+def test_crossover_report_shows_intervals_and_noisy():
+    p = run("crossover.py", os.path.join(ROOT, "results", "h200x1", "crossover", "crossover-d2d.json"))
+    assert p.returncode == 0, p.stderr
+    assert "| 4 KiB | 1 | 9.19 ±0.885 noisy (?) | 9.75 ±0.0660 (?) |" in p.stdout, p.stdout[:3000]
+    assert NOISY_LEGEND in p.stdout
