@@ -256,6 +256,8 @@ def run(argv=None):
     a = ap.parse_args(argv)
     if not 0 <= a.threshold < 10:
         raise ResultsError(f"--threshold {a.threshold} is not a fraction such as 0.05")
+    if a.junit:
+        junit.check_path(a.junit)
     docs = [load(path) for path in (a.base, a.new)]
     rows, only_base, only_new = compare(docs[0], docs[1], a.threshold)
     if not rows:

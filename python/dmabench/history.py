@@ -780,6 +780,8 @@ def cmd_trend(a):
 
 def cmd_gate(a):
     rule = rule_of(a)
+    if a.junit:
+        junit.check_path(a.junit)  # before --record writes anything
     runs = sorted(runs_of(a.results), key=lambda run: run.row["started_at"])
     for run in runs:
         if not any(r["status"] != "skipped" for r in run.records):

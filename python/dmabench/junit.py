@@ -22,12 +22,14 @@ as `\\xNN` / `\\uNNNN` text, and newlines in names and messages (attributes) as 
 well-formed file.
 """
 import datetime
+import os
 import re
 import socket
 import xml.etree.ElementTree as ET
 from collections import namedtuple
 
 from .files import write_file
+from .text import ResultsError
 
 SUITE = "dmabench"
 # outcome: "passed", "failure", "skipped" or "error"; message: one line; kind: the failure's type (a verdict);
@@ -114,3 +116,12 @@ def case_seconds(record):
     latency = record.get("latency_us") if isinstance(record, dict) else None
     p50 = latency.get("p50") if isinstance(latency, dict) else None
     return p50 / 1e6 if _positive(p50) else 0.0
+
+
+def check_path(path):
+    """ResultsError before any work where the JUnit file cannot be written: its directory is not there, or it is a
+    directory (write_file says the rest when it writes)."""
+    directory = os.path.dirname(os.fspath(path)) or "."
+    if not os.path.isdir(directory) or os.path.isdir(path):
+        raise ResultsError(f"cannot write {path}: {'a directory' if os.path.isdir(path) else 'no such directory'}; "
+                           "accepted: a file in an existing directory")

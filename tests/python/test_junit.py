@@ -144,6 +144,10 @@ def test_gate_junit_and_json(tmp_path):
     assert fail["message"].startswith("p50 120.00 µs") and fail["case_key"][0] == "copy"
     assert cases["copy/ce/oneshot/dev=0,1/16384"]["baseline"] is None
     assert cases["copy/ce/oneshot/dev=0,1/16384"]["verdict"] == "NEW"
+    kept = db.read_bytes()  # a --junit path that cannot be written: refused before --record writes anything
+    p = run("history.py", "gate", path, "--db", db, "--record", "--junit", db.parent / "no" / "gate.xml")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "no such directory" in p.stderr, p.stderr
+    assert db.read_bytes() == kept and p.stdout == ""
     passing = run_at("2026-02-01T00:00:00Z", {1024: 100.0})
     p = run("history.py", "gate", write(tmp_path, "ok.json", passing), "--db", db, "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["status"] == "pass" and json.loads(p.stdout)["exit_code"] == 0
