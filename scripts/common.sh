@@ -54,6 +54,8 @@ file:/usr/include/hsa/hsa_ext_amd.h                           libhsa-runtime-dev
 file:/usr/include/hsakmt/hsakmt.h                             libhsakmt-dev
 file:/usr/lib/python3/dist-packages/pandas/__init__.py        python3-pandas
 file:/usr/lib/python3/dist-packages/matplotlib/__init__.py    python3-matplotlib
+file:/usr/lib/python3/dist-packages/lxml/__init__.py          python3-lxml
+file:/usr/lib/python3/dist-packages/junitparser/__init__.py   python3-junitparser
 file:/usr/lib/python3/dist-packages/pytest/__init__.py        python3-pytest
 file:/usr/lib/python3/dist-packages/ipykernel/__init__.py     python3-ipykernel
 file:/usr/lib/python3/dist-packages/setuptools/__init__.py   python3-setuptools

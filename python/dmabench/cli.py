@@ -30,7 +30,7 @@ COMMANDS = {
     "trend": Command("dmabench.history:main_trend", None, None,
                      "a case over time from a history database: text, JSON, or a figure with --out (plot extra)"),
     "history": Command("dmabench.history:main", None, "history.py",
-                       "the SQLite history of runs: add, machines, trend, gate (a CI gate)"),
+                       "the SQLite history of runs: add, machines, trend, gate (a CI gate), prune, vacuum"),
     "merge": Command("dmabench.merge_runs:main", None, "merge_runs.py",
                      "the results files of N processes into one levels file"),
     "launch-compare": Command("dmabench.launch_compare:main", None, "launch_compare.py",

@@ -37,6 +37,9 @@ The note informs and changes no verdict and no exit code: a slower launch path i
 A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
 it (its run has not finished) is read from the journal when that holds more cases, with a note on stderr
 (dmabench.load).
+--junit FILE also writes the verdicts as JUnit XML (dmabench.junit; docs/user-guide.md, "JUnit XML"): each compared
+case a test case, `slower` and `failed` a failure with the verdict's line, `not compared` and a case of one file
+only skipped with the reason, the rest passed.
 Exit codes: 0 no regression, 1 a case regressed,
 2 bad input: an unreadable or malformed file (one line `compare.py: error: ...` on stderr, never a traceback;
 dmabench.schema.check_document says what is checked), among them a record that contradicts itself (its
@@ -48,6 +51,7 @@ import math
 import statistics
 import sys
 
+from . import junit
 from .keys import beside, case_class, case_key, p50_interval, pattern_label, spread, variant, where
 from .reader import load
 from .text import fmt_num, fmt_size, json_text, printable, ResultsError, table
@@ -62,7 +66,8 @@ def compare(base_doc, new_doc, threshold):
     rows = []
     for key in [k for k in base if k in new]:
         b, n = base[key], new[key]
-        row = {"case": n.get("name") or key[0], "pattern": n["pattern"], "in_place": bool(n.get("in_place")),
+        row = {"case": n.get("name") or key[0], "pattern": n["pattern"], "engine": n.get("engine"),
+               "in_place": bool(n.get("in_place")),
                "variant": variant(n) + (f" ({where(n)})" if where(n) else "") + (f" beside {beside(n)}" if beside(n) else ""),
                "bytes_per_rank": n["bytes_per_rank"], "timing": n["timing"], "devices": n.get("devices"),
                "class": case_class(n)}
@@ -208,6 +213,34 @@ def markdown(rows, only_base, only_new, threshold, show_all, cal=None, together=
     return "\n".join(out)
 
 
+def verdict_line(r, threshold):
+    """A compared case's verdict as the one line its JUnit test case carries."""
+    if "p50_ratio" not in r:
+        return printable(f"{r['verdict']}: {r.get('reason') or 'no reason given'}")
+    return printable(f"{r['verdict']}: p50 {p50_cell(r['base_p50_us'], r['base_p50_interval_us'])} -> "
+                     f"{p50_cell(r['new_p50_us'], r['new_p50_interval_us'])} µs (ratio {r['p50_ratio']:.3f}, "
+                     f"threshold {100 * threshold:.0f}%, noise {100 * r['noise']:.1f}%, rule {r['rule']})")
+
+
+def junit_cases(rows, docs, threshold):
+    """The JUnit test cases of a comparison: a compared case a test (slower or failed: a failure; not compared: skipped;
+    else passed), a case of one file only skipped with the reason."""
+    news = {case_key(rec): rec for rec in docs[1]["results"]}
+    bases = {case_key(rec): rec for rec in docs[0]["results"]}
+    cases = []
+    for r, rec in zip(rows, [news[k] for k in bases if k in news]):  # compare's order: BASE's cases that NEW has
+        outcome = {"slower": "failure", "failed": "failure", "not compared": "skipped"}.get(r["verdict"], "passed")
+        line = verdict_line(r, threshold)
+        cases.append(junit.Case(r["case"], f"{r['pattern']}.{r.get('engine') or 'none'}", junit.case_seconds(rec), outcome,
+                                line if outcome != "passed" else "", r["verdict"], line))
+    for recs, other, why in ((bases, news, "only in BASE (not in NEW)"), (news, bases, "only in NEW (not in BASE)")):
+        for key, rec in recs.items():
+            if key not in other:
+                cases.append(junit.Case(rec.get("name") or str(key), junit.classname(rec), 0.0, "skipped",
+                                        f"{why}: not compared"))
+    return cases
+
+
 def main(argv=None, tool=TOOL):
     return run_tool(tool, run, argv)
 
@@ -219,9 +252,12 @@ def run(argv=None):
     ap.add_argument("--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)")
     ap.add_argument("--json", action="store_true", help="print JSON instead of markdown")
     ap.add_argument("--all", action="store_true", help="list unchanged cases too")
+    ap.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML (a case a test)")
     a = ap.parse_args(argv)
     if not 0 <= a.threshold < 10:
         raise ResultsError(f"--threshold {a.threshold} is not a fraction such as 0.05")
+    if a.junit:
+        junit.check_path(a.junit)
     docs = [load(path) for path in (a.base, a.new)]
     rows, only_base, only_new = compare(docs[0], docs[1], a.threshold)
     if not rows:
@@ -230,6 +266,9 @@ def run(argv=None):
     regressed = [r for r in rows if r["verdict"] in ("slower", "failed")]
     cal = calibration(docs[0], docs[1])
     together = moved_together(rows, cal, a.threshold)
+    if a.junit:
+        junit.write(a.junit, junit_cases(rows, docs, a.threshold), {"command": "compare", "base": a.base,
+                                                                     "new": a.new, "threshold": a.threshold})
     if a.json:
         print(json_text({"threshold": a.threshold, "cases": rows, "only_in_base": only_base, "only_in_new": only_new,
                          "regressed": len(regressed), "calibration": cal, "moved_together": together}))

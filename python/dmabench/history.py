@@ -4,7 +4,9 @@ usage: history.py add RESULTS.json|DIR ... [--db FILE]
        history.py machines [--db FILE]
        history.py trend [DB] --case REGEX [--figure p50_us|busbw_GBps] [--machine KIND] [--json | --out DIR] [RULE]
                         [--db FILE]
-       history.py gate RESULTS.json ... [--record] [RULE] [--db FILE]
+       history.py gate RESULTS.json ... [--record] [--json] [--junit FILE] [RULE] [--db FILE]
+       history.py prune (--keep N | --since DATE) [--machine KIND] [--dry-run] [--db FILE]
+       history.py vacuum [--db FILE]
 RULE:  [--runs 10] [--min-runs 3] [--sigmas 3] [--tolerance 0.05] [--noisy 0.05]
 
 --db is the database, by default results/history.sqlite of this tree; its tables (schema version 2; an older
@@ -58,6 +60,14 @@ gate     judges each case of every RESULTS file (matched across runs by dmabench
   Each line says which interval judged the run's p50: "(between N processes)" or "(within one process)". Files are
   judged in the order of their start. Without --record nothing is written; with --record each file is stored (as
   add) with its verdicts, in one transaction, before the next is judged.
+  --json prints the verdicts as JSON instead (docs/history.md, "gate --json"): the overall status and exit code, and
+  per run its counts and each judged case with its key, baseline band, p50, verdict and line. --junit FILE also
+  writes them as JUnit XML (dmabench.junit): a judged case a test case, FAIL a failure with its line.
+prune    removes runs, with all their rows (records, verdicts), in one transaction: --keep N keeps the last N runs
+         (by start) of each machine kind, --since DATE the runs started at or after DATE (ISO 8601; UTC where no
+         zone is given); --machine KIND prunes that kind only. Prints each run removed; --dry-run only says which
+         would be. The file keeps its size until `vacuum`.
+vacuum   rebuilds the database file without its free pages (SQLite's VACUUM): prints the sizes before and after.
 
 Exit codes: 0 done (gate: no case FAILed); 1 gate: a case FAILed; 2 bad input: a file that is not a dmabench
 results file or is malformed (dmabench.schema.check_document), a run without a start time, a bad argument, a
@@ -80,6 +90,7 @@ import time
 import urllib.parse
 from collections import namedtuple
 
+from . import junit
 from .extras import require
 from .files import check_output, checkout_root, JOURNAL_SUFFIX, read_bytes
 from .keys import case_key, machine_label, p50_interval, variant, where
@@ -552,7 +563,19 @@ def gate(conn, run, rule, record):
                            b.runs if b else 0, rule_text(rule), now()) for verdict, key, case, b, _ in judged])
     judged.sort(key=lambda j: VERDICTS.index(j[0]))
     return [printable(f"{v:<5}  {case['name']}  {text}") for v, _, case, _, text in judged], \
-        {v: sum(j[0] == v for j in judged) for v in VERDICTS}
+        {v: sum(j[0] == v for j in judged) for v in VERDICTS}, [verdict_entry(*j) for j in judged]
+
+
+def verdict_entry(verdict, key, case, b, text):
+    """One judged case as `gate --json` writes it (docs/history.md, "gate --json")."""
+    low, high = case["p50_low_us"], case["p50_high_us"]
+    return {"case": case["name"], "case_key": json.loads(key), "pattern": case["pattern"], "engine": case["engine"],
+            "status": case["status"], "verdict": verdict, "message": printable(text), "p50_us": case["p50_us"],
+            "p50_interval_us": None if low is None else [low, high],
+            "judged_by": judged_by(case) if case["status"] == "ok" else None,
+            "baseline": None if b is None else {"median_us": b.median, "low_us": b.low, "high_us": b.high,
+                                                "spread": b.spread, "runs": b.runs, "draws": b.draws},
+            "seconds": junit.case_seconds(json.loads(case["record"]))}
 
 
 # ---- trend -------------------------------------------------------------------------------------------------------
@@ -757,19 +780,111 @@ def cmd_trend(a):
 
 def cmd_gate(a):
     rule = rule_of(a)
+    if a.junit:
+        junit.check_path(a.junit)  # before --record writes anything
     runs = sorted(runs_of(a.results), key=lambda run: run.row["started_at"])
     for run in runs:
         if not any(r["status"] != "skipped" for r in run.records):
             raise ResultsError(f"{run.row['source']}: nothing to judge (no ok or failed case)")
     with contextlib.closing(open_db(a.db, write=a.record)) as conn, db_errors(a.db):
         judged = retried(lambda: gate_all(conn, runs, rule, a.record))
-    for run, (lines, n) in zip(runs, judged):
+    code = 1 if any(n["FAIL"] for _, n, _ in judged) else 0
+    summaries = [printable(f"gate {run.row['source']}: {sum(n.values())} cases on {run.row['machine']} against the "
+                           f"runs before {run.row['started_at']}: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) +
+                           (" (recorded)" if a.record else "")) for run, (_, n, _) in zip(runs, judged)]
+    if a.junit:
+        junit.write(a.junit, [gate_case(e) for _, _, entries in judged for e in entries],
+                    {"command": "history gate", "rule": rule_text(rule), "db": a.db})
+    if a.json:
+        print(json_text(gate_json(runs, judged, summaries, rule, code)))
+        return code
+    for (lines, _, _), summary in zip(judged, summaries):
         print("\n".join(lines))
-        print(printable(f"gate {run.row['source']}: {sum(n.values())} cases on {run.row['machine']} against the runs "
-                        f"before {run.row['started_at']}: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) +
-                        (" (recorded)" if a.record else "")))
+        print(summary)
     print(f"Band: {rule_text(rule)}.")
-    return 1 if any(n["FAIL"] for _, n in judged) else 0
+    return code
+
+
+def gate_case(e):
+    """A judged case as a JUnit test case: FAIL a failure with its line, the other verdicts passed (their line in
+    system-out)."""
+    line = f"{e['verdict']}: {e['message']}"
+    return junit.Case(e["case"], f"{e['pattern']}.{e['engine']}", e["seconds"],
+                      "failure" if e["verdict"] == "FAIL" else "passed", line if e["verdict"] == "FAIL" else "",
+                      "FAIL", line)
+
+
+def gate_json(runs, judged, summaries, rule, code):
+    """`gate --json`: the overall status and exit code, the rule, and per run its counts and judged cases."""
+    return {"status": "fail" if code else "pass", "exit_code": code, "rule": rule._asdict(),
+            "rule_text": rule_text(rule),
+            "runs": [{"source": run.row["source"], "machine": run.row["machine"], "started_at": run.row["started_at"],
+                      "revision": run.row["revision"], "counts": n, "summary": summary, "cases": entries}
+                     for run, (_, n, entries), summary in zip(runs, judged, summaries)]}
+
+
+def prune_args(a):
+    """--keep N or --since DATE (exactly one), checked before the database is opened: (keep, since)."""
+    if (a.keep is None) == (a.since is None):
+        raise ResultsError("prune needs exactly one of --keep N (the last N runs per machine kind) and --since DATE "
+                           "(the runs started since an ISO 8601 date)")
+    if a.keep is not None and a.keep < 1:
+        raise ResultsError(f"--keep {a.keep}: expected a whole number of runs, 1 or more")
+    return a.keep, None if a.since is None else utc(a.since, "--since")
+
+
+def doomed_runs(conn, keep, since, machine):
+    """The runs prune removes (oldest first): beyond the last `keep` of their machine kind, or started before
+    `since`; of `machine` only where given."""
+    kinds = [m for (m,) in conn.execute("SELECT DISTINCT machine FROM runs ORDER BY machine")]
+    if machine is not None and machine not in kinds:
+        raise ResultsError(f"--machine {quote(machine)}: no run of that machine kind; the database has "
+                           f"{', '.join(map(quote, kinds)) or 'no run'}")
+    rows = conn.execute("SELECT run_id, machine, started_at, revision, records, source FROM runs "
+                        "WHERE ? IS NULL OR machine = ? ORDER BY machine, started_at DESC, run_id DESC",
+                        (machine, machine)).fetchall()
+    seen, doomed = {}, []
+    for row in rows:
+        seen[row[1]] = seen.get(row[1], 0) + 1
+        if (keep is not None and seen[row[1]] > keep) or (since is not None and row[2] < since):
+            doomed.append(row)
+    return sorted(doomed, key=lambda r: (r[2], r[0]))
+
+
+def remove_runs(conn, run_ids):
+    """Every row of the runs from every table, in the caller's transaction."""
+    for table_name in ("verdicts", "records", "runs"):
+        conn.executemany(f"DELETE FROM {table_name} WHERE run_id = ?", [(r,) for r in run_ids])
+
+
+def cmd_prune(a):
+    keep, since = prune_args(a)
+
+    def step():
+        with transaction(conn, write=not a.dry_run):
+            doomed = doomed_runs(conn, keep, since, a.machine)
+            if not a.dry_run:
+                remove_runs(conn, [r[0] for r in doomed])
+            return doomed, conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+
+    with contextlib.closing(open_db(a.db, write=not a.dry_run)) as conn, db_errors(a.db):
+        doomed, left = retried(step)
+    verb = "would remove" if a.dry_run else "removed"
+    for run_id, machine, started_at, revision, records, source in doomed:
+        print(printable(f"{verb} {run_id[:12]} ({machine}, {started_at}, {revision}, {records} records, {source})"))
+    print(printable(f"{len(doomed)} runs {verb}; {a.db} {'would hold' if a.dry_run else 'holds'} "
+                    f"{left - len(doomed) if a.dry_run else left} runs" +
+                    ("" if a.dry_run or not doomed else " (`history vacuum` gives the space back to the disk)")))
+    return 0
+
+
+def cmd_vacuum(a):
+    with contextlib.closing(open_db(a.db, write=True)) as conn, db_errors(a.db):
+        before = os.path.getsize(a.db)
+        retried(lambda: conn.execute("VACUUM"))
+        after = os.path.getsize(a.db)
+    print(printable(f"{a.db}: {before} -> {after} bytes"))
+    return 0
 
 
 def gate_all(conn, runs, rule, record):
@@ -785,15 +900,22 @@ def main(argv=None, tool=TOOL):
 
 def run(argv=None):
     ap = arg_parser(__doc__)
-    sub = ap.add_subparsers(dest="command", required=True, metavar="{add,machines,trend,gate}")
-    commands = {"add": cmd_add, "machines": cmd_machines, "trend": cmd_trend, "gate": cmd_gate}
+    sub = ap.add_subparsers(dest="command", required=True, metavar="{add,machines,trend,gate,prune,vacuum}")
+    commands = {"add": cmd_add, "machines": cmd_machines, "trend": cmd_trend, "gate": cmd_gate, "prune": cmd_prune,
+                "vacuum": cmd_vacuum}
     parsers = {name: sub.add_parser(name) for name in commands}
     add_trend_arguments(parsers["trend"])
-    for name in ("add", "machines", "gate"):
+    parsers["prune"].add_argument("--keep", type=int, metavar="N", help="keep the last N runs of each machine kind")
+    parsers["prune"].add_argument("--since", metavar="DATE", help="keep the runs started since DATE (ISO 8601)")
+    parsers["prune"].add_argument("--machine", help="prune this machine kind only (history machines lists them)")
+    parsers["prune"].add_argument("--dry-run", action="store_true", help="say what would be removed, remove nothing")
+    for name in ("add", "machines", "gate", "prune", "vacuum"):
         parsers[name].add_argument("--db", default=DEFAULT_DB, help="the history database (default results/history.sqlite)")
     parsers["add"].add_argument("results", nargs="+", help="results files, journals, or directories of them")
     parsers["gate"].add_argument("results", nargs="+", help="the results files to judge")
     parsers["gate"].add_argument("--record", action="store_true", help="store the runs and their verdicts")
+    parsers["gate"].add_argument("--json", action="store_true", help="print the verdicts as JSON instead of text")
+    parsers["gate"].add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML (a case a test)")
     add_rule_arguments(parsers["gate"])
     a = ap.parse_args(argv)
     return commands[a.command](a)

@@ -17,6 +17,29 @@ def p50_interval(result):
     return tuple(pair) if isinstance(pair, list) and len(pair) == 2 else None
 
 
+NOISY_LEGEND = ("p50 ± half its 95% interval (`p50_interval_us`: the larger side; a levels file: between its "
+                "processes); `noisy`: the interval is wider than the run's `max_noise`, or fewer than 6 samples: the "
+                "p50 is not known to that precision")
+
+
+def p50_text(result, digits=1):
+    """An ok record's p50 with its interval, as the markdown summaries and the console show it: '12.3 ±0.4', and
+    ' noisy' after it where the record is flagged `noisy`; the bare p50 where the file has no interval."""
+    return interval_text(result["latency_us"]["p50"], p50_interval(result), result.get("noisy"),
+                         lambda v: f"{v:.{digits}f}")
+
+
+def interval_text(p50, pair, noisy, fmt):
+    """fmt(p50), ' ±' fmt(the larger side of the interval `pair`) where there is one, ' noisy' where `noisy` is True."""
+    text = fmt(p50)
+    if pair:
+        try:
+            text += f" ±{fmt(max(p50 - float(pair[0]), float(pair[1]) - p50, 0.0))}"
+        except (TypeError, ValueError):
+            pass
+    return text + (" noisy" if noisy is True else "")
+
+
 def engine_options_in_name(result):
     """The engine options a case's name lists, as (option, value text) pairs in the name's order.
 

@@ -4,7 +4,9 @@ usage: summarize.py RESULTS.json [--patterns copy,allgather] [--engines ce,sm,nc
                                  [--sizes 1KiB,64KiB,1MiB] [--devices 0,1]
 
 Prints, per pattern (in-place cases apart, as "allgather (in place)"), p50 latency in microseconds for
-each engine (rows, with its options) and size (columns) as "oneshot / pipelined", then the peak busbw
+each engine (rows, with its options) and size (columns) as "oneshot / pipelined", each p50 with half its 95%
+interval (`12.3 ±0.4`; files without intervals: the p50 alone) and `noisy` after a case flagged noisy (a legend
+line says so), then the peak busbw
 of each engine per pattern with the size and timing mode where it was reached. Only `ok` (validated)
 results are used; a cell with no ok result shows its status instead.
 A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
@@ -18,7 +20,7 @@ is checked).
 import re
 import sys
 
-from .keys import labels_apart, pattern_label, placement, placement_order
+from .keys import labels_apart, NOISY_LEGEND, p50_interval, p50_text, pattern_label, placement, placement_order
 from .reader import load
 from .text import cell as c, fmt_size, parse_size, printable, quote, ResultsError
 from .tool import arg_parser, run_tool
@@ -94,10 +96,11 @@ def latency_tables(res, pats, engs, sizes, variant):
                     elif r["status"] != "ok":
                         parts.append(r["status"])
                     else:
-                        parts.append(f"{r['latency_us']['p50']:.1f}")
+                        parts.append(p50_text(r))
                 cells.append(" / ".join(parts))
             out.append(f"| {c(v)} | " + " | ".join(cells) + " |")
-    return out
+    shown = [r for r in res if r["status"] == "ok" and (p50_interval(r) or r.get("noisy") is True)]
+    return out + ["", NOISY_LEGEND] if out and shown else out
 
 
 def busbw_table(res, pats, engs, variant):

@@ -163,7 +163,7 @@ def test_decisions_ties_margins_and_sm_cost(tmp_path):
     assert m["ce-batch"]["sm_cost_SM_us"] == 0
     assert m["host"]["sm_cost_SM_us"] is None and "CPU threads" in m["host"]["sm_note"]
     assert "| 4 KiB | tie (ce-batch, sm) |" in md and "| 8 KiB | sm ×1.4 |" in md
-    assert "| 8 KiB | 8 | 20.0 (0) | 30.0 (CPU) | 10.0 (120) | 14.0 (1848) |" in md
+    assert "| 8 KiB | 8 | 20.0 ±0.200 (0) | 30.0 ±0.300 (CPU) | 10.0 ±0.1000 (120) | 14.0 ±0.140 (1848) |" in md  # ±: half the p50 interval (issue 42)
 
 
 def test_regions_and_thresholds(tmp_path):

@@ -25,6 +25,7 @@ def subcommands(tmp, plots=True):
         (["--help"], {0}),
         (["summarize", f"{H2}/breakdown.json"], {0}),
         (["compare", f"{H2}/rotate.json", f"{H2}/rotate-run2.json"], {0, 1}),  # 1: a regression between the two
+        (["compare", f"{H2}/rotate.json", f"{H2}/rotate-run2.json", "--junit", tmp / "compare.xml"], {0, 1}),
         (["export", f"{H2}/breakdown.json"], {0}),
         (["plot", f"{H2}/breakdown.json", "--out", figs], fig),
         (["history", "add", f"{H2}/rotate.json", "--db", db], {0}),
@@ -32,6 +33,10 @@ def subcommands(tmp, plots=True):
         (["trend", "--db", db, "--case", CASE], {0}),
         (["trend", db, "--case", CASE, "--out", figs], fig),
         (["history", "gate", f"{H2}/rotate-run2.json", "--db", db], {0, 1}),
+        (["history", "gate", f"{H2}/rotate-run2.json", "--db", db, "--json", "--junit", tmp / "gate.xml"], {0, 1}),
+        (["history", "prune", "--db", db, "--keep", "5", "--dry-run"], {0}),
+        (["history", "prune", "--db", db, "--since", "2000-01-01"], {0}),
+        (["history", "vacuum", "--db", db], {0}),
         (["merge", *sorted(glob.glob(f"{H1}/levels/start1/dmabench-*.json"))[:2], "--out", tmp / "levels.json"], {0}),
         (["moe-trace", "--out", tmp / "moe"], {0}),
         (["report", "blocks", f"{H1}/pools/start1/kv-pool.json"], {0}),

@@ -32,7 +32,7 @@ import re
 import sys
 
 from ..files import add_emit_arguments, emit
-from ..keys import pattern_label, software_times, variant, versions_caption
+from ..keys import interval_text, NOISY_LEGEND, p50_interval, pattern_label, software_times, variant, versions_caption
 from ..reader import load
 from ..schema import check_kind, check_number
 from ..text import fmt_num, fmt_size, printable, quote, ResultsError, table
@@ -139,7 +139,8 @@ def add_block_record(section, r, layout, notes):
     per_block = r.get("per_block_us")
     section["cells"][key] = {"p50_us": p50, "algbw_GBps": r["algbw_GBps"], "bytes_per_rank": r["bytes_per_rank"],
                              "per_block_us": per_block if per_block is not None else p50 / layout["blocks_per_op"],
-                             "name": r["name"], "software_times": software_times(r)}
+                             "name": r["name"], "software_times": software_times(r), "p50_interval_us": p50_interval(r),
+                             "noisy": r.get("noisy")}
 
 
 # ---- analysis -------------------------------------------------------------------------------------
@@ -176,7 +177,8 @@ def reference_rows(base, rows, variants, refs):
             r = refs.get(base + (v, size))
             if r:
                 cells[v] = {"p50_us": r["latency_us"]["p50"], "algbw_GBps": r["algbw_GBps"], "bytes_per_rank": size,
-                            "per_block_us": None, "name": r["name"], "software_times": software_times(r)}
+                            "per_block_us": None, "name": r["name"], "software_times": software_times(r),
+                            "p50_interval_us": p50_interval(r), "noisy": r.get("noisy")}
         if cells:
             out.append(make_row(None, None, cells))
     return out
@@ -316,7 +318,7 @@ def row_cells(row, variants, reference):
              ("–" if reference else str(row["blocks_per_op"])), fmt_size(row["bytes_per_rank"])]
     for v in variants:
         c = row["cells"].get(v)
-        cells += [fmt_num(c["p50_us"]), fmt_num(c["algbw_GBps"]), fmt_num(c["per_block_us"])] if c else ["–"] * 3
+        cells += [interval_text(c["p50_us"], c.get("p50_interval_us"), c.get("noisy"), fmt_num), fmt_num(c["algbw_GBps"]), fmt_num(c["per_block_us"])] if c else ["–"] * 3
     ratio = f"{row['ratio']:.2f} ({row['runner_up']})" if row["ratio"] is not None else "–"
     return cells + [row["winner"] or "–", ratio]
 
@@ -393,6 +395,9 @@ def fits_md(t):
 def section_md(t):
     out = ["", f"## {printable(title(t))}", ""]
     out.append(main_table(t) if t["rows"] or t["reference_rows"] else "No ok and validated block record.")
+    shown = [c for row in t["rows"] + t["reference_rows"] for c in row["cells"].values()]
+    if any(c.get("p50_interval_us") or c.get("noisy") is True for c in shown):
+        out += ["", NOISY_LEGEND]
     if any(v.endswith("[software engine]") for v in t["variants"]):
         out += ["", "_[software engine]: CPU-thread times of the software SDMA engine "
                     "(engine_details.hardware_times false), not hardware times._"]

@@ -75,7 +75,7 @@ import sys
 
 from ..extras import missing_module, MissingExtra
 from ..files import add_emit_arguments, emit, make_dir, write_file
-from ..keys import PATTERN_ORDER, variant, versions_caption
+from ..keys import interval_text, NOISY_LEGEND, PATTERN_ORDER, variant, versions_caption
 from ..reader import load
 from ..schema import check_kind
 from ..text import fmt_num, fmt_size, printable, quote, ResultsError, table
@@ -616,10 +616,17 @@ def cost_md(g):
             c = row["mechanisms"].get(m)
             cost = "–" if c is None else fmt_num(c["sm_cost_SM_us"]) if c["sm_cost_SM_us"] is not None else \
                 "CPU" if c["sm_note"].startswith("CPU") else "?"
-            cells.append("–" if c is None else f"{fmt_num(c['p50_us'])} ({cost})")
+            cells.append("–" if c is None else f"{cell_p50(c)} ({cost})")
         body.append([fmt_size(row["block_bytes"]), str(row["blocks_per_op"])] + cells)
+    shown = [c for row in g["cells"] for c in row["mechanisms"].values() if c]
+    legend = ["", NOISY_LEGEND] if any(c["interval_recorded"] or c["noisy"] is True for c in shown) else []
     return ["", "**p50 and SM cost** (SMs held × p50; 0 for DMA engines; CPU: host threads, not SMs; ?: unknown)",
-            "", table(header, body)]
+            "", table(header, body)] + legend
+
+
+def cell_p50(c):
+    """A mechanism cell's p50 with half its interval (where recorded) and `noisy`."""
+    return interval_text(c["p50_us"], c["p50_interval_us"] if c["interval_recorded"] else None, c["noisy"], fmt_num)
 
 
 def versus_text(c):

@@ -6,7 +6,8 @@ Prints markdown: (1) speedup of every copy-engine variant over plain `ce` pcpy/e
 allgather and alltoall per size (DMA-Latte's table layout; `--baseline` names another variant as the tables
 print it, e.g. `sdma [software engine]`, and then its engine's variants are listed too), (2) the best DMA variant against the
 best NCCL mode per size, in latency and busbw, (3) the four-phase breakdown of one copy per size
-(when a breakdown file is given). Only ok (validated) results are used.
+(when a breakdown file is given). Only ok (validated) results are used. A p50 is shown with half its 95% interval
+(`12.3 ±0.4`) and `noisy` after a noisy case, as summarize.py shows it.
 A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
 it (its run has not finished) is read from the journal when that holds more cases, with a note on stderr
 (dmabench.load).
@@ -17,7 +18,7 @@ is checked).
 """
 import sys
 
-from ..keys import labels_apart, pattern_label, placement, placement_order
+from ..keys import labels_apart, NOISY_LEGEND, p50_interval, p50_text, pattern_label, placement, placement_order
 from ..reader import load
 from ..text import fmt_size, printable, table
 from ..tool import arg_parser, run_tool
@@ -46,7 +47,8 @@ def run(argv=None):
         return names[id(r)]
 
     sizes = sorted({r["bytes_per_rank"] for r in res})
-    p50 = {(placement(r), variant(r), r["timing"], r["bytes_per_rank"]): r["latency_us"]["p50"] for r in res}
+    rec = {(placement(r), variant(r), r["timing"], r["bytes_per_rank"]): r for r in res}
+    p50 = {k: r["latency_us"]["p50"] for k, r in rec.items()}
     bus = {(placement(r), variant(r), r["timing"], r["bytes_per_rank"]): r["busbw_GBps"] for r in res}
     # allgather and alltoall, each in place too where the file has such cases
     groups = sorted({placement(r) for r in res if r["pattern"] in ("allgather", "alltoall")} |
@@ -58,7 +60,7 @@ def run(argv=None):
         variants = sorted({variant(r) for r in res if placement(r) == pattern and r["engine"] in engines})
         out.append("\n" + printable(f"**{pattern_label(*pattern)}, {a.timing}: speedup over plain `{base}`"
                                     f"{' (enqueue, event)' if base == 'ce schedule=pcpy' else ''} = its p50 / variant p50**") + "\n")
-        rows = [[base] + [f"{p50[(pattern, base, a.timing, s)]:.1f} µs" if (pattern, base, a.timing, s) in p50 else "–" for s in sizes]]
+        rows = [[base] + [f"{p50_text(rec[(pattern, base, a.timing, s)])} µs" if (pattern, base, a.timing, s) in p50 else "–" for s in sizes]]
         for v in variants:
             if v == base:
                 continue
@@ -81,12 +83,15 @@ def run(argv=None):
                     continue
                 (td, vd), (tn, vn) = min(dma), min(nccl)
                 tce = min(ce_coll)[0] if ce_coll else None
-                rows.append([pattern_label(*pattern), fmt_size(s), f"{vd}", f"{td:.1f}", f"{vn}", f"{tn:.1f}", f"{td / tn:.2f}",
+                rows.append([pattern_label(*pattern), fmt_size(s), f"{vd}", p50_text(rec[(pattern, vd, timing, s)]), f"{vn}",
+                             p50_text(rec[(pattern, vn, timing, s)]), f"{td / tn:.2f}",
                              f"{tce / td:.2f}" if tce else "–",
                              f"{bus[(pattern, vd, timing, s)]:.1f}", f"{bus[(pattern, vn, timing, s)]:.1f}",
                              f"{max(bus[(pattern, v, timing, s)] for _, v in ce_coll):.1f}" if ce_coll else "–"])
         out.append(table(["pattern", "size/rank", "best DMA", "p50", "best NCCL", "p50", "DMA/NCCL",
                           "NCCL CE / DMA", "DMA busbw", "NCCL busbw", "NCCL CE busbw"], rows))
+    if any(p50_interval(r) or r.get("noisy") is True for r in res):
+        out.append("\n" + NOISY_LEGEND)
     if a.breakdown:
         out.append("\n**Latency breakdown of one copy, GPU 0 → GPU 1, oneshot** (µs, medians; shares of the untraced total)\n")
         rows = []

@@ -1,0 +1,153 @@
+"""JUnit XML (dmabench.junit): `compare --junit` and `history gate --junit` write files that tests/data/junit.xsd
+validates (lxml) and a JUnit parser reads back (junitparser), whatever the case names hold; `history gate --json`."""
+import json
+import os
+
+import pytest
+from lxml import etree
+
+from test_history import add_runs, run_at
+from test_scripts import ROOT, document, result, run, with_interval, write
+
+from dmabench import junit
+
+XSD = os.path.join(ROOT, "tests", "data", "junit.xsd")
+HOSTILE_NAME = "copy/ce\x01/<&>\"'/\n\ttab/\x7f/\ud800/\ufffe/é"
+
+
+def validate(path):
+    """The file checked against the schema, and its counts against its test cases; the root element."""
+    schema = etree.XMLSchema(etree.parse(XSD))
+    tree = etree.parse(str(path))
+    schema.assertValid(tree)
+    for suite in tree.getroot().iter("testsuite"):
+        cases = suite.findall("testcase")
+        assert int(suite.get("tests")) == len(cases)
+        for what in ("failures", "errors", "skipped"):
+            tag = {"failures": "failure", "errors": "error", "skipped": "skipped"}[what]
+            assert int(suite.get(what)) == sum(c.find(tag) is not None for c in cases), what
+    return tree.getroot()
+
+
+def parsed(path):
+    """{name: (classname, outcome, message)} as junitparser reads the file (skips the test without junitparser)."""
+    jp = pytest.importorskip("junitparser", reason="junitparser is not installed (apt: python3-junitparser)")
+    out = {}
+    for suite in jp.JUnitXml.fromfile(str(path)):
+        for case in suite:
+            result = case.result[0] if case.result else None
+            out[case.name] = (case.classname, type(result).__name__ if result else "passed",
+                              result.message if result else None)
+    return out
+
+
+def test_a_planted_bad_file_fails_validation(tmp_path):
+    schema = etree.XMLSchema(etree.parse(XSD))
+    bad = [b"<testsuites><testsuite tests='1'><testcase name='x'/></testsuite></testsuites>",  # no suite name
+           b"<testsuites><testsuite name='s' tests='1'><testcase/></testsuite></testsuites>",  # no case name
+           b"<testsuites><testsuite name='s' tests='1'><testcase name='x' time='-1'/></testsuite></testsuites>",
+           b"<testsuites><testsuite name='s' tests='x'/></testsuites>",
+           b"<testsuites><testsuite name='s' tests='1'><testcase name='x'><skipped/><failure/></testcase>"
+           b"</testsuite></testsuites>",
+           b"<testsuites><testsuite name='s' tests='1'><case name='x'/></testsuite></testsuites>"]
+    for text in bad:
+        assert not schema.validate(etree.fromstring(text)), text
+    good = junit.xml_bytes([junit.Case("a", "copy.ce", 0.5), junit.Case("b", "copy.ce", 1, "skipped", "why")])
+    assert schema.validate(etree.fromstring(good))
+    broken = tmp_path / "broken.xml"
+    broken.write_bytes(good.replace(b'tests="2"', b'tests="3"'))
+    with pytest.raises(AssertionError):
+        validate(broken)  # the counts must match the test cases
+    with pytest.raises(etree.XMLSyntaxError):
+        etree.fromstring(b"<testsuites><testsuite name='\x01'/></testsuites>")  # what xml_text guards against
+
+
+def test_names_with_control_characters_make_a_well_formed_file(tmp_path):
+    path = tmp_path / "hostile.xml"
+    junit.write(path, [junit.Case(HOSTILE_NAME, "copy.ce", 1e-5, "failure", "slower:\n\x02 <b>", "slower",
+                                  "out \x1b[0m"), junit.Case("x" * 5000, "a.b", float("nan"), "skipped", "\x00")])
+    root = validate(path)
+    names = [c.get("name") for c in root.iter("testcase")]
+    assert names[0] == "copy/ce\\x01/<&>\"'/\\n\\ttab/\\x7f/\\ud800/\\ufffe/é" and len(names[1]) == 5000
+    assert root.find(".//failure").get("type") == "slower" and root.find(".//testcase").get("time") == "0.00001"
+    assert junit.case_seconds({"latency_us": {"p50": 15.0}}) == 1.5e-5 and junit.case_seconds({}) == 0.0
+    got = parsed(path)
+    assert got[names[0]] == ("copy.ce", "Failure", "slower:\\n\\x02 <b>")
+
+
+def compare_docs():
+    tag = {"tag": "\x01<&>\"'\n\ttab\x7f\ufffe"}  # an option value: in the case's name
+    base = document([with_interval(result("copy", "ce", size, "oneshot", p50, options=tag if size == 1024 else None),
+                                   0.01) for size, p50 in {1024: 10.0, 4096: 20.0, 8192: 30.0, 65536: 40.0}.items()])
+    new = document([with_interval(result("copy", "ce", 1024, "oneshot", 12.0, options=tag), 0.01),  # slower
+                    with_interval(result("copy", "ce", 4096, "oneshot", 15.0), 0.01),  # faster
+                    with_interval(result("copy", "ce", 8192, "oneshot", 30.1), 0.01),  # same
+                    with_interval(result("copy", "sm", 65536, "oneshot", 40.0), 0.01)])  # only in NEW
+    new["results"][2]["sampling"]["seconds"] = 0.25
+    return base, new
+
+
+def test_compare_junit(tmp_path):
+    base, new = compare_docs()
+    out = tmp_path / "compare.xml"
+    p = run("compare.py", write(tmp_path, "base.json", base), write(tmp_path, "new.json", new), "--junit", out)
+    assert p.returncode == 1, p.stderr
+    root = validate(out)
+    suite = root.find("testsuite")
+    assert (suite.get("name"), suite.get("tests"), suite.get("failures"), suite.get("skipped")) == \
+        ("dmabench", "5", "1", "2")
+    got = parsed(out)
+    slower = [v for k, v in got.items() if k.startswith("copy/ce,tag=\\x01<&>\"'\\n\\ttab\\x7f\\ufffe/")]
+    assert slower[0][:2] == ("copy.ce", "Failure") and slower[0][2].startswith("slower: p50 10.00 [9.90, 10.10] -> ")
+    assert got["copy/ce/oneshot/dev=0,1/4096"] == ("copy.ce", "passed", None)
+    assert got["copy/sm/oneshot/dev=0,1/65536"][1:] == ("Skipped", "only in NEW (not in BASE): not compared")
+    assert got["copy/ce/oneshot/dev=0,1/65536"][1:] == ("Skipped", "only in BASE (not in NEW): not compared")
+    times = {c.get("name"): c.get("time") for c in root.iter("testcase")}
+    assert times["copy/ce/oneshot/dev=0,1/8192"] == "0.25"
+    # the markdown is printed as before; a --junit path that cannot be written is one line and exit 2
+    assert "slower" in p.stdout
+    p = run("compare.py", tmp_path / "base.json", tmp_path / "new.json", "--junit", tmp_path / "no" / "x.xml")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "cannot write" in p.stderr, p.stderr
+
+
+def gate_setup(tmp_path):
+    docs = [run_at(f"2026-01-0{i + 1}T00:00:00Z", {1024: p, 4096: 50.0}) for i, p in enumerate([100, 101, 99, 100])]
+    db = add_runs(tmp_path, docs)
+    new = run_at("2026-02-01T00:00:00Z", {1024: 120.0, 4096: 50.0, 16384: 7.0})
+    new["results"][1]["sampling"]["seconds"] = 1.5
+    return db, write(tmp_path, "new.json", new)
+
+
+def test_gate_junit_and_json(tmp_path):
+    db, path = gate_setup(tmp_path)
+    out = tmp_path / "gate.xml"
+    p = run("history.py", "gate", path, "--db", db, "--junit", out)
+    assert p.returncode == 1 and "FAIL   copy/ce/oneshot/dev=0,1/1024" in p.stdout, p.stdout + p.stderr
+    root = validate(out)
+    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("3", "1", "0")
+    got = parsed(out)
+    assert got["copy/ce/oneshot/dev=0,1/1024"][:2] == ("copy.ce", "Failure")
+    assert got["copy/ce/oneshot/dev=0,1/1024"][2].startswith("FAIL: p50 120.00 µs [118.80, 121.20] (within one process)")
+    assert got["copy/ce/oneshot/dev=0,1/4096"] == ("copy.ce", "passed", None)
+    assert {c.get("name"): c.get("time") for c in root.iter("testcase")}["copy/ce/oneshot/dev=0,1/4096"] == "1.5"
+    p = run("history.py", "gate", path, "--db", db, "--json")
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(p.stdout)
+    assert (doc["status"], doc["exit_code"], doc["rule"]["runs"]) == ("fail", 1, 10)
+    (one,) = doc["runs"]
+    assert one["counts"] == {"FAIL": 1, "NOISY": 0, "NEW": 1, "PASS": 1} and one["machine"] == "2 x GPU X"
+    cases = {c["case"]: c for c in one["cases"]}
+    fail = cases["copy/ce/oneshot/dev=0,1/1024"]
+    assert (fail["verdict"], fail["p50_us"], fail["baseline"]["median_us"], fail["baseline"]["runs"]) == \
+        ("FAIL", 120.0, 100.0, 4)
+    assert fail["p50_interval_us"] == pytest.approx([118.8, 121.2]) and fail["judged_by"] == "within one process"
+    assert fail["message"].startswith("p50 120.00 µs") and fail["case_key"][0] == "copy"
+    assert cases["copy/ce/oneshot/dev=0,1/16384"]["baseline"] is None
+    assert cases["copy/ce/oneshot/dev=0,1/16384"]["verdict"] == "NEW"
+    kept = db.read_bytes()  # a --junit path that cannot be written: refused before --record writes anything
+    p = run("history.py", "gate", path, "--db", db, "--record", "--junit", db.parent / "no" / "gate.xml")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "no such directory" in p.stderr, p.stderr
+    assert db.read_bytes() == kept and p.stdout == ""
+    passing = run_at("2026-02-01T00:00:00Z", {1024: 100.0})
+    p = run("history.py", "gate", write(tmp_path, "ok.json", passing), "--db", db, "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["status"] == "pass" and json.loads(p.stdout)["exit_code"] == 0
