@@ -21,8 +21,9 @@ requirement_missing() {
 # Installs what is missing. `ensure_packages` (run.sh): what the build needs, and the rocm-smi
 # headers for that power source. `ensure_packages test` (test.sh) also wants the script tests'
 # Python packages, chromium (the HTML report's headless-browser test), ROCm's compile packages for
-# the HIP build check and dpkg-dev (dpkg-shlibdeps for the .deb that install_revision makes). Wanted packages are installed where apt can, one call for all and
-# then one by one if that fails; they never stop a build.
+# the HIP build check and dpkg-dev (dpkg-shlibdeps for the .deb that install_revision makes).
+# Wanted packages are installed where apt can, one call for all and then one by one if that fails;
+# they never stop a build.
 ensure_packages() {
   local missing=() probe pkg
   while read -r probe pkg; do
