@@ -100,6 +100,19 @@ def test_a_comparison_in_chromium(tmp_path):
     assert "Reference: rotate.json" in rendered
 
 
+@needs_chromium
+def test_a_host_backend_run_in_chromium(tmp_path):
+    """tests/data/html/host-quick.json: `build/dmabench --backend host --config configs/quick.json` (24 ok, every
+    one noisy: 20 samples; 96 skipped with their reasons)."""
+    path = os.path.join(ROOT, "tests", "data", "html", "host-quick.json")
+    page = report(tmp_path, path)
+    rendered, attrs, console = dom(tmp_path, page)
+    assert_clean(attrs, console, page.read_text().count("<img "))
+    assert re.search(r'<span id="count-skipped"><b>96</b>', rendered) and re.search(r'<span id="count-noisy"><b>24</b>', rendered)
+    assert rendered.count('<tr class="skipped">') == 96 and rendered.count('<tr class="noisy">') == 24
+    assert "runs on the cuda backend" in rendered and "<td>host</td>" in rendered
+
+
 def planted(tmp_path):
     """rotate-run2.json with names and reasons that hold HTML, quotes and a newline, a noisy case with its interval,
     a skipped and a failed case."""
