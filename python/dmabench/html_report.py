@@ -273,9 +273,10 @@ def figures_section(paths, docs, max_figures):
         frames = require("plot", "dmabench.frames")
     except MissingExtra as e:
         return f'<h2>Figures</h2>\n<p class="note" id="no-figures">No figures in this report: {esc(e)}</p>'
-    df = plot.collapse_repeats(plot.split_variants(frames.to_frame(paths)))
-    if df[df.status == "ok"].empty:
+    df = frames.to_frame(paths)
+    if df.empty or df[df.status == "ok"].empty:  # no results at all: a frame without columns
         return '<h2>Figures</h2>\n<p class="note" id="no-figures">No figures: the file has no ok case.</p>'
+    df = plot.collapse_repeats(plot.split_variants(df))
     plot.check_drawable(df[df.status == "ok"])
     captions = [plot.versions_caption(d) + f"  [{plot._name(f)}, line style {plot.STYLES[i % 4]!r}]"
                 for i, (f, d) in enumerate(zip(paths, docs))]
@@ -287,7 +288,11 @@ def figures_section(paths, docs, max_figures):
     import numpy
     with numpy.errstate(all="ignore"):
         for title, draw in plan[:max_figures]:
-            out.append(f'<figure><img alt="{esc(title)}" src="{png_uri(draw(), plot.plt)}">'
+            fig = draw()
+            if not any(ax.get_legend_handles_labels()[0] for ax in fig.axes):  # nothing drawn (as plot skips it)
+                plot.plt.close(fig)
+                continue
+            out.append(f'<figure><img alt="{esc(title)}" src="{png_uri(fig, plot.plt)}">'
                        f"<figcaption>{esc(title)}</figcaption></figure>")
     if len(plan) > max_figures:
         out.append(f'<p class="note">{len(plan) - max_figures} more figure(s) left out (--max-figures {max_figures}).</p>')

@@ -182,6 +182,20 @@ def test_without_the_plot_extra_a_report_without_figures_and_a_note(tmp_path):
     assert 'id="cases"' in text
 
 
+def test_a_file_without_ok_cases_is_a_report_without_figures(tmp_path):
+    doc = json.load(open(f"{H2}/breakdown.json"))
+    for results, says in (([], "<b>0</b> cases"), (doc["results"][:1], "<b>1</b> failed")):
+        doc["results"] = copy.deepcopy(results)
+        for r in doc["results"]:
+            r.update({"status": "failed", "reason": "planted", "latency_us": None, "algbw_GBps": None,
+                      "busbw_GBps": None, "iterations": 0, "validated": False})
+            r.pop("breakdown_us", None)
+        path = tmp_path / "none.json"
+        path.write_text(json.dumps(doc))
+        text = report(tmp_path, path).read_text()
+        assert 'id="no-figures"' in text and "no ok case" in text and says in text
+
+
 def test_the_same_inputs_give_the_same_text(tmp_path):
     argv = [f"{H2}/rotate-run2.json", "--against", f"{H2}/rotate.json", "--max-figures", "0"]
     first, second = report(tmp_path, *argv, name="a.html"), report(tmp_path, *argv, name="b.html")
