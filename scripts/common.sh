@@ -20,9 +20,10 @@ requirement_missing() {
 
 # Installs what is missing. `ensure_packages` (run.sh): what the build needs, and the rocm-smi
 # headers for that power source. `ensure_packages test` (test.sh) also wants the script tests'
-# Python packages, ROCm's compile packages for the HIP build check and dpkg-dev (dpkg-shlibdeps for the
-# .deb that install_revision makes). Wanted packages are installed where apt can, one call for all and
-# then one by one if that fails; they never stop a build.
+# Python packages, chromium (the HTML report's headless-browser test), ROCm's compile packages for
+# the HIP build check and dpkg-dev (dpkg-shlibdeps for the .deb that install_revision makes).
+# Wanted packages are installed where apt can, one call for all and then one by one if that fails;
+# they never stop a build.
 ensure_packages() {
   local missing=() probe pkg
   while read -r probe pkg; do
@@ -62,6 +63,8 @@ file:/usr/lib/python3/dist-packages/setuptools/__init__.py   python3-setuptools
 file:/usr/lib/python3/dist-packages/wheel/__init__.py        python3-wheel
 file:/usr/lib/python3/dist-packages/pip/__init__.py          python3-pip
 file:/usr/lib/python3.*/ensurepip/__init__.py                python3-venv
+file:/usr/lib/python3/dist-packages/PIL/__init__.py           python3-pil
+cmd:chromium                                                  chromium
 cmd:jupyter-nbconvert                                         jupyter-nbconvert
 cmd:dpkg-shlibdeps                                            dpkg-dev'
   fi

@@ -54,6 +54,8 @@ REPORTS = {
     "host-reference": Command("dmabench.reports.host_reference:main", None, "host_reference.py",
                               "host-memory cases against tools/host_probe.cu"),
     "matrix": Command("dmabench.reports.matrix:main", None, "matrix.py", "all-pairs matrices"),
+    "html": Command("dmabench.html_report:main", None, None,
+                    "one self-contained HTML file: machine, summary, verdicts (--against), figures, every case"),
 }
 SCRIPTS = {c.script: c for c in (*COMMANDS.values(), *REPORTS.values()) if c.script}
 

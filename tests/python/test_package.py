@@ -46,6 +46,7 @@ def subcommands(tmp, plots=True):
         (["report", "overlap", f"{H2}/local-copy-overlap.json"], {0}),
         (["report", "dma-latte", f"{H1}/mpi-one-gpu-dma-latte.json"], {0}),
         (["report", "matrix", f"{H2}/breakdown.json"], {0}),
+        (["report", "html", f"{H2}/rotate-run2.json", "--against", f"{H2}/rotate.json", "--out", tmp / "r.html"], {0}),
         (["report", "host-reference", "--help"], {0}),  # its inputs are a fresh run and host_probe's output
         (["launch-compare", "--help"], {0}),  # runs dmabench
         (["sdma-map", "--help"], {0}),  # reads the AMD kernel driver
