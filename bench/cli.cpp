@@ -32,7 +32,7 @@ make the sweep, from {"name": "flags", "timing": "oneshot"}; docs/user-guide.md 
   -i, --stepbytes S    or each size S more than the last                                 ("sizes": step)
   --sizes SPEC         1KiB:1GiB:x2, 1KiB:64KiB:+4KiB, a list 4KiB,64KiB or one size   ("sizes")
   --patterns LIST      e.g. copy,bidir                                                   ("patterns")
-  --engines LIST       e.g. ce,kernel                                                    ("engines")
+  --engines LIST       e.g. ce,sm                                                        ("engines")
   --timing LIST        oneshot, pipelined or both                                        ("timing")
   --pipeline-depth N   operations per pipelined sample                                   ("pipeline_depth")
   --axis KEY=V1,V2     any config axis as a list (a number or true/false stays one)
