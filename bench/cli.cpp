@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -12,23 +13,56 @@
 
 #include "bench/run/gbench.hpp"
 #include "core/errors.hpp"
+#include "core/json_input.hpp"
 #include "bench/config/presets.hpp"
 #include "power/source.hpp"
 #include "team/team.hpp"
 
 namespace dmabench {
 
+namespace {
+
+// The flags that set keys of the config (CliOptions::overrides), for usage().
+const char* const kSweepUsage = R"(
+Sweep (each flag sets a key of the config over the config's own; with no config and no preset these flags alone
+make the sweep, from {"name": "flags", "timing": "oneshot"}; docs/user-guide.md "Flags over configs"):
+  -b, --minbytes SIZE  the smallest size (alone: the one size), e.g. 1KiB or 1024         ("sizes")
+  -e, --maxbytes SIZE  the largest size, with -b                                         ("sizes")
+  -f, --stepfactor F   each size F times the last (default 2)                            ("sizes": factor)
+  -i, --stepbytes S    or each size S more than the last                                 ("sizes": step)
+  --sizes SPEC         1KiB:1GiB:x2, 1KiB:64KiB:+4KiB, a list 4KiB,64KiB or one size   ("sizes")
+  --patterns LIST      e.g. copy,bidir                                                   ("patterns")
+  --engines LIST       e.g. ce,sm                                                        ("engines")
+  --timing LIST        oneshot, pipelined or both                                        ("timing")
+  --pipeline-depth N   operations per pipelined sample                                   ("pipeline_depth")
+  --axis KEY=V1,V2     any config axis as a list (a number or true/false stays one)
+  --set KEY=VALUE      any config key (VALUE as JSON when it parses, else text; alltoallv.topk=8 reaches into
+                       an object); --set and --axis repeat, once per key
+Sampling:
+  -n, --iterations N   a fixed number of timed samples per case                          ("iterations")
+  -w, --warmup N       untimed samples before them                                       ("warmup")
+  --min-samples N, --max-samples N, --min-time S, --max-time S: adaptive sampling's bounds (without -n)
+  --max-noise X        the relative interval a case aims for: 0.01 or 1%                  ("max_noise")
+)";
+
+}  // namespace
+
 std::string usage() {
   return fmt::format(R"(usage: dmabench --config FILE [--out FILE] [options] [--benchmark_* flags]
        dmabench PRESET [--out FILE] [options]   (a shipped config by name, e.g. dmabench crossover)
+       dmabench -b 1KiB -e 1GiB -f 2 --patterns copy --engines ce   (a sweep from flags alone)
        dmabench             (no arguments: what this machine offers and the command of a first sweep)
 
 Sweeps copies and collectives over DMA/copy engines, GPU-core copy kernels, NCCL and host threads;
 validates every case's data, times it, and writes one JSON record per case.
 
-  --config FILE        sweep definition (JSON; see configs/ and docs/user-guide.md)
+Config:
+  --config FILE        sweep definition (JSON; see configs/ and docs/user-guide.md); - or /dev/stdin: read from
+                       standard input, /dev/fd/N: a pipe (read to its end; not with --processes or mpirun)
   --preset NAME        a shipped config by name (configs/NAME.json), as the first argument NAME does
   --presets            list the presets with what each measures
+{}
+Output and run:
   --out FILE           results JSON (default: dmabench-results.json); every finished case goes at once
                        into FILE.journal, FILE is rewritten at most every 2 s and whole at the end
   --backend NAME       auto (default: the build's GPU backend when a GPU is visible, else host), host, cuda, hip
@@ -69,7 +103,7 @@ Exit codes: 0 every case ok or skipped, 1 some case failed, 2 bad input (nothing
 or I/O error, 4 a case exceeded --case-timeout (the run stopped), 5 no case failed but a --check did,
 130 / 143 interrupted by SIGINT / SIGTERM (the case in flight finished and was recorded).
 )",
-                     fmt::join(power::source_names(), ", "));
+                     kSweepUsage, fmt::join(power::source_names(), ", "));
 }
 
 namespace {
@@ -136,10 +170,184 @@ bool switch_flag(const std::string& arg, bool has_value, CliOptions& o) {
   return flag != nullptr || quiet || verbose;
 }
 
+using json = nlohmann::json;
+
+// A command-line value as the config holds it: a JSON number, true or false when it parses as one, else the text.
+json scalar(const std::string& v) {
+  const json j = json::parse(v, nullptr, /*allow_exceptions=*/false);
+  return !j.is_discarded() && (j.is_number() || j.is_boolean()) ? j : json(v);
+}
+
+// "a,b,c": a list of scalars (every item, the empty ones too: the config names them).
+json list(const std::string& v) {
+  json out = json::array();
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = v.find(',', start);
+    out.push_back(scalar(v.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+// The flags that set one config key (each a key of the config; kind: 's' a scalar, 'l' a comma list, '%' a fraction
+// or a percentage such as 1%).
+struct KeyFlag {
+  const char* name;
+  const char* alias;
+  const char* key;
+  char kind;
+};
+constexpr KeyFlag kKeyFlags[] = {
+    {"--patterns", nullptr, "patterns", 'l'},  {"--engines", nullptr, "engines", 'l'},
+    {"--iterations", "-n", "iterations", 's'}, {"--warmup", "-w", "warmup", 's'},
+    {"--timing", nullptr, "timing", 'l'},      {"--pipeline-depth", nullptr, "pipeline_depth", 's'},
+    {"--min-samples", nullptr, "min_samples", 's'}, {"--max-samples", nullptr, "max_samples", 's'},
+    {"--max-noise", nullptr, "max_noise", '%'}, {"--min-time", nullptr, "min_time", 's'},
+    {"--max-time", nullptr, "max_time", 's'}};
+
+// nccl-tests' size flags: -b (--minbytes), -e (--maxbytes), -f (--stepfactor), -i (--stepbytes).
+constexpr std::pair<const char*, const char*> kSizeFlags[] = {
+    {"-b", "--minbytes"}, {"-e", "--maxbytes"}, {"-f", "--stepfactor"}, {"-i", "--stepbytes"}};
+
+// The one name of a flag that has two (-n and --iterations: -n; --minbytes: -b): "given twice" counts both.
+std::string canonical(const std::string& arg) {
+  for (const auto& f : kKeyFlags)
+    if (f.alias && arg == f.alias) return f.name;
+  for (const auto& [name, alias] : kSizeFlags)
+    if (arg == alias) return name;
+  return arg;
+}
+
+// --sizes: FROM:TO:xFACTOR, FROM:TO:+STEP, FROM:TO (factor 2), A,B,... or one size.
+json sizes_value(const std::string& v) {
+  const std::size_t c1 = v.find(':');
+  if (c1 == std::string::npos) return v.find(',') == std::string::npos ? scalar(v) : list(v);
+  const std::size_t c2 = v.find(':', c1 + 1);
+  json range = {{"from", scalar(v.substr(0, c1))}, {"to", scalar(v.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1))}};
+  const std::string step = c2 == std::string::npos ? "x2" : v.substr(c2 + 1);
+  if (step.size() < 2 || (step[0] != 'x' && step[0] != '+') || v.find(',') != std::string::npos)
+    throw InputError(fmt::format("--sizes: '{}' is not a size range or list; accepted: FROM:TO:xFACTOR (1KiB:1GiB:x2), "
+                                 "FROM:TO:+STEP (1KiB:64KiB:+4KiB), FROM:TO (factor 2), a list 4KiB,64KiB or one size", v));
+  range[step[0] == 'x' ? "factor" : "step"] = scalar(step.substr(1));
+  return range;
+}
+
+// --set KEY=VALUE (VALUE as JSON when it parses, else text) and --axis KEY=V1,V2 (a list of scalars).
+ConfigOverride key_value(const std::string& flag, const std::string& v) {
+  const std::size_t eq = v.find('=');
+  const std::string key = v.substr(0, eq == std::string::npos ? 0 : eq);
+  const bool ok = !key.empty() && key.size() <= 100 && key.front() != '.' && key.back() != '.' &&
+                  key.find("..") == std::string::npos &&
+                  std::all_of(key.begin(), key.end(), [](unsigned char ch) { return std::islower(ch) || std::isdigit(ch) || ch == '_' || ch == '.'; });
+  if (!ok)
+    throw InputError(fmt::format("{}: '{}' is not KEY={}; KEY is a config key (docs/user-guide.md), dotted into objects "
+                                 "as in alltoallv.topk", flag, v, flag == "--axis" ? "V1,V2,..." : "VALUE"));
+  const std::string text = v.substr(eq + 1);
+  json value;
+  if (flag == "--axis") {
+    value = list(text);
+  } else {
+    try {
+      value = parse_input_json(text, flag, 32);
+    } catch (const InputError&) {
+      value = text;
+    }
+  }
+  return {fmt::format("{} {}", flag, key), key, std::move(value)};
+}
+
+// The size flags as given (empty: not given).
+struct SizeFlags {
+  std::string b, e, f, i;
+};
+
+// Adds the override of "sizes" that -b/-e/-f/-i make: -b alone one size, -b and -e a range (-f its factor, -i its
+// step; factor 2 without either).
+void add_sizes(const SizeFlags& s, CliOptions& o) {
+  if (s.b.empty() && s.e.empty() && s.f.empty() && s.i.empty()) return;
+  if (s.b.empty())
+    throw InputError(fmt::format("{}: needs -b (the smallest size): -b SIZE is one size, -b FROM -e TO -f FACTOR a range",
+                                 !s.e.empty() ? "-e" : !s.f.empty() ? "-f" : "-i"));
+  if (s.e.empty() && (!s.f.empty() || !s.i.empty()))
+    throw InputError(fmt::format("{}: needs -e (the largest size) with -b: -b FROM -e TO -f FACTOR", s.f.empty() ? "-i" : "-f"));
+  if (!s.f.empty() && !s.i.empty()) throw InputError("-f and -i: choose one (a factor or a step between sizes)");
+  std::string flag = "-b";
+  json v = scalar(s.b);
+  if (!s.e.empty()) {
+    flag = s.i.empty() ? "-b/-e/-f" : "-b/-e/-i";
+    v = {{"from", scalar(s.b)}, {"to", scalar(s.e)}};
+    if (s.i.empty()) v["factor"] = s.f.empty() ? json(2) : scalar(s.f);
+    else v["step"] = scalar(s.i);
+  }
+  o.overrides.insert(o.overrides.begin(), {flag, "sizes", v});  // first: a clash names it first
+}
+
+// The flags that set config keys: kKeyFlags, the size flags, --sizes, --set, --axis; false for another. `take`: the
+// flag's value.
+bool config_flag(const std::string& arg, const std::string& typed, const std::function<std::string()>& take, CliOptions& o,
+                 SizeFlags& sizes) {
+  for (const auto& f : kKeyFlags) {
+    if (arg != f.name) continue;
+    std::string v = take();
+    json value = f.kind == 'l' ? list(v) : scalar(v);
+    if (f.kind == '%' && v.size() > 1 && v.back() == '%' && scalar(v.substr(0, v.size() - 1)).is_number())
+      value = scalar(v.substr(0, v.size() - 1)).get<double>() / 100;
+    o.overrides.push_back({typed, f.key, std::move(value)});
+    return true;
+  }
+  std::string* size = arg == "-b" ? &sizes.b : arg == "-e" ? &sizes.e : arg == "-f" ? &sizes.f : arg == "-i" ? &sizes.i : nullptr;
+  if (size) {
+    *size = take();
+    if (size->empty()) throw InputError(fmt::format("{}: empty value", typed));
+  } else if (arg == "--sizes") {
+    o.overrides.push_back({"--sizes", "sizes", sizes_value(take())});
+  } else if (arg == "--set" || arg == "--axis") {
+    o.overrides.push_back(key_value(arg, take()));
+  }
+  return size || arg == "--sizes" || arg == "--set" || arg == "--axis";
+}
+
+// No config key set twice: by two flags, or a flag and a --set (or --axis) of it or of a key inside it.
+void check_overrides(const CliOptions& o) {
+  const auto inside = [](const std::string& a, const std::string& b) {
+    return a.rfind(b, 0) == 0 && (a.size() == b.size() || a[b.size()] == '.');
+  };
+  for (std::size_t i = 0; i < o.overrides.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) {
+      const ConfigOverride &a = o.overrides[j], &b = o.overrides[i];
+      if (!inside(a.key, b.key) && !inside(b.key, a.key)) continue;
+      if (a.flag == b.flag) throw InputError(fmt::format("{}: given twice for one key; give it once", a.flag));
+      throw InputError(fmt::format("{} and {}: both set the config's {}; give one", a.flag, b.flag,
+                                   a.key.size() <= b.key.size() ? a.key : b.key));
+    }
+}
+
+// The flags that name a file: --out, --power-trace, --packets, --check, --junit (the field it goes in); null for another.
+std::string* file_field(const std::string& arg, CliOptions& o) {
+  return arg == "--out" ? &o.out : arg == "--power-trace" ? &o.power_trace : arg == "--packets" ? &o.packets_dir
+       : arg == "--check" ? &o.check : arg == "--junit" ? &o.junit : nullptr;
+}
+
+std::string unknown(const std::string& arg) {
+  return fmt::format(
+      "unknown argument '{}'; accepted: a preset name first, --config, --preset, --presets, --out, --backend, --devices, "
+      "the sweep flags -b/-e/-f/-i, --sizes, --patterns, --engines, -n, -w, --timing, --pipeline-depth, the sampling flags "
+      "--min-samples, --max-samples, --max-noise, --min-time, --max-time, --set KEY=VALUE, --axis KEY=V1,V2, "
+      "--power, --power-window, --power-trace, --packets, --check, --junit, --samples, --case-timeout, --processes, "
+      "--order, --order-seed, -q, -v, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
+      arg);
+}
+
 }  // namespace
+
+std::string config_source(const CliOptions& o) {
+  if (o.config.empty()) return "the sweep flags";
+  return fmt::format("--config {}{}", o.config, o.overrides.empty() ? "" : " and flags");
+}
 
 CliOptions parse_cli(const std::vector<std::string>& args) {
   CliOptions o;
+  SizeFlags sizes;
   std::vector<std::string> seen;  // every flag once: a second --config (or --out ...) would silently win
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
@@ -159,6 +367,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       arg = arg.substr(0, eq);
       has_value = true;
     }
+    const std::string typed = arg;
+    arg = canonical(arg);
     auto take = [&](const char* flag) {
       if (has_value) return value;
       if (i + 1 >= args.size()) throw InputError(fmt::format("{}: missing value", flag));
@@ -176,8 +386,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       o.preset = take("--preset");
       if (o.preset.empty()) throw InputError("--preset: empty name (dmabench --presets lists them)");
 
-    } else if (arg == "--out") {
-      o.out = file("--out");
+    } else if (std::string* path = file_field(arg, o)) {
+      *path = file(arg.c_str());
     } else if (arg == "--backend") {
       o.backend = take("--backend");
       if (o.backend != "auto" && o.backend != "host" && o.backend != "cuda" && o.backend != "hip")
@@ -193,27 +403,18 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       o.power_window_s = seconds(take("--power-window"), "--power-window", 0.2, 600);
     } else if (arg == "--case-timeout") {
       o.case_timeout_s = seconds(take("--case-timeout"), "--case-timeout", 0.01, 86400, /*zero_is_none=*/true);
-    } else if (arg == "--power-trace") {
-      o.power_trace = file("--power-trace");
-    } else if (arg == "--packets") {
-      o.packets_dir = file("--packets");
-    } else if (arg == "--check") {
-      o.check = file("--check");
-    } else if (arg == "--junit") {
-      o.junit = file("--junit");
     } else if (arg == "--processes" || arg == "--order" || arg == "--order-seed") {
       order_flag(arg, take(arg.c_str()), o);
-    } else if (!switch_flag(arg, has_value, o)) {
-      throw InputError(fmt::format(
-          "unknown argument '{}'; accepted: a preset name first, --config, --preset, --presets, --out, --backend, --devices, "
-          "--power, --power-window, --power-trace, --packets, --check, --junit, --samples, --case-timeout, --processes, "
-          "--order, --order-seed, -q, -v, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
-          args[i]));
+    } else if (!config_flag(arg, typed, [&] { return take(typed.c_str()); }, o, sizes) && !switch_flag(arg, has_value, o)) {
+      throw InputError(unknown(args[i]));
     }
+    if (arg == "--set" || arg == "--axis") continue;  // once per key (check_overrides)
     if (std::find(seen.begin(), seen.end(), arg) != seen.end())  // (after the value's own check)
       throw InputError(fmt::format("{}: given twice; give it once", arg));
     seen.push_back(arg);
   }
+  add_sizes(sizes, o);
+  check_overrides(o);
   check_together(o);
   if (!o.preset.empty()) o.config = preset_path(o.preset);
   return o;

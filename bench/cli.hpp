@@ -31,10 +31,16 @@ struct CliOptions {
   int verbosity = 1;                         // -q 0 (the verdict lines alone), 1 (default: a row per case), -v 2
   std::string junit;                         // --junit FILE: a JUnit XML report, a case = a test
   bool samples = false;                      // --samples: every timed sample in the record (as the config's "samples")
+  // The sweep and sampling flags (-b/-e/-f, --sizes, --patterns, -n, --max-noise ...), --set KEY=VALUE and --axis
+  // KEY=V1,V2: keys of the config document, set after it is read (bench/config/config.hpp, apply_overrides).
+  std::vector<ConfigOverride> overrides;
 };
 
 // Throws InputError naming the flag and what it accepts.
 CliOptions parse_cli(const std::vector<std::string>& args);
 std::string usage();
+// Where the run's config comes from, for messages: "--config FILE" (" and flags" when flags override it), or
+// "the sweep flags" (no config).
+std::string config_source(const CliOptions& o);
 
 }  // namespace dmabench

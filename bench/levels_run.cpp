@@ -140,7 +140,10 @@ std::string process_dir(const std::string& out) {
 
 int run_processes(const CliOptions& options, const std::vector<std::string>& args) {
   check_flags(options);
-  (void)load_config(options.config);  // bad input stops here, before any process runs
+  if (config_read_once(options.config))  // the parent reads it here, and every process again
+    throw InputError(fmt::format("--config {}: a pipe is read once, and --processes starts {} processes that each read "
+                                 "the config; give a file", options.config, options.processes));
+  (void)load_config(options.config, options.overrides);  // bad input stops here, before any process runs
   const OutPath out = check_out_path(options.out, options.config);
   const OutLock lock(out.path);
   const auto expectations = options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);

@@ -275,12 +275,12 @@ std::vector<const Case*> selected_cases(const CliOptions& options, const std::ve
   for (const auto& c : cases)
     if (filter.selects(c)) selected.push_back(&c);
   if (selected.empty() && cases.empty())
-    throw InputError(fmt::format("--config {}: expands to no case on this machine", options.config));
+    throw InputError(fmt::format("{}: expands to no case on this machine", config_source(options)));
   if (selected.empty())
     throw InputError(fmt::format("{}={}: selects no case of the {} of {}; accepted: a regular expression "
                                  "matching a case name that --list prints",
                                  gbench::flag_name(gbench::Flag::filter),
-                                 options.benchmark_args.value(gbench::Flag::filter), cases.size(), options.config));
+                                 options.benchmark_args.value(gbench::Flag::filter), cases.size(), config_source(options)));
   return selected;
 }
 
@@ -480,7 +480,10 @@ Start start_sweep(const CliOptions& options, const std::vector<std::string>& com
   Start s;
   s.config = agreed_input([&] {
     check_multiprocess_flags(options);
-    return load_config(options.config);
+    if (team::world().multi() && config_read_once(options.config))
+      throw InputError(fmt::format("--config {}: a pipe is read once, and every process of a multi-process run reads "
+                                   "the config; give a file", options.config));
+    return load_config(options.config, options.overrides);
   });
   check_same_run(command_line, options.config, s.config);
   if (options.samples) {  // --samples: as "samples": true in the config (and so in the results' resolved config)
@@ -651,7 +654,8 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     print_features();
     return 0;
   }
-  if (options.config.empty()) throw InputError("--config FILE is required (see configs/; --help for usage)");
+  if (options.config.empty() && options.overrides.empty())
+    throw InputError("no config: give --config FILE, a preset (dmabench --presets) or sweep flags: -b 1KiB -e 1MiB -f 2");
   if (options.processes > 1 && !options.list && !lists_tests(options.benchmark_args))
     return levels::run_processes(options, std::vector<std::string>(command_line.begin() + 1, command_line.end()));
   const RunStart started = RunStart::now();  // context.started_at, and wall_s when the file is finished
@@ -696,7 +700,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     context["power"] = power.context;
     results = std::make_unique<ResultsFile>(outputs->out.path, context, started);  // written with the first record (an existing file is kept until then)
     console::say("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, git_revision(),
-               backend->name(), cases.size(), options.config,
+               backend->name(), cases.size(), config_source(options),
                team::world().multi() ? fmt::format(", {} processes", team::world().size()) : std::string(), outputs->out.path);
   }
   const bool pairs = uses_pairs(config);

@@ -7,6 +7,8 @@
 #include <cctype>
 #include <set>
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -242,21 +244,42 @@ namespace {
 constexpr std::size_t kMaxConfigBytes = 1 << 20;  // 1 MiB: shipped configs are below 10 KiB
 constexpr int kMaxDepth = 32;                     // nesting: the deepest valid config is 6 levels
 
-std::string read_config_text(const std::string& path) {
-  // a regular file only: a FIFO with no writer would wait forever, /dev/zero never ends
-  Maybe<std::string> text = read_small_file(path, kMaxConfigBytes);
+constexpr int kIdleSeconds = 60;                  // a pipe whose writer sends nothing for this long is given up
+
+std::string read_config_text(const std::string& path, bool& regular) {
+  // a regular file or a pipe, at most the cap: /dev/zero never ends, a directory is no config
+  Maybe<std::string> text = read_small_input(path, kMaxConfigBytes, kIdleSeconds, &regular);
   if (!text)
-    throw InputError(fmt::format("--config {}: {}; accepted: a regular file of at most {} KiB holding a JSON config", quote(path),
-                                 text.why_not(), kMaxConfigBytes >> 10));
+    throw InputError(fmt::format("--config {}: {}; accepted: a regular file, or - (standard input), /dev/stdin or /dev/fd/N "
+                                 "(a pipe), of at most {} KiB holding a JSON config", quote(path), text.why_not(),
+                                 kMaxConfigBytes >> 10));
   return std::move(text).value();
 }
 
 }  // namespace
 
-Config load_config(const std::string& path) {
+bool config_read_once(const std::string& path) {
+  struct stat st {};
+  const bool by_descriptor = path == "/dev/stdin" || path.rfind("/dev/fd/", 0) == 0 || path.rfind("/proc/self/fd/", 0) == 0;
+  return path == "-" || (by_descriptor && ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode));
+}
+
+Config load_config(const std::string& path, const std::vector<ConfigOverride>& overrides) {
+  if (path.empty()) {
+    if (overrides.empty()) throw InputError("no config: give --config FILE, a preset (dmabench --presets) or sweep flags: -b 1KiB -e 1MiB -f 2");
+    try {
+      return parse_config(flags_document(), overrides);
+    } catch (const InputError& e) {
+      if (std::string(e.what()).rfind("config: sizes: missing", 0) != 0) throw;
+      throw InputError("no sizes to sweep: give -b SIZE (with -e SIZE and -f FACTOR for a range) or --sizes LIST, or a "
+                       "config (--config FILE or a preset)");
+    }
+  }
+  bool regular = false;
+  json doc = parse_input_json(read_config_text(path, regular), fmt::format("config '{}'", quote(path)), kMaxDepth);
   const std::size_t slash = path.find_last_of('/');
-  return parse_config(parse_input_json(read_config_text(path), fmt::format("config '{}'", quote(path)), kMaxDepth),
-                      slash == std::string::npos ? "." : path.substr(0, slash + 1));
+  // relative paths in a piped config are read against the working directory
+  return parse_config(std::move(doc), overrides, !regular ? "" : slash == std::string::npos ? "." : path.substr(0, slash + 1));
 }
 
 json to_json(const Config& c) {

@@ -83,12 +83,36 @@ struct Config {
   std::vector<Config> sweeps;
 };
 
+// One command-line flag that overrides a key of the config document (bench/cli.hpp): applied to the document as read
+// (or to flags_document() when there is no config) before parse_config validates it, so each value is checked by the
+// config's own parser and an error names the flag. `key`: a top-level key, or a dotted path into objects
+// ("alltoallv.topk"); in a config with "sweeps", a sweep that sets the key itself gets the flag's value too.
+struct ConfigOverride {
+  std::string flag;  // the flag as the error names it, e.g. "-n" or "--set alltoallv.topk"
+  std::string key;
+  nlohmann::json value;
+  bool operator==(const ConfigOverride&) const = default;
+};
+
+// The document a sweep from flags alone starts from: {"name": "flags", "timing": "oneshot"} (the config's own defaults
+// for the rest: every pattern, every engine, devices "all", adaptive sampling); sizes must come from a flag.
+nlohmann::json flags_document();
+// Sets each override's key in `doc` (and in the sweeps that set it); throws InputError naming the flag where a dotted
+// key runs into a value that is not an object.
+void apply_overrides(nlohmann::json& doc, const std::vector<ConfigOverride>& overrides);
+// apply_overrides, then parse_config; an error on a key a flag set names the flag ("-n (the config's iterations): ...").
+Config parse_config(nlohmann::json doc, const std::vector<ConfigOverride>& overrides, const std::string& base_dir = "");
+
 // Parses a config document; throws InputError naming the field and what it accepts. `base_dir`: where the config
 // file is (load_config gives it), against which relative file paths in it are read (alltoallv's "file:PATH"); empty:
 // the working directory.
 Config parse_config(const nlohmann::json& doc, const std::string& base_dir = "");
-// Reads and parses a config file (JSON syntax errors are InputErrors too).
-Config load_config(const std::string& path);
+// Reads and parses a config file (JSON syntax errors are InputErrors too), the overrides applied. `path`: a file, "-"
+// (standard input), /dev/stdin or /dev/fd/N (a pipe: read to its end, at most the size cap; core/read_file.hpp); ""
+// with overrides: flags_document().
+Config load_config(const std::string& path, const std::vector<ConfigOverride>& overrides = {});
+// Whether `path` names a config that can be read once only (standard input, a pipe): a fresh process cannot read it again.
+bool config_read_once(const std::string& path);
 
 // The config in canonical form (sizes as an explicit list, options filled), for the results' context.
 nlohmann::json to_json(const Config& config);

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Flags over configs (issue 42), end to end on the host backend (registered with ctest, label cpu).
+
+usage: cli_flags_test.py DMABENCH
+
+A sweep from flags alone (nccl-tests' -b/-e/-f, --patterns, --engines, -n, -w), its results file's context config and
+records; --config - through standard input with --set and --axis; --config /dev/fd/N (process substitution); a flag over
+a preset; the flags reaching the processes of --processes; and bad input: one line naming the flag, exit 2, nothing
+written.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def expect(cond, msg):
+    if not cond:
+        sys.exit("FAIL: " + msg)
+
+
+def run(exe, args, rc, stdin=None, pass_fds=()):
+    p = subprocess.run([exe, *args], capture_output=True, text=True, timeout=300, input=stdin, pass_fds=pass_fds)
+    expect(p.returncode == rc, f"{' '.join(args)} exited {p.returncode}, expected {rc}\n"
+                               f"stdout:\n{p.stdout[-3000:]}\nstderr:\n{p.stderr[-3000:]}")
+    return p
+
+
+def results(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def check_sweep(doc, sizes, patterns, engines, iterations, name):
+    cfg = doc["context"]["config"]
+    expect(cfg["sizes"] == sizes, f"config sizes {cfg['sizes']}, expected {sizes}")
+    expect(cfg["patterns"] == patterns, f"config patterns {cfg['patterns']}")
+    expect([e["name"] for e in cfg["engines"]] == engines, f"config engines {cfg['engines']}")
+    expect(cfg["iterations"] == iterations, f"config iterations {cfg['iterations']}")
+    expect(cfg["name"] == name, f"config name {cfg['name']}")
+    recs = doc["results"]
+    expect(recs, "no records")
+    expect({r["bytes_per_rank"] for r in recs} == set(sizes), f"record sizes {sorted({r['bytes_per_rank'] for r in recs})}")
+    expect({r["pattern"] for r in recs} == set(patterns), f"record patterns {[r['pattern'] for r in recs]}")
+    expect({r["engine"] for r in recs} == set(engines), f"record engines {[r['engine'] for r in recs]}")
+    ok = [r for r in recs if r["status"] == "ok"]
+    expect(ok, f"no ok case: {[(r['name'], r['status'], r['reason']) for r in recs]}")
+    expect(all(r["iterations"] == iterations for r in ok), f"iterations {[r['iterations'] for r in ok]}")
+
+
+def flags_alone(exe, tmp):
+    out = os.path.join(tmp, "alone.json")
+    args = ["-b", "4KiB", "-e", "64KiB", "-f", "4", "--engines", "host", "--patterns", "copy", "-n", "3", "-w", "1",
+            "--backend", "host", "--out", out]
+    run(exe, args, 0)
+    doc = results(out)
+    check_sweep(doc, [4096, 16384, 65536], ["copy"], ["host"], 3, "flags")
+    cfg = doc["context"]["config"]
+    expect(cfg["timing"] == ["oneshot"] and cfg["warmup"] == 1, f"timing {cfg['timing']}, warmup {cfg['warmup']}")
+    expect(doc["context"]["command_line"][1:] == args, f"command line {doc['context']['command_line']}")
+    expect({r["warmup"] for r in doc["results"]} == {1}, "record warmup")
+    # --list from flags alone; --sizes the same sweep as -b/-e/-f
+    p = run(exe, ["--sizes", "4KiB:64KiB:x4", "--engines", "host", "--patterns", "copy", "--backend", "host", "--list"], 0)
+    expect(p.stdout.count("\n") >= 4 and "copy" in p.stdout, f"--list: {p.stdout}")
+
+
+def config_from_stdin(exe, tmp):
+    cfg = {"name": "piped", "sizes": "4KiB", "patterns": ["copy"], "engines": ["host"], "timing": "oneshot"}
+    out = os.path.join(tmp, "stdin.json")
+    run(exe, ["--config", "-", "--set", "iterations=2", "--axis", "sizes=4KiB,8KiB", "--backend", "host", "--out", out], 0,
+        stdin=json.dumps(cfg))
+    doc = results(out)
+    check_sweep(doc, [4096, 8192], ["copy"], ["host"], 2, "piped")
+    expect(doc["context"]["config_file"] == "-", f"config_file {doc['context']['config_file']}")
+    # process substitution: a pipe as /dev/fd/N
+    r, w = os.pipe()
+    os.write(w, json.dumps(dict(cfg, iterations=4)).encode())
+    os.close(w)
+    out = os.path.join(tmp, "fd.json")
+    run(exe, ["--config", f"/dev/fd/{r}", "--set", "name=fd", "--backend", "host", "--out", out], 0, pass_fds=(r,))
+    os.close(r)
+    check_sweep(results(out), [4096], ["copy"], ["host"], 4, "fd")
+    # a config bigger than the cap through the pipe: refused, bounded
+    p = run(exe, ["--config", "-", "--backend", "host", "--out", os.path.join(tmp, "big.json")], 2,
+            stdin=" " * (2 << 20))
+    expect("larger than 1024 KiB" in p.stderr, p.stderr)
+
+
+def over_preset(exe, tmp):
+    out = os.path.join(tmp, "preset.json")
+    run(exe, ["quick", "--engines", "host", "-b", "4KiB", "-e", "4KiB", "--patterns", "copy", "--backend", "host",
+              "--out", out], 0)
+    doc = results(out)
+    check_sweep(doc, [4096], ["copy"], ["host"], 20, "quick")  # iterations: the preset's
+    expect(doc["context"]["config"]["timing"] == ["oneshot", "pipelined"], "the preset's timing kept")
+    expect(doc["context"]["config_file"].endswith("quick.json"), doc["context"]["config_file"])
+
+
+def processes(exe, tmp):
+    out = os.path.join(tmp, "procs.json")
+    run(exe, ["-b", "8KiB", "--engines", "host", "--patterns", "copy", "-n", "2", "--processes", "2", "--backend", "host",
+              "--out", out], 0)
+    for k in (1, 2):  # each process got the flags
+        check_sweep(results(f"{out}.processes/process-{k}.json"), [8192], ["copy"], ["host"], 2, "flags")
+    expect({r["bytes_per_rank"] for r in results(out)["results"]} == {8192}, "merged sizes")
+
+
+def bad_input(exe, tmp):
+    out = os.path.join(tmp, "bad.json")
+    cases = [
+        (["-b", "4KiB", "-n", "0"], "-n (the config's iterations): expected an integer from 1"),
+        (["-b", "4KiB", "--patterns", "copy,warp"], "--patterns (the config's patterns[1]): unknown value 'warp'"),
+        (["-b", "4KiB", "-e", "1KiB"], "-b/-e/-f (the config's sizes): empty range"),
+        (["-e", "1MiB"], "-e: needs -b"),
+        (["-n", "5"], "no sizes to sweep: give -b SIZE"),
+        (["--backend", "host"], "no config: give --config FILE"),
+        (["-b", "4KiB", "--set", "sizes=8KiB"], "-b and --set sizes: both set the config's sizes"),
+        (["quick", "--set", "nosuch=1"], "--set nosuch: config: key 'nosuch' is unknown"),
+        (["--config", "-", "--processes", "2"], "a pipe is read once"),
+    ]
+    for args, fragment in cases:
+        p = run(exe, [*args, "--backend", "host", "--out", out] if "--backend" not in args else [*args, "--out", out], 2,
+                stdin="{}")
+        lines = p.stderr.strip().split("\n")
+        expect(len(lines) == 1 and lines[0].startswith("dmabench: error: ") and fragment in lines[0],
+               f"{args}: {p.stderr!r}, expected one line with {fragment!r}")
+        expect(not os.path.exists(out), f"{args}: wrote {out}")
+    p = run(exe, [], 0)  # no flags at all: the first-run text, as before
+    expect("dmabench" in p.stdout + p.stderr, "first-run text")
+
+
+def main():
+    exe = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        for test in (flags_alone, config_from_stdin, over_preset, processes, bad_input):
+            test(exe, tmp)
+            print(f"ok {test.__name__}")
+
+
+if __name__ == "__main__":
+    main()
