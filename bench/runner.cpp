@@ -151,7 +151,7 @@ WhyNot static_skip(const Case& c, Engines& engines, Backend& backend) {
   return ex.static_skip_reason();
 }
 
-// --list (and --benchmark_list_tests): each case's name, and "will skip: REASON" for those that will; a count.
+// --list (and --benchmark_list_tests): each case's name, "#   will skip: REASON" under those that will; a count.
 void print_list(const std::vector<Case>& cases, Backend& backend) {
   Engines engines = make_engines(cases, backend);
   std::string text = fmt::format("# {} cases (backend {}); names work with --benchmark_filter\n", cases.size(), backend.name());
@@ -159,7 +159,8 @@ void print_list(const std::vector<Case>& cases, Backend& backend) {
   for (const auto& c : cases) {
     const WhyNot why = static_skip(c, engines, backend);
     skip += why.has_value();
-    text += why ? fmt::format("{}    (will skip: {})\n", c.name(), table::one_line(*why, std::string::npos)) : c.name() + "\n";
+    // the mark on a '#' line of its own: a case's line is its name alone, as scripts reading --list expect
+    text += why ? fmt::format("{}\n#   will skip: {}\n", c.name(), table::one_line(*why, std::string::npos)) : c.name() + "\n";
   }
   text += fmt::format("# {} cases, {} will run, {} will skip\n", cases.size(), cases.size() - skip, skip);
   console::write(stdout, text);
