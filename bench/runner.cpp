@@ -30,6 +30,7 @@
 #include "bench/levels.hpp"
 #include "bench/output/out_file.hpp"
 #include "bench/power_setup.hpp"
+#include "bench/output/case_table.hpp"
 #include "bench/output/progress.hpp"
 #include "bench/processes.hpp"
 #include "bench/output/report.hpp"
@@ -141,6 +142,29 @@ Engines make_engines(const std::vector<Case>& cases, const Backend& backend) {
           e.missing[name] = why.empty() ? "" : fmt::format("rank {}: {}", r, why);
   }
   return e;
+}
+
+// Why the case will be skipped whatever the machine does (CaseExecution::static_skip_reason), known before it runs.
+WhyNot static_skip(const Case& c, Engines& engines, Backend& backend) {
+  const auto it = engines.made.find(c.variant.engine);
+  const CaseExecution ex(c, it == engines.made.end() ? nullptr : it->second.get(), engines.missing[c.variant.engine],
+                         backend);
+  return ex.static_skip_reason();
+}
+
+// --list (and --benchmark_list_tests): each case's name, "#   will skip: REASON" under those that will; a count.
+void print_list(const std::vector<Case>& cases, Backend& backend) {
+  Engines engines = make_engines(cases, backend);
+  std::string text = fmt::format("# {} cases (backend {}); names work with --benchmark_filter\n", cases.size(), backend.name());
+  std::size_t skip = 0;
+  for (const auto& c : cases) {
+    const WhyNot why = static_skip(c, engines, backend);
+    skip += why.has_value();
+    // the mark on a '#' line of its own: a case's line is its name alone, as scripts reading --list expect
+    text += why ? fmt::format("{}\n#   will skip: {}\n", c.name(), table::one_line(*why, std::string::npos)) : c.name() + "\n";
+  }
+  text += fmt::format("# {} cases, {} will run, {} will skip\n", cases.size(), cases.size() - skip, skip);
+  console::write(stdout, text);
 }
 
 json run_context(const CliOptions& options, const std::vector<std::string>& command_line, const Config& config,
@@ -288,10 +312,10 @@ std::vector<const Case*> selected_cases(const CliOptions& options, const std::ve
 // (nothing recorded, nothing written).
 bool lists_tests(const gbench::Flags& flags) { return flags.on(gbench::Flag::list_tests); }
 
-// The width of the terminal on stderr, or 0 when it is not one.
-std::size_t terminal_columns() {
+// The width of the terminal on `fd` (stderr: the progress line; stdout: the table), or 0 when it is not one.
+std::size_t terminal_columns(int fd = STDERR_FILENO) {
   struct winsize w {};
-  return ::isatty(STDERR_FILENO) && ::ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 ? w.ws_col : 0;
+  return ::isatty(fd) && ::ioctl(fd, TIOCGWINSZ, &w) == 0 ? w.ws_col : 0;
 }
 
 // The longest Google Benchmark name of the cases (the table's first column).
@@ -326,12 +350,11 @@ class Sweep {
         Watchdog& watchdog, const std::string& benchmark_out, std::optional<std::uint64_t> shuffle)
       : options_(options), backend_(backend), power_(power), recorder_(recorder), watchdog_(watchdog),
         engines_(make_engines(cases, backend)), pool_(idle_limit(backend)), workloads_(backend),
-        selected_(selected_cases(options, cases)),
+        selected_(in_order(selected_cases(options, cases), shuffle)),
         lead_(team::world().rank() == 0),
-        session_(options.benchmark_args, name_width(selected_, options.benchmark_args), lead_, benchmark_out),
-        progress_(selected_.size(), ::isatty(STDERR_FILENO) != 0, {}, terminal_columns()) {
-    if (shuffle) shuffle_cases(selected_, *shuffle);
-  }
+        session_(options.benchmark_args, name_width(selected_, options.benchmark_args), lead_, benchmark_out,
+                 gbench::Console{options.verbosity, terminal_columns(STDOUT_FILENO), gbench::table_widths(selected_)}),
+        progress_(work(), ::isatty(STDERR_FILENO) != 0, {}, terminal_columns()) {}
 
   // The cases --benchmark_filter selects: what the sweep runs.
   std::size_t selected() const { return selected_.size(); }
@@ -346,6 +369,20 @@ class Sweep {
   void run_one(const Case& c);
   CaseHooks hooks(CaseExecution& e);
 
+  // The cases in the order they run: the config's, or --order random's.
+  static std::vector<const Case*> in_order(std::vector<const Case*> cases, std::optional<std::uint64_t> shuffle) {
+    if (shuffle) shuffle_cases(cases, *shuffle);
+    return cases;
+  }
+  // Each selected case's estimated work (the progress line's weights); a case that will skip costs nearly nothing.
+  std::vector<double> work() {
+    const gbench::Loops loops(options_.benchmark_args);
+    std::vector<double> w;
+    for (const Case* c : selected_)
+      w.push_back(static_skip(*c, engines_, backend_) ? 1e-4 : loops.estimated_seconds(*c));
+    return w;
+  }
+
   // The case's line in the table; a case that never reached its samples (skipped or failed while set up),
   // or that failed after them (a measurement beside a workload), says so on a line of its own. A case that
   // failed while sampled is the table's error row alone (it was shown twice).
@@ -358,7 +395,7 @@ class Sweep {
 
   // Cases skipped without being set up, counted by reason: after the sweep.
   void say_skipped() const {
-    if (lead_)
+    if (lead_ && options_.verbosity > 0)
       for (const auto& [why, n] : skipped_) console::say("dmabench: skipped {} case(s), not run: {}\n", n, why);
   }
 
@@ -390,7 +427,8 @@ void Sweep::run() {
       break;
     }
     run_one(*c);
-    if (lead_) console::write(stderr, progress_.case_done(++done_, c->name()));
+    ++done_;
+    if (lead_ && options_.verbosity > 0) console::write(stderr, progress_.case_done(done_, c->name()));
   }
   if (lead_) console::write(stderr, progress_.clear());
   session_.finish();  // --benchmark_out, when a case was reported to it
@@ -403,6 +441,7 @@ void Sweep::run_one(const Case& c) {
                    backend_);
   if (auto why = ex.static_skip_reason()) {
     ex.setup();
+    if (session_.shows_every_case()) show(ex.record());  // the table's row (Google Benchmark's reporters: the summary)
     recorder_.add(ex.record());
     ++skipped_[*why];
     return;
@@ -667,10 +706,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     return options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);
   });
   if (options.list || lists_tests(options.benchmark_args)) {
-    if (!lead) return 0;
-    console::write(stdout, fmt::format("# {} cases (backend {}); names work with --benchmark_filter\n", cases.size(), backend->name()));
-    for (const auto& c : cases)
-      console::write(stdout, fmt::format("{}{}\n", c.name(), c.not_runnable.empty() ? "" : "    (skipped: " + c.not_runnable + ")"));
+    if (lead) print_list(cases, *backend);
     return 0;
   }
   std::optional<Outputs> outputs;
@@ -699,7 +735,8 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     power = run_power(options, outputs->power_trace, config, context["machine"], *backend);
     context["power"] = power.context;
     results = std::make_unique<ResultsFile>(outputs->out.path, context, started);  // written with the first record (an existing file is kept until then)
-    console::say("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, git_revision(),
+    if (options.verbosity > 0)
+      console::say("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, git_revision(),
                backend->name(), cases.size(), config_source(options),
                team::world().multi() ? fmt::format(", {} processes", team::world().size()) : std::string(), outputs->out.path);
   }

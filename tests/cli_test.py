@@ -7,13 +7,14 @@ usage: cli_test.py DMABENCH CONFIG_DIR MODE
   host-8-ranks  all patterns (and the all-gather in place) on 8 host ranks, validated
   overlap-host  a config with sweeps, cases beside the host's stream workload: every overlap field checked
   adaptive-host a config without iterations: every case sampled adaptively, its interval, noise and sampling
-                consistent, the console's noise_pct and "noisy" labels; --benchmark_repetitions keeps a fixed count
+                consistent, the console table's rows (samples, the p50's interval, "noisy"); --benchmark_repetitions keeps a fixed count
   exit-codes    every exit code (0, 1, 2, 3, 4, 130, 143), kill -9 and the journal, cost per case, first-case delay
   sdma-host     configs/sdma-host.json: every sdma variant on the software SDMA engine, 2/4/8 ranks, packet dumps
   gpu           every GPU engine on every pattern on the build's GPU backend (cuda or hip) (exit 77 = skip without GPU)
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -579,13 +580,23 @@ def gpu(exe, configs, tmp):
 
 
 def table_rows(stdout):
-    """The console table's rows: {benchmark name: row text}."""
-    return {line.split()[0]: line for line in stdout.splitlines() if "/manual_time" in line.split(" ", 1)[0]}
+    """The console table's rows after its header, in the order of the results file (one per case)."""
+    lines = stdout.splitlines()
+    start = next((i for i, l in enumerate(lines) if "p50" in l and "busbw GB/s" in l), None)
+    expect(start is not None, f"no table header:\n{stdout[-2000:]}")
+    return [l for l in lines[start + 1:] if re.match(r"^ *[0-9.]+ (B|KiB|MiB|GiB|TiB)  ", l)]
+
+
+def table_noise(fraction):
+    """The table's "+- 1.2%" figure of a record's noise (bench/output/case_table.cpp format_noise)."""
+    pct = fraction * 100
+    return "inf%" if pct == float("inf") else f"{pct:.1f}%" if pct < 9.95 else f"{pct:.0f}%"
 
 
 def adaptive_host(exe, configs, tmp):
     """A config without iterations: every case sampled by the adaptive rule, each record consistent (check_interval),
-    the console's rows named without an iteration count, with noise_pct and "noisy" where the record is."""
+    the console's rows (one per case, in the results' order) with their samples, the p50's interval and "noisy"
+    where the record is."""
     base = {"name": "adaptive", "patterns": ["copy", "allgather"], "engines": ["host"], "sizes": ["4KiB", "256KiB"],
             "timing": ["oneshot", "pipelined"], "warmup": 2, "pipeline_depth": 4, "min_samples": 12, "max_time": 0.2,
             "max_samples": 4000}
@@ -609,12 +620,13 @@ def adaptive_host(exe, configs, tmp):
         expect(all(r["noise"] <= max_noise for r in ok if r["sampling"]["stopped"] == "noise"),
                f"max_noise {max_noise}: a case stopped on noise above it")
         rows = table_rows(p.stdout)
-        expect("noise_pct" in p.stdout, f"no noise_pct column:\n{p.stdout[-2000:]}")
-        for r in ok:
-            row = rows.get(r["name"] + "/manual_time")
-            expect(row is not None, f"{r['name']}: no table row named without an iteration count:\n{p.stdout[-3000:]}")
+        expect(len(rows) == len(doc["results"]), f"{len(rows)} table rows for {len(doc['results'])} cases:\n{p.stdout[-3000:]}")
+        for r, row in zip(doc["results"], rows):
+            if r["status"] != "ok":
+                continue
             expect(row.rstrip().endswith(" noisy") == r["noisy"], f"{r['name']}: noisy {r['noisy']}, row {row!r}")
             expect(f" {r['iterations']} " in row, f"{r['name']}: {r['iterations']} samples, row {row!r}")
+            expect(f"+- {table_noise(r['noise']):>6}" in row, f"{r['name']}: noise {r['noise']}, row {row!r}")
     # Google Benchmark's repetitions keep its own loop: the config's default count per repetition, fixed.
     p = run(exe, "--config", path, "--backend", "host", "--out", out, "--benchmark_filter=copy/host/oneshot",
             "--benchmark_repetitions=2", check_rc=0)
@@ -623,7 +635,8 @@ def adaptive_host(exe, configs, tmp):
     for r in doc["results"]:
         check_interval(r)
         expect(r["sampling"]["mode"] == "fixed" and r["iterations"] == 200, f"{r['name']}: {r['sampling']}")
-    expect("/iterations:100/manual_time" in p.stdout, p.stdout[-2000:])
+    rows = table_rows(p.stdout)  # the library's fixed count per repetition: 2 x 100 samples per row
+    expect(len(rows) == 2 and all(" 200 " in row for row in rows), p.stdout[-2000:])
 
 
 def shrink_for_ci(cfg):

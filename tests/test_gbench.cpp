@@ -1,7 +1,13 @@
-// gbench::Session, the program's sampler and table: a case that fails while Google Benchmark samples it is
-// told by the table's error row alone (the sweep printed it a second time on a line of its own); a case that
-// failed after clean samples is not, so the sweep still says why.
+// gbench::Session, the program's sampler and console. With Google Benchmark's JSON on the console, a case that fails
+// while Google Benchmark samples it is told by the JSON's error run alone (the sweep printed it a second time on a
+// line of its own); a case that failed after clean samples is not, so the sweep still says why. dmabench's table
+// (the default console) shows every case as one row, whatever happened to it.
+#include <cstdio>
 #include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
@@ -36,10 +42,10 @@ Case copy_case() {
 
 }  // namespace
 
-TEST(GbenchSession, AFailureWhileSampledIsTheTablesErrorRowAlone) {
+TEST(GbenchSession, AFailureWhileSampledIsTheJsonErrorRunAlone) {
   auto backend = host_backend();
   auto host = make_engine("host").value();
-  gbench::Session session({}, 60, true);
+  gbench::Session session({"--benchmark_format=json"}, 60, true);
   bool sampled = false;
   CaseHooks hooks{.sampler = [&](CaseExecution& e) {
     sampled = true;
@@ -70,4 +76,69 @@ TEST(GbenchSession, AFailureWhileSampledIsTheTablesErrorRowAlone) {
   again.release();
   EXPECT_TRUE(session.show(ok2));
   EXPECT_FALSE(session.show(ok2));  // nothing held any more: a case never sampled
+}
+
+TEST(GbenchSession, TheTableShowsEveryCaseAsOneRow) {
+  auto backend = host_backend();
+  auto host = make_engine("host").value();
+  const Case c = testing_support::planned(copy_case());
+  gbench::Session session({}, 60, true, "", gbench::Console{1, 0, gbench::table_widths({&c})});
+  EXPECT_TRUE(session.shows_every_case());
+  CaseHooks hooks{.sampler = [&](CaseExecution& e) { return session.sample(e); }};
+  CaseExecution good(c, host.get(), "", *backend);
+  const CaseRecord ok = run_case(good, hooks);
+  good.release();
+  ASSERT_EQ(ok.status, Status::ok) << ok.reason;
+  CaseRecord skipped;
+  skipped.spec = c;
+  skipped.status = Status::skipped;
+  skipped.reason = "engine x runs on the cuda backend;\nthis run uses the host backend";
+  CaseRecord failed_after = ok;
+  failed_after.status = Status::failed;
+  failed_after.reason = "overlap: the workload stopped";
+  ::testing::internal::CaptureStdout();
+  EXPECT_TRUE(session.show(ok));
+  EXPECT_TRUE(session.show(skipped));  // never sampled: its row all the same
+  EXPECT_TRUE(session.show(failed_after));
+  std::fflush(stdout);
+  const std::string text = ::testing::internal::GetCapturedStdout();
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = text.find('\n', at);
+    lines.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  ASSERT_EQ(lines.size(), 4u) << text;  // the header, then one row per case
+  EXPECT_NE(lines[0].find("p50"), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[1].substr(0, 15), "    4 KiB  copy") << lines[1];
+  EXPECT_NE(lines[1].find(fmt::format("  {}  ", ok.timed->latency_us.count)), std::string::npos) << lines[1];
+  EXPECT_TRUE(lines[1].ends_with(ok.timed->noisy ? "noisy" : "ok")) << lines[1];
+  EXPECT_TRUE(lines[2].ends_with("skipped  engine x runs on the cuda backend;\\nthis run uses the host backend")) << lines[2];
+  EXPECT_TRUE(lines[3].ends_with("FAILED   overlap: the workload stopped")) << lines[3];
+  // -v: an ok row says how its sampling stopped and its setup time
+  const table::CaseRow detailed = gbench::case_row(ok, true);
+  EXPECT_TRUE(detailed.reason.starts_with("stopped: iterations, setup ")) << detailed.reason;
+  EXPECT_EQ(gbench::case_row(ok).reason, "");
+  EXPECT_EQ(detailed.variant, "host");
+  EXPECT_EQ(detailed.devices, "0,1");
+  EXPECT_EQ(detailed.timing, "oneshot");
+}
+
+// The progress line's weights: a case's estimated cost grows with its bytes and samples, and an adaptive case
+// costs its time limit (what it may take), whatever its few samples would.
+TEST(GbenchLoops, EstimatesFollowTheWork) {
+  const gbench::Loops loops({});
+  const Case small = copy_case();  // 4 KiB, 1 warm-up, 5 samples
+  Case big = small, more = small, adaptive = small;
+  big.bytes_per_rank = 64u << 20;
+  more.iterations = 500;
+  adaptive.sampling.adaptive = true;
+  adaptive.sampling.max_time_s = 0.5;
+  EXPECT_GT(loops.estimated_seconds(big), 10 * loops.estimated_seconds(small));
+  EXPECT_GT(loops.estimated_seconds(more), 2 * loops.estimated_seconds(small));
+  EXPECT_NEAR(loops.estimated_seconds(adaptive), 0.5, 0.01);
+  adaptive.sampling.min_time_s = 3.0;  // never less than min_time
+  EXPECT_NEAR(loops.estimated_seconds(adaptive), 3.0, 0.01);
+  EXPECT_GT(gbench::Loops({"--benchmark_repetitions=3"}).estimated_seconds(more), 2 * loops.estimated_seconds(more));
+  EXPECT_NEAR(gbench::Loops({"--benchmark_min_time=0.5"}).estimated_seconds(small), 0.5, 0.01);
 }

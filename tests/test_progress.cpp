@@ -1,6 +1,8 @@
 // bench/output/progress.hpp: the [k/N] progress line, driven by a fake clock.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "bench/output/progress.hpp"
 
 using namespace dmabench;
@@ -111,4 +113,31 @@ TEST(Progress, TerminalRedrawIsThrottledAndCutToTheWidth) {
 TEST(Progress, DefaultClockIsSteadyAndQuietAtFirst) {
   Progress p(1, /*terminal=*/false);
   EXPECT_EQ(p.case_done(1, "fast"), "");  // a sweep of one quick case: quiet
+}
+
+// The estimate is of the work, not the case count: a sweep whose last cases are the heaviest (here the last 2 of
+// 10 hold 90% of the work) is not "~0s left" when most of its cases, but little of its work, are done.
+TEST(Progress, TheRemainderIsOfTheWorkNotTheCases) {
+  std::vector<double> work(8, 1.0);
+  work.push_back(36.0);
+  work.push_back(36.0);
+  FakeClock t;
+  Progress by_work(work, /*terminal=*/false, t.clock());
+  FakeClock u;
+  Progress by_cases(10, /*terminal=*/false, u.clock());
+  t.now_s += 10.0;  // 8 light cases in 10 s: 8 of 80 units of work
+  u.now_s += 10.0;
+  EXPECT_EQ(by_cases.case_done(8, "light"), "[8/10] 10s elapsed, ~2s left: light\n");  // the old estimate
+  EXPECT_EQ(by_work.case_done(8, "light"), "[8/10] 10s elapsed, ~1m30s left: light\n");  // 10 s x 72 / 8
+  t.now_s += 45.0;  // 55 s, 44 of 80: 55 x 36 / 44 = 45 s
+  EXPECT_EQ(by_work.case_done(9, "heavy"), "[9/10] 55s elapsed, ~45s left: heavy\n");
+  t.now_s += 45.0;
+  EXPECT_EQ(by_work.case_done(10, "heavy"), "[10/10] 1m40s elapsed, done: heavy\n");
+}
+
+TEST(Progress, WorkThatSumsToNothingWeighsEveryCaseTheSame) {
+  FakeClock t;
+  Progress p(std::vector<double>{0, -1, 0, 0}, /*terminal=*/false, t.clock());
+  t.now_s += 12.0;
+  EXPECT_EQ(p.case_done(2, "b"), "[2/4] 12s elapsed, ~12s left: b\n");
 }

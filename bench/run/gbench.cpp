@@ -117,23 +117,74 @@ void set_counters(benchmark::BenchmarkReporter::Run& run, const CaseRecord& r) {
   run.counters["busbw_GBps"] = r.timed->bandwidth.busbw_GBps;
 }
 
+// The case name's parts: pattern, variant, timing, "dev=...", size, then what else it says ("/host=...", "/rotate=2").
+std::vector<std::string> name_parts(const std::string& name) {
+  std::vector<std::string> parts;
+  std::size_t at = 0, end = 0;
+  for (int i = 0; i < 5; ++i) {
+    end = std::min(name.find('/', at), name.size());
+    parts.push_back(name.substr(at, end - at));
+    at = std::min(end + 1, name.size());
+  }
+  parts.push_back(name.substr(end));
+  return parts;
+}
+
 }  // namespace
+
+table::Widths table_widths(const std::vector<const Case*>& cases) {
+  table::Widths w;
+  for (const Case* c : cases) {
+    const auto parts = name_parts(c->name());
+    w.pattern = std::max(w.pattern, parts[0].size());
+    w.variant = std::max(w.variant, parts[1].size() + parts[5].size());
+    w.timing = std::max(w.timing, parts[2].size());
+    w.devices = std::max(w.devices, parts[3].size() - std::min<std::size_t>(4, parts[3].size()));  // less "dev="
+  }
+  return w;
+}
+
+table::CaseRow case_row(const CaseRecord& r, bool detail) {
+  const auto parts = name_parts(r.spec.name());
+  table::CaseRow row;
+  row.bytes = r.spec.bytes_per_rank;
+  row.pattern = parts[0];
+  row.variant = parts[1] + parts[5];
+  row.timing = parts[2];
+  row.devices = parts[3].substr(std::min<std::size_t>(4, parts[3].size()));
+  row.status = r.status == Status::failed ? "FAILED" : r.status == Status::ok ? "ok" : std::string(to_string(r.status));
+  row.reason = r.reason;
+  if (!r.timed) return row;
+  const measure::Timed& t = *r.timed;
+  if (r.status == Status::ok && t.noisy) row.status = "noisy";
+  row.p50_us = t.latency_us.p50;
+  row.noise = t.p50_interval.noise();
+  row.samples = t.latency_us.count;
+  row.algbw_GBps = t.bandwidth.algbw_GBps;
+  row.busbw_GBps = t.bandwidth.busbw_GBps;
+  if (detail && r.status == Status::ok)
+    row.reason = fmt::format("stopped: {}{}", to_string(t.outcome.stopped),
+                             r.setup ? fmt::format(", setup {}", table::format_time_us(r.setup->seconds * 1e6)) : "");
+  return row;
+}
 
 // The display reporter (and the --benchmark_out file's) of a sweep. Google Benchmark reports each case's
 // runs as its run ends; they are held until the case's record exists, then shown with counters read
 // from the record (the figures the results file has).
 class CaseReporter final : public benchmark::BenchmarkReporter {
  public:
+  // inner: Google Benchmark's display reporter, or none where dmabench's table is the console (`table`).
   CaseReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner, std::unique_ptr<benchmark::BenchmarkReporter> file,
-               std::size_t name_width, bool notes)
-      : inner_(std::move(inner)), file_(std::move(file)), name_width_(name_width), notes_(notes) {}
+               std::size_t name_width, std::optional<table::CaseTable> table = std::nullopt, int verbosity = 1)
+      : inner_(std::move(inner)), file_(std::move(file)), name_width_(name_width), table_(std::move(table)),
+        verbosity_(verbosity) {}
   // A sweep runs one case at a time: the context once (its name column as wide as the longest case's).
   bool ReportContext(const Context& context) override {
     if (context_reported_) return true;
     context_reported_ = true;
     Context wide = context;
     wide.name_field_width = std::max(context.name_field_width, name_width_);
-    report_context(*inner_, wide);
+    if (inner_) report_context(*inner_, wide);
     return !file_ || file_->ReportContext(wide);
   }
   void ReportRuns(const std::vector<Run>& runs) override { held_.insert(held_.end(), runs.begin(), runs.end()); }
@@ -145,48 +196,30 @@ class CaseReporter final : public benchmark::BenchmarkReporter {
   }
   // Shows the held runs, each with the record's counters; whether they told the case's outcome (Session::show).
   bool show(const CaseRecord& r) {
-    if (held_.empty()) return false;
+    if (table_) console::say("{}", table_->row(case_row(r, verbosity_ >= 2)));
+    if (held_.empty()) return table_.has_value();
     const bool error_row = std::any_of(held_.begin(), held_.end(), [](const Run& run) { return failed(run); });
     for (auto& run : held_) set_counters(run, r);
-    inner_->ReportRuns(held_);
+    if (inner_) inner_->ReportRuns(held_);
     if (file_) file_->ReportRuns(held_);
     file_has_runs_ = file_ != nullptr;
-    note_mean_and_median(r);
     held_.clear();
-    return r.status != Status::failed || error_row;
+    return table_ || r.status != Status::failed || error_row;
   }
+  bool shows_every_case() const { return table_.has_value(); }
   // The final lines; whether the --benchmark_out reporter got runs (its text is worth writing).
   bool finish() {
-    inner_->Finalize();
+    if (inner_) inner_->Finalize();
     if (file_) file_->Finalize();
-    if (disagreeing_ > 1)
-      console::say("dmabench: {} cases in all had a Time (mean) more than 10% away from their p50_us\n", disagreeing_);
     return file_has_runs_;
   }
 
  private:
 
-  // Google Benchmark's Time column is the mean of the run's samples; dmabench's figures are percentiles.
-  // Where they visibly disagree (a few slow samples pull the mean), the first time says which is which.
-  void note_mean_and_median(const CaseRecord& r) {
-    if (!r.timed || !notes_) return;
-    const double p50 = r.timed->latency_us.p50;
-    for (const auto& run : held_) {
-      if (run.run_type != Run::RT_Iteration || failed(run) || p50 <= 0) continue;
-      const double mean = run.GetAdjustedRealTime();  // µs (the benchmarks' unit)
-      if (std::abs(mean - p50) <= 0.1 * p50) continue;
-      if (disagreeing_++ == 0)
-        console::say("dmabench: note: {}: Time is Google Benchmark's mean ({:.3g} us), p50_us the median dmabench "
-                     "records ({:.3g} us): a few slow samples pull the mean; the results file has the percentiles\n",
-                     r.spec.name(), mean, p50);
-      return;
-    }
-  }
-
   std::unique_ptr<benchmark::BenchmarkReporter> inner_, file_;
   std::size_t name_width_;
-  bool notes_ = true;
-  std::size_t disagreeing_ = 0;
+  std::optional<table::CaseTable> table_;
+  int verbosity_ = 1;
   bool context_reported_ = false;
   bool file_has_runs_ = false;
   std::vector<Run> held_;
@@ -194,13 +227,16 @@ class CaseReporter final : public benchmark::BenchmarkReporter {
 
 namespace {
 
-std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const Flags& flags) {
-  if (flags.value(Flag::format) == "json") return std::make_unique<benchmark::JSONReporter>();
-  const std::string color = flags.value(Flag::color);
-  const bool use_color = color == "true" || color == "yes" || ((color.empty() || color == "auto") && ::isatty(STDOUT_FILENO));
-  return std::make_unique<benchmark::ConsoleReporter>(
-      static_cast<benchmark::ConsoleReporter::OutputOptions>(benchmark::ConsoleReporter::OO_Tabular |
-                                                             (use_color ? benchmark::ConsoleReporter::OO_Color : 0)));
+// The reporter of a sweep's console: Google Benchmark's JSON (--benchmark_format=json), dmabench's table (the default
+// console format: no Google Benchmark reporter is shown), or nothing (display false: the processes other than rank 0).
+std::unique_ptr<CaseReporter> case_reporter(const Flags& flags, std::unique_ptr<benchmark::BenchmarkReporter> file,
+                                            std::size_t name_width, bool display, const Console& console) {
+  if (!display) return std::make_unique<CaseReporter>(std::make_unique<SilentReporter>(), std::move(file), name_width);
+  if (flags.value(Flag::format) == "json")
+    return std::make_unique<CaseReporter>(std::make_unique<benchmark::JSONReporter>(), std::move(file), name_width);
+  return std::make_unique<CaseReporter>(nullptr, std::move(file), name_width,
+                                        table::CaseTable(console.verbosity, console.widths, console.columns),
+                                        console.verbosity);
 }
 
 // Google Benchmark's CSV reporter, which it marks deprecated (it still writes --benchmark_out_format=csv,
@@ -422,7 +458,26 @@ void check_samples(const Flags& flags, int most_iterations) {
                                  flag_name(Flag::repetitions), reps, reps, most_iterations, n, kMaxSamples));
 }
 
-Loops::Loops(const Flags& flags) : min_time_(flags.has(Flag::min_time)), repetitions_(flags.has(Flag::repetitions)) {}
+Loops::Loops(const Flags& flags) : min_time_(flags.has(Flag::min_time)), repetitions_(flags.has(Flag::repetitions)) {
+  if (min_time_) min_time_s_ = std::stod(flags.value(Flag::min_time));  // checked by Flags::add
+  if (repetitions_) repetition_count_ = std::stoi(flags.value(Flag::repetitions));
+}
+
+double Loops::estimated_seconds(const Case& c) const {
+  constexpr double kBytesPerSecond = 10e9, kOperationSeconds = 10e-6, kSetupSeconds = 2e-3;
+  const double bytes = static_cast<double>(c.bytes_per_rank) * static_cast<double>(std::max<std::size_t>(1, c.devices.size()));
+  const double sample_s = c.ops_per_sample() * (kOperationSeconds + bytes / kBytesPerSecond);
+  const double setup_s = kSetupSeconds + 3 * bytes / kBytesPerSecond;  // fill, the validated operation, the check
+  double timed_s = static_cast<double>(c.iterations) * repetition_count_ * sample_s;
+  if (min_time_) {
+    timed_s = std::max(min_time_s_, sample_s) * repetition_count_;
+  } else if (adaptive(c)) {
+    const Sampling& s = c.sampling;
+    timed_s = std::min(s.max_time_s, s.max_samples * sample_s);
+    timed_s = std::max({timed_s, s.min_time_s, s.min_samples * sample_s});
+  }
+  return setup_s + c.warmup * sample_s + timed_s;
+}
 
 std::string Loops::benchmark_name(const Case& c) const {
   const bool fixed = !min_time_ && !adaptive(c);
@@ -435,11 +490,10 @@ bool Filter::selects(const Case& c) const {
   return !re_ || std::regex_search(loops_.benchmark_name(c), *re_) != negate_;
 }
 
-Session::Session(const Flags& flags, std::size_t name_width, bool display, std::string out_path)
+Session::Session(const Flags& flags, std::size_t name_width, bool display, std::string out_path, Console console)
     : out_path_(display ? std::move(out_path) : std::string()), loops_(flags) {
   std::unique_ptr<benchmark::BenchmarkReporter> file = out_path_.empty() ? nullptr : file_reporter(flags, out_text_);
-  reporter_ = std::make_unique<CaseReporter>(display ? display_reporter(flags) : std::make_unique<SilentReporter>(),
-                                             std::move(file), name_width, display);
+  reporter_ = case_reporter(flags, std::move(file), name_width, display, console);
 }
 
 Session::~Session() {
@@ -522,5 +576,7 @@ Samples Session::adaptive_loop(CaseExecution& ex) {
 }
 
 bool Session::show(const CaseRecord& r) { return reporter_->show(r); }
+
+bool Session::shows_every_case() const { return reporter_->shows_every_case(); }
 
 }  // namespace dmabench::gbench
