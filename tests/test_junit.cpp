@@ -1,0 +1,84 @@
+// --junit FILE's writer (bench/output/junit.hpp): any text makes well-formed XML 1.0, the counts are the test cases'.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "bench/output/junit.hpp"
+
+using namespace dmabench;
+namespace fs = std::filesystem;
+
+namespace {
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST(Junit, EscapesMarkupControlCharactersAndBytesThatAreNotXml) {
+  EXPECT_EQ(junit::escape(R"(<a & "b" 'c'>)", true), "&lt;a &amp; &quot;b&quot; &apos;c&apos;&gt;");
+  // tab, newline, carriage return: kept in element text, written as \t \n \r in an attribute (which folds them)
+  EXPECT_EQ(junit::escape("a\tb\nc\rd", false), "a\tb\nc\rd");
+  EXPECT_EQ(junit::escape("a\tb\nc\rd", true), "a\\tb\\nc\\rd");
+  // the other control characters are not XML 1.0 characters at all
+  EXPECT_EQ(junit::escape(std::string("a\x01""b\x7f", 4), false), "a\\x01b\\x7f");
+  EXPECT_EQ(junit::escape(std::string("a\0b", 3), true), "a\\x00b");
+  // U+FFFE and U+FFFF (valid UTF-8, not XML characters); a lone surrogate and a stray byte (not UTF-8)
+  EXPECT_EQ(junit::escape("\xEF\xBF\xBE|\xEF\xBF\xBF|\xEF\xBF\xBD", true), "\\ufffe|\\uffff|\xEF\xBF\xBD");
+  EXPECT_EQ(junit::escape("\xED\xA0\x80", true), "\\xed\\xa0\\x80");
+  EXPECT_EQ(junit::escape("\xff", false), "\\xff");
+  EXPECT_EQ(junit::escape("é µs", true), "é µs");
+}
+
+TEST(Junit, DocumentCountsItsTestCases) {
+  using O = junit::TestCase::Outcome;
+  const std::vector<junit::TestCase> cases = {
+      {"copy.host", "copy/host/oneshot/dev=0,1/4KiB", 0.25, O::passed, "", ""},
+      {"copy.ce", "copy/ce/oneshot/dev=0,1/4KiB", 0.0, O::skipped, "", "engine ce: not on the host backend"},
+      {"copy.sm", "copy/sm/<1>", 0.5, O::failed, "failed", "validation: byte 3 is 0x00, expected 0x5a\nmore"},
+      {"copy.host", "copy/host/pipelined", -1, O::failed, "check", "FAIL  copy/host/pipelined: p50 2 us > 1 us"}};
+  const std::string xml = junit::document(cases, "dmabench", "2026-12-04T11:00:00", "host\"1");
+  EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", 0), 0u);
+  EXPECT_NE(xml.find(R"(<testsuites name="dmabench" tests="4" failures="2" errors="0" skipped="1" time="0.750000">)"),
+            std::string::npos) << xml;
+  EXPECT_NE(xml.find(R"(tests="4" failures="2" errors="0" skipped="1" time="0.750000" timestamp="2026-12-04T11:00:00" )"
+                     R"(hostname="host&quot;1">)"),
+            std::string::npos) << xml;
+  EXPECT_EQ(count(xml, "<testcase "), 4u);
+  EXPECT_EQ(count(xml, "<failure "), 2u);
+  EXPECT_EQ(count(xml, "<skipped "), 1u);
+  EXPECT_NE(xml.find(R"(<skipped message="engine ce: not on the host backend"/>)"), std::string::npos);
+  // a negative time (a clock that went back) is written as 0: the schema's time is never negative
+  EXPECT_NE(xml.find(R"(name="copy/host/pipelined" time="0.000000")"), std::string::npos) << xml;
+  // the message: one line in the attribute, the text as it is in the element
+  EXPECT_NE(xml.find(R"(<failure type="failed" message="validation: byte 3 is 0x00, expected 0x5a\nmore">)"
+                     "validation: byte 3 is 0x00, expected 0x5a\nmore</failure>"),
+            std::string::npos) << xml;
+  EXPECT_NE(xml.find(R"(name="copy/sm/&lt;1&gt;")"), std::string::npos);
+  EXPECT_NE(xml.find(R"(<failure type="check" message="FAIL  copy/host/pipelined: p50 2 us &gt; 1 us">)"), std::string::npos);
+  EXPECT_EQ(xml.substr(xml.size() - 29), "  </testsuite>\n</testsuites>\n");
+}
+
+TEST(Junit, WritesTheFileWholeAndNamesAPathItCannotWrite) {
+  const fs::path dir = fs::temp_directory_path() / ("dmabench-junit-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "report.xml").string();
+  junit::write(path, {{"copy.host", "a", 1.0}}, "2026-12-04T11:00:00", "h");
+  std::ifstream f(path);
+  std::stringstream text;
+  text << f.rdbuf();
+  EXPECT_EQ(text.str(), junit::document({{"copy.host", "a", 1.0}}, "dmabench", "2026-12-04T11:00:00", "h"));
+  try {
+    junit::write(path + "/under-a-file.xml", {}, "", "");  // a directory that is a regular file
+    ADD_FAILURE() << "no error for a path under a file";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("report.xml/under-a-file.xml"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
