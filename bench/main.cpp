@@ -13,6 +13,7 @@
 #include "bench/config/presets.hpp"
 #include "bench/run/gbench.hpp"
 #include "bench/output/console.hpp"
+#include "bench/output/report.hpp"
 #include "core/interrupt.hpp"
 #include "core/errors.hpp"
 #include "core/quote.hpp"
@@ -23,6 +24,7 @@
 
 int main(int argc, char** argv) {
   dmabench::console::keep_standard_streams();  // before anything opens a file
+  dmabench::keep_start_environment();  // context.environment: as given, before the setenv below
   // Load every GPU kernel at start: with lazy loading, a kernel that spins on a flag written by a
   // not-yet-loaded kernel on another stream can hang forever. A user's explicit choice wins.
   setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);

@@ -374,12 +374,14 @@ class Sweep {
     if (shuffle) shuffle_cases(cases, *shuffle);
     return cases;
   }
-  // Each selected case's estimated work (the progress line's weights); a case that will skip costs nearly nothing.
+  // Each selected case's estimated work (the progress line's weights); a case that will skip costs nearly nothing;
+  // with a power meter every case also takes its window.
   std::vector<double> work() {
     const gbench::Loops loops(options_.benchmark_args);
+    const double window_s = power_.meter ? power_.meter->window_s() : 0;
     std::vector<double> w;
     for (const Case* c : selected_)
-      w.push_back(static_skip(*c, engines_, backend_) ? 1e-4 : loops.estimated_seconds(*c));
+      w.push_back(static_skip(*c, engines_, backend_) ? 1e-4 : loops.estimated_seconds(*c) + window_s);
     return w;
   }
 

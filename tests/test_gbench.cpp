@@ -125,7 +125,7 @@ TEST(GbenchSession, TheTableShowsEveryCaseAsOneRow) {
 }
 
 // The progress line's weights: a case's estimated cost grows with its bytes and samples, and an adaptive case
-// costs its time limit (what it may take), whatever its few samples would.
+// costs its time limit (what it may take), whatever its few samples would; a case beside a workload its rounds.
 TEST(GbenchLoops, EstimatesFollowTheWork) {
   const gbench::Loops loops({});
   const Case small = copy_case();  // 4 KiB, 1 warm-up, 5 samples
@@ -141,4 +141,12 @@ TEST(GbenchLoops, EstimatesFollowTheWork) {
   EXPECT_NEAR(loops.estimated_seconds(adaptive), 3.0, 0.01);
   EXPECT_GT(gbench::Loops({"--benchmark_repetitions=3"}).estimated_seconds(more), 2 * loops.estimated_seconds(more));
   EXPECT_NEAR(gbench::Loops({"--benchmark_min_time=0.5"}).estimated_seconds(small), 0.5, 0.01);
+  // beside a workload: its rounds alone and with the case, each at least duration_ms (a 4 KiB case's 20 samples
+  // are far shorter): 2 x 3 x 50 ms more
+  Case beside = small;
+  beside.overlap = OverlapConfig{};
+  EXPECT_NEAR(loops.estimated_seconds(beside) - loops.estimated_seconds(small), 0.3, 0.01);
+  beside.overlap->rounds = 1;
+  beside.overlap->duration_ms = 500;
+  EXPECT_NEAR(loops.estimated_seconds(beside) - loops.estimated_seconds(small), 1.0, 0.01);
 }

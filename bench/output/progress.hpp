@@ -4,7 +4,8 @@
 // text, erase to the end of the line; no newline): clear() erases it before anything else is printed. Elsewhere
 // (a log, a pipe) it is one line per case, at most one per kLineEverySeconds, the last case always.
 // The remaining time is elapsed x (work left / work done), the work of each case estimated before it runs (its
-// samples, warm-up, size and setup at a nominal rate: bench/run/gbench.hpp Loops::estimated_seconds); the
+// samples, warm-up, size and setup at a nominal rate, the rounds beside a workload: bench/run/gbench.hpp
+// Loops::estimated_seconds; and the power window where power is measured); the
 // estimate need not be right in seconds, only in proportion between cases. Without estimates every case weighs
 // the same (elapsed / k x (N - k)). It is an estimate ("~").
 #include <cstddef>

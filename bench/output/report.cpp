@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 
@@ -127,7 +128,13 @@ std::string cpu_affinity() {
   return out;
 }
 
-nlohmann::json environment_context() {
+namespace {
+std::optional<nlohmann::json>& start_environment() {
+  static std::optional<nlohmann::json> kept;
+  return kept;
+}
+
+nlohmann::json current_environment() {
   nlohmann::json env = nlohmann::json::object();  // an object: its keys come out sorted
   for (char** e = environ; e && *e; ++e) {
     const std::string_view entry(*e);
@@ -142,6 +149,11 @@ nlohmann::json environment_context() {
   }
   return env;
 }
+}  // namespace
+
+void keep_start_environment() { start_environment() = current_environment(); }
+
+nlohmann::json environment_context() { return start_environment() ? *start_environment() : current_environment(); }
 
 nlohmann::json host_context() {
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());

@@ -71,9 +71,12 @@ std::string cpu_affinity();
 nlohmann::json host_context();
 // The environment variables that steer the communication libraries and GPU runtimes (results/SCHEMA.md,
 // `context.environment`): every variable whose name starts with one of kEnvironmentPrefixes, name -> value
-// (bytes that are not UTF-8 escaped), sorted by name.
+// (bytes that are not UTF-8 escaped), sorted by name: as keep_start_environment() saw them, else as they are now.
 inline constexpr const char* kEnvironmentPrefixes[] = {"NCCL_", "RCCL_", "CUDA_", "HIP_", "HSA_", "ROCR_", "AMD_",
                                                        "GPU_", "UCX_", "OMPI_MCA_", "DMABENCH_"};
 nlohmann::json environment_context();
+// Keeps those variables as the process was given them, before dmabench sets its own (CUDA_MODULE_LOADING, NCCL's
+// debug log): main() calls it first.
+void keep_start_environment();
 
 }  // namespace dmabench

@@ -476,7 +476,12 @@ double Loops::estimated_seconds(const Case& c) const {
     timed_s = std::min(s.max_time_s, s.max_samples * sample_s);
     timed_s = std::max({timed_s, s.min_time_s, s.min_samples * sample_s});
   }
-  return setup_s + c.warmup * sample_s + timed_s;
+  // beside a workload (config overlap): rounds of the workload alone and with the case, each at least duration_ms
+  // and min_samples samples long
+  double overlap_s = 0;
+  if (c.overlap)
+    overlap_s = 2.0 * c.overlap->rounds * std::max(c.overlap->duration_ms * 1e-3, c.overlap->min_samples * sample_s);
+  return setup_s + c.warmup * sample_s + timed_s + overlap_s;
 }
 
 std::string Loops::benchmark_name(const Case& c) const {
