@@ -87,6 +87,30 @@ def compare(base_doc, new_doc, threshold):
     return rows, only_base, only_new
 
 
+# case_key's parts, in its order (dmabench.keys.case_key)
+KEY_PARTS = ("pattern", "in_place", "engine", "options", "devices", "bytes", "bytes_per_rank", "timing", "beside",
+             "rotate", "layout", "host_memory", "routing")
+
+
+def settings_apart(base_doc, new_doc, only_base, only_new):
+    """The cases of one name on both sides that are not one case (their case keys differ: an option added since BASE,
+    another layout...): [{"case", "differ": [{"part", "base", "new"}]}], in name order; what compare could not pair."""
+    named = [{r.get("name"): r for r in doc["results"]} for doc in (base_doc, new_doc)]
+    out = []
+    for name in sorted(set(only_base) & set(only_new)):
+        b, n = case_key(named[0][name]), case_key(named[1][name])
+        differ = [{"part": part, "base": x, "new": y} for part, x, y in zip(KEY_PARTS, b, n) if x != y]
+        if len(b) != len(n):
+            differ.append({"part": "routing", "base": b[len(KEY_PARTS) - 1:] or None, "new": n[len(KEY_PARTS) - 1:] or None})
+        out.append({"case": name, "differ": differ})
+    return out
+
+
+def apart_line(a):
+    """One line: the name and what differs ('options {} in BASE, {"sms": "auto"} in NEW')."""
+    return printable(f"{a['case']}: " + "; ".join(f"{d['part']} {d['base']} in BASE, {d['new']} in NEW" for d in a["differ"]))
+
+
 def levels_record(r):
     """Whether a record is a levels file's (it carries `levels`)."""
     return isinstance(r.get("levels"), dict)
@@ -193,7 +217,7 @@ def row_cells(r):
                    f"{r['p50_ratio']:.3f}", bus, f"{100 * r['noise']:.1f}%", r["rule"]]
 
 
-def markdown(rows, only_base, only_new, threshold, show_all, cal=None, together=None):
+def markdown(rows, only_base, only_new, threshold, show_all, cal=None, together=None, apart=()):
     order = {"failed": 0, "slower": 1, "faster": 2, "within noise": 3, "same": 4, "not compared": 5}
     counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in order}
     out = [f"**dmabench compare**: {len(rows)} cases in both files; " +
@@ -207,7 +231,12 @@ def markdown(rows, only_base, only_new, threshold, show_all, cal=None, together=
                                                                                          -(r.get("p50_ratio") or 0)))]))
     if cal:
         out += calibration_markdown(cal)
+    if apart:
+        out += ["", f"{len(apart)} case(s) with one name in both files but other settings (their case keys differ), "
+                "not compared:"] + [f"- {apart_line(a)}" for a in apart]
+    paired = {a["case"] for a in apart}
     for title, names in (("only in BASE", only_base), ("only in NEW", only_new)):
+        names = [n for n in names if n not in paired]
         if names:
             out += ["", f"{len(names)} case(s) {title}:"] + [f"- {printable(n)}" for n in names]
     return "\n".join(out)
@@ -269,11 +298,13 @@ def run(argv=None):
     if a.junit:
         junit.write(a.junit, junit_cases(rows, docs, a.threshold), {"command": "compare", "base": a.base,
                                                                      "new": a.new, "threshold": a.threshold})
+    apart = settings_apart(docs[0], docs[1], only_base, only_new)
     if a.json:
         print(json_text({"threshold": a.threshold, "cases": rows, "only_in_base": only_base, "only_in_new": only_new,
-                         "regressed": len(regressed), "calibration": cal, "moved_together": together}))
+                         "settings_apart": apart, "regressed": len(regressed), "calibration": cal,
+                         "moved_together": together}))
     else:
-        print(markdown(rows, only_base, only_new, a.threshold, a.all, cal, together))
+        print(markdown(rows, only_base, only_new, a.threshold, a.all, cal, together, apart))
     return 1 if regressed else 0
 
 

@@ -237,7 +237,14 @@ def comparison_section(ref_doc, new_doc, ref_path, new_path, threshold):
     if together:
         out.append(f'<p class="note">{esc(cmp.together_line(together, threshold).replace("**", ""))}</p>')
     out.append(f'<div id="comparison">{html_table(header, [c for c, _ in table_rows], [k for _, k in table_rows])}</div>')
+    apart = cmp.settings_apart(ref_doc, new_doc, only_ref, only_new)
+    if apart:
+        out.append(f"<p>{len(apart)} case(s) with one name in both files but other settings (their case keys differ), "
+                   "not compared (BASE: the reference):</p><ul>" +
+                   "".join(f"<li>{esc(cmp.apart_line(a))}</li>" for a in apart) + "</ul>")
+    paired = {a["case"] for a in apart}
     for title, names in ((f"only in {os.path.basename(ref_path)}", only_ref), (f"only in {os.path.basename(new_path)}", only_new)):
+        names = [n for n in names if n not in paired]
         if names:
             out.append(f"<p>{len(names)} case(s) {esc(title)}:</p><ul>" + "".join(f"<li>{esc(n)}</li>" for n in names) + "</ul>")
     return "\n".join(out)

@@ -203,6 +203,24 @@ def test_compare_reports_faster_added_removed_and_failed(tmp_path):
     assert p.returncode == 1 and "| failed" in p.stdout
 
 
+def test_compare_names_the_settings_of_one_name_that_differ(tmp_path):
+    # a case of one name on both sides that is not one case (an option added since BASE, as sm's sms in issue 43):
+    # listed once, with what differs, not as one case only in BASE and another only in NEW
+    base = small_run()
+    new = copy.deepcopy(base)
+    new["results"][0]["options"] = {"sms": "auto"}
+    p = run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "n.json", new))
+    assert p.returncode == 0, p.stdout
+    name = base["results"][0]["name"]
+    assert ("1 case(s) with one name in both files but other settings (their case keys differ), not compared:\n"
+            f'- {name}: options {{}} in BASE, {{"sms": "auto"}} in NEW') in p.stdout, p.stdout
+    assert "only in BASE" not in p.stdout and "only in NEW" not in p.stdout
+    doc = json.loads(run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "n.json", new), "--json").stdout)
+    assert doc["settings_apart"] == [{"case": name, "differ": [{"part": "options", "base": "{}",
+                                                               "new": '{"sms": "auto"}'}]}]
+    assert doc["only_in_base"] == doc["only_in_new"] == [name]
+
+
 def test_compare_threshold_and_identity(tmp_path):
     base = small_run()
     new = copy.deepcopy(base)
