@@ -363,6 +363,13 @@ std::optional<Verdict> Expectations::judge(const json& r, const json& machine) c
   return v;
 }
 
+std::map<std::string, std::string> failed_lines(const std::vector<Verdict>& verdicts) {
+  std::map<std::string, std::string> lines;
+  for (const auto& v : verdicts)
+    if (!v.pass) lines.emplace(v.name, verdict_line(v));
+  return lines;
+}
+
 std::string verdict_line(const Verdict& v) {
   if (!v.problem.empty()) return fmt::format("FAIL  {}  {}: {}", v.name, v.metric, v.problem);
   const bool lower = v.metric == "p50_us";

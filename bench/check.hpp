@@ -4,6 +4,7 @@
 // cases, each expecting a figure, a link's rate from the machine — PCIe generation x width — or a
 // number of links x a rate per link, or a reference results file) or a dmabench results file itself
 // (a reference: each case expects what the same case — its case_key, bench/run/record.hpp — measured there). docs/user-guide.md "All pairs, and checking a machine".
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -52,6 +53,8 @@ class Expectations {
 
 // A verdict's line as print_verdicts prints it ("PASS  name  metric ..." / "FAIL ..."), without the newline.
 std::string verdict_line(const Verdict& v);
+// The FAIL verdicts' lines by case name (--junit's failures).
+std::map<std::string, std::string> failed_lines(const std::vector<Verdict>& verdicts);
 // One line per verdict and a summary line; returns whether every verdict passed.
 bool print_verdicts(const std::vector<Verdict>& verdicts, std::size_t unchecked, const std::string& path);
 

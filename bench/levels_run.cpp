@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "bench/check.hpp"
+#include "bench/output/junit.hpp"
 #include "bench/config/config.hpp"
 #include "bench/run/gbench.hpp"
 #include "bench/output/console.hpp"
@@ -51,7 +52,8 @@ void check_flags(const CliOptions& o) {
 // The arguments of process k: the run's, less the flags set per process, plus its --out and order.
 std::vector<std::string> process_args(const std::vector<std::string>& args, const std::string& out, bool random,
                                       std::uint64_t seed) {
-  static const std::vector<std::string> per_process = {"--processes", "--out", "--check", "--order", "--order-seed"};
+  static const std::vector<std::string> per_process = {"--processes", "--out", "--check", "--junit", "--order",
+                                                       "--order-seed"};
   std::vector<std::string> a;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string flag = args[i].substr(0, args[i].find('='));
@@ -145,6 +147,11 @@ int run_processes(const CliOptions& options, const std::vector<std::string>& arg
                                  "the config; give a file", options.config, options.processes));
   (void)load_config(options.config, options.overrides);  // bad input stops here, before any process runs
   const OutPath out = check_out_path(options.out, options.config);
+  std::string junit_path;  // --junit: written here from the levels file's records (the processes write none)
+  if (!options.junit.empty()) {
+    junit_path = check_output_file("--junit", options.junit, options.config, true).path;
+    check_distinct_outputs({{"--out", out.path}, {"--junit", junit_path}});
+  }
   const OutLock lock(out.path);
   const auto expectations = options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);
   const std::string dir = process_dir(out.path);
@@ -186,14 +193,24 @@ int run_processes(const CliOptions& options, const std::vector<std::string>& arg
                docs.size(), ok, skipped, failed, out.path, dir);
   if (stop_code) return stop_code;
   bool checked = true;
+  std::vector<check::Verdict> verdicts;
   if (expectations) {
-    std::vector<check::Verdict> verdicts;
     std::size_t unchecked = 0;
     for (const json& r : merged["results"]) {
       if (auto v = expectations->judge(r, merged["context"].value("machine", json::object()))) verdicts.push_back(std::move(*v));
       else unchecked += r.value("status", "") == "ok";
     }
     checked = check::print_verdicts(verdicts, unchecked, expectations->path());
+  }
+  if (!junit_path.empty()) {  // a test per case of the levels file; its time: the sampling of its processes
+    const std::vector<json> records = merged["results"];
+    std::vector<double> seconds;
+    for (const json& r : records) {
+      const json sampling = r.value("sampling", json::object());
+      seconds.push_back(sampling.is_object() && sampling.value("seconds", json()).is_number() ? sampling["seconds"].get<double>() : 0.0);
+    }
+    junit::write(junit_path, junit::test_cases(records, seconds, check::failed_lines(verdicts)),
+                 merged["context"].value("started_at", "").substr(0, 19), merged["context"].value("host", ""));
   }
   return failed > 0 ? 1 : checked ? 0 : check::kExitCheckFailed;
 }

@@ -652,28 +652,6 @@ bool uses_pairs(Config& config) {
   return pairs;
 }
 
-// --junit FILE: a test per recorded case (bench/output/junit.hpp), a --check FAIL as its failure.
-void write_junit(const std::string& path, const Recorder& recorder, const std::vector<check::Verdict>& verdicts,
-                 const std::string& started_at, const std::string& host) {
-  std::map<std::string, const check::Verdict*> failed_checks;
-  for (const auto& v : verdicts)
-    if (!v.pass) failed_checks.emplace(v.name, &v);
-  std::vector<junit::TestCase> cases;
-  for (std::size_t i = 0; i < recorder.kept().size(); ++i) {
-    const json& r = recorder.kept()[i];
-    const std::string engine = r.value("engine", "");
-    junit::TestCase t{.classname = r.value("pattern", "") + "." + (engine.empty() ? "none" : engine), .name = r.value("name", ""),
-                      .seconds = recorder.kept_seconds()[i]};
-    const std::string status = r.value("status", ""), reason = r.value("reason", "");
-    if (status == "failed") t = {t.classname, t.name, t.seconds, junit::TestCase::Outcome::failed, "failed", reason};
-    else if (status == "skipped") t = {t.classname, t.name, t.seconds, junit::TestCase::Outcome::skipped, "", reason};
-    else if (auto f = failed_checks.find(t.name); f != failed_checks.end())
-      t = {t.classname, t.name, t.seconds, junit::TestCase::Outcome::failed, "check", check::verdict_line(*f->second)};
-    cases.push_back(std::move(t));
-  }
-  junit::write(path, cases, started_at.substr(0, 19), host);  // ISO 8601 UTC to the second, as JUnit's timestamp
-}
-
 // After the sweep, in the process that writes the results: the matrices of a "pairs" run and the
 // --check verdicts. Whether every check passed; `verdicts` gets them.
 bool report_findings(const std::optional<check::Expectations>& expectations, bool pairs, const std::vector<json>& records,
@@ -767,7 +745,9 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   if (!recorder.first_failure().empty()) console::say("dmabench: first failure: {}\n", recorder.first_failure());
   std::vector<check::Verdict> verdicts;
   const bool checked = report_findings(expectations, pairs, recorder.kept(), context["machine"], *backend, verdicts);
-  if (!outputs->junit.empty()) write_junit(outputs->junit, recorder, verdicts, started.started_at, context.value("host", ""));
+  if (!outputs->junit.empty())  // a test per recorded case, a --check FAIL as its failure; the timestamp to the second
+    junit::write(outputs->junit, junit::test_cases(recorder.kept(), recorder.kept_seconds(), check::failed_lines(verdicts)),
+                 started.started_at.substr(0, 19), context.value("host", ""));
   return recorder.count(Status::failed) > 0 ? 1 : checked ? 0 : check::kExitCheckFailed;
 }
 

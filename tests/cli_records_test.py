@@ -8,7 +8,8 @@ usage: cli_records_test.py DMABENCH
                  failed is a failure of type `failed` with its reason, a case a --check judged FAIL a failure of type
                  `check` with the verdict line; the counts are the test cases'; a missing directory is made (as for
                  --out); a path that cannot be written (a directory, under a file, --out itself) is refused before
-                 anything runs (exit 2, one line, no results)
+                 anything runs (exit 2, one line, no results); with --processes N the levels file's cases, written
+                 once by the process that merges
   --samples      every ok record holds samples_us: as many samples as sampling.samples, their median the p50;
                  without it, or in a skipped record, none; the config's "samples" must be a boolean
   environment    context.environment holds the NCCL_/CUDA_/DMABENCH_ variables set for the run, and no other
@@ -179,6 +180,24 @@ def main():
             _, outcome, kind, message, _ = cases[name]
             expect(outcome == "failure" and kind == "failed" and message == records[name]["reason"].replace("\n", "\\n"),
                    f"{name}: {outcome} {kind} {message!r}, reason {records[name]['reason']!r}")
+
+        # --processes N: the levels file's cases, written once by the process that merges (the processes write none),
+        # its --check verdicts as failures
+        levels, levels_xml = os.path.join(tmp, "levels.json"), os.path.join(tmp, "levels.xml")
+        p = run([exe, "--backend", "host", "--config", cfg, "--out", levels, "--junit", levels_xml, "--processes", "2",
+                 "--check", ceiling], 5)
+        merged = {r["name"]: r for r in json.load(open(levels))["results"]}
+        cases = junit_cases(levels_xml)
+        expect(set(cases) == set(merged) and len(merged) == 8, f"--processes: test cases {sorted(cases)}")
+        verdicts = {m.group(1): m.group(0) for m in re.finditer(r"^FAIL  (\S+).*$", p.stdout, re.M)}
+        for name, (_, outcome, kind, message, _) in cases.items():
+            want = ("failure", "check", verdicts.get(name)) if merged[name]["status"] == "ok" else ("skipped", None, merged[name]["reason"])
+            expect((outcome, kind, message) == want, f"--processes {name}: {outcome} {kind} {message!r}, expected {want}")
+        for k in (1, 2):
+            process_args = json.load(open(os.path.join(levels + ".processes", f"process-{k}.json")))["context"]["command_line"]
+            expect("--junit" not in process_args, f"process {k} was given --junit: {process_args}")
+        p = run([exe, "--backend", "host", "--config", cfg, "--out", levels, "--junit", levels, "--processes", "2"], 2)
+        expect(p.stderr.count("\n") == 1 and "--junit" in p.stderr, f"--processes, --junit = --out: {p.stderr!r}")
 
         # a --junit path in a missing directory: made, as for --out; one that cannot be written: refused before
         # anything runs

@@ -54,6 +54,31 @@ std::string testcase(const TestCase& c) {
 
 }  // namespace
 
+std::vector<TestCase> test_cases(const std::vector<nlohmann::json>& records, const std::vector<double>& seconds,
+                                 const std::map<std::string, std::string>& failed_checks) {
+  std::vector<TestCase> cases;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const nlohmann::json& r = records[i];
+    const std::string engine = r.value("engine", ""), status = r.value("status", ""), reason = r.value("reason", "");
+    TestCase t{.classname = r.value("pattern", "") + "." + (engine.empty() ? "none" : engine), .name = r.value("name", ""),
+               .seconds = i < seconds.size() ? seconds[i] : 0.0};
+    if (status == "failed") {
+      t.outcome = TestCase::Outcome::failed;
+      t.type = "failed";
+      t.message = reason;
+    } else if (status == "skipped") {
+      t.outcome = TestCase::Outcome::skipped;
+      t.message = reason;
+    } else if (auto f = failed_checks.find(t.name); f != failed_checks.end()) {
+      t.outcome = TestCase::Outcome::failed;
+      t.type = "check";
+      t.message = f->second;
+    }
+    cases.push_back(std::move(t));
+  }
+  return cases;
+}
+
 std::string document(const std::vector<TestCase>& cases, const std::string& suite, const std::string& timestamp,
                      const std::string& hostname) {
   std::size_t failures = 0, skipped = 0;

@@ -4,8 +4,11 @@
 // a case is a <testcase classname="PATTERN.ENGINE" name="CASE NAME" time="SECONDS">: a failed case holds
 // <failure type="failed">, a skipped one <skipped message=REASON/>, a case a --check judged FAIL
 // <failure type="check">. The file is written atomically (core/json_file.hpp).
+#include <map>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace dmabench::junit {
 
@@ -17,6 +20,13 @@ struct TestCase {
   std::string type;       // a failure's type: "failed" (the case) or "check" (a --check verdict)
   std::string message;    // the reason or the verdict
 };
+
+// A test case per results record (results/SCHEMA.md): classname `pattern.engine` (`none` without an engine), the
+// record's status (failed: a failure of type "failed" with its reason; skipped: skipped with it), and a case named in
+// `failed_checks` (case name -> the --check FAIL line) a failure of type "check". seconds[i]: record i's time (a
+// missing entry: 0).
+std::vector<TestCase> test_cases(const std::vector<nlohmann::json>& records, const std::vector<double>& seconds,
+                                 const std::map<std::string, std::string>& failed_checks);
 
 // The document: XML 1.0, UTF-8; text from outside escaped (markup characters as entities, control characters
 // bytes that are not UTF-8 as \xNN, U+FFFE/U+FFFF as \uNNNN), so no case name can break the file.
