@@ -652,6 +652,14 @@ bool uses_pairs(Config& config) {
   return pairs;
 }
 
+// --junit FILE: a test per recorded case (bench/output/junit.hpp), a --check FAIL as its failure; the timestamp to
+// the second.
+void write_junit(const std::string& path, const Recorder& recorder, const std::vector<check::Verdict>& verdicts,
+                 const std::string& started_at, const std::string& host) {
+  junit::write(path, junit::test_cases(recorder.kept(), recorder.kept_seconds(), check::failed_lines(verdicts)),
+               started_at.substr(0, 19), host);
+}
+
 // After the sweep, in the process that writes the results: the matrices of a "pairs" run and the
 // --check verdicts. Whether every check passed; `verdicts` gets them.
 bool report_findings(const std::optional<check::Expectations>& expectations, bool pairs, const std::vector<json>& records,
@@ -745,9 +753,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   if (!recorder.first_failure().empty()) console::say("dmabench: first failure: {}\n", recorder.first_failure());
   std::vector<check::Verdict> verdicts;
   const bool checked = report_findings(expectations, pairs, recorder.kept(), context["machine"], *backend, verdicts);
-  if (!outputs->junit.empty())  // a test per recorded case, a --check FAIL as its failure; the timestamp to the second
-    junit::write(outputs->junit, junit::test_cases(recorder.kept(), recorder.kept_seconds(), check::failed_lines(verdicts)),
-                 started.started_at.substr(0, 19), context.value("host", ""));
+  if (!outputs->junit.empty()) write_junit(outputs->junit, recorder, verdicts, started.started_at, context.value("host", ""));
   return recorder.count(Status::failed) > 0 ? 1 : checked ? 0 : check::kExitCheckFailed;
 }
 

@@ -14,6 +14,7 @@ import pytest
 
 from test_scripts import SCRIPTS, document, result, run
 
+from dmabench.keys import NOISY_LEGEND
 from dmabench.reports import moe as moe_report
 
 TOKEN = 8192
@@ -102,9 +103,10 @@ def test_slowdown_against_the_same_variants_uniform_case(tmp_path):
     assert r["algbw_GBps"] == pytest.approx(r["bytes_moved"] / 150.0 / 1e3)
     _, md = report(tmp_path, planted(), fmt="markdown")
     assert "## dispatch, packed · 8 KiB tokens, top-8 of 256 experts · 8 ranks on dev=0,1,2,3,4,5,6,7 · oneshot" in md
-    assert "| ce | 256 | zipf 1.2 | 64 MiB | 134 | 501 | 1.00 | 0.500 | x1.34 |" in md
-    assert "| ce | 64 | zipf 1.2 | 16 MiB | 30.0 | 559 | 1.00 | 0.500 | – |" in md
-    assert "| ce | 256 | hot 0.5 | 64 MiB | 150 | 447 | 3.50 | 0.800 | x1.50 |" in md
+    assert "| ce | 256 | zipf 1.2 | 64 MiB | 134 ±1.34 | 501 | 1.00 | 0.500 | x1.34 |" in md
+    assert "| ce | 64 | zipf 1.2 | 16 MiB | 30.0 ±0.300 | 559 | 1.00 | 0.500 | – |" in md
+    assert "| ce | 256 | hot 0.5 | 64 MiB | 150 ±1.50 | 447 | 3.50 | 0.800 | x1.50 |" in md
+    assert NOISY_LEGEND in md  # what ± and noisy mean, where the table shows either
     assert "1 trace case(s) (splits file) record no top-k / experts" in md
 
 
@@ -135,7 +137,7 @@ def test_overlapping_intervals_and_noisy_cases_are_within_noise(tmp_path):
     _, md = report(tmp_path, records, fmt="markdown")
     assert "| 256 | uniform | ce | 100 | sm | x1.04 | within noise (p50 intervals overlap) |" in md
     assert "| 256 | zipf 1.2 | ce | 100 | sm | x1.50 | within noise (sm noisy) |" in md
-    assert "| 150 (noisy) |" in md
+    assert "| 150 ±1.50 noisy |" in md
 
 
 def test_from_which_size_each_engine_wins(tmp_path):
@@ -253,7 +255,7 @@ def test_heaviest_pair_errors_are_said(tmp_path):
     assert rows[("ce", 256, "uniform")]["heaviest_pair_share"] is None
     assert f"Heaviest pair not measured in 1 case(s): {why}" in rep["notes"]
     _, md = report(tmp_path, records, fmt="markdown")
-    assert "| ce | 256 | uniform | 64 MiB | 100 | 671 | 1.00 | error | x1.00 |" in md
+    assert "| ce | 256 | uniform | 64 MiB | 100 ±1.00 | 671 | 1.00 | error | x1.00 |" in md
 
 
 def test_a_later_record_of_the_same_case_replaces_the_earlier(tmp_path):

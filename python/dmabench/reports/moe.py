@@ -10,7 +10,8 @@ left out, with a note) and reports one section per model shape (token bytes, top
 (a) a row per engine variant (the engine with its non-default options, dmabench.`variant`),
     tokens per rank and splits ("uniform", "zipf 1.2": Zipf exponent, "hot 0.5": share of tokens picking the hot
     expert, "file step 2": a trace's step; the seed or the trace's name is added where a section has several):
-    bytes moved, the p50 step time (µs), algbw on the bytes moved (bytes_moved / p50, GB/s), the imbalance (max / mean
+    bytes moved, the p50 step time (µs; in markdown with half its 95% interval and `noisy`, as summarize shows it),
+    algbw on the bytes moved (bytes_moved / p50, GB/s), the imbalance (max / mean
     bytes received per rank), the heaviest pair's share, and the slowdown against the same variant's uniform case of
     the section at the same tokens per rank ("x1.34" = p50 / uniform p50; "–" where there is none);
 (b) who wins: per tokens per rank and splits, the fastest variant by p50 and its margin over the runner-up
@@ -42,7 +43,7 @@ import os
 import sys
 
 from ..files import write_or_print
-from ..keys import p50_interval, software_times, variant, versions_caption
+from ..keys import interval_text, NOISY_LEGEND, p50_interval, software_times, variant, versions_caption
 from ..reader import load
 from ..schema import check_kind, check_number
 from ..text import finite, fmt_num, fmt_size, json_text, printable, quote, ResultsError, table
@@ -338,7 +339,7 @@ def cases_table(t):
     for r in t["rows"]:
         share = "error" if r["heaviest_pair_error"] else fmt_num(r["heaviest_pair_share"])
         rows.append([r["variant"], str(r["tokens_per_rank"]), r["splits"], fmt_size(r["bytes_moved"]),
-                     fmt_num(r["p50_us"]) + (" (noisy)" if r["noisy"] else ""), fmt_num(r["algbw_GBps"]),
+                     interval_text(r["p50_us"], r["p50_interval_us"], r["noisy"], fmt_num), fmt_num(r["algbw_GBps"]),
                      fmt_num(r["imbalance"]), share, times(r["slowdown_vs_uniform"])])
     return table(header, rows)
 
@@ -357,6 +358,8 @@ def section_md(t):
     if t["attached_trace_cases"]:
         out += ["", f"_{t['attached_trace_cases']} trace case(s) (splits file) record no top-k / experts; shown "
                     f"with this shape, the one generated shape of their token size and ranks._"]
+    if any(r["p50_interval_us"] or r["noisy"] for r in t["rows"]):
+        out += ["", NOISY_LEGEND]
     header = ["tokens/rank", "splits", "fastest", "p50 µs", "runner-up", "margin", "verdict"]
     rows = [[str(v["tokens_per_rank"]), v["splits"]] + verdict_cells(v) for v in t["verdicts"]]
     out += ["", "**Who wins** (lowest p50; margin = runner-up p50 / fastest p50)", "", table(header, rows)]
