@@ -60,8 +60,10 @@ std::vector<TestCase> test_cases(const std::vector<nlohmann::json>& records, con
   for (std::size_t i = 0; i < records.size(); ++i) {
     const nlohmann::json& r = records[i];
     const std::string engine = r.value("engine", ""), status = r.value("status", ""), reason = r.value("reason", "");
-    TestCase t{.classname = r.value("pattern", "") + "." + (engine.empty() ? "none" : engine), .name = r.value("name", ""),
-               .seconds = i < seconds.size() ? seconds[i] : 0.0};
+    TestCase t;
+    t.classname = r.value("pattern", "") + "." + (engine.empty() ? "none" : engine);
+    t.name = r.value("name", "");
+    t.seconds = i < seconds.size() ? seconds[i] : 0.0;
     if (status == "failed") {
       t.outcome = TestCase::Outcome::failed;
       t.type = "failed";
