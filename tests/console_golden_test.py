@@ -5,8 +5,9 @@ usage: console_golden_test.py DMABENCH GOLDEN_FILE
 
 Runs dmabench --backend host on a tiny fixed config (fixed iterations) whose cases end ok, skipped (an engine of
 a GPU backend) and FAILED (the software SDMA engine with an injected fault), at the default verbosity, -q and
--v, and its --list; masks what differs from run to run (timings, bandwidths, `noisy` for `ok`, paths, the version)
-and compares the whole console with GOLDEN_FILE: the header, the column layout, the statuses and the reasons must match
+-v, and its --list; masks what differs from run to run or build to build (timings, bandwidths, `noisy` for `ok`,
+paths, the version, the build's GPU backend in a skip reason) and compares the whole console with GOLDEN_FILE: the
+header, the column layout, the statuses and the reasons must match
 exactly. DMABENCH_UPDATE_GOLDEN=1 writes GOLDEN_FILE instead (review the diff before committing it).
 """
 import json
@@ -47,6 +48,7 @@ def mask(text, tmp):
             # `noisy` depends on the figures as they do (a loaded machine: the interval passes max_noise): as `ok`
             line = re.sub(r"(?<=  )noisy(?=  |$)", "ok   ", mask_row(line, ends)).rstrip()
         line = re.sub(r"^dmabench \S+ \(git \S+\)", "dmabench <version>", line)
+        line = re.sub(r"runs on the (cuda|hip) backend", "runs on the <gpu> backend", line)  # the build's GPU backend
         line = re.sub(r"in \d+\.\d s;", "in <s> s;", line)
         line = re.sub(r"setup [0-9.]+ (ns|us|ms|s)\b", "setup <time>", line)
         out.append(line)
