@@ -189,8 +189,7 @@ json run_context(const CliOptions& options, const std::vector<std::string>& comm
 class Recorder {
  public:
   // results: null in the processes of a multi-process run other than rank 0 (which writes the file).
-  // keep: also keep every record for what is reported after the sweep (matrices, --check, --junit), with the
-  // seconds since the case before it was recorded (the sweep runs one case at a time: the case's wall time).
+  // keep: also keep every record for what is reported after the sweep (matrices, --check, --junit).
   Recorder(ResultsFile* results, bool keep) : results_(results), keep_(keep) {}
   void add(const CaseRecord& r) {
     std::lock_guard lock(mu_);
@@ -200,12 +199,7 @@ class Recorder {
     if (r.status == Status::failed && !team::world().stopped().empty()) team::stop_recorded();
     if (!results_) return;
     json j = to_json(r);
-    const auto now = std::chrono::steady_clock::now();
-    if (keep_) {
-      kept_.push_back(j);
-      kept_seconds_.push_back(std::chrono::duration<double>(now - last_).count());
-    }
-    last_ = now;
+    if (keep_) kept_.push_back(j);
     results_->add(std::move(j));
   }
   // Writes the file whole and removes the journal, once; later records are dropped.
@@ -215,7 +209,6 @@ class Recorder {
     finished_ = true;
   }
   const std::vector<json>& kept() const { return kept_; }
-  const std::vector<double>& kept_seconds() const { return kept_seconds_; }
   int count(Status s) const {
     std::lock_guard lock(mu_);
     return counts_.count(s) ? counts_.at(s) : 0;
@@ -230,8 +223,6 @@ class Recorder {
   bool finished_ = false;
   bool keep_ = false;
   std::vector<json> kept_;
-  std::vector<double> kept_seconds_;
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
   std::map<Status, int> counts_;
   std::string first_failure_;
 };
@@ -524,13 +515,11 @@ Start start_sweep(const CliOptions& options, const std::vector<std::string>& com
     if (team::world().multi() && config_read_once(options.config))
       throw InputError(fmt::format("--config {}: a pipe is read once, and every process of a multi-process run reads "
                                    "the config; give a file", options.config));
-    return load_config(options.config, options.overrides);
+    std::vector<ConfigOverride> overrides = options.overrides;  // --samples: the config's "samples": true, as a flag
+    if (options.samples) overrides.push_back({"--samples", "samples", true});
+    return load_config(options.config, overrides);
   });
   check_same_run(command_line, options.config, s.config);
-  if (options.samples) {  // --samples: as "samples": true in the config (and so in the results' resolved config)
-    s.config.samples = true;
-    for (auto& part : s.config.sweeps) part.samples = true;
-  }
   s.backend = agreed_input([&] { return choose_backend(options.backend); });
   if (team::world().multi()) {  // --backend auto may pick differently where a process sees no GPU
     const auto names = team::agree_all(std::string(s.backend->name()));
@@ -656,7 +645,7 @@ bool uses_pairs(Config& config) {
 // the second.
 void write_junit(const std::string& path, const Recorder& recorder, const std::vector<check::Verdict>& verdicts,
                  const std::string& started_at, const std::string& host) {
-  junit::write(path, junit::test_cases(recorder.kept(), recorder.kept_seconds(), check::failed_lines(verdicts)),
+  junit::write(path, junit::test_cases(recorder.kept(), check::failed_lines(verdicts)),
                started_at.substr(0, 19), host);
 }
 

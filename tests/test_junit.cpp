@@ -86,11 +86,13 @@ TEST(Junit, WritesTheFileWholeAndNamesAPathItCannotWrite) {
 TEST(Junit, TestCasesFollowTheRecordsAndTheFailedChecks) {
   using O = junit::TestCase::Outcome;
   const std::vector<nlohmann::json> records = {
-      {{"name", "a"}, {"pattern", "copy"}, {"engine", "ce"}, {"status", "ok"}, {"reason", ""}},
-      {{"name", "b"}, {"pattern", "copy"}, {"engine", "ce"}, {"status", "ok"}, {"reason", ""}},
+      {{"name", "a"}, {"pattern", "copy"}, {"engine", "ce"}, {"status", "ok"}, {"reason", ""},
+       {"sampling", {{"seconds", 0.5}}}},
+      {{"name", "b"}, {"pattern", "copy"}, {"engine", "ce"}, {"status", "ok"}, {"reason", ""},
+       {"sampling", {{"seconds", 0.25}}}},
       {{"name", "c"}, {"pattern", "h2d"}, {"engine", "sm"}, {"status", "skipped"}, {"reason", "needs mapped"}},
       {{"name", "d"}, {"pattern", "d2h"}, {"status", "failed"}, {"reason", "byte 3"}}};
-  const auto cases = junit::test_cases(records, {0.5, 0.25}, {{"b", "FAIL  b: p50 2 us > 1 us"}, {"c", "FAIL  c"}});
+  const auto cases = junit::test_cases(records, {{"b", "FAIL  b: p50 2 us > 1 us"}, {"c", "FAIL  c"}});
   ASSERT_EQ(cases.size(), 4u);
   EXPECT_EQ(cases[0].classname, "copy.ce");
   EXPECT_EQ(cases[0].outcome, O::passed);
@@ -98,7 +100,7 @@ TEST(Junit, TestCasesFollowTheRecordsAndTheFailedChecks) {
   EXPECT_EQ(cases[1].outcome, O::failed);
   EXPECT_EQ(cases[1].type, "check");
   EXPECT_EQ(cases[1].message, "FAIL  b: p50 2 us > 1 us");
-  // a skipped case stays skipped whatever a check says of it; a missing time is 0
+  // a skipped case stays skipped whatever a check says of it; a record without sampling.seconds: 0
   EXPECT_EQ(cases[2].outcome, O::skipped);
   EXPECT_EQ(cases[2].message, "needs mapped");
   EXPECT_EQ(cases[2].seconds, 0.0);

@@ -1,6 +1,7 @@
 #include "bench/output/junit.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -40,9 +41,13 @@ std::string escape(const std::string& text, bool attribute) {
 
 namespace {
 
+// A time attribute's seconds: never negative, rounded up to the microsecond it is written to (never below what was
+// measured).
+double written_seconds(double seconds) { return std::ceil(std::max(0.0, seconds) * 1e6) / 1e6; }
+
 std::string testcase(const TestCase& c) {
   std::string xml = fmt::format(R"(    <testcase classname="{}" name="{}" time="{:.6f}")", escape(c.classname, true), escape(c.name, true),
-                                std::max(0.0, c.seconds));
+                                written_seconds(c.seconds));
   switch (c.outcome) {
     case TestCase::Outcome::passed: return xml + "/>\n";
     case TestCase::Outcome::skipped: return xml + fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", escape(c.message, true));
@@ -54,16 +59,17 @@ std::string testcase(const TestCase& c) {
 
 }  // namespace
 
-std::vector<TestCase> test_cases(const std::vector<nlohmann::json>& records, const std::vector<double>& seconds,
+std::vector<TestCase> test_cases(const std::vector<nlohmann::json>& records,
                                  const std::map<std::string, std::string>& failed_checks) {
   std::vector<TestCase> cases;
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const nlohmann::json& r = records[i];
+  for (const nlohmann::json& r : records) {
     const std::string engine = r.value("engine", ""), status = r.value("status", ""), reason = r.value("reason", "");
     TestCase t;
     t.classname = r.value("pattern", "") + "." + (engine.empty() ? "none" : engine);
     t.name = r.value("name", "");
-    t.seconds = i < seconds.size() ? seconds[i] : 0.0;
+    const nlohmann::json sampling = r.value("sampling", nlohmann::json::object());
+    if (sampling.is_object() && sampling.value("seconds", nlohmann::json()).is_number())
+      t.seconds = sampling["seconds"].get<double>();
     if (status == "failed") {
       t.outcome = TestCase::Outcome::failed;
       t.type = "failed";
@@ -88,7 +94,7 @@ std::string document(const std::vector<TestCase>& cases, const std::string& suit
   for (const auto& c : cases) {
     failures += c.outcome == TestCase::Outcome::failed;
     skipped += c.outcome == TestCase::Outcome::skipped;
-    seconds += std::max(0.0, c.seconds);
+    seconds += written_seconds(c.seconds);
   }
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.6f}\">\n",

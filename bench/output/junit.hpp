@@ -15,7 +15,7 @@ namespace dmabench::junit {
 struct TestCase {
   std::string classname;  // pattern.engine
   std::string name;       // the case name
-  double seconds = 0;     // the case's wall time (setup, warm-up, samples and measurements)
+  double seconds = 0;     // the case's sampling time
   enum class Outcome { passed, failed, skipped } outcome = Outcome::passed;
   std::string type;       // a failure's type: "failed" (the case) or "check" (a --check verdict)
   std::string message;    // the reason or the verdict
@@ -23,9 +23,9 @@ struct TestCase {
 
 // A test case per results record (results/SCHEMA.md): classname `pattern.engine` (`none` without an engine), the
 // record's status (failed: a failure of type "failed" with its reason; skipped: skipped with it), and a case named in
-// `failed_checks` (case name -> the --check FAIL line) a failure of type "check". seconds[i]: record i's time (a
-// missing entry: 0).
-std::vector<TestCase> test_cases(const std::vector<nlohmann::json>& records, const std::vector<double>& seconds,
+// `failed_checks` (case name -> the --check FAIL line) a failure of type "check". The time: the record's
+// `sampling.seconds` (0 where it has none), as python/dmabench/junit.py's case_seconds takes it.
+std::vector<TestCase> test_cases(const std::vector<nlohmann::json>& records,
                                  const std::map<std::string, std::string>& failed_checks);
 
 // The document: XML 1.0, UTF-8; text from outside escaped (markup characters as entities, control characters
