@@ -88,12 +88,12 @@ json ok_record(const std::vector<const json*>& ok, std::size_t median_at) {
 
 // The record's `levels` (results/SCHEMA.md): per process, the interval and its parts.
 json levels_of(const std::vector<InProcess>& in, const json& merged, std::size_t median_process) {
-  json p50s = json::array(), noises = json::array(), cpus = json::array(), order = json::array();
+  json p50s = json::array(), noises = json::array(), cpus = json::array(), order = json::array(), shared = json::array();
   std::vector<double> ok_p50, ok_noise;
   for (std::size_t k = 0; k < in.size(); ++k) {
     const bool ok = in[k].record && in[k].record->value("status", "") == "ok";
     if (!ok) {
-      for (json* a : {&p50s, &noises, &cpus, &order}) a->push_back(nullptr);
+      for (json* a : {&p50s, &noises, &cpus, &order, &shared}) a->push_back(nullptr);
       continue;
     }
     const json& r = *in[k].record;
@@ -103,9 +103,14 @@ json levels_of(const std::vector<InProcess>& in, const json& merged, std::size_t
     noises.push_back(ok_noise.back());
     cpus.push_back(r.contains("cpu") ? r["cpu"] : json());
     order.push_back(in[k].position);
+    const json share = r.value("core_share", json());
+    shared.push_back(share.is_object() && share.value("probed", 0) > 0
+                         ? json(share["shared"].get<double>() / share["probed"].get<double>())
+                         : json());
   }
   const std::size_t m = ok_p50.size();
-  json l = {{"processes", m}, {"of", in.size()}, {"p50_us", p50s}, {"noise", noises}, {"cpu", cpus}, {"order", order}};
+  json l = {{"processes", m}, {"of", in.size()}, {"p50_us", p50s}, {"noise", noises}, {"cpu", cpus}, {"order", order},
+           {"core_shared", shared}};
   l["interval"] = m == 1 ? "within one process" : "between processes";
   const double p50 = merged["latency_us"]["p50"].get<double>();
   if (m > 1) {
@@ -190,6 +195,11 @@ json merged_calibration(const std::vector<json>& docs) {
   out["cpu"] = nullptr;
   out["cpu_mhz"] = nullptr;
   out["cpu_mhz_source"] = nullptr;
+  if (out.contains("core_share")) {  // every process's own (measure/core_share.hpp)
+    json per = json::array();
+    for (const json& d : docs) per.push_back(d["context"].value("calibration", json::object()).value("core_share", json()));
+    out["core_share"] = {{"threshold", out["core_share"].value("threshold", json())}, {"per_process", per}};
+  }
   for (auto& [name, probe] : out["probes"].items()) {
     std::vector<double> p50, p95, low;
     json per = json::array();

@@ -90,6 +90,12 @@ def processes_and_orders(exe, tmp):
     expect([d["context"]["order"]["seed"] for d in per] == seeds, "the levels file names each process's seed")
     for r in doc["results"]:  # the case's place in each process's run order
         expect(r["levels"]["order"] == [names(d).index(r["name"]) for d in per], f"{r['name']}: order")
+        # each process's fraction of samples on a shared core, from its own record's core_share
+        own = [next(x["core_share"] for x in d["results"] if x["name"] == r["name"]) for d in per]
+        expect(r["levels"]["core_shared"] == [c["shared"] / c["probed"] for c in own], f"{r['name']}: core_shared")
+    cal = doc["context"]["calibration"]["core_share"]
+    expect(cal["per_process"] == [d["context"]["calibration"]["core_share"] for d in per] and cal["threshold"] == 0.75,
+           f"calibration.core_share {cal}")
     alone = os.path.join(tmp, "alone.json")
     run(exe, "--backend", "host", "--config", cfg, "--order-seed", str(seeds[1]), "--out", alone, rc=0)
     expect(names(load(alone)) == names(per[1]), "a recorded seed reproduces its process's order")

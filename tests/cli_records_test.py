@@ -12,6 +12,8 @@ usage: cli_records_test.py DMABENCH
                  once by the process that merges
   --samples      every ok record holds samples_us: as many samples as sampling.samples, their median the p50;
                  without it, or in a skipped record, none; the config's "samples" must be a boolean
+  core_share     every ok record reads its core before each sample: its counts and ratio_p50 recomputed from its
+                 ratios, one per sample; the calibration's 50 readings
   environment    context.environment holds the NCCL_/CUDA_/DMABENCH_ variables set for the run, and no other
 """
 import json
@@ -117,6 +119,23 @@ def main():
                    f"{r['name']}: samples_us span [{min(s)}, {max(s)}], latency_us min/max "
                    f"{r['latency_us']['min']}/{r['latency_us']['max']}")
         expect(not any("samples_us" in r for r in skipped), "a skipped record holds samples_us")
+
+        # core_share: one reading per sample, its counts recomputed from the readings
+        for r in ok:
+            c, s = r.get("core_share"), r["samples_us"]
+            expect(isinstance(c, dict) and c["probed"] == len(s) == len(c.get("ratios", [])),
+                   f"{r['name']}: core_share {c} against {len(s)} samples")
+            t = c["threshold"]
+            expect(all(isinstance(x, (int, float)) and x > 0 for x in c["ratios"]), f"{r['name']}: ratios {c['ratios']}")
+            if not any(abs(x - t) < 6e-4 for x in c["ratios"]):  # a reading rounded onto the threshold: either side
+                expect(c["shared"] == sum(x > t for x in c["ratios"]),
+                       f"{r['name']}: core_share.shared {c['shared']}, ratios {c['ratios']}")
+            expect(abs(c["ratio_p50"] - statistics.median(c["ratios"])) <= 0.001 + 1e-9,
+                   f"{r['name']}: ratio_p50 {c['ratio_p50']}, ratios {c['ratios']}")
+        expect(not any("core_share" in r for r in skipped), "a skipped record holds core_share")
+        cal = doc["context"]["calibration"].get("core_share", {})
+        expect(cal.get("readings") == 50 and 0 <= cal.get("shared", -1) <= 50 and cal.get("threshold") == 0.75,
+               f"context.calibration.core_share {cal}")
         expect(all(p.get("samples") is True for p in [doc["context"]["config"]]),
                f"context.config.samples {doc['context']['config'].get('samples')}")
 

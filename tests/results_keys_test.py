@@ -34,6 +34,8 @@ import tempfile
 NEW = {
     "results[].samples_us": "SCHEMA.md samples_us: every timed sample of the case (config samples: true or --samples, "
                             "issue 42), added after the committed files",
+    "results[].core_share": "SCHEMA.md core_share: whether the sampling thread's core was shared with a busy hardware "
+                            "thread, per sample (issue 39: the slow mode's cause), added after the committed files",
     "context.config.samples": "the config's samples setting (issue 42), as above",
     "context.environment": "SCHEMA.md context.environment: the run's NCCL_/CUDA_/HIP_/... variables (issue 42), as "
                            "above",

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/measure/core_share.hpp"
 #include "bench/sampling/stats.hpp"
 
 namespace dmabench::measure {
@@ -64,6 +65,14 @@ json calibrate(Backend& backend, int device, int samples) {
   } catch (const std::exception& e) {
     out["error"] = e.what();
   }
+  // whether the core is shared now (measure/core_share.hpp): 50 readings, about 1 ms
+  std::vector<double> ratios;
+  for (int i = 0; i < 50; ++i) ratios.push_back(read_core_share().ratio());
+  const CoreShare share = summarize_core_share(ratios);
+  out["core_share"] = {{"readings", share.probed},
+                       {"shared", share.shared},
+                       {"ratio_p50", share.ratio_p50},
+                       {"threshold", kSharedRatio}};
   const int cpu = current_cpu();
   const auto [mhz, source] = cpu_mhz(cpu);
   out["cpu"] = cpu >= 0 ? json(cpu) : json();

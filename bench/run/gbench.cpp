@@ -520,6 +520,7 @@ Samples Session::sample(CaseExecution& ex) { return loops_.adaptive(ex.spec()) ?
 Samples Session::library_loop(CaseExecution& ex) {
   struct Invocation {
     std::vector<double> us;
+    std::vector<double> core_ratios;  // the core-share reading before each sample
     double seconds = 0;  // its loop's wall time
   };
   std::vector<Invocation> invocations;  // one per call of the body: probes, then the reported runs
@@ -534,6 +535,7 @@ Samples Session::library_loop(CaseExecution& ex) {
         const double s = ex.sample_seconds();
         st.SetIterationTime(s);
         done.us.push_back(s * 1e6);
+        done.core_ratios.push_back(ex.last_core_ratio());
       }
       done.seconds = steady_seconds() - start;
     } catch (const std::exception& e) {
@@ -554,6 +556,8 @@ Samples Session::library_loop(CaseExecution& ex) {
   Samples samples;  // a fixed count: SamplingOutcome's defaults
   for (std::size_t i = invocations.size() - reported; i < invocations.size(); ++i) {
     samples.us.insert(samples.us.end(), invocations[i].us.begin(), invocations[i].us.end());
+    samples.core_ratios.insert(samples.core_ratios.end(), invocations[i].core_ratios.begin(),
+                               invocations[i].core_ratios.end());
     samples.outcome.seconds += invocations[i].seconds;
   }
   return samples;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "bench/measure/core_share.hpp"
 #include "bench/measure/validation.hpp"
 #include "core/host_memory.hpp"
 #include "engines/buffer_pool.hpp"
@@ -198,6 +199,7 @@ void CaseExecution::warm_up() {
 }
 
 double CaseExecution::sample_seconds() {
+  last_core_ratio_ = measure::read_core_share().ratio();  // before the sample, outside its timed part
   const measure::Sample s = measure::take_sample(subject());
   measured_.gpu_clock = measured_.gpu_clock || s.gpu_clock;
   return s.seconds_per_op;
@@ -217,8 +219,16 @@ std::optional<Stop> agreed_stop(std::optional<Stop> mine) {
 }  // namespace
 
 Samples CaseExecution::take_samples() {
-  return dmabench::take_samples([this] { return sample_seconds(); }, spec().sampling, spec().iterations, steady_seconds,
-                                team::world().multi() ? AgreeStop(agreed_stop) : AgreeStop());
+  std::vector<double> ratios;
+  const auto sample = [this, &ratios] {
+    const double s = sample_seconds();
+    ratios.push_back(last_core_ratio_);
+    return s;
+  };
+  Samples out = dmabench::take_samples(sample, spec().sampling, spec().iterations, steady_seconds,
+                                       team::world().multi() ? AgreeStop(agreed_stop) : AgreeStop());
+  out.core_ratios = std::move(ratios);
+  return out;
 }
 
 void CaseExecution::poison_destinations() { measure::poison(subject()); }
@@ -229,6 +239,8 @@ void CaseExecution::set_samples(const Samples& samples) {
   if (status() != Status::ok) return;
   measured_.timed = measure::timed(samples, *spec().plan, spec().sampling);
   if (spec().keep_samples) measured_.samples_us = samples.us;
+  if (!samples.core_ratios.empty() && samples.core_ratios.size() == samples.us.size())
+    measured_.core_share = measure::summarize_core_share(samples.core_ratios);
   measured_.cpu = measure::current_cpu();  // the thread that took the samples (the sampler's)
   if (!measured_.timed) fail("no timed samples were taken");
 }

@@ -38,6 +38,8 @@ class CaseExecution {
   void warm_up();
   // One timed sample in seconds per operation (measure::take_sample). Throws on runtime errors.
   double sample_seconds();
+  // The core-share reading taken before the last sample_seconds() (measure/core_share.hpp).
+  double last_core_ratio() const { return last_core_ratio_; }
   // The case's timed samples by its sampling rule (bench/sampling/sampler.hpp: `iterations` of them, or adaptively; the caller
   // warms up first); in a multi-process run every process stops after the same sample. Throws on runtime errors.
   Samples take_samples();
@@ -81,6 +83,7 @@ class CaseExecution {
   measure::Subject subject();
   void set_up_steps();  // setup() but for its timing
   CaseRecord measured_;
+  double last_core_ratio_ = 0;
 };
 
 // What running a case needs besides the case: how its timed samples are taken, and the measurements

@@ -1,76 +1,78 @@
 #!/usr/bin/env python3
-"""Issue 39: dmabench's core_share against vcpu_probe's paired samples (run.sh's files). usage: analyse.py DIR > README part
+"""Issue 39: dmabench's core_share against the figures it goes with (run.sh's files). usage: analyse.py DIR > analysis.md
 
-Per round (a fresh dmabench process and then a fresh vcpu_probe process): the 1024 x 4 KiB pinned d2h ce-batch case's
-p50 and p50 of the unshared samples (core_share.p50_us_unshared), and the probe's p50 of all its batches and of those
-whose reading was at or below the threshold; then per kv-pool case the spread over the rounds ((max - min) / median)
-of p50 and of p50_us_unshared; and checks every record's core_share against its own samples_us and ratios."""
+1. Per round (a fresh dmabench process of configs/kv-pool.json, then a fresh vcpu_probe process): the 1024 x 4 KiB
+   pinned d2h ce-batch case's p50 and its share of shared readings, the calibration's, and the probe's p50 and share.
+2. Per engine and block size, every record's p50 over the fastest of the rounds' p50s for its case, split by the
+   record's share of shared readings (below 0.2, 0.2-0.5, 0.5 and above): does the share say which mode a case landed in?
+3. Within cases with at least 5 samples on each side: the median of the samples after a shared reading over that of
+   the samples after an unshared one: does a reading say which sample was slow?
+4. Every record's core_share against its own ratios (count of readings above the threshold, ratio_p50)."""
 import json
 import statistics as st
 import sys
+from collections import defaultdict
 from pathlib import Path
 
-THRESHOLD = 0.75
 
-
-
-def host_kind(r):
+def kind(r):
     h = r.get("host_memory")
-    if isinstance(h, dict):
-        return h.get("kind")
-    if isinstance(h, list) and h:
-        return h[0].get("kind")
-    return None
+    return h[0]["kind"] if isinstance(h, list) else (h or {}).get("kind")
 
 
 def main(d):
     d = Path(d)
     rounds = sorted(int(p.stem.split("-")[1]) for p in d.glob("kv-*.json"))
-    per_case = {}
-    checked = bad = 0
-    print("| round | dmabench CPU share (calibration) | ce-batch d2h 1024 x 4 KiB: p50 | shared samples | p50 unshared | probe p50 | probe shared | probe p50 unshared | unshared: dmabench / probe |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    by_case, within, bad, checked = defaultdict(list), [], 0, 0
+    print("| round | calibration: shared readings | ce-batch d2h pinned 1024 x 4 KiB: p50 µs | its shared readings | "
+          "vcpu_probe batch p50 µs | probe's shared readings |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for k in rounds:
         doc = json.load(open(d / f"kv-{k}.json"))
-        cal = doc["context"].get("calibration", {}).get("core_share", {})
-        target = None
+        cal = doc["context"]["calibration"]["core_share"]
+        row = None
         for r in doc["results"]:
             if r["status"] != "ok":
                 continue
-            lay = r.get("layout") or {}
-            name = (r["engine"], r["pattern"], host_kind(r), lay.get("block_bytes"), lay.get("blocks"))
-            cs = r["core_share"]
-            # the record against its own samples and readings
-            ratios, us = cs["ratios"], r["samples_us"]
-            unshared = [u for u, x in zip(us, ratios) if x <= THRESHOLD]
-            ok = (cs["probed"] == len(us) == len(ratios) == r["sampling"]["samples"]
-                  and cs["shared"] == sum(x > THRESHOLD for x in ratios)
-                  and (cs["p50_us_unshared"] is None if not unshared
-                       else abs(cs["p50_us_unshared"] - st.median(unshared)) <= 1e-3 * max(1, st.median(unshared))))
-            near = any(abs(x - THRESHOLD) < 6e-4 for x in ratios)  # rounded to 3 decimals in the record
+            c, lay = r["core_share"], r["layout"]
+            t = c["threshold"]
             checked += 1
-            bad += (not ok and not near)
-            per_case.setdefault(name, []).append((r["latency_us"]["p50"], cs["p50_us_unshared"], cs["shared"] / cs["probed"]))
-            if name == ("ce-batch", "d2h", "pinned", 4096, 1024):
-                target = (r["latency_us"]["p50"], cs["shared"], cs["probed"], cs["p50_us_unshared"])
+            near = any(abs(x - t) < 6e-4 for x in c["ratios"])
+            bad += not near and (c["shared"] != sum(x > t for x in c["ratios"]) or c["probed"] != len(r["samples_us"])
+                                 or abs(c["ratio_p50"] - st.median(c["ratios"])) > 1e-3)
+            case = (r["engine"], r["pattern"], kind(r), lay["block_bytes"], lay["blocks"])
+            by_case[case].append((r["latency_us"]["p50"], c["shared"] / c["probed"]))
+            sh = [u for u, x in zip(r["samples_us"], c["ratios"]) if x > t]
+            un = [u for u, x in zip(r["samples_us"], c["ratios"]) if x <= t]
+            if len(sh) >= 5 and len(un) >= 5:
+                within.append((r["engine"], st.median(sh) / st.median(un)))
+            if case == ("ce-batch", "d2h", "pinned", 4096, 1024):
+                row = (r["latency_us"]["p50"], c["shared"], c["probed"])
         probe = [json.loads(line) for line in open(d / f"probe-{k}.jsonl") if '"paired"' in line]
-        allp = [p["total_us"] for p in probe]
-        unp = [p["total_us"] for p in probe if p["tput_ns"] / p["lat_ns"] <= THRESHOLD]
-        pu = st.median(unp) if unp else None
-        p50, sh, n, u = target
-        print(f"| {k} | {cal.get('shared')}/{cal.get('readings')} | {p50:.0f} | {sh}/{n} | {u:.0f} | {st.median(allp):.0f} | "
-              f"{len(allp) - len(unp)}/{len(allp)} | {pu:.0f} | {u / pu:.3f} |" if u and pu else f"| {k} | - |")
+        pshared = sum(p["tput_ns"] / p["lat_ns"] > 0.75 for p in probe)
+        print(f"| {k} | {cal['shared']}/{cal['readings']} | {row[0]:.0f} | {row[1]}/{row[2]} | "
+              f"{st.median(p['total_us'] for p in probe):.0f} | {pshared}/{len(probe)} |")
     print()
-    print(f"records checked against their own samples_us and ratios: {checked}, inconsistent: {bad}")
+    print("| engine | block | records < 0.2 shared: p50 / fastest (median) | 0.2-0.5 | >= 0.5 |")
+    print("| --- | --- | --- | --- | --- |")
+    for eng in ("ce-batch", "ce", "sm"):
+        for block in (4096, 16384, 65536, 524288):
+            bins = ([], [], [])
+            for case, v in by_case.items():
+                if case[0] != eng or case[3] != block:
+                    continue
+                fastest = min(p for p, _ in v)
+                for p, f in v:
+                    bins[0 if f < 0.2 else 2 if f >= 0.5 else 1].append(p / fastest)
+            cells = [f"{st.median(b):.3f} ({len(b)})" if b else "-" for b in bins]
+            print(f"| {eng} | {block // 1024} KiB | " + " | ".join(cells) + " |")
     print()
-    print("| case (engine, direction, host, block, blocks) | spread of p50 over rounds | spread of p50 unshared | median shared fraction |")
-    print("| --- | --- | --- | --- |")
-    for name, v in sorted(per_case.items(), key=lambda kv: str(kv[0])):
-        p = [a for a, _, _ in v]
-        u = [b for _, b, _ in v if b is not None]
-        sp = (max(p) - min(p)) / st.median(p)
-        su = (max(u) - min(u)) / st.median(u) if len(u) == len(p) else None
-        print(f"| {' '.join(map(str, name))} | {sp:.1%} | {'-' if su is None else f'{su:.1%}'} | {st.median(f for _, _, f in v):.2f} |")
+    for eng in ("ce-batch", "ce", "sm"):
+        w = [x for e, x in within if e == eng]
+        if w:
+            print(f"- {eng}: {len(w)} records with >= 5 samples after shared and after unshared readings: median of "
+                  f"(shared samples' median / unshared samples' median) {st.median(w):.3f}, range {min(w):.3f}-{max(w):.3f}")
+    print(f"- records checked against their own ratios and samples_us: {checked}, inconsistent: {bad}")
 
 
 if __name__ == "__main__":
