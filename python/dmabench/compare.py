@@ -34,6 +34,9 @@ same way beyond --threshold, their median p50 ratio too, and the `launch_sync` p
 have) moved beyond --threshold the same way, one line says that the launch-bound cases moved together with the
 process's calibration: the machine or the process shifted, not one case (--json: `moved_together`, else null).
 The note informs and changes no verdict and no exit code: a slower launch path is a real regression.
+Where both records carry `core_share` (the share of their samples taken on a core shared with another busy hardware
+thread), the row has `base_core_shared` and `new_core_shared`, and a line names each slower or faster case whose
+share differs by 0.3 or more between the files (--json: `core_shared_apart`): the platform moved; no verdict changes.
 A results file may also be given as its run's journal, `<file>.journal`; a results file with a journal beside
 it (its run has not finished) is read from the journal when that holds more cases, with a note on stderr
 (dmabench.load).
@@ -52,6 +55,7 @@ import statistics
 import sys
 
 from . import junit
+from .levels import shared_fraction
 from .keys import beside, case_class, case_key, p50_interval, pattern_label, spread, variant, where
 from .reader import load
 from .text import fmt_num, fmt_size, json_text, printable, ResultsError, table
@@ -81,6 +85,9 @@ def compare(base_doc, new_doc, threshold):
                     "busbw_ratio": (n["busbw_GBps"] / b["busbw_GBps"]) if b["busbw_GBps"] else None,
                     "base_p50_interval_us": p50_interval(b), "new_p50_interval_us": p50_interval(n)})
         row.update(judge(b, n, ratio - 1.0, threshold))
+        shared = [shared_fraction(x) for x in (b, n)]
+        if None not in shared:
+            row.update(base_core_shared=shared[0], new_core_shared=shared[1])
         rows.append(row)
     only_base = sorted(base[k].get("name") or str(k) for k in base if k not in new)
     only_new = sorted(new[k].get("name") or str(k) for k in new if k not in base)
@@ -182,6 +189,25 @@ def moved_together(rows, cal, threshold):
             "calibration_ratio": cal[probe]["ratio"]}
 
 
+def core_shared_apart(rows, apart=0.3):
+    """The slower and faster cases whose share of samples on a shared core (record core_share) differs by `apart` or
+    more between the two files: [{case, verdict, base_core_shared, new_core_shared}]."""
+    return [{"case": r["case"], "verdict": r["verdict"], "base_core_shared": r["base_core_shared"],
+             "new_core_shared": r["new_core_shared"]} for r in rows
+            if r["verdict"] in ("slower", "faster") and "new_core_shared" in r
+            and abs(r["new_core_shared"] - r["base_core_shared"]) >= apart]
+
+
+def core_shared_line(moved):
+    """The note on moved cases whose core was shared for another share of their samples, one line."""
+    cases = "; ".join(f"{printable(m['case'])} ({m['verdict']}: {m['base_core_shared']:.2f} -> {m['new_core_shared']:.2f})"
+                      for m in moved[:10])
+    return (f"**core shared**: {len(moved)} slower or faster case(s) ran with a share of their samples on a shared core "
+            f"(another busy hardware thread on it: results/SCHEMA.md core_share) 0.3 or more apart from the other "
+            f"file's: {cases}{' ...' if len(moved) > 10 else ''}. On the 1 x H200 VM a share of 0.5 or more made ce-batch "
+            "on 4 KiB pages 1.5x slower: the platform moved, not only the case. The verdicts stand.")
+
+
 def together_line(t, threshold):
     """The moved-together note, one line."""
     return (f"**moved together**: the launch-bound cases moved together with the process's calibration: {t['moved']} "
@@ -217,7 +243,7 @@ def row_cells(r):
                    f"{r['p50_ratio']:.3f}", bus, f"{100 * r['noise']:.1f}%", r["rule"]]
 
 
-def markdown(rows, only_base, only_new, threshold, show_all, cal=None, together=None, apart=()):
+def markdown(rows, only_base, only_new, threshold, show_all, cal=None, together=None, apart=(), shared_apart=()):
     order = {"failed": 0, "slower": 1, "faster": 2, "within noise": 3, "same": 4, "not compared": 5}
     counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in order}
     out = [f"**dmabench compare**: {len(rows)} cases in both files; " +
@@ -225,6 +251,7 @@ def markdown(rows, only_base, only_new, threshold, show_all, cal=None, together=
            f" (threshold {100 * threshold:.0f}%; a change is real where the two p50 intervals do not overlap: between "
            "processes for levels files, within one process otherwise (the rule column); or, in files without "
            "intervals, beyond each case's spread)", ""] + ([printable(together_line(together, threshold)), ""] if together else [])
+    out += [core_shared_line(shared_apart), ""] if shared_apart else []
     shown = [r for r in rows if show_all or r["verdict"] in ("failed", "slower", "faster", "within noise")]
     if shown:
         out.append(table(ROW_HEADER, [row_cells(r) for r in sorted(shown, key=lambda r: (order[r["verdict"]],
@@ -299,12 +326,13 @@ def run(argv=None):
         junit.write(a.junit, junit_cases(rows, docs, a.threshold), {"command": "compare", "base": a.base,
                                                                      "new": a.new, "threshold": a.threshold})
     apart = settings_apart(docs[0], docs[1], only_base, only_new)
+    shared_apart = core_shared_apart(rows)
     if a.json:
         print(json_text({"threshold": a.threshold, "cases": rows, "only_in_base": only_base, "only_in_new": only_new,
                          "settings_apart": apart, "regressed": len(regressed), "calibration": cal,
-                         "moved_together": together}))
+                         "moved_together": together, "core_shared_apart": shared_apart}))
     else:
-        print(markdown(rows, only_base, only_new, a.threshold, a.all, cal, together, apart))
+        print(markdown(rows, only_base, only_new, a.threshold, a.all, cal, together, apart, shared_apart))
     return 1 if regressed else 0
 
 

@@ -121,6 +121,14 @@ def figures(ok, mid):
     return r
 
 
+def shared_fraction(record):
+    """A record's core_share.shared over probed (its samples taken on a shared core), or None without one."""
+    c = record.get("core_share")
+    if not isinstance(c, dict) or not number(c.get("probed")) or c["probed"] <= 0 or not number(c.get("shared")):
+        return None
+    return c["shared"] / c["probed"]
+
+
 def levels_of(places, r, median_process, interval):
     """The record's `levels` (without `missing`): each process's part, and the interval `interval` ((j, k,
     coverage), None for one process)."""
@@ -132,6 +140,7 @@ def levels_of(places, r, median_process, interval):
             "p50_us": [x["latency_us"]["p50"] if x else None for x in ok],
             "noise": [own_noise(x) if x else None for x in ok], "cpu": [x.get("cpu") if x else None for x in ok],
             "order": [p[1] if x else None for p, x in zip(places, ok)],
+            "core_shared": [shared_fraction(x) if x else None for x in ok],
             "interval": "between processes" if interval else "within one process",
             "coverage": interval[2] if interval else None, "ranks": list(interval[:2]) if interval else None,
             "between": r["noise"] if interval else None,
@@ -212,6 +221,9 @@ def merged_calibration(docs):
             values = [q.get(field) for q in each if number(q.get(field))]
             p[field] = pick(values) if values else None
         p["per_process_p50_us"] = [q.get("p50_us") if number(q.get("p50_us")) else None for q in each]
+    if "core_share" in out:  # every process's own (bench/measure/core_share.hpp)
+        out["core_share"] = {"threshold": (out["core_share"] or {}).get("threshold"),
+                             "per_process": [c.get("core_share") if isinstance(c, dict) else None for c in cals]}
     return out
 
 

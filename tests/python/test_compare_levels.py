@@ -153,3 +153,24 @@ def test_case_class_counts_the_bytes_of_one_command():
     bad = blocks(4 << 20, 1024)
     bad["layout"]["blocks_per_op"] = "many"
     assert command_bytes(bad) == 4 << 20 and command_bytes(moe("packed", "x", 64 << 10)) == 64 << 10
+
+
+def test_a_moved_case_whose_core_was_shared_for_another_share_is_named(tmp_path):
+    """Rows carry each side's share of samples on a shared core (record core_share) where both records have one; a
+    slower or faster case whose share moved by 0.3 or more is named in a line (and --json core_shared_apart); the
+    verdicts do not change."""
+    base, new = one_process(), one_process(launch=1.5)
+    for doc, shared in ((base, 0), (new, 24)):
+        for r in doc["results"]:
+            r["core_share"] = {"probed": 30, "shared": shared, "ratio_p50": 0.5, "threshold": 0.75}
+    new["results"][-1]["core_share"]["shared"] = 0  # the bandwidth-bound case: not moved, not shared
+    rows, _, _ = compare.compare(base, new, 0.05)
+    assert [(r["base_core_shared"], r["new_core_shared"]) for r in rows] == [(0.0, 0.8)] * 4 + [(0.0, 0.0)]
+    moved = compare.core_shared_apart(rows)
+    assert [m["verdict"] for m in moved] == ["slower"] * 4 and all(m["new_core_shared"] == 0.8 for m in moved)
+    rc, doc = compare_json(tmp_path, base, new)
+    assert rc == 1 and len(doc["core_shared_apart"]) == 4
+    p = run("compare.py", write(tmp_path, "b.json", base), write(tmp_path, "n.json", new))
+    assert "**core shared**: 4 slower or faster case(s)" in p.stdout and "(slower: 0.00 -> 0.80)" in p.stdout
+    plain_rows, _, _ = compare.compare(one_process(), one_process(launch=1.5), 0.05)  # no core_share: no fields
+    assert not any("new_core_shared" in r for r in plain_rows) and compare.core_shared_apart(plain_rows) == []

@@ -226,3 +226,14 @@ def test_the_script_has_its_run_bit_and_usage():
     assert p.returncode == 0 and p.stdout.startswith("usage: merge_runs.py "), p.stderr
     from dmabench import merge_runs  # the documented usage, in the module the shim runs
     assert "usage: merge_runs.py A.json B.json [C.json ...] --out M.json" in merge_runs.__doc__
+
+
+def test_each_process_core_share_is_kept():
+    """levels.core_shared: each process's share of samples on a shared core (core_share.shared / probed), as the
+    C++ merge of --processes writes it; the calibration's core_share becomes every process's own."""
+    assert levels.shared_fraction({"core_share": {"probed": 30, "shared": 6}}) == 0.2
+    assert levels.shared_fraction({"core_share": {"probed": 0, "shared": 0}}) is None
+    assert levels.shared_fraction({}) is None
+    own = [{"readings": 50, "shared": k, "ratio_p50": 0.5, "threshold": 0.75} for k in (1, 40)]
+    docs = [{"context": {"calibration": {"probes": {}, "core_share": c}}} for c in own]
+    assert levels.merged_calibration(docs)["core_share"] == {"threshold": 0.75, "per_process": own}
