@@ -3,6 +3,8 @@
 // Under mpirun each process is one host rank: its buffers are POSIX shared memory that the other
 // processes map, so the multi-process path (team/) is tested without a GPU too.
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -22,6 +24,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -82,7 +85,11 @@ HostMemory shared_bytes(const std::string& name, std::size_t n, bool create) {
 // of a block layout) at the destination of its second as well, as a block copied to the wrong slot; "delay:R:MS" makes rank R's operations take MS milliseconds longer;
 // "die:R" kills rank R's process (SIGKILL) when its first operation is released: between two cases,
 // after the first is recorded; "slow-device:D:MS" makes every rank on host device D take MS milliseconds
-// longer per operation (a slow link: every pair that device D takes part in).
+// longer per operation (a slow link: every pair that device D takes part in); "stretch:PCT" makes every operation
+// PCT percent longer (each worker spins after its transfers until its part took 1 + PCT/100 times as long, from the
+// later of the operation's launch and the worker's previous operation's end: a regression of a set size outside the
+// timing code, for measuring what a gate catches: dmabench-results gate-rates); "stretch:L:B" L percent where the
+// worker moves under 1 MiB per operation (a launch-bound case), B percent otherwise.
 struct HostFault {
   int rank = -1;
   bool corrupt = false;
@@ -90,11 +97,15 @@ struct HostFault {
   bool die = false;
   int delay_ms = 0;
   int slow_device = -1;
+  double stretch = 0;            // the fraction every operation is made longer by ...
+  double stretch_bandwidth = 0;  // ... that of a worker that moves 1 MiB or more per operation
   static HostFault from_env() {
     HostFault f;
     const char* v = std::getenv("DMABENCH_HOST_FAULT");
     if (!v || !*v) return f;
     int r = -1, ms = 0;
+    double pct = 0, pct_b = 0;
+    char tail = 0;
     if (std::sscanf(v, "corrupt:%d", &r) == 1) {
       f.rank = r;
       f.corrupt = true;
@@ -110,14 +121,36 @@ struct HostFault {
     } else if (std::sscanf(v, "slow-device:%d:%d", &r, &ms) == 2) {
       f.slow_device = r;
       f.delay_ms = ms;
+    } else if (const int n = std::sscanf(v, "stretch:%lf:%lf%c", &pct, &pct_b, &tail);
+               (n == 1 || n == 2) && pct >= 0 && pct <= 1000 && pct_b >= 0 && pct_b <= 1000) {
+      f.stretch = pct / 100;
+      f.stretch_bandwidth = (n == 2 ? pct_b : pct) / 100;
     } else {
       throw std::runtime_error(fmt::format(
-          "DMABENCH_HOST_FAULT='{}': accepted: corrupt:RANK, misplace:RANK, delay:RANK:MS, die:RANK, slow-device:DEVICE:MS",
+          "DMABENCH_HOST_FAULT='{}': accepted: corrupt:RANK, misplace:RANK, delay:RANK:MS, die:RANK, slow-device:DEVICE:MS, "
+          "stretch:PERCENT or stretch:LAUNCH_PERCENT:BANDWIDTH_PERCENT (0 to 1000)",
           v));
     }
     return f;
   }
 };
+
+// The CPUs this process may run on (sched_getaffinity: what taskset, numactl or srun allowed), in order.
+std::vector<int> allowed_cpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  return cpus;
+}
+
+// Whether the host engine pins its rank threads (DMABENCH_HOST_PIN=0: not; the default: pinned).
+bool pin_workers() {
+  const char* v = std::getenv("DMABENCH_HOST_PIN");
+  return !(v && std::string_view(v) == "0");
+}
 
 // One persistent worker thread per issuing rank. launch() posts one more operation; each worker
 // runs its rank's transfers once per posted operation, in order; wait() returns when every worker
@@ -130,6 +163,7 @@ class HostOperation final : public Operation {
   void launch() override {
     {
       std::lock_guard lock(mu_);
+      if (stretching()) posted_at_[posted_ % kPostedRing] = Clock::now();
       ++posted_;
     }
     cv_.notify_all();
@@ -150,11 +184,15 @@ class HostOperation final : public Operation {
   std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override;
 
  private:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::uint64_t kPostedRing = 4096;  // launch times kept for stretch: more than any pipeline depth
   struct Worker {
     int rank;
     std::vector<Transfer> transfers;
     std::uint64_t done;
     std::thread thread;
+    Clock::time_point ended{};  // the end of its previous operation (stretch)
+    double stretch = 0;         // the fraction its part is made longer by (HostFault::stretch)
   };
 
   // This process's rank's buffers as shared memory, and every other rank's mapped from theirs
@@ -169,6 +207,7 @@ class HostOperation final : public Operation {
   char* dst(int rank, int set) const { return dst_[rank].data() + set * plan_.dst_stride(rank); }
 
   void run(Worker& w);
+  bool stretching() const { return fault_.stretch > 0 || fault_.stretch_bandwidth > 0; }
 
   // Whether a worker's transfers read or write device `d` (its own rank's or another's buffers).
   bool touches(const Worker& w, int d) const {
@@ -187,6 +226,7 @@ class HostOperation final : public Operation {
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
   std::uint64_t posted_ = 0;
+  std::vector<Clock::time_point> posted_at_ = std::vector<Clock::time_point>(stretching() ? kPostedRing : 0);
   bool stop_ = false;
 };
 
@@ -201,8 +241,29 @@ HostOperation::HostOperation(const Plan& plan) : plan_(plan) {
       dst_[r] = allocate(r, plan.dst_location(r), plan.dst_allocation(r), "dst");
     }
   }
-  for (int r : team::local_issuers(plan)) workers_.push_back(std::make_unique<Worker>(Worker{r, plan.issued_by(r), 0, {}}));
-  for (auto& w : workers_) w->thread = std::thread([this, w = w.get()] { run(*w); });
+  for (int r : team::local_issuers(plan)) workers_.push_back(std::make_unique<Worker>(Worker{r, plan.issued_by(r), 0, {}, {}, 0}));
+  for (auto& w : workers_) {
+    std::size_t moved = 0;
+    for (const Transfer& t : w->transfers) moved += t.bytes;
+    w->stretch = moved < (std::size_t{1} << 20) ? fault_.stretch : fault_.stretch_bandwidth;
+  }
+  // Each worker on a CPU of its own where the process may use enough of them (round-robin over the allowed CPUs):
+  // left to the scheduler, two ranks' threads shared one vCPU in some processes and not in others, and cases moved
+  // 1.7x (median max/min over 8 processes of the gate-host preset on a 2-vCPU VM; 1.16x pinned: docs/methodology.md).
+  const std::vector<int> cpus = pin_workers() ? allowed_cpus() : std::vector<int>{};
+  std::size_t next = 0;
+  for (auto& w : workers_) {
+    const int cpu = cpus.empty() ? -1 : cpus[next++ % cpus.size()];
+    w->thread = std::thread([this, w = w.get(), cpu] {
+      if (cpu >= 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        pthread_setaffinity_np(pthread_self(), sizeof one, &one);  // best effort: unpinned it still runs
+      }
+      run(*w);
+    });
+  }
 }
 
 HostOperation::~HostOperation() {
@@ -306,10 +367,12 @@ BufferLease HostOperation::shared(int rank, const std::string& name, std::size_t
 
 void HostOperation::run(Worker& w) {
   for (;;) {
+    Clock::time_point begun{};
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return stop_ || w.done < posted_; });
       if (stop_) return;
+      if (stretching()) begun = std::max(posted_at_[w.done % kPostedRing], w.ended);
     }
     const int set = plan_.set_of(w.done);
     for (const Transfer& t : w.transfers)
@@ -326,6 +389,13 @@ void HostOperation::run(Worker& w) {
     }
     const bool slow = fault_.slow_device >= 0 ? touches(w, fault_.slow_device) : fault_.rank == w.rank;
     if (slow && fault_.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(fault_.delay_ms));
+    if (stretching()) {  // spin until the part took (1 + stretch) times as long; the next one counts from here
+      const auto now = Clock::now();
+      const auto until = now + std::chrono::duration_cast<Clock::duration>((now - begun) * w.stretch);
+      while (Clock::now() < until) {
+      }
+      w.ended = Clock::now();
+    }
     {
       std::lock_guard lock(mu_);
       ++w.done;
@@ -391,6 +461,8 @@ class HostBackend final : public Backend {
   nlohmann::json context() const override {
     return {{"devices", nlohmann::json::array()},
             {"host_ranks", "virtual: one CPU thread per rank, memcpy between per-rank host buffers"},
+            {"rank_threads", pin_workers() ? "each pinned to one allowed CPU, round-robin (DMABENCH_HOST_PIN=0: not)"
+                                           : "not pinned (DMABENCH_HOST_PIN=0)"},
             {"cpu", cpu_model()},
             {"cpu_threads", std::thread::hardware_concurrency()},
             {"numa_nodes", hostmem::nodes()}};
