@@ -88,6 +88,26 @@ def check_output(path, st):
                            f"{' or '.join(OWN_SUFFIXES)}: another run's journal or lock); accepted: another name")
 
 
+def refuse_inputs(path, inputs):
+    """ResultsError before any work where the output `path` is one of `inputs` ({path: what it is}): the same real path
+    (through links) or the same file (another name, a hard link). For inputs that are not files read through
+    read_bytes: a database and the journal, WAL and shared-memory files SQLite keeps beside it (issue 51: a JUnit
+    path naming the history database replaced the whole history)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    real = os.path.realpath(path)
+    for other, what in inputs.items():
+        try:
+            ost = os.stat(other)
+        except OSError:
+            ost = None
+        if os.path.realpath(other) == real or (st and ost and (st.st_dev, st.st_ino) == (ost.st_dev, ost.st_ino)):
+            raise ResultsError(f"cannot write {path}: it is {what} ({other}), which this command reads; accepted: a "
+                               "file of its own")
+
+
 def write_file(path, data):
     """Writes `data` (str: UTF-8, anything not encodable escaped; or bytes) to `path` whole or not at all: a regular
     file (or a new one) is replaced by a complete temporary file beside it (an unpredictable name, created

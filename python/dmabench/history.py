@@ -7,7 +7,8 @@ usage: history.py add RESULTS.json|DIR ... [--db FILE]
        history.py gate RESULTS.json ... [--record] [--json] [--junit FILE] [RULE] [--db FILE]
        history.py prune (--keep N | --since DATE) [--machine KIND] [--dry-run] [--db FILE]
        history.py vacuum [--db FILE]
-RULE:  [--runs 10] [--min-runs 3] [--sigmas 3] [--tolerance 0.05] [--noisy 0.05]
+RULE:  [--runs 10] [--min-runs 3] [--alpha 0.02] [--min-change CLASS=F] (gate); [--sigmas 3] [--tolerance 0.05]
+       [--noisy 0.05] (the band trend draws)
 
 --db is the database, by default results/history.sqlite of this tree; its tables (schema version 2; an older
 database is migrated in place by a command that writes): docs/history.md. Writers started at once queue on SQLite's
@@ -36,40 +37,38 @@ trend    every case whose name matches REGEX (re.search; stopped, exit 2, after 
          the first argument (DB, as `plot.py trend DB` takes it). The one trend command: `dmabench-results trend`,
          `history.py trend` and `plot.py trend` run it.
 gate     judges each case of every RESULTS file (matched across runs by dmabench.case_key, which
-         includes host-memory kind and block layout) on its p50 latency, against its history:
+         includes host-memory kind and block layout) on its p50 latency, against its history, by compare's rule
+         (dmabench.verdict; docs/methodology.md, "How often a verdict is wrong"):
   history  the draws of the last --runs (10) runs of the same machine kind that started before this run and have
            the case ok. A process is one draw of the machine's state (results/SCHEMA.md, "Levels across fresh
-           processes"): a run of N processes (a levels file: dmabench --processes N, merge_runs.py) contributes
+           processes"): a run of N processes (a levels file: dmabench --processes N, merge_runs.py, ab) contributes
            the p50s of its processes that had the case ok, any other run its p50 (a case measured more than once
-           in a run counts once, at the median)
-  band     M ± w: M the median of those draws, w = max(--sigmas (3) x s, --tolerance (0.05) x M), where
-           s = 1.4826 x MAD (the median absolute deviation from M: one standard deviation for normal scatter,
-           and robust: a few slow draws in the history neither move the band much nor widen it)
-  NEW      fewer than --min-runs (3) draws (one earlier levels run of 3 or more processes is enough)
-  FAIL     the run's p50 is above the band: the low end of its interval (p50_interval_us: in a levels file the
-           between-process interval of its processes' median p50, else its 95% interval within one process;
-           the p50 itself in files without intervals) is above M + w; or the case failed where an earlier run
-           had it ok
-  NOISY    not FAIL, but the history's spread s / M is above --noisy (0.05): the band is wider than +-15% of
-           the median (with the default sigmas), so a smaller regression would hide in it
-  PASS     otherwise; a p50 below the band (faster) passes and says so
-  Bandwidth is S / p50 (busbw: times the pattern's factor), so a p50 x above the median is a busbw x/(1+x) below
-  it, and the band in GB/s is S f / (M + w) .. S f / (M - w). A run's own interval measures its precision, not
-  where the next run lands (ce-batch on 4 KiB pages moved 2x between runs with 1% intervals): the band comes
-  from how the earlier draws scatter, and the run's interval only keeps an imprecise p50 from failing.
-  Each line says which interval judged the run's p50: "(between N processes)" or "(within one process)". Files are
+           in a run counts once, at the median); the run's own draws likewise
+  new      fewer than --min-runs (3) draws in its history
+  failed   the case failed where an earlier run had it ok
+  slower   the change (the Hodges-Lehmann ratio of the run's draws to the history's, minus 1) is above the case's
+  faster   class minimum (--min-change: launch-bound 5%, bandwidth-bound 2%) and a two-sided rank-sum test of the
+           history's draws against the run's supports it, Benjamini-Hochberg over the run's judged cases at --alpha
+           (0.02): where nothing changed, any case of a run is called slower or faster in at most 2% of gates
+  ambiguous the change is beyond the minimum without that support: one draw (a one-process run) against 10 earlier
+           ones can support nothing below p = 2/11; run the gate on levels files (dmabench --processes N)
+  same     the change is within the minimum
+  The line of each case says its change, the history's median, spread and draws, the p-value and whether it was
+  supported. The band of `trend` (median ± max(--sigmas x 1.4826 x MAD, --tolerance x median)) describes the
+  history; it judges nothing since issue 50 (a band over bimodal draws is wide: a 25% slower MoE decode passed it).
+  Databases written before keep their FAIL / NOISY / NEW / PASS verdicts. Files are
   judged in the order of their start. Without --record nothing is written; with --record each file is stored (as
   add) with its verdicts, in one transaction, before the next is judged.
   --json prints the verdicts as JSON instead (docs/history.md, "gate --json"): the overall status and exit code, and
   per run its counts and each judged case with its key, baseline band, p50, verdict and line. --junit FILE also
-  writes them as JUnit XML (dmabench.junit): a judged case a test case, FAIL a failure with its line.
+  writes them as JUnit XML (dmabench.junit): a judged case a test case, slower and failed a failure with its line.
 prune    removes runs, with all their rows (records, verdicts), in one transaction: --keep N keeps the last N runs
          (by start) of each machine kind, --since DATE the runs started at or after DATE (ISO 8601; UTC where no
          zone is given); --machine KIND prunes that kind only. Prints each run removed; --dry-run only says which
          would be. The file keeps its size until `vacuum`.
 vacuum   rebuilds the database file without its free pages (SQLite's VACUUM): prints the sizes before and after.
 
-Exit codes: 0 done (gate: no case FAILed); 1 gate: a case FAILed; 2 bad input: a file that is not a dmabench
+Exit codes: 0 done (gate: no case slower or failed); 1 gate: a case slower or failed; 2 bad input: a file that is not a dmabench
 results file or is malformed (dmabench.schema.check_document), a run without a start time, a bad argument, a
 --db that is not a dmabench history database, is of a newer schema version or cannot be written, nothing to
 judge or to show; one line `history.py: error: ...` on stderr, and the database as it was.
@@ -90,10 +89,10 @@ import time
 import urllib.parse
 from collections import namedtuple
 
-from . import junit
+from . import junit, verdict
 from .extras import require
-from .files import check_output, checkout_root, JOURNAL_SUFFIX, read_bytes
-from .keys import case_key, machine_label, p50_interval, variant, where
+from .files import check_output, checkout_root, JOURNAL_SUFFIX, read_bytes, refuse_inputs
+from .keys import case_class, case_key, machine_label, p50_interval, variant, where
 from .reader import escape_surrogates, load, parse_json
 from .schema import SCHEMA_PREFIX
 from .text import json_text, printable, quote, ResultsError, table
@@ -101,9 +100,10 @@ from .tool import arg_parser, run_tool, time_limit
 
 TOOL = "history.py"
 DEFAULT_DB = os.path.join(checkout_root(), "results", "history.sqlite")
-SCHEMA_VERSION = 2  # PRAGMA user_version of the databases this script writes
+SCHEMA_VERSION = 3  # PRAGMA user_version of the databases this script writes
 APPLICATION_ID = 0x646D6268  # PRAGMA application_id, "dmbh": the file is a dmabench history
-VERDICTS = ("FAIL", "NOISY", "NEW", "PASS")  # the order gate prints them in
+VERDICTS = ("failed", "slower", "ambiguous", "new", "faster", "same")  # the order gate prints them in
+FAILING = ("failed", "slower")  # the verdicts that make gate exit 1
 
 
 def number(value):
@@ -156,6 +156,17 @@ MIGRATIONS = [[
 ], [
     "ALTER TABLE records ADD COLUMN process_p50s TEXT",  # version 2: the draws of a multi-process run
     backfill_process_p50s,
+], [  # version 3: the gate's verdicts of dmabench.verdict (failed, slower, ambiguous, new, faster, same); the
+    # FAIL / NOISY / NEW / PASS of earlier gates are kept as they were recorded
+    """CREATE TABLE verdicts_3 (
+        run_id TEXT NOT NULL REFERENCES runs ON DELETE CASCADE, case_key TEXT NOT NULL, name TEXT NOT NULL,
+        verdict TEXT NOT NULL CHECK (verdict IN ('failed', 'slower', 'ambiguous', 'new', 'faster', 'same', 'FAIL',
+                                                 'NOISY', 'NEW', 'PASS')),
+        p50_us REAL, median_us REAL, low_us REAL, high_us REAL, spread REAL, runs INTEGER NOT NULL, rule TEXT NOT NULL,
+        judged_at TEXT NOT NULL, PRIMARY KEY (run_id, case_key))""",
+    "INSERT INTO verdicts_3 SELECT * FROM verdicts",
+    "DROP TABLE verdicts",
+    "ALTER TABLE verdicts_3 RENAME TO verdicts",
 ]]
 RUN_COLUMNS = ["run_id", "started_at", "finished_at", "host", "revision", "version", "machine", "backend", "gpus",
                "driver", "config", "source", "imported_at", "records", "context"]
@@ -401,9 +412,10 @@ def now():
 
 # ---- the gate's rule ---------------------------------------------------------------------------------------------
 
-Rule = namedtuple("Rule", "runs min_runs sigmas tolerance noisy")
+Rule = namedtuple("Rule", "runs min_runs sigmas tolerance noisy alpha min_change")
 Band = namedtuple("Band", "median low high spread runs draws")  # µs, µs, µs, s / median, runs and draws it came from
-DEFAULT_RULE = Rule(runs=10, min_runs=3, sigmas=3.0, tolerance=0.05, noisy=0.05)
+DEFAULT_RULE = Rule(runs=10, min_runs=3, sigmas=3.0, tolerance=0.05, noisy=0.05, alpha=verdict.ALPHA,
+                    min_change=verdict.MIN_CHANGE)
 
 
 def add_rule_arguments(ap):
@@ -417,11 +429,22 @@ def add_rule_arguments(ap):
     ap.add_argument("--tolerance", type=float, default=d.tolerance,
                     help=f"narrowest band half-width, a fraction of the median (default {d.tolerance:g})")
     ap.add_argument("--noisy", type=float, default=d.noisy,
-                    help=f"spread over median above which a case is NOISY (default {d.noisy:g})")
+                    help=f"spread over median above which trend calls a band noisy (default {d.noisy:g})")
+    ap.add_argument("--alpha", type=float, default=d.alpha,
+                    help=f"gate: family-wise false-alarm rate over a run's cases (default {d.alpha:g})")
+    ap.add_argument("--min-change", action="append", metavar="CLASS=F",
+                    help="gate: the least change that counts for a class, launch=F or bandwidth=F (defaults "
+                         + ", ".join(f"{c} {f:g}" for c, f in d.min_change.items()) + ")")
 
 
 def rule_of(a):
-    rule = Rule(a.runs, a.min_runs, a.sigmas, a.tolerance, a.noisy)
+    if not 0 < a.alpha < 1:
+        raise ResultsError(f"--alpha {a.alpha}: expected a probability between 0 and 1, such as 0.02")
+    try:
+        mins = {**verdict.MIN_CHANGE, **verdict.parse_min_change(a.min_change)}
+    except ValueError as e:
+        raise ResultsError(str(e)) from None
+    rule = Rule(a.runs, a.min_runs, a.sigmas, a.tolerance, a.noisy, a.alpha, mins)
     if not 1 <= rule.min_runs <= rule.runs:
         raise ResultsError(f"--min-runs {rule.min_runs} and --runs {rule.runs}: expected 1 <= --min-runs <= --runs")
     for name in ("sigmas", "tolerance", "noisy"):
@@ -431,8 +454,13 @@ def rule_of(a):
 
 
 def rule_text(rule):
+    return (f"the draws of the last {rule.runs} earlier runs (a run's per-process p50s, else its p50; at least "
+            f"{rule.min_runs} draws) against the run's: {verdict.rule_line(rule.alpha, rule.min_change)}")
+
+
+def band_text(rule):
     return (f"median ± max({rule.sigmas:g} × 1.4826 × MAD, {rule.tolerance * 100:g}%) of the draws of the last "
-            f"{rule.runs} earlier runs (a run's per-process p50s, else its p50; at least {rule.min_runs} draws); NOISY "
+            f"{rule.runs} earlier runs (a run's per-process p50s, else its p50; at least {rule.min_runs} draws); noisy "
             f"above a spread of {rule.noisy * 100:g}%")
 
 
@@ -459,16 +487,35 @@ def band(runs, rule):
     return Band(m, max(0.0, m - w), m + w, s / m, len(last), len(values))
 
 
-def judge(case, earlier, rule):
-    """(verdict or None when not judged, band) of `case` (a merged record row) against `earlier` (its history)."""
-    b = band([draws(p) for p in earlier], rule)
-    if case["status"] != "ok":
-        return ("FAIL" if earlier and case["status"] == "failed" else None), b
-    if b is None:
-        return "NEW", None
-    if (case["p50_low_us"] if case["p50_low_us"] is not None else case["p50_us"]) > b.high:
-        return "FAIL", b
-    return ("NOISY" if b.spread > rule.noisy else "PASS"), b
+def history_draws(earlier, rule):
+    """The draws of a case's last --runs earlier runs (each run's per-process p50s, else its p50), oldest first."""
+    return [x for p in earlier[-rule.runs:] for x in draws(p)]
+
+
+def judge_family(cases, rule):
+    """The verdicts of a run's cases, one family (dmabench.verdict): `cases` [(case row, earlier rows)]. A case not ok
+    is `failed` where its history had it ok (else not judged: None); fewer than --min-runs draws in its history is
+    `new`; the rest are judged together: the rank-sum test of the history's draws against the run's, Benjamini-
+    Hochberg over the run's cases at --alpha, slower / faster beyond the class minimum, else ambiguous or same.
+    Returns [(verdict or None, judged by the rule: its dmabench.verdict entry or None)]."""
+    out, family = [], []
+    for case, earlier in cases:
+        if case["status"] != "ok":
+            out.append(("failed" if earlier and case["status"] == "failed" else None, None))
+        elif len(history_draws(earlier, rule)) < rule.min_runs:
+            out.append(("new", None))
+        else:
+            out.append(None)
+            family.append({"base": history_draws(earlier, rule), "new": draws(case),
+                           "cls": case_class(json.loads(case["record"]))})
+    judged = iter(verdict.judge_all(family, rule.alpha, rule.min_change))
+    result = []
+    for x in out:
+        if x is None:
+            v = next(judged)
+            x = (v["verdict"], v)
+        result.append(x)
+    return result
 
 
 def merge(rows):
@@ -531,31 +578,32 @@ def sources(runs, n):
     return plural if n == runs else f"{n} draws from {plural}"
 
 
-def describe(verdict, case, b, earlier, rule):
-    """The figures behind a verdict, for its line."""
+def describe(case, b, earlier, rule, v):
+    """The figures behind a verdict, for its line (`v`: the case's dmabench.verdict entry, None where not judged by
+    the rule)."""
     if case["status"] != "ok":
         return f"{case['status']}: {case['reason'] or 'no reason given'} (ok in {len(earlier)} earlier runs)"
     low, high = case["p50_low_us"], case["p50_high_us"]
     p50 = f"p50 {case['p50_us']:.2f} µs" + (f" [{low:.2f}, {high:.2f}]" if low is not None else "") + \
         f" ({judged_by(case)})"
-    if b is None:
+    if v is None:
         return f"{p50}; {sum(len(draws(p)) for p in earlier)} draws from {len(earlier)} earlier runs, {rule.min_runs} needed"
-    change = case["p50_us"] / b.median - 1
-    side = " (faster than the band)" if case["p50_us"] < b.low else ""
-    return (f"{p50}: {change:+.1%} against the median {b.median:.2f} of {sources(b.runs, b.draws)}, band "
-            f"{b.low:.2f}..{b.high:.2f} µs, spread {b.spread:.1%}{side}")
+    return (f"{p50}: change {v['change']:+.1%} against {sources(b.runs, b.draws)} (median {b.median:.2f} µs, spread "
+            f"{b.spread:.1%}), minimum {v['min_change']:.0%}, rank-sum p {v['p']:.2g} over {v['base_draws']}+"
+            f"{v['new_draws']} draws{', supported' if v['supported'] else ''}")
 
 
 def gate(conn, run, rule, record):
     """The verdict lines of one run and how many of each verdict; with `record` the run and its verdicts stored."""
     cases = candidate_cases(run)
     earlier = history(conn, run.row["machine"], run.row["started_at"])
+    befores = [earlier.get((run.row["machine"], key), []) for key in cases]
     judged = []
-    for key, case in cases.items():
-        before = earlier.get((run.row["machine"], key), [])
-        verdict, b = judge(case, before, rule)
-        if verdict:
-            judged.append((verdict, key, case, b, describe(verdict, case, b, before, rule)))
+    for (key, case), before, (word, v) in zip(cases.items(), befores, judge_family(list(zip(cases.values(), befores)),
+                                                                                    rule)):
+        if word:
+            b = band([draws(p) for p in before], rule)
+            judged.append((word, key, case, b, describe(case, b, before, rule, v)))
     if record:
         _, run_id = store(conn, run)
         conn.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -666,7 +714,7 @@ def trend_markdown(series, figure, rule):
                        "gate", "file"], rows), "",
                 "The next run's band: " + (_band_cell(nb) + f", spread {nb['spread']:.1%}" if nb else
                                            f"none yet (NEW: fewer than {rule.min_runs} runs)"), ""]
-    return "\n".join(out + [f"Band: {rule_text(rule)}."])
+    return "\n".join(out + [f"Band: {band_text(rule)}."])
 
 
 # ---- the command line --------------------------------------------------------------------------------------------
@@ -778,17 +826,24 @@ def cmd_trend(a):
     return 0
 
 
+def database_files(db):
+    """{path: what} of the history database and the files SQLite keeps beside it: what no output may name."""
+    return {db: "the history database", **{f"{db}{suffix}": f"the history database's {what}" for suffix, what in
+                                          (("-journal", "journal"), ("-wal", "write-ahead log"), ("-shm", "shared memory"))}}
+
+
 def cmd_gate(a):
     rule = rule_of(a)
     if a.junit:
         junit.check_path(a.junit)  # before --record writes anything
+        refuse_inputs(a.junit, database_files(a.db))
     runs = sorted(runs_of(a.results), key=lambda run: run.row["started_at"])
     for run in runs:
         if not any(r["status"] != "skipped" for r in run.records):
             raise ResultsError(f"{run.row['source']}: nothing to judge (no ok or failed case)")
     with contextlib.closing(open_db(a.db, write=a.record)) as conn, db_errors(a.db):
         judged = retried(lambda: gate_all(conn, runs, rule, a.record))
-    code = 1 if any(n["FAIL"] for _, n, _ in judged) else 0
+    code = 1 if any(n[v] for _, n, _ in judged for v in FAILING) else 0
     summaries = [printable(f"gate {run.row['source']}: {sum(n.values())} cases on {run.row['machine']} against the "
                            f"runs before {run.row['started_at']}: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) +
                            (" (recorded)" if a.record else "")) for run, (_, n, _) in zip(runs, judged)]
@@ -801,17 +856,17 @@ def cmd_gate(a):
     for (lines, _, _), summary in zip(judged, summaries):
         print("\n".join(lines))
         print(summary)
-    print(f"Band: {rule_text(rule)}.")
+    print(f"Rule: {rule_text(rule)}.")
     return code
 
 
 def gate_case(e):
-    """A judged case as a JUnit test case: FAIL a failure with its line, the other verdicts passed (their line in
-    system-out)."""
+    """A judged case as a JUnit test case: slower and failed a failure with its line, the other verdicts passed (their
+    line in system-out)."""
     line = f"{e['verdict']}: {e['message']}"
-    return junit.Case(e["case"], f"{e['pattern']}.{e['engine']}", e["seconds"],
-                      "failure" if e["verdict"] == "FAIL" else "passed", line if e["verdict"] == "FAIL" else "",
-                      "FAIL", line)
+    failing = e["verdict"] in FAILING
+    return junit.Case(e["case"], f"{e['pattern']}.{e['engine']}", e["seconds"], "failure" if failing else "passed",
+                      line if failing else "", e["verdict"], line)
 
 
 def gate_json(runs, judged, summaries, rule, code):

@@ -1,7 +1,7 @@
 """One self-contained HTML report of a dmabench results file, or of a comparison, for a person to open from a CI
 artifact.
 
-usage: dmabench-results report html RESULTS.json [--against REF.json] [--threshold 0.05] --out REPORT.html
+usage: dmabench-results report html RESULTS.json [--against REF.json] [--threshold F] --out REPORT.html
                                     [--max-figures 24]
 
 The file holds everything it shows: no network, no external style sheet, script, font or image (a
@@ -12,9 +12,9 @@ Content-Security-Policy in it forbids them); figures are PNG images inline as da
   summary               cases ok / skipped / failed, and how many ok cases are noisy (their p50's interval is
                         wider than the run's max_noise, or they have too few samples for one);
   comparison            with --against REF.json: the verdicts of `dmabench-results compare REF.json RESULTS.json`
-                        (slower / faster / within noise / same / failed, the same rules and --threshold), each
-                        p50 with its interval, the rule that judged it and its noise; noisy cases marked; the
-                        cases found in one file only;
+                        (slower / faster / ambiguous / same / failed, the same rule, dmabench.verdict, and
+                        --threshold), each p50 with its interval, the draws (processes) of each side and the
+                        rank-sum p-value; noisy cases marked; the cases found in one file only;
   figures               p50 latency and busbw against size per pattern and timing (dmabench.plot's figures,
                         both files overlaid with --against), the breakdown where the file has one; at most
                         --max-figures. They need the `plot` extra (matplotlib, pandas): without it the report is
@@ -37,6 +37,7 @@ import os
 import sys
 
 from . import compare as cmp
+from . import verdict
 from .extras import MissingExtra, require
 from .files import write_file
 from .keys import case_key, labels_apart, machine_label, p50_interval, pattern_label
@@ -45,7 +46,7 @@ from .text import fmt_num, fmt_size, printable, ResultsError
 from .tool import arg_parser, run_tool
 
 TOOL = "dmabench-results report html"
-VERDICT_ORDER = ["failed", "slower", "faster", "within noise", "same", "not compared"]
+VERDICT_ORDER = list(cmp.ORDER)
 
 STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; max-width: 1400px; }
@@ -54,7 +55,7 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
 th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; }
 th { background: #eef; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.noisy td { background: #fff6d6; } tr.failed td { background: #fde0e0; } tr.skipped td { color: #777; }
-tr.slower td { background: #fde0e0; } tr.faster td { background: #e0f5e0; } tr.within-noise td { background: #fff6d6; }
+tr.slower td { background: #fde0e0; } tr.faster td { background: #e0f5e0; } tr.ambiguous td { background: #fff6d6; }
 .badge { font-size: 0.8em; padding: 0 4px; border-radius: 3px; background: #f0c040; color: #222; }
 .note { background: #fff6d6; border: 1px solid #e0c060; padding: 0.5em; }
 figure { margin: 0.8em 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
@@ -211,31 +212,30 @@ def comparison_rows(rows, ref_doc, new_doc):
             bus = num(r["busbw_ratio"], 3) if r["busbw_ratio"] is not None else "–"
             cells = head + [(esc(p50_text(r["base_p50_us"], r["base_p50_interval_us"])),),
                             (esc(p50_text(r["new_p50_us"], r["new_p50_interval_us"])),), (num(r["p50_ratio"], 3),),
-                            (bus,), (f"{100 * r['noise']:.1f}%",), esc(r["rule"])]
+                            (bus,), (esc(r["draws"]),), (f"{r['p']:.2g}",)]
         out.append((cells, r["verdict"].replace(" ", "-") + (" noisy" if id(r) in noisy else "")))
     return out
 
 
 def comparison_section(ref_doc, new_doc, ref_path, new_path, threshold):
-    rows, only_ref, only_new = cmp.compare(ref_doc, new_doc, threshold)
+    mins = cmp.minima(threshold)
+    rows, only_ref, only_new = cmp.compare(ref_doc, new_doc, min_change=mins)
     if not rows:
         raise ResultsError(f"{new_path} and {ref_path} have no case in common (different patterns, engines, options, "
                            "devices, sizes or timing); accepted: two runs of the same config")
     tally = {v: sum(r["verdict"] == v for r in rows) for v in VERDICT_ORDER}
     cards = "".join(f'<span><b>{n}</b> {esc(v)}</span>' for v, n in tally.items() if n)
-    together = cmp.moved_together(rows, cmp.calibration(ref_doc, new_doc), threshold)
+    together = cmp.moved_together(rows, cmp.calibration(ref_doc, new_doc), mins["launch-bound"])
     table_rows = comparison_rows(rows, ref_doc, new_doc)
     header = ["verdict", "case", "pattern", "engine variant", "size/rank", "timing", "reference p50 µs [interval]",
-              "p50 µs [interval]", "p50 ratio", "busbw ratio", "noise", "rule"]
+              "p50 µs [interval]", "p50 ratio", "busbw ratio", "draws", "p"]
     out = [f"<h2>Comparison against {esc(os.path.basename(ref_path))}</h2>",
            f'<div class="cards" id="verdicts">{cards}</div>',
-           f"<p>{len(rows)} cases in both files; threshold {100 * threshold:.0f}%. A change beyond the threshold is "
-           "real (slower / faster) where the two p50 intervals do not overlap, else <i>within noise</i> (the rule "
-           "column names the interval that judged it; <i>spread</i>: files without intervals, judged against "
-           "(p95 − p50) / p50). The same verdicts as <code>dmabench-results compare</code>; slower and failed are "
-           "regressions.</p>"]
+           f"<p>{len(rows)} cases in both files; {esc(verdict.rule_line(verdict.ALPHA, mins))}. <i>draws</i>: the "
+           "processes of the reference + this file (one process per side supports nothing: <i>ambiguous</i>). The same "
+           "verdicts as <code>dmabench-results compare</code>; slower and failed are regressions.</p>"]
     if together:
-        out.append(f'<p class="note">{esc(cmp.together_line(together, threshold).replace("**", ""))}</p>')
+        out.append(f'<p class="note">{esc(cmp.together_line(together, mins["launch-bound"]).replace("**", ""))}</p>')
     out.append(f'<div id="comparison">{html_table(header, [c for c, _ in table_rows], [k for _, k in table_rows])}</div>')
     apart = cmp.settings_apart(ref_doc, new_doc, only_ref, only_new)
     if apart:
@@ -313,7 +313,7 @@ def page(title, sections):
                       "</head>", "<body>", f"<h1>{esc(title)}</h1>", *sections, "</body>", "</html>", ""])
 
 
-def report(path, against=None, threshold=0.05, max_figures=24):
+def report(path, against=None, threshold=None, max_figures=24):
     """The HTML text of the report of the results file `path` (compared with `against` where given)."""
     doc = load(path)
     ref = load(against) if against else None
@@ -338,11 +338,12 @@ def run(argv=None):
     ap = arg_parser(__doc__)
     ap.add_argument("results")
     ap.add_argument("--against", help="a reference results file: the comparison's verdicts (as compare)")
-    ap.add_argument("--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)")
+    ap.add_argument("--threshold", type=float, help="the least change that counts for every class (default: "
+                    "compare's class minima)")
     ap.add_argument("--out", required=True, help="the HTML file to write")
     ap.add_argument("--max-figures", type=int, default=24, help="at most this many figures (default 24)")
     a = ap.parse_args(argv)
-    if not 0 <= a.threshold < 10:
+    if a.threshold is not None and not 0 <= a.threshold < 10:
         raise ResultsError(f"--threshold {a.threshold} is not a fraction such as 0.05")
     if a.max_figures < 0:
         raise ResultsError(f"--max-figures {a.max_figures}: accepted: 0 or more")

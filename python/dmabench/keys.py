@@ -17,9 +17,10 @@ def p50_interval(result):
     return tuple(pair) if isinstance(pair, list) and len(pair) == 2 else None
 
 
-NOISY_LEGEND = ("p50 ± half its 95% interval (`p50_interval_us`: the larger side; a levels file: between its "
-                "processes); `noisy`: the interval is wider than the run's `max_noise`, or fewer than 6 samples: the "
-                "p50 is not known to that precision")
+NOISY_LEGEND = ("p50 ± half its interval (`p50_interval_us`, the larger side: within one process a 95% interval; "
+                "a levels file's between its processes, whose coverage is `levels.coverage`: 75% for 3 processes, "
+                "93.75% for 5, at least 95% from 6); `noisy`: the interval is wider than the run's `max_noise`, or "
+                "fewer than 6 samples: the p50 is not known to that precision")
 
 
 def p50_text(result, digits=1):

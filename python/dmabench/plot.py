@@ -27,7 +27,8 @@ it), drawn where --out is given (without it the trend is printed as history.py t
 A case over time from a history database (dmabench.history): <patterns>-trend.png, e.g. h2d-bidir-trend.png, one
 series per machine kind and case whose name matches REGEX (at most 8), each run at its place in start order with
 its 95% interval as an error bar (where recorded), the gate's band drawn from the runs before it (history.py's
-rule and options), and a red cross on every run a recorded gate verdict (`history.py gate --record`) FAILed.
+rule and options), and a red cross on every run a recorded gate verdict (`history.py gate --record`) failed it (slower or failed; FAIL in databases of earlier
+gates).
 
 Exit codes: 0 figures written; 2 bad input: an unreadable or malformed results file or history database, a bad argument, an
 --out where the figures cannot be written (each is written whole or not at all), or no ok result to plot (an empty `results` list, none left after --patterns/--engines, or none of the
@@ -335,7 +336,7 @@ MAX_SERIES = 8  # a trend figure's series (machine kind x case): more would be u
 
 def figure_trend(series, figure, rule, caption):
     """A case's figure over runs: error bars for the runs' intervals, the gate's band from the runs before each
-    (shaded, its median dashed), a red cross on every run whose recorded gate verdict is FAIL."""
+    (shaded, its median dashed), a red cross on every run whose recorded gate verdict failed it (slower, failed; FAIL before issue 50)."""
     fig, ax = _figure()
     starts = sorted({r["started_at"] for s in series for r in s["runs"]})
     place = {t: i for i, t in enumerate(starts)}
@@ -357,10 +358,10 @@ def figure_trend(series, figure, rule, caption):
                             step="mid", color=colour, alpha=0.15, lw=0,
                             label=None if i else "gate band from the runs before (dashed: their median)")
             ax.plot(bx, [b["median"] for _, b in banded], "--", drawstyle="steps-mid", color=colour, lw=0.8)
-        fails = [(x, y) for x, y, r in zip(xs, ys, s["runs"]) if r["verdict"] == "FAIL"]
+        fails = [(x, y) for x, y, r in zip(xs, ys, s["runs"]) if r["verdict"] in ("slower", "failed", "FAIL")]
         if fails:
             ax.scatter(*zip(*fails), marker="X", s=110, color="red", zorder=5,
-                       label=None if failed else "gate FAIL (recorded)")
+                       label=None if failed else "gate slower / failed (recorded)")
             failed = True
     ax.set_xticks(range(len(starts)), [f"{t[5:16].replace('T', ' ')}\n{str(revision[t])[:12]}" for t in starts],
                   rotation=90, fontsize=6.5)

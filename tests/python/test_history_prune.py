@@ -60,7 +60,7 @@ def test_prune_keep_per_machine_kind_and_dry_run(db):
     # a gate and a trend read what is left
     p = run("history.py", "gate", write(db.parent, "later.json", run_at("2026-02-01T00:00:00Z", {1024: 101.0})),
             "--db", db)
-    assert p.returncode == 0 and "NEW" in p.stdout, p.stdout + p.stderr  # 2 runs left, 3 needed
+    assert p.returncode == 0 and "new    copy" in p.stdout, p.stdout + p.stderr  # 2 runs left, 3 needed
     p = run("history.py", "trend", "--db", db, "--case", "1024", "--json")
     assert p.returncode == 0 and len(json.loads(p.stdout)["series"]) == 2, p.stderr
 

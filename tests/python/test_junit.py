@@ -8,8 +8,8 @@ import pytest
 etree = pytest.importorskip("lxml.etree", reason="lxml is not installed (Debian: apt install python3-lxml): the JUnit "
                                                  "files cannot be validated against their schema")
 
-from test_history import add_runs, run_at
-from test_scripts import ROOT, document, result, run, with_interval, write
+from test_history import add_runs, levels_at, run_at
+from test_scripts import ROOT, document, processes, result, run, with_interval, write
 
 from dmabench import junit
 
@@ -86,7 +86,7 @@ def compare_docs():
                     with_interval(result("copy", "ce", 8192, "oneshot", 30.1), 0.01),  # same
                     with_interval(result("copy", "sm", 65536, "oneshot", 40.0), 0.01)])  # only in NEW
     new["results"][2]["sampling"]["seconds"] = 0.25
-    return base, new
+    return processes(base), processes(new)  # 8 processes a side: a change is judged on 8 + 8 draws
 
 
 def test_compare_junit(tmp_path):
@@ -100,12 +100,12 @@ def test_compare_junit(tmp_path):
         ("dmabench", "5", "1", "2")
     got = parsed(out)
     slower = [v for k, v in got.items() if k.startswith("copy/ce,tag=\\x01<&>\"'\\n\\ttab\\x7f\\ufffe/")]
-    assert slower[0][:2] == ("copy.ce", "Failure") and slower[0][2].startswith("slower: p50 10.00 [9.90, 10.10] -> ")
+    assert slower[0][:2] == ("copy.ce", "Failure") and slower[0][2].startswith("slower: p50 10.00 [9.86, 10.14] -> ")
     assert got["copy/ce/oneshot/dev=0,1/4096"] == ("copy.ce", "passed", None)
     assert got["copy/sm/oneshot/dev=0,1/65536"][1:] == ("Skipped", "only in NEW (not in BASE): not compared")
     assert got["copy/ce/oneshot/dev=0,1/65536"][1:] == ("Skipped", "only in BASE (not in NEW): not compared")
     times = {c.get("name"): c.get("time") for c in root.iter("testcase")}
-    assert times["copy/ce/oneshot/dev=0,1/8192"] == "0.25"
+    assert times["copy/ce/oneshot/dev=0,1/8192"] == "2"  # sampling.seconds summed over the 8 processes
     # the markdown is printed as before; a --junit path that cannot be written is one line and exit 2
     assert "slower" in p.stdout
     p = run("compare.py", tmp_path / "base.json", tmp_path / "new.json", "--junit", tmp_path / "no" / "x.xml")
@@ -113,9 +113,9 @@ def test_compare_junit(tmp_path):
 
 
 def gate_setup(tmp_path):
-    docs = [run_at(f"2026-01-0{i + 1}T00:00:00Z", {1024: p, 4096: 50.0}) for i, p in enumerate([100, 101, 99, 100])]
+    docs = [run_at(f"2026-01-0{i + 1}T00:00:00Z", {1024: p, 4096: 50.0}) for i, p in enumerate([100, 101, 99, 100, 102, 98])]
     db = add_runs(tmp_path, docs)
-    new = run_at("2026-02-01T00:00:00Z", {1024: 120.0, 4096: 50.0, 16384: 7.0})
+    new = levels_at("2026-02-01T00:00:00Z", {1024: 120.0, 4096: 50.0, 16384: 7.0})  # 5 processes
     new["results"][1]["sampling"]["seconds"] = 1.5
     return db, write(tmp_path, "new.json", new)
 
@@ -124,12 +124,12 @@ def test_gate_junit_and_json(tmp_path):
     db, path = gate_setup(tmp_path)
     out = tmp_path / "gate.xml"
     p = run("history.py", "gate", path, "--db", db, "--junit", out)
-    assert p.returncode == 1 and "FAIL   copy/ce/oneshot/dev=0,1/1024" in p.stdout, p.stdout + p.stderr
+    assert p.returncode == 1 and "slower  copy/ce/oneshot/dev=0,1/1024" in p.stdout, p.stdout + p.stderr
     root = validate(out)
     assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("3", "1", "0")
     got = parsed(out)
     assert got["copy/ce/oneshot/dev=0,1/1024"][:2] == ("copy.ce", "Failure")
-    assert got["copy/ce/oneshot/dev=0,1/1024"][2].startswith("FAIL: p50 120.00 µs [118.80, 121.20] (within one process)")
+    assert got["copy/ce/oneshot/dev=0,1/1024"][2].startswith("slower: p50 120.00 µs [117.60, 122.40] (between 5 processes)")
     assert got["copy/ce/oneshot/dev=0,1/4096"] == ("copy.ce", "passed", None)
     assert {c.get("name"): c.get("time") for c in root.iter("testcase")}["copy/ce/oneshot/dev=0,1/4096"] == "1.5"
     p = run("history.py", "gate", path, "--db", db, "--json")
@@ -137,15 +137,16 @@ def test_gate_junit_and_json(tmp_path):
     doc = json.loads(p.stdout)
     assert (doc["status"], doc["exit_code"], doc["rule"]["runs"]) == ("fail", 1, 10)
     (one,) = doc["runs"]
-    assert one["counts"] == {"FAIL": 1, "NOISY": 0, "NEW": 1, "PASS": 1} and one["machine"] == "2 x GPU X"
+    assert one["counts"] == {"failed": 0, "slower": 1, "ambiguous": 0, "new": 1, "faster": 0, "same": 1}
+    assert one["machine"] == "2 x GPU X"
     cases = {c["case"]: c for c in one["cases"]}
     fail = cases["copy/ce/oneshot/dev=0,1/1024"]
     assert (fail["verdict"], fail["p50_us"], fail["baseline"]["median_us"], fail["baseline"]["runs"]) == \
-        ("FAIL", 120.0, 100.0, 4)
-    assert fail["p50_interval_us"] == pytest.approx([118.8, 121.2]) and fail["judged_by"] == "within one process"
+        ("slower", 120.0, 100.0, 6)
+    assert fail["p50_interval_us"] == pytest.approx([117.6, 122.4]) and fail["judged_by"] == "between 5 processes"
     assert fail["message"].startswith("p50 120.00 µs") and fail["case_key"][0] == "copy"
     assert cases["copy/ce/oneshot/dev=0,1/16384"]["baseline"] is None
-    assert cases["copy/ce/oneshot/dev=0,1/16384"]["verdict"] == "NEW"
+    assert cases["copy/ce/oneshot/dev=0,1/16384"]["verdict"] == "new"
     kept = db.read_bytes()  # a --junit path that cannot be written: refused before --record writes anything
     p = run("history.py", "gate", path, "--db", db, "--record", "--junit", db.parent / "no" / "gate.xml")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "no such directory" in p.stderr, p.stderr
@@ -153,3 +154,21 @@ def test_gate_junit_and_json(tmp_path):
     passing = run_at("2026-02-01T00:00:00Z", {1024: 100.0})
     p = run("history.py", "gate", write(tmp_path, "ok.json", passing), "--db", db, "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["status"] == "pass" and json.loads(p.stdout)["exit_code"] == 0
+
+
+def test_gate_junit_never_names_the_database_or_its_journal(tmp_path):
+    """Issue 51: `gate --junit h.sqlite` replaced the whole history with the XML (exit 0); the database, its journal,
+    WAL and shared-memory files, and a link to the database are refused before any work, the database unchanged."""
+    db, path = gate_setup(tmp_path)
+    kept = db.read_bytes()
+    link = tmp_path / "link.xml"
+    link.symlink_to(db)
+    hard = tmp_path / "hard.xml"
+    os.link(db, hard)
+    for target in (db, f"{db}-journal", f"{db}-wal", f"{db}-shm", link, hard):
+        for extra in ([], ["--record"]):
+            p = run("history.py", "gate", path, "--db", db, "--junit", target, *extra)
+            assert p.returncode == 2 and p.stderr.count("\n") == 1 and "which this command reads" in p.stderr, \
+                (target, p.stderr)
+            assert db.read_bytes() == kept and p.stdout == ""
+    assert not os.path.exists(f"{db}-journal")
