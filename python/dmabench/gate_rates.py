@@ -1,0 +1,222 @@
+"""How often the verdict is wrong, measured: N A/A comparisons (one binary against itself) and N comparisons against
+a slowdown injected outside the timing code, each a whole `dmabench-results ab` run.
+
+usage: dmabench-results gate-rates --bin DMABENCH --out DIR [--aa 30] [--injected 10] [--stretch 10:5]
+                                   [--busy-share 0.5] [--processes 6] [--reruns 2] [--budget 300] [--seed S]
+                                   -- DMABENCH_ARGS...
+       dmabench-results gate-rates --table DIR/rates.json     (the README table of a finished measurement)
+
+A/A: `ab DMABENCH DMABENCH` (every verdict other than same is wrong: slower and faster are false alarms, ambiguous
+is undecided). Every second A/A comparison (--busy-share of them) runs beside a busy loop on the machine's last CPU
+(another process spinning; on a 2-vCPU VM the other vCPU), the load a shared CI runner adds. Injected:
+`ab DMABENCH DMABENCH --new-env DMABENCH_HOST_FAULT=stretch:L:B` (the host engine's test-only fault: every operation
+of NEW made L percent longer in launch-bound cases, B percent in bandwidth-bound ones, by a spin after its
+copies; engines/host.cpp), so that NEW is slower by a known amount and the binary is the same. The host backend
+only (DMABENCH_ARGS name a host config, e.g. --preset gate-host --backend host).
+
+Writes DIR/aa-NN/ and DIR/inj-NN/ (each ab run's ab.json; the per-process files are removed after each run unless
+--keep), and DIR/rates.json: per comparison its kind, busy or not, exit code, seconds, verdict counts per class and
+the median p50 ratio per class; and the rates: A/A comparisons with any slower (and with any slower or faster) case,
+the share of A/A cases ambiguous, per class; injected comparisons with a slower case of the class and the share of
+the class's cases called slower. Prints the table (--table prints it from a rates.json: the README's table is made
+so and checked by tests).
+Exit codes: 0 done; 2 bad input; 130 interrupted.
+"""
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+from . import ab
+from .text import json_text, ResultsError, table
+from .tool import arg_parser, run_tool
+
+TOOL = "gate-rates"
+CLASSES = ("launch-bound", "bandwidth-bound")
+
+
+def busy_loop():
+    """A process spinning on the machine's last CPU (None where there is one CPU only)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None
+    code = f"import os; os.sched_setaffinity(0, {{{cpus[-1]}}})\nwhile True: pass"
+    return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL)
+
+
+def one(a, args, kind, k, busy):
+    """One ab run: its summary for rates.json."""
+    out = os.path.join(a.out, f"{kind}-{k:02d}")
+    argv = [a.bin, a.bin, "--out", out, "--processes", str(a.processes), "--reruns", str(a.reruns),
+            "--budget", str(a.budget), "--seed", str(a.seed * 1000 + k + (500 if kind == "inj" else 0)), "--json"]
+    if kind == "inj":
+        argv += ["--new-env", f"DMABENCH_HOST_FAULT=stretch:{a.stretch}"]
+    loop = busy_loop() if busy else None
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run([sys.executable, "-m", "dmabench.cli", "ab", *argv, "--", *args], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, check=False,
+                           env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
+    finally:
+        if loop:
+            loop.kill()
+            loop.wait()
+    if p.returncode == 130:
+        raise KeyboardInterrupt
+    if p.returncode not in (0, 1):
+        raise ResultsError(f"{kind} comparison {k}: ab exited {p.returncode}: "
+                           f"{(p.stderr.decode(errors='replace').strip().splitlines() or [''])[-1][:300]}")
+    result = json.loads(p.stdout)
+    if not a.keep:
+        for side in ab.SIDES:
+            shutil.rmtree(os.path.join(out, side), ignore_errors=True)
+            os.remove(os.path.join(out, f"{side}.json"))
+    return summary(result, kind, k, busy, p.returncode, time.monotonic() - t0)
+
+
+def summary(result, kind, k, busy, code, seconds):
+    """A comparison's line of rates.json from its ab.json."""
+    per = {}
+    for cls in CLASSES:
+        rows = [r for r in result["cases"] if r["class"] == cls and "p50_ratio" in r]
+        per[cls] = {"cases": len(rows), **{v: sum(r["verdict"] == v for r in rows) for v in ("slower", "faster",
+                                                                                           "ambiguous", "same")},
+                    "median_ratio": statistics.median([r["p50_ratio"] for r in rows]) if rows else None}
+    return {"kind": kind, "index": k, "busy": busy, "exit_code": code, "seconds": round(seconds, 1),
+            "processes": len(result["processes"]), "looks": len(result["looks"]), "classes": per,
+            "failed_cases": sum(r["verdict"] == "failed" for r in result["cases"])}
+
+
+def rates(comparisons):
+    """The rates of rates.json from its comparisons."""
+    aa = [c for c in comparisons if c["kind"] == "aa"]
+    inj = [c for c in comparisons if c["kind"] == "inj"]
+    out = {"aa": len(aa), "injected": len(inj)}
+
+    def any_of(cs, verdicts, classes=CLASSES):
+        return sum(any(c["classes"][cls][v] for cls in classes for v in verdicts) for c in cs)
+
+    for label, group in (("all", aa), ("quiet", [c for c in aa if not c["busy"]]), ("busy", [c for c in aa if c["busy"]])):
+        cases = sum(c["classes"][cls]["cases"] for c in group for cls in CLASSES)
+        out[f"aa_{label}"] = {
+            "comparisons": len(group), "with_slower": any_of(group, ("slower",)),
+            "with_slower_or_faster": any_of(group, ("slower", "faster")),
+            "ambiguous_share": (sum(c["classes"][cls]["ambiguous"] for c in group for cls in CLASSES) / cases)
+            if cases else None,
+            "per_class_ambiguous": {cls: (sum(c["classes"][cls]["ambiguous"] for c in group) /
+                                          max(1, sum(c["classes"][cls]["cases"] for c in group))) for cls in CLASSES}}
+    out["injected_per_class"] = {cls: {
+        "comparisons_with_slower": sum(c["classes"][cls]["slower"] > 0 for c in inj),
+        "share_slower": (sum(c["classes"][cls]["slower"] for c in inj) / max(1, sum(c["classes"][cls]["cases"] for c in inj))),
+        "median_ratio": statistics.median([c["classes"][cls]["median_ratio"] for c in inj
+                                           if c["classes"][cls]["median_ratio"] is not None]) if inj else None}
+        for cls in CLASSES}
+    return out
+
+
+def pct(x):
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def markdown(doc):
+    """The README table of a rates.json."""
+    r, s = doc["rates"], doc["settings"]
+    lines = [f"Settings: `{s['command']}`, {s['processes']} processes per side and look, up to {s['reruns']} re-run "
+             f"look(s), alpha {s['alpha']:g}, minimum change {s['min_change']}; injected: `stretch:{s['stretch']}` "
+             f"(launch-bound:bandwidth-bound percent). Machine: {s['machine']}.", "",
+             table(["A/A comparisons", "count", "with a slower case", "with a slower or faster case",
+                    "cases ambiguous", "launch-bound ambiguous", "bandwidth-bound ambiguous"],
+                   [[label, str(r[f"aa_{label}"]["comparisons"]), str(r[f"aa_{label}"]["with_slower"]),
+                     str(r[f"aa_{label}"]["with_slower_or_faster"]), pct(r[f"aa_{label}"]["ambiguous_share"]),
+                     pct(r[f"aa_{label}"]["per_class_ambiguous"]["launch-bound"]),
+                     pct(r[f"aa_{label}"]["per_class_ambiguous"]["bandwidth-bound"])]
+                    for label in ("all", "quiet", "busy")]), "",
+             table(["injected (class)", "comparisons", "with a slower case of the class", "cases called slower",
+                    "median p50 ratio NEW/BASE"],
+                   [[cls, str(r["injected"]), str(p["comparisons_with_slower"]), pct(p["share_slower"]),
+                     "–" if p["median_ratio"] is None else f"{p['median_ratio']:.3f}"]
+                    for cls, p in r["injected_per_class"].items()])]
+    return "\n".join(lines)
+
+
+def machine():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "unknown CPU")
+    except OSError:
+        model = "unknown CPU"
+    return f"{model}, {os.cpu_count()} CPUs"
+
+
+def main(argv=None, tool=TOOL):
+    return run_tool(tool, run, argv)
+
+
+def run(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--table"]:
+        if len(argv) != 2:
+            raise ResultsError("--table takes one rates.json")
+        try:
+            with open(argv[1], encoding="utf-8") as f:
+                print(markdown(json.load(f)))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ResultsError(f"{argv[1]}: not a gate-rates rates.json ({type(e).__name__}: {e})") from None
+        return 0
+    if "--" not in argv:
+        raise ResultsError("expected `-- DMABENCH_ARGS...` (e.g. -- --preset gate-host --backend host)")
+    cut = argv.index("--")
+    ap = arg_parser(__doc__)
+    ap.add_argument("--bin", required=True, help="the dmabench binary")
+    ap.add_argument("--out", required=True, help="the directory (created; must be empty or absent)")
+    ap.add_argument("--aa", type=int, default=30, help="A/A comparisons (default 30)")
+    ap.add_argument("--injected", type=int, default=10, help="comparisons against the injected slowdown (default 10)")
+    ap.add_argument("--stretch", default="10:5", help="launch-bound:bandwidth-bound percent injected (default 10:5)")
+    ap.add_argument("--busy-share", type=float, default=0.5, help="share of A/A comparisons beside a busy loop")
+    ap.add_argument("--processes", type=int, default=6)
+    ap.add_argument("--reruns", type=int, default=2)
+    ap.add_argument("--budget", type=float, default=300.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--keep", action="store_true", help="keep every process's results file")
+    a = ap.parse_args(argv[:cut])
+    args = argv[cut + 1:]
+    ab.check_binary(a.bin, "--bin")
+    ab.check_args(args)
+    parts = a.stretch.split(":")
+    try:
+        if not 1 <= len(parts) <= 2 or not all(0 <= float(x) <= 1000 for x in parts):
+            raise ValueError
+    except ValueError:
+        raise ResultsError(f"--stretch {a.stretch!r}: expected PERCENT or LAUNCH:BANDWIDTH percent, 0 to 1000") from None
+    if not (0 <= a.aa <= 1000 and 0 <= a.injected <= 1000 and 0 <= a.busy_share <= 1):
+        raise ResultsError("--aa and --injected: 0 to 1000 comparisons; --busy-share: 0 to 1")
+    if os.path.exists(a.out) and (not os.path.isdir(a.out) or os.listdir(a.out)):
+        raise ResultsError(f"--out {a.out!r}: exists and is not an empty directory")
+    os.makedirs(a.out, exist_ok=True)
+    from . import verdict
+    settings = {"command": " ".join(args), "processes": a.processes, "reruns": a.reruns, "budget_s": a.budget,
+                "alpha": verdict.ALPHA, "min_change": verdict.MIN_CHANGE, "stretch": a.stretch, "seed": a.seed,
+                "busy_share": a.busy_share, "machine": machine()}
+    comparisons = []
+    busy_every = round(1 / a.busy_share) if a.busy_share else 0
+    plan = [("aa", k, bool(busy_every) and k % busy_every == 0) for k in range(1, a.aa + 1)]
+    plan += [("inj", k, False) for k in range(1, a.injected + 1)]
+    plan.sort(key=lambda p: (p[1], p[0]))  # interleaved: aa-1, inj-1, aa-2, ...: the machine's drift hits both
+    for kind, k, busy in plan:
+        comparisons.append(one(a, args, kind, k, busy))
+        doc = {"schema": "dmabench-gate-rates/1", "settings": settings, "comparisons": comparisons,
+               "rates": rates(comparisons)}
+        ab.write_json(os.path.join(a.out, "rates.json"), doc)
+        c = comparisons[-1]
+        print(f"{kind}-{k:02d}{' busy' if busy else ''}: exit {c['exit_code']}, {c['seconds']:.0f} s, " + "; ".join(
+            f"{cls} " + ", ".join(f"{n} {v}" for v, n in p.items() if v not in ("cases", "median_ratio") and n)
+            for cls, p in c["classes"].items()), flush=True)
+    print(markdown(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
