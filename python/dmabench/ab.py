@@ -216,7 +216,8 @@ def run(argv=None):
     check_args(args)
     for side in SIDES:
         check_binary(getattr(a, f"{side}_bin"), side.upper())
-    env_pairs(a.base_env, "--base-env"), env_pairs(a.new_env, "--new-env")
+    for flag, specs in (("--base-env", a.base_env), ("--new-env", a.new_env)):
+        env_pairs(specs, flag)  # before anything is made
     if a.junit:
         junit.check_path(a.junit)
     if os.path.exists(a.out) and (not os.path.isdir(a.out) or os.listdir(a.out)):
@@ -225,7 +226,6 @@ def run(argv=None):
         os.makedirs(os.path.join(a.out, side), exist_ok=True)
     runner = Runner(a, args, a.out)
     looks, reruns = [], []  # reruns: per re-run look, (its rounds, its cases)
-    status = 0
     try:
         for rnd in range(1, a.processes + 1):
             runner.round(rnd)
@@ -242,10 +242,9 @@ def run(argv=None):
             docs, rows, only_base, only_new = judge(runner, reruns, alpha, mins)
             looks.append(look_summary(rows, runner, open_cases))
     except Interrupted:
-        status = 130
         write_json(os.path.join(a.out, "ab.json"), record(a, args, alpha, mins, runner, looks, None, "interrupted"))
         sys.stderr.write(f"ab: interrupted; the finished processes' files are in {a.out}\n")
-        return status
+        return 130
     for side in SIDES:
         write_json(os.path.join(a.out, f"{side}.json"), docs[side])
     regressed = [r for r in rows if r["verdict"] in compare.regressions(a.fail_ambiguous)]

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 
-from . import ab
+from . import ab, verdict
 from .text import json_text, ResultsError, table
 from .tool import arg_parser, run_tool
 
@@ -196,7 +196,6 @@ def run(argv=None):
     if os.path.exists(a.out) and (not os.path.isdir(a.out) or os.listdir(a.out)):
         raise ResultsError(f"--out {a.out!r}: exists and is not an empty directory")
     os.makedirs(a.out, exist_ok=True)
-    from . import verdict
     settings = {"command": " ".join(args), "processes": a.processes, "reruns": a.reruns, "budget_s": a.budget,
                 "alpha": verdict.ALPHA, "min_change": verdict.MIN_CHANGE, "stretch": a.stretch, "seed": a.seed,
                 "busy_share": a.busy_share, "machine": machine()}
