@@ -32,6 +32,8 @@ import tempfile
 
 # Fresh paths the committed files lack, on purpose, with the reason. A path covers its subtree.
 NEW = {
+    "context.machine.rank_threads": "SCHEMA.md machine (host): whether the host engine pins its rank threads (issue 50: "
+                                    "the host engine's own process mode), added after the committed files",
     "results[].samples_us": "SCHEMA.md samples_us: every timed sample of the case (config samples: true or --samples, "
                             "issue 42), added after the committed files",
     "results[].core_share": "SCHEMA.md core_share: whether the sampling thread's core was shared with a busy hardware "
