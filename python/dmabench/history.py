@@ -62,10 +62,13 @@ gate     judges each case of every RESULTS file (matched across runs by dmabench
   --json prints the verdicts as JSON instead (docs/history.md, "gate --json"): the overall status and exit code, and
   per run its counts and each judged case with its key, baseline band, p50, verdict and line. --junit FILE also
   writes them as JUnit XML (dmabench.junit): a judged case a test case, slower and failed a failure with its line.
+  The JUnit file is written inside the gate's transaction: where it cannot be written (exit 2), --record stores
+  nothing; it may not name the database or the files SQLite keeps beside it.
 prune    removes runs, with all their rows (records, verdicts), in one transaction: --keep N keeps the last N runs
          (by start) of each machine kind, --since DATE the runs started at or after DATE (ISO 8601; UTC where no
          zone is given); --machine KIND prunes that kind only. Prints each run removed; --dry-run only says which
-         would be. The file keeps its size until `vacuum`.
+         would be. The file keeps its size until `vacuum`. A --db that is not there is refused (prune and vacuum
+         maintain a database; they never make one), and so is a --since in the future (it would remove every run).
 vacuum   rebuilds the database file without its free pages (SQLite's VACUUM): prints the sizes before and after.
 
 Exit codes: 0 done (gate: no case slower or failed); 1 gate: a case slower or failed; 2 bad input: a file that is not a dmabench
@@ -841,15 +844,17 @@ def cmd_gate(a):
     for run in runs:
         if not any(r["status"] != "skipped" for r in run.records):
             raise ResultsError(f"{run.row['source']}: nothing to judge (no ok or failed case)")
+    def junit_file(judged):  # written inside the transaction: a JUnit file that cannot be written rolls --record back
+        if a.junit:
+            junit.write(a.junit, [gate_case(e) for _, _, entries in judged for e in entries],
+                        {"command": "history gate", "rule": rule_text(rule), "db": a.db})
+
     with contextlib.closing(open_db(a.db, write=a.record)) as conn, db_errors(a.db):
-        judged = retried(lambda: gate_all(conn, runs, rule, a.record))
+        judged = retried(lambda: gate_all(conn, runs, rule, a.record, junit_file))
     code = 1 if any(n[v] for _, n, _ in judged for v in FAILING) else 0
     summaries = [printable(f"gate {run.row['source']}: {sum(n.values())} cases on {run.row['machine']} against the "
                            f"runs before {run.row['started_at']}: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) +
                            (" (recorded)" if a.record else "")) for run, (_, n, _) in zip(runs, judged)]
-    if a.junit:
-        junit.write(a.junit, [gate_case(e) for _, _, entries in judged for e in entries],
-                    {"command": "history gate", "rule": rule_text(rule), "db": a.db})
     if a.json:
         print(json_text(gate_json(runs, judged, summaries, rule, code)))
         return code
@@ -885,7 +890,11 @@ def prune_args(a):
                            "(the runs started since an ISO 8601 date)")
     if a.keep is not None and a.keep < 1:
         raise ResultsError(f"--keep {a.keep}: expected a whole number of runs, 1 or more")
-    return a.keep, None if a.since is None else utc(a.since, "--since")
+    since = None if a.since is None else utc(a.since, "--since")
+    if since is not None and since > now():
+        raise ResultsError(f"--since {a.since}: in the future, it would remove every run; accepted: a date up to now "
+                           "(the runs started before it are removed)")
+    return a.keep, since
 
 
 def doomed_runs(conn, keep, since, machine):
@@ -912,8 +921,17 @@ def remove_runs(conn, run_ids):
         conn.executemany(f"DELETE FROM {table_name} WHERE run_id = ?", [(r,) for r in run_ids])
 
 
+def existing_db(path):
+    """ResultsError where the database a maintenance command (prune, vacuum) is given is not there: a mistyped --db
+    made an empty database and exited 0 (issue 51)."""
+    if not os.path.exists(path):
+        raise ResultsError(f"{path}: no history database there; prune and vacuum maintain one (`history.py add` makes "
+                           "one)")
+
+
 def cmd_prune(a):
     keep, since = prune_args(a)
+    existing_db(a.db)
 
     def step():
         with transaction(conn, write=not a.dry_run):
@@ -934,6 +952,7 @@ def cmd_prune(a):
 
 
 def cmd_vacuum(a):
+    existing_db(a.db)
     with contextlib.closing(open_db(a.db, write=True)) as conn, db_errors(a.db):
         before = os.path.getsize(a.db)
         retried(lambda: conn.execute("VACUUM"))
@@ -942,11 +961,14 @@ def cmd_vacuum(a):
     return 0
 
 
-def gate_all(conn, runs, rule, record):
+def gate_all(conn, runs, rule, record, before_commit=lambda judged: None):
     """Every run judged in order, in one transaction (with `record` each run stored with its verdicts before the next
-    is judged; else one snapshot read): [(lines, counts)], printed once the transaction is over."""
+    is judged; else one snapshot read): [(lines, counts)], printed once the transaction is over. `before_commit(judged)`
+    runs inside it (gate's JUnit file: where it cannot be written, nothing is stored; issue 51)."""
     with transaction(conn, write=record):
-        return [gate(conn, run, rule, record) for run in runs]
+        judged = [gate(conn, run, rule, record) for run in runs]
+        before_commit(judged)
+        return judged
 
 
 def main(argv=None, tool=TOOL):

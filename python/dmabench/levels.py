@@ -122,9 +122,12 @@ def figures(ok, mid):
 
 
 def shared_fraction(record):
-    """A record's core_share.shared over probed (its samples taken on a shared core), or None without one."""
+    """A record's core_share.shared over probed (its samples taken on a shared core), or None without one or where
+    the two cannot be counts of it (shared below 0 or above probed: compare printed -0.67 and inf as facts)."""
     c = record.get("core_share")
     if not isinstance(c, dict) or not number(c.get("probed")) or c["probed"] <= 0 or not number(c.get("shared")):
+        return None
+    if not 0 <= c["shared"] <= c["probed"]:
         return None
     return c["shared"] / c["probed"]
 

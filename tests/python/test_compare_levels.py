@@ -176,3 +176,13 @@ def test_a_moved_case_whose_core_was_shared_for_another_share_is_named(tmp_path)
     assert "(ambiguous: 0.00 -> 0.80)" in p.stdout
     plain_rows, _, _ = compare.compare(one_process(), one_process(launch=1.5), 0.05)  # no core_share: no fields
     assert not any("new_core_shared" in r for r in plain_rows) and compare.core_shared_apart(plain_rows) == []
+
+
+def test_a_core_share_that_cannot_be_a_share_is_not_printed_as_one():
+    """Issue 51: compare printed a core_share of -0.67 or inf as a fact; shared below 0 or above probed is no share."""
+    base, new = one_process(), one_process(launch=1.5)
+    for doc, shared in ((base, -20), (new, 45)):
+        for r in doc["results"]:
+            r["core_share"] = {"probed": 30, "shared": shared, "ratio_p50": 0.5, "threshold": 0.75}
+    rows, _, _ = compare.compare(base, new, 0.05)
+    assert not any("new_core_shared" in r for r in rows) and compare.core_shared_apart(rows) == []

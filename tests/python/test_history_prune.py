@@ -108,3 +108,21 @@ def test_prune_and_vacuum_refuse_a_missing_or_foreign_database(tmp_path):
         assert p.returncode == 2 and "not a dmabench history database" in p.stderr and digest(other) == kept
     p = run("history.py", "prune", "--keep", "1", "--dry-run", "--db", tmp_path / "none.sqlite")
     assert p.returncode == 2 and "no history database there" in p.stderr, p.stderr
+
+
+def test_maintenance_refuses_a_missing_database_and_a_future_since(tmp_path):
+    """Issue 51: prune and vacuum on a mistyped --db made an empty database and exited 0; prune --since a future date
+    removed every run without a word. Both are refused (exit 2, one line) and nothing is made or removed."""
+    missing = tmp_path / "typo.sqlite"
+    for args in (["prune", "--keep", "3"], ["prune", "--since", "2026-01-01"], ["vacuum"]):
+        p = run("history.py", *args, "--db", missing)
+        assert p.returncode == 2 and p.stderr.count("\n") == 1 and "no history database there" in p.stderr, p.stderr
+        assert not missing.exists()
+    db = tmp_path / "h.sqlite"
+    doc = run_at("2026-01-01T00:00:00Z", {1024: 100.0})
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    assert run("history.py", "add", tmp_path / "r.json", "--db", db).returncode == 0
+    p = run("history.py", "prune", "--since", "2999-01-01", "--db", db)
+    assert p.returncode == 2 and "in the future" in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 1

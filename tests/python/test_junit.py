@@ -172,3 +172,17 @@ def test_gate_junit_never_names_the_database_or_its_journal(tmp_path):
                 (target, p.stderr)
             assert db.read_bytes() == kept and p.stdout == ""
     assert not os.path.exists(f"{db}-journal")
+
+
+def test_gate_record_with_a_junit_file_that_cannot_be_written_stores_nothing(tmp_path):
+    """Issue 51: `gate --record --junit /dev/full` exited 2 with the run and its verdicts stored; the JUnit file is
+    written inside the gate's transaction, so a write that fails rolls the run back: exit 2, the database unchanged."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    db, path = gate_setup(tmp_path)
+    kept = db.read_bytes()
+    p = run("history.py", "gate", path, "--db", db, "--record", "--junit", "/dev/full")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "cannot write /dev/full" in p.stderr, p.stderr
+    assert db.read_bytes() == kept and p.stdout == ""
+    p = run("history.py", "gate", path, "--db", db, "--record", "--junit", tmp_path / "ok.xml")
+    assert p.returncode == 1 and (tmp_path / "ok.xml").exists() and db.read_bytes() != kept
