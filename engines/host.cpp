@@ -104,8 +104,6 @@ struct HostFault {
     const char* v = std::getenv("DMABENCH_HOST_FAULT");
     if (!v || !*v) return f;
     int r = -1, ms = 0;
-    double pct = 0, pct_b = 0;
-    char tail = 0;
     if (std::sscanf(v, "corrupt:%d", &r) == 1) {
       f.rank = r;
       f.corrupt = true;
@@ -121,17 +119,28 @@ struct HostFault {
     } else if (std::sscanf(v, "slow-device:%d:%d", &r, &ms) == 2) {
       f.slow_device = r;
       f.delay_ms = ms;
-    } else if (const int n = std::sscanf(v, "stretch:%lf:%lf%c", &pct, &pct_b, &tail);
-               (n == 1 || n == 2) && pct >= 0 && pct <= 1000 && pct_b >= 0 && pct_b <= 1000) {
-      f.stretch = pct / 100;
-      f.stretch_bandwidth = (n == 2 ? pct_b : pct) / 100;
-    } else {
+    } else if (!parse_stretch(v, f)) {
       throw std::runtime_error(fmt::format(
           "DMABENCH_HOST_FAULT='{}': accepted: corrupt:RANK, misplace:RANK, delay:RANK:MS, die:RANK, slow-device:DEVICE:MS, "
           "stretch:PERCENT or stretch:LAUNCH_PERCENT:BANDWIDTH_PERCENT (0 to 1000)",
           v));
     }
     return f;
+  }
+  // "stretch:L" or "stretch:L:B": percents from 0 to 1000, nothing after them.
+  static bool parse_stretch(const char* v, HostFault& f) {
+    double launch = 0, bandwidth = 0;
+    char tail = 0;
+    const int one = std::sscanf(v, "stretch:%lf%c", &launch, &tail);
+    if (one == 1) {
+      bandwidth = launch;
+    } else if (!(one == 2 && tail == ':' && std::sscanf(v, "stretch:%lf:%lf%c", &launch, &bandwidth, &tail) == 2)) {
+      return false;
+    }
+    if (!(launch >= 0 && launch <= 1000 && bandwidth >= 0 && bandwidth <= 1000)) return false;
+    f.stretch = launch / 100;
+    f.stretch_bandwidth = bandwidth / 100;
+    return true;
   }
 };
 
@@ -247,11 +256,11 @@ HostOperation::HostOperation(const Plan& plan) : plan_(plan) {
     for (const Transfer& t : w->transfers) moved += t.bytes;
     w->stretch = moved < (std::size_t{1} << 20) ? fault_.stretch : fault_.stretch_bandwidth;
   }
-  // Each worker on a CPU of its own where the process may use enough of them (round-robin over the allowed CPUs):
-  // left to the scheduler, two ranks' threads shared one vCPU in some processes and not in others, and cases moved
-  // 1.7x (median max/min over 8 processes of the gate-host preset on a 2-vCPU VM; 1.16x pinned: docs/methodology.md).
+  // Each worker on a CPU of its own where the process may use enough of them (round-robin over the allowed CPUs, from
+  // the process's rank in a multi-process run): left to the scheduler, two ranks' threads shared one vCPU in some
+  // processes and not in others, and cases moved between processes (results/ci-vm-2cpu/README.md).
   const std::vector<int> cpus = pin_workers() ? allowed_cpus() : std::vector<int>{};
-  std::size_t next = 0;
+  std::size_t next = team::world().multi() ? static_cast<std::size_t>(team::world().rank()) : 0;
   for (auto& w : workers_) {
     const int cpu = cpus.empty() ? -1 : cpus[next++ % cpus.size()];
     w->thread = std::thread([this, w = w.get(), cpu] {

@@ -124,6 +124,12 @@ def main():
             expect(p.returncode == 2 and len(lines) == 1 and words in lines[0], f"{argv}: {p.returncode} {p.stderr!r}")
         expect(not os.path.exists(os.path.join(tmp, "b1")) and not os.path.exists(os.path.join(tmp, "b2")),
                "bad input ran nothing")
+        # the fault's own bad values: the case fails and says what is accepted
+        for bad in ("stretch:10x", "stretch:10:5x", "stretch:-1", "stretch:2000", "stretch:"):
+            p = subprocess.run([exe, *args, "--out", os.path.join(tmp, "bad.json")], capture_output=True, text=True,
+                               timeout=120, env=dict(ENV, DMABENCH_HOST_FAULT=bad))
+            expect(p.returncode == 1 and "stretch:PERCENT or stretch:LAUNCH_PERCENT:BANDWIDTH_PERCENT" in p.stdout + p.stderr,
+                   f"DMABENCH_HOST_FAULT={bad}: exit {p.returncode}\n{p.stdout[-500:]}{p.stderr[-500:]}")
     print("ab: A/A, injected, re-runs, gate-rates and bad input ok")
 
 
