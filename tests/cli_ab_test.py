@@ -9,7 +9,8 @@ usage: cli_ab_test.py DMABENCH
   case slower with 6+6 processes, exit 1, a JUnit file whose failures are those cases;
 - re-runs: with minimum changes of 0 every unsupported case is ambiguous and runs again, alone (--benchmark_filter),
   in 4 more processes a side; its record then holds 8 draws a side, the others 4;
-- gate-rates: 2 A/A and 1 injected comparison give rates.json, and --table prints its table;
+- gate-rates: 2 A/A and 1 injected comparison (--inject: NEW's variables) give rates.json, and --table prints its
+  table;
 - bad input (exit 2, one line): no `--`, a binary that is not executable, a non-empty --out, an ab flag among
   DMABENCH_ARGS, a process that refuses its arguments, a bad --min-change or --alpha or --stretch.
 """
@@ -96,12 +97,15 @@ def main():
         # gate-rates
         out = os.path.join(tmp, "rates")
         p = tool("gate-rates", "--bin", exe, "--out", out, "--aa", 2, "--injected", 1, "--processes", 3, "--reruns", 0,
-                 "--stretch", "1000", "--", *args, rc=0)
+                 "--inject", "DMABENCH_HOST_FAULT=stretch:1000", "--", *args, rc=0)
         with open(os.path.join(out, "rates.json")) as f:
             rates = json.load(f)
         expect([c["kind"] for c in rates["comparisons"]] == ["aa", "inj", "aa"], f"{rates['comparisons']}")
         expect([c["busy"] for c in rates["comparisons"]] == [False, False, True], "every second A/A beside a busy loop")
         expect(rates["rates"]["aa_all"]["comparisons"] == 2 and rates["rates"]["injected"] == 1, f"{rates['rates']}")
+        expect(rates["settings"]["inject"] == {"DMABENCH_HOST_FAULT": "stretch:1000"}, f"{rates['settings']}")
+        with open(os.path.join(out, "inj-01", "ab.json")) as f:
+            expect(json.load(f)["new_env"] == {"DMABENCH_HOST_FAULT": "stretch:1000"}, "--inject reaches NEW only")
         table = tool("gate-rates", "--table", os.path.join(out, "rates.json"), rc=0).stdout
         expect(table.strip() in p.stdout and "| A/A comparisons |" in table, f"--table:\n{table}")
         # bad input
@@ -118,7 +122,9 @@ def main():
                  "--min-change"),
                 (["ab", exe, exe, "--out", os.path.join(tmp, "b6"), "--alpha", "2", "--", *args], "--alpha"),
                 (["gate-rates", "--bin", exe, "--out", os.path.join(tmp, "b7"), "--stretch", "x", "--", *args],
-                 "--stretch")):
+                 "--stretch"),
+                (["gate-rates", "--bin", exe, "--out", os.path.join(tmp, "b8"), "--inject", "NOEQUALS", "--", *args],
+                 "--inject")):
             p = tool(*argv)
             lines = p.stderr.strip().splitlines()
             expect(p.returncode == 2 and len(lines) == 1 and words in lines[0], f"{argv}: {p.returncode} {p.stderr!r}")

@@ -1,7 +1,7 @@
 """How often the verdict is wrong, measured: N A/A comparisons (one binary against itself) and N comparisons against
 a slowdown injected outside the timing code, each a whole `dmabench-results ab` run.
 
-usage: dmabench-results gate-rates --bin DMABENCH --out DIR [--aa 30] [--injected 10] [--stretch 10:5]
+usage: dmabench-results gate-rates --bin DMABENCH --out DIR [--aa 30] [--injected 10] [--stretch 10:5 | --inject K=V...]
                                    [--busy-share 0.5] [--processes 6] [--reruns 2] [--budget 300] [--seed S]
                                    -- DMABENCH_ARGS...
        dmabench-results gate-rates --table DIR/rates.json     (the README table of a finished measurement)
@@ -11,8 +11,9 @@ is undecided). Every second A/A comparison (--busy-share of them) runs beside a 
 (another process spinning; on a 2-vCPU VM the other vCPU), the load a shared CI runner adds. Injected:
 `ab DMABENCH DMABENCH --new-env DMABENCH_HOST_FAULT=stretch:L:B` (the host engine's test-only fault: every operation
 of NEW made L percent longer in launch-bound cases, B percent in bandwidth-bound ones, by a spin after its
-copies; engines/host.cpp), so that NEW is slower by a known amount and the binary is the same. The host backend
-only (DMABENCH_ARGS name a host config, e.g. --preset gate-host --backend host).
+copies; engines/host.cpp), so that NEW is slower by a known amount and the binary is the same. On a GPU, --inject
+K=V (repeatable) sets NEW's variables instead, e.g. `--inject LD_PRELOAD=build/libdmabench_slowdown_shim.so --inject
+DMABENCH_SHIM_SPIN_NS=2000`: tools/slowdown_shim.cpp spins that long before each runtime copy or launch call.
 
 Writes DIR/aa-NN/ and DIR/inj-NN/ (each ab run's ab.json; the per-process files are removed after each run unless
 --keep), and DIR/rates.json: per comparison its kind, busy or not, exit code, seconds, verdict counts per class and
@@ -38,6 +39,11 @@ TOOL = "gate-rates"
 CLASSES = ("launch-bound", "bandwidth-bound")
 
 
+def injected(a):
+    """NEW's variables in an injected comparison: --inject's, else the host engine's stretch fault."""
+    return ab.env_pairs(a.inject, "--inject") if a.inject else {"DMABENCH_HOST_FAULT": f"stretch:{a.stretch}"}
+
+
 def busy_loop():
     """A process spinning on the machine's last CPU (None where there is one CPU only)."""
     cpus = sorted(os.sched_getaffinity(0))
@@ -53,7 +59,8 @@ def one(a, args, kind, k, busy):
     argv = [a.bin, a.bin, "--out", out, "--processes", str(a.processes), "--reruns", str(a.reruns),
             "--budget", str(a.budget), "--seed", str(a.seed * 1000 + k + (500 if kind == "inj" else 0)), "--json"]
     if kind == "inj":
-        argv += ["--new-env", f"DMABENCH_HOST_FAULT=stretch:{a.stretch}"]
+        for key, value in injected(a).items():
+            argv += ["--new-env", f"{key}={value}"]
     loop = busy_loop() if busy else None
     t0 = time.monotonic()
     try:
@@ -124,9 +131,12 @@ def pct(x):
 def markdown(doc):
     """The README table of a rates.json."""
     r, s = doc["rates"], doc["settings"]
+    inject = s.get("inject") or {"DMABENCH_HOST_FAULT": f"stretch:{s['stretch']}"}
+    what = " ".join(f"{k}={v}" for k, v in inject.items())
     lines = [f"Settings: `{s['command']}`, {s['processes']} processes per side and look, up to {s['reruns']} re-run "
-             f"look(s), alpha {s['alpha']:g}, minimum change {s['min_change']}; injected: `stretch:{s['stretch']}` "
-             f"(launch-bound:bandwidth-bound percent). Machine: {s['machine']}.", "",
+             f"look(s), alpha {s['alpha']:g}, minimum change {s['min_change']}; injected in NEW: `{what}`"
+             + (" (launch-bound:bandwidth-bound percent)" if "DMABENCH_HOST_FAULT" in inject else "")
+             + f". Machine: {s['machine']}.", "",
              table(["A/A comparisons", "count", "with a slower case", "with a slower or faster case",
                     "cases ambiguous", "launch-bound ambiguous", "bandwidth-bound ambiguous"],
                    [[label, str(r[f"aa_{label}"]["comparisons"]), str(r[f"aa_{label}"]["with_slower"]),
@@ -175,6 +185,8 @@ def run(argv=None):
     ap.add_argument("--aa", type=int, default=30, help="A/A comparisons (default 30)")
     ap.add_argument("--injected", type=int, default=10, help="comparisons against the injected slowdown (default 10)")
     ap.add_argument("--stretch", default="10:5", help="launch-bound:bandwidth-bound percent injected (default 10:5)")
+    ap.add_argument("--inject", action="append", metavar="K=V",
+                    help="NEW's variables in an injected comparison instead of the host stretch (repeatable)")
     ap.add_argument("--busy-share", type=float, default=0.5, help="share of A/A comparisons beside a busy loop")
     ap.add_argument("--processes", type=int, default=6)
     ap.add_argument("--reruns", type=int, default=2)
@@ -191,13 +203,15 @@ def run(argv=None):
             raise ValueError
     except ValueError:
         raise ResultsError(f"--stretch {a.stretch!r}: expected PERCENT or LAUNCH:BANDWIDTH percent, 0 to 1000") from None
+    injected(a)  # a bad --inject: before anything is made
     if not (0 <= a.aa <= 1000 and 0 <= a.injected <= 1000 and 0 <= a.busy_share <= 1):
         raise ResultsError("--aa and --injected: 0 to 1000 comparisons; --busy-share: 0 to 1")
     if os.path.exists(a.out) and (not os.path.isdir(a.out) or os.listdir(a.out)):
         raise ResultsError(f"--out {a.out!r}: exists and is not an empty directory")
     os.makedirs(a.out, exist_ok=True)
     settings = {"command": " ".join(args), "processes": a.processes, "reruns": a.reruns, "budget_s": a.budget,
-                "alpha": verdict.ALPHA, "min_change": verdict.MIN_CHANGE, "stretch": a.stretch, "seed": a.seed,
+                "alpha": verdict.ALPHA, "min_change": verdict.MIN_CHANGE, "stretch": a.stretch, "inject": injected(a),
+                "seed": a.seed,
                 "busy_share": a.busy_share, "machine": machine()}
     comparisons = []
     busy_every = round(1 / a.busy_share) if a.busy_share else 0
