@@ -52,7 +52,7 @@ import statistics
 import sys
 
 from . import junit, verdict
-from .levels import shared_fraction
+from .levels import process_draws, shared_fraction
 from .keys import beside, case_class, case_key, p50_interval, pattern_label, variant, where
 from .reader import load
 from .text import fmt_num, fmt_size, json_text, printable, ResultsError, table
@@ -63,10 +63,7 @@ TOOL = "compare.py"
 
 def draws(record):
     """The draws of the machine's state an ok record holds: its levels file's per-process p50s, else its p50."""
-    lv = record.get("levels")
-    found = [x for x in (lv.get("p50_us") or []) if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0] \
-        if isinstance(lv, dict) and isinstance(lv.get("p50_us"), list) else []
-    return found or [record["latency_us"]["p50"]]
+    return process_draws(record) or [record["latency_us"]["p50"]]
 
 
 def minima(threshold=None, min_change=None):

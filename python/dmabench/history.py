@@ -95,6 +95,7 @@ from collections import namedtuple
 from . import junit, verdict
 from .extras import require
 from .files import check_output, checkout_root, JOURNAL_SUFFIX, read_bytes, refuse_inputs
+from .levels import process_draws
 from .keys import case_class, case_key, machine_label, p50_interval, variant, where
 from .reader import escape_surrogates, load, parse_json
 from .schema import SCHEMA_PREFIX
@@ -122,9 +123,7 @@ def number(value):
 def process_p50s(r):
     """JSON text of the per-process p50s of a levels file's ok record (`levels.p50_us` without the nulls of the
     processes that did not have the case ok), or None (a one-process record)."""
-    lv = r.get("levels") if isinstance(r, dict) and r.get("status") == "ok" else None
-    values = lv.get("p50_us") if isinstance(lv, dict) else None
-    draws = [x for x in map(number, values) if x is not None and x > 0] if isinstance(values, list) else []
+    draws = [float(x) for x in process_draws(r)]
     return json.dumps(draws) if draws else None
 
 

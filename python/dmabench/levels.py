@@ -121,6 +121,14 @@ def figures(ok, mid):
     return r
 
 
+def process_draws(record):
+    """The per-process p50s of a levels file's ok record (`levels.p50_us` without the nulls of the processes that did
+    not have the case ok, and without anything that is not a positive number); [] for a one-process record."""
+    lv = record.get("levels") if isinstance(record, dict) and record.get("status") == "ok" else None
+    values = lv.get("p50_us") if isinstance(lv, dict) else None
+    return [x for x in values if number(x) and x > 0] if isinstance(values, list) else []
+
+
 def shared_fraction(record):
     """A record's core_share.shared over probed (its samples taken on a shared core), or None without one or where
     the two cannot be counts of it (shared below 0 or above probed: compare printed -0.67 and inf as facts)."""
