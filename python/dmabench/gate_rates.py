@@ -24,6 +24,7 @@ so and checked by tests).
 Exit codes: 0 done; 2 bad input; 130 interrupted.
 """
 import json
+import math
 import os
 import shutil
 import statistics
@@ -124,6 +125,19 @@ def rates(comparisons):
     return out
 
 
+def upper_bound(k, n, confidence=0.95):
+    """The one-sided Clopper-Pearson upper bound of a rate seen k times in n: the p at which k or fewer in n has
+    probability 1 - confidence (bisection on the binomial distribution)."""
+    if n == 0 or k >= n:
+        return 1.0
+    lo, hi = k / n, 1.0
+    for _ in range(60):
+        p = (lo + hi) / 2
+        below = sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+        lo, hi = (p, hi) if below > 1 - confidence else (lo, p)
+    return hi
+
+
 def pct(x):
     return "–" if x is None else f"{100 * x:.1f}%"
 
@@ -143,7 +157,17 @@ def markdown(doc):
                      str(r[f"aa_{label}"]["with_slower_or_faster"]), pct(r[f"aa_{label}"]["ambiguous_share"]),
                      pct(r[f"aa_{label}"]["per_class_ambiguous"]["launch-bound"]),
                      pct(r[f"aa_{label}"]["per_class_ambiguous"]["bandwidth-bound"])]
-                    for label in ("all", "quiet", "busy")]), "",
+                    for label in ("all", "quiet", "busy")]),
+             "", f"What these counts bound (one-sided 95%, Clopper-Pearson over the comparisons): the chance that an "
+             f"A/A comparison reports a slower case is at most "
+             f"{pct(upper_bound(r['aa_all']['with_slower'], r['aa_all']['comparisons']))} "
+             f"({r['aa_all']['with_slower']} of {r['aa_all']['comparisons']}); that an injected comparison reports no "
+             f"slower launch-bound case at most "
+             f"{pct(upper_bound(r['injected'] - r['injected_per_class']['launch-bound']['comparisons_with_slower'], r['injected']))}"
+             f", no slower bandwidth-bound case at most "
+             f"{pct(upper_bound(r['injected'] - r['injected_per_class']['bandwidth-bound']['comparisons_with_slower'], r['injected']))}"
+             ". The shares of cases are pooled over comparisons, whose cases move together: no interval is given for "
+             "them.", "",
              table(["injected (class)", "comparisons", "with a slower case of the class", "cases called slower",
                     "median p50 ratio NEW/BASE"],
                    [[cls, str(r["injected"]), str(p["comparisons_with_slower"]), pct(p["share_slower"]),

@@ -50,3 +50,12 @@ def test_tables_rewrites_and_checks(tmp_path):
     assert cli.main(["tables", str(md)]) == 2
     with pytest.raises(ResultsError, match="unknown command"):
         generated.regenerate("<!-- generated: ls -->\n<!-- end generated -->", ROOT)
+
+
+def test_the_rates_table_states_what_its_counts_bound():
+    from dmabench.gate_rates import upper_bound
+    assert upper_bound(0, 30) == pytest.approx(1 - 0.05 ** (1 / 30), abs=1e-9)  # 0 of n: 1 - 0.05^(1/n)
+    assert upper_bound(0, 10) == pytest.approx(1 - 0.05 ** (1 / 10), abs=1e-9)
+    assert 0.1 < upper_bound(1, 30) < 0.2 and upper_bound(5, 5) == 1.0 and upper_bound(0, 0) == 1.0
+    text = open(f"{ROOT}/results/ci-vm-2cpu/README.md", encoding="utf-8").read()
+    assert "is at most 9.5% (0 of 30)" in text
