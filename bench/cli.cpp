@@ -83,6 +83,9 @@ Output and run:
   --order ORDER        the order the cases run in: config (as the config expands; the default of one process)
                        or random (a seeded shuffle; the default of each process under --processes)
   --order-seed S       the random order's seed (an unsigned integer; drawn and recorded when not given)
+  --cpu-choice MODE    quiet (default): the thread that submits and times a case moves to an allowed CPU whose
+                       core reads unshared and waits out shared readings (record: cpu_choice); off: it stays
+                       where the scheduler puts it
   --junit FILE         also write a JUnit XML report: a case is a test (failed fails, skipped skips, a --check
                        FAIL fails with its message), for CI systems that show tests
   --samples            keep every timed sample of every case in its record (as the config's "samples": true)
@@ -334,7 +337,7 @@ std::string unknown(const std::string& arg) {
       "the sweep flags -b/-e/-f/-i, --sizes, --patterns, --engines, -n, -w, --timing, --pipeline-depth, the sampling flags "
       "--min-samples, --max-samples, --max-noise, --min-time, --max-time, --set KEY=VALUE, --axis KEY=V1,V2, "
       "--power, --power-window, --power-trace, --packets, --check, --junit, --samples, --case-timeout, --processes, "
-      "--order, --order-seed, -q, -v, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
+      "--order, --order-seed, --cpu-choice, -q, -v, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
       arg);
 }
 
@@ -403,6 +406,10 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       o.power_window_s = seconds(take("--power-window"), "--power-window", 0.2, 600);
     } else if (arg == "--case-timeout") {
       o.case_timeout_s = seconds(take("--case-timeout"), "--case-timeout", 0.01, 86400, /*zero_is_none=*/true);
+    } else if (arg == "--cpu-choice") {
+      o.cpu_choice = take("--cpu-choice");
+      if (o.cpu_choice != "quiet" && o.cpu_choice != "off")
+        throw InputError(fmt::format("--cpu-choice: unknown mode '{}'; accepted: quiet, off", o.cpu_choice));
     } else if (arg == "--processes" || arg == "--order" || arg == "--order-seed") {
       order_flag(arg, take(arg.c_str()), o);
     } else if (!config_flag(arg, typed, [&] { return take(typed.c_str()); }, o, sizes) && !switch_flag(arg, has_value, o)) {

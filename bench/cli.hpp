@@ -28,6 +28,7 @@ struct CliOptions {
   int processes = 1;                         // --processes N: the sweep in N fresh processes, merged (bench/levels.hpp)
   std::string order;                         // --order config|random ("": config, random under --processes)
   std::optional<std::uint64_t> order_seed;   // --order-seed S: the random order's seed (none: drawn, recorded)
+  std::string cpu_choice = "quiet";          // --cpu-choice quiet|off (bench/measure/cpu_choice.hpp)
   int verbosity = 1;                         // -q 0 (the verdict lines alone), 1 (default: a row per case), -v 2
   std::string junit;                         // --junit FILE: a JUnit XML report, a case = a test
   bool samples = false;                      // --samples: every timed sample in the record (as the config's "samples")

@@ -39,6 +39,7 @@
 #include "bench/output/junit.hpp"
 #include "bench/measure/calibration.hpp"
 #include "bench/run/run_case.hpp"
+#include "core/cpus.hpp"
 #include "bench/cases/cases.hpp"
 #include "bench/run/watchdog.hpp"
 #include "engines/buffer_pool.hpp"
@@ -338,8 +339,9 @@ class Sweep {
  public:
   // benchmark_out: the --benchmark_out file as checked (check_outputs), "" for none.
   Sweep(const CliOptions& options, const std::vector<Case>& cases, Backend& backend, RunPower& power, Recorder& recorder,
-        Watchdog& watchdog, const std::string& benchmark_out, std::optional<std::uint64_t> shuffle)
-      : options_(options), backend_(backend), power_(power), recorder_(recorder), watchdog_(watchdog),
+        Watchdog& watchdog, const std::string& benchmark_out, std::optional<std::uint64_t> shuffle,
+        measure::CpuChoice* cpu_choice)
+      : options_(options), backend_(backend), power_(power), recorder_(recorder), watchdog_(watchdog), cpu_choice_(cpu_choice),
         engines_(make_engines(cases, backend)), pool_(idle_limit(backend)), workloads_(backend),
         selected_(in_order(selected_cases(options, cases), shuffle)),
         lead_(team::world().rank() == 0),
@@ -397,6 +399,7 @@ class Sweep {
   RunPower& power_;
   Recorder& recorder_;
   Watchdog& watchdog_;
+  measure::CpuChoice* cpu_choice_;  // null: --cpu-choice off
   Engines engines_;
   // The buffers kept across cases (a one-process run): after the engines, so that it is freed before them, and
   // before the workloads, whose buffers it lends.
@@ -452,6 +455,7 @@ void Sweep::run_one(const Case& c) {
 CaseHooks Sweep::hooks(CaseExecution& e) {
   CaseHooks h;
   h.sampler = [this](CaseExecution& ex) { return session_.sample(ex); };
+  h.cpu_choice = cpu_choice_;
   if (power_.meter) {
     h.meter = power_.meter.get();
     h.power_channels = power_.channels(e.spec().devices);
@@ -601,15 +605,35 @@ struct Outcome {
   bool sealed = false;       // the file was finished on a signal (SealOnSignal)
 };
 
+// The first device a case uses: calibrated where the cases run.
+int first_device(const std::vector<Case>& cases) {
+  for (const auto& c : cases)
+    if (!c.devices.empty()) return c.devices.front();
+  return 0;
+}
+
+// --cpu-choice quiet: the sampling thread's CPU chooser, its first survey done (the context records it); null: off.
+// Processes of one node (mpirun, srun) each survey their own share of the allowed CPUs.
+std::unique_ptr<measure::CpuChoice> make_cpu_choice(const CliOptions& options) {
+  if (options.cpu_choice == "off") return nullptr;
+  const auto& world = team::world();
+  int local = 0;
+  for (const auto& r : world.ranks()) local += r.node == world.ranks()[world.rank()].node;
+  auto choice = measure::CpuChoice::make(measure::CpuChoice::candidates(
+      cpus::allowed(), world.multi() ? world.ranks()[world.rank()].local_rank : 0, world.multi() ? local : 1));
+  choice->survey_now();
+  return choice;
+}
+
 // The sweep under the watchdog (and, in a multi-process run, the seal); every finished case in the file
 // whatever stops it.
 Outcome sweep_all(const CliOptions& options, const std::vector<Case>& cases, Backend& backend, RunPower& power,
                   Recorder& recorder, const OutLock* lock, const std::string& benchmark_out,
-                  std::optional<std::uint64_t> shuffle) {
+                  std::optional<std::uint64_t> shuffle, measure::CpuChoice* cpu_choice) {
   Outcome o;
   Watchdog watchdog(options.case_timeout_s, [&](const Case& c, double s) { stop_on_timeout(c, s, recorder, lock); });
   try {
-    Sweep sweep(options, cases, backend, power, recorder, watchdog, benchmark_out, shuffle);
+    Sweep sweep(options, cases, backend, power, recorder, watchdog, benchmark_out, shuffle, cpu_choice);
     o.selected = sweep.selected();
     SealOnSignal seal(recorder, lock, o.selected);
     sweep.run();
@@ -699,16 +723,13 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   RunPower power;
   std::unique_ptr<ResultsFile> results;
   json context;
+  const std::unique_ptr<measure::CpuChoice> cpu_choice = make_cpu_choice(options);  // every process, before the cases
   if (lead) {
     context = run_context(options, command_line, config, *backend);
-    int device = 0;  // the first device a case uses: calibrated where the cases run
-    for (const auto& c : cases)
-      if (!c.devices.empty()) {
-        device = c.devices.front();
-        break;
-      }
-    context["calibration"] = measure::calibrate(*backend, device);
+    context["calibration"] = measure::calibrate(*backend, first_device(cases));
     context["order"] = {{"mode", shuffle ? "random" : "config"}, {"seed", shuffle ? json(*shuffle) : json()}};
+    context["cpu_choice"] = cpu_choice ? cpu_choice->context(cpus::allowed())
+                                       : json{{"mode", "off"}, {"allowed", cpus::allowed()}};
     power = run_power(options, outputs->power_trace, config, context["machine"], *backend);
     context["power"] = power.context;
     results = std::make_unique<ResultsFile>(outputs->out.path, context, started);  // written with the first record (an existing file is kept until then)
@@ -720,7 +741,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   const bool pairs = uses_pairs(config);
   Recorder recorder(results.get(), pairs || expectations.has_value() || !options.junit.empty());
   const Outcome outcome = sweep_all(options, cases, *backend, power, recorder, lock ? &*lock : nullptr,
-                                   lead ? outputs->benchmark_out : std::string(), shuffle);
+                                   lead ? outputs->benchmark_out : std::string(), shuffle, cpu_choice.get());
   const std::size_t selected = outcome.selected;
   const bool stopped = outcome.stopped;
   recorder.finish();  // the whole file and the journal removed (nothing changed if no case was recorded)

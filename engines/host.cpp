@@ -37,6 +37,7 @@
 #include "engines/engine_factories.hpp"
 #include "engines/host_validation.hpp"
 #include "engines/spin_workers.hpp"
+#include "core/cpus.hpp"
 
 namespace dmabench {
 namespace {
@@ -144,17 +145,6 @@ struct HostFault {
   }
 };
 
-// The CPUs this process may run on (sched_getaffinity: what taskset, numactl or srun allowed), in order.
-std::vector<int> allowed_cpus() {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
-  return cpus;
-}
-
 // Whether the host engine pins its rank threads (DMABENCH_HOST_PIN=0: not; the default: pinned).
 bool pin_workers() {
   const char* v = std::getenv("DMABENCH_HOST_PIN");
@@ -259,17 +249,12 @@ HostOperation::HostOperation(const Plan& plan) : plan_(plan) {
   // Each worker on a CPU of its own where the process may use enough of them (round-robin over the allowed CPUs, from
   // the process's rank in a multi-process run): left to the scheduler, two ranks' threads shared one vCPU in some
   // processes and not in others, and cases moved between processes (results/ci-vm-2cpu/README.md).
-  const std::vector<int> cpus = pin_workers() ? allowed_cpus() : std::vector<int>{};
+  const std::vector<int> cpus = pin_workers() ? cpus::allowed() : std::vector<int>{};
   std::size_t next = team::world().multi() ? static_cast<std::size_t>(team::world().rank()) : 0;
   for (auto& w : workers_) {
     const int cpu = cpus.empty() ? -1 : cpus[next++ % cpus.size()];
     w->thread = std::thread([this, w = w.get(), cpu] {
-      if (cpu >= 0) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
-        pthread_setaffinity_np(pthread_self(), sizeof one, &one);  // best effort: unpinned it still runs
-      }
+      if (cpu >= 0) cpus::pin_this_thread(cpu);  // best effort: unpinned it still runs
       run(*w);
     });
   }

@@ -1,5 +1,7 @@
 #include "engines/spin_workers.hpp"
 
+#include "core/cpus.hpp"
+
 #include <sched.h>
 
 #include <stdexcept>
@@ -26,10 +28,8 @@ SpinWorkers::~SpinWorkers() {
 }
 
 std::optional<std::string> SpinWorkers::cpus_short(int n) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return std::nullopt;
-  const int cpus = CPU_COUNT(&set);
+  if (cpus::allowed().empty()) return std::nullopt;
+  const int cpus = static_cast<int>(cpus::allowed().size());  // the process's, not this thread's (maybe pinned)
   if (cpus >= n + 1) return std::nullopt;
   return "issue thread-per-gpu spins " + std::to_string(n) + " host thread(s) beside the caller: it needs " +
          std::to_string(n + 1) + " CPUs but this process may run on " + std::to_string(cpus) +

@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import shutil
 import tempfile
 
 SKIP = 77
@@ -169,6 +170,39 @@ def quick_host(exe, configs, tmp):
     for word in ("backend host: available", "engines:", "host", "ce", "sm", "nccl", "patterns:", "sdma platform on host",
                  "GPU 0: PCIe 64-bit atomics to system memory: yes", "GPU 0: usable SDMA engines:"):
         expect(word in feats, f"--features lacks {word!r}")
+    cpu_choice_host(exe, tmp)
+
+
+def cpu_choice_host(exe, tmp):
+    """--cpu-choice (bench/measure/cpu_choice.hpp): the samples run on an allowed CPU the record names, an affinity
+    the user set with taskset is respected (the survey and the record name only that CPU), off records nothing."""
+    args = ["-b", "4KiB", "-e", "16KiB", "-f", "4", "--patterns", "copy", "--engines", "host", "--backend", "host"]
+    out = os.path.join(tmp, "choice.json")
+    run(exe, *args, "--out", out, check_rc=0)
+    doc = json.load(open(out))
+    ctx = doc["context"]["cpu_choice"]
+    allowed = sorted(os.sched_getaffinity(0))
+    expect(ctx["mode"] == "quiet" and ctx["allowed"] == allowed, f"cpu_choice context {ctx}")
+    expect(sorted(int(c) for c in ctx["first_survey"]) == allowed, f"the first survey {ctx['first_survey']}")
+    for r in doc["results"]:
+        c = r["cpu_choice"]
+        expect(c["cpu"] in allowed and r["cpu"] == c["cpu"], f"{r['name']}: cpu_choice {c}, cpu {r['cpu']}")
+        expect(c["samples"] == r["warmup"] + r["iterations"] and c["readings"] >= c["samples"], f"{r['name']}: {c}")
+    if shutil.which("taskset") and len(allowed) > 1:
+        last = allowed[-1]
+        p = subprocess.run(["taskset", "-c", str(last), exe, *args, "--out", out], capture_output=True, text=True,
+                           timeout=120)
+        expect(p.returncode == 0, f"taskset run: {p.stderr[-2000:]}")
+        doc = json.load(open(out))
+        ctx = doc["context"]["cpu_choice"]
+        expect(ctx["allowed"] == [last] and list(ctx["first_survey"]) == [str(last)], f"under taskset: {ctx}")
+        expect(all(r["cpu_choice"]["cpu"] == last == r["cpu"] for r in doc["results"]), "a CPU outside taskset's")
+    run(exe, *args, "--out", out, "--cpu-choice", "off", check_rc=0)
+    doc = json.load(open(out))
+    expect(doc["context"]["cpu_choice"]["mode"] == "off", "--cpu-choice off: context")
+    expect(not any("cpu_choice" in r for r in doc["results"]), "--cpu-choice off: a record says cpu_choice")
+    p = run(exe, *args, "--out", out, "--cpu-choice", "busy", check_rc=2)
+    expect(p.stderr.count("\n") == 1 and "--cpu-choice: unknown mode 'busy'; accepted: quiet, off" in p.stderr, p.stderr)
 
 
 def bad_input(exe, configs, tmp):

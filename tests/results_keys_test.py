@@ -32,6 +32,10 @@ import tempfile
 
 # Fresh paths the committed files lack, on purpose, with the reason. A path covers its subtree.
 NEW = {
+    "context.cpu_choice": "SCHEMA.md cpu_choice: the sampling thread's CPU choice (issue 50: figures from a quiet core), "
+                          "added after the committed files",
+    "results[].cpu_choice": "SCHEMA.md cpu_choice: where a case's samples were taken and what the choice did (issue 50), "
+                            "added after the committed files",
     "context.machine.rank_threads": "SCHEMA.md machine (host): whether the host engine pins its rank threads (issue 50: "
                                     "the host engine's own process mode), added after the committed files",
     "results[].samples_us": "SCHEMA.md samples_us: every timed sample of the case (config samples: true or --samples, "

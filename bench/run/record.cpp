@@ -221,6 +221,7 @@ json to_json(const CaseRecord& r) {
             {"cpu", r.timed && r.cpu >= 0 ? json(r.cpu) : json()}};
   if (r.timed) j.update(interval_json(*r.timed));
   if (r.timed && !r.samples_us.empty()) j["samples_us"] = samples_json(r.samples_us);
+  if (r.timed && r.cpu_choice) j["cpu_choice"] = measure::to_json(*r.cpu_choice);
   if (r.timed && r.core_share) j["core_share"] = measure::to_json(*r.core_share, !r.samples_us.empty());
   j["layout"] = to_json(c.layout);
   if (c.layout.blocks && c.plan) {

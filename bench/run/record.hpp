@@ -12,6 +12,7 @@
 
 #include "bench/measure/breakdown.hpp"
 #include "bench/measure/core_share.hpp"
+#include "bench/measure/cpu_choice.hpp"
 #include "bench/measure/overlap.hpp"
 #include "bench/measure/pairs.hpp"
 #include "bench/measure/power.hpp"
@@ -41,6 +42,7 @@ struct CaseRecord {
   int cpu = -1;                             // the CPU the timing thread was on when the samples ended (-1: unknown)
   std::optional<measure::Timed> timed;      // the reported samples' statistics (ok cases)
   std::vector<double> samples_us;           // every timed sample, µs per operation, in order (Case::keep_samples)
+  std::optional<measure::CpuChoiceCase> cpu_choice;  // where the samples were taken (--cpu-choice quiet)
   std::optional<measure::CoreShare> core_share;  // whether the sampling thread's core was shared, per sample
   nlohmann::json engine_details = nlohmann::json::object();  // Operation::details(), engine-defined
   std::vector<hostmem::BufferInfo> host_memory;  // Operation::host_buffers()

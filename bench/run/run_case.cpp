@@ -199,7 +199,8 @@ void CaseExecution::warm_up() {
 }
 
 double CaseExecution::sample_seconds() {
-  last_core_ratio_ = measure::read_core_share().ratio();  // before the sample, outside its timed part
+  // before the sample, outside its timed part
+  last_core_ratio_ = cpu_choice_ ? cpu_choice_->before_sample() : measure::read_core_share().ratio();
   const measure::Sample s = measure::take_sample(subject());
   measured_.gpu_clock = measured_.gpu_clock || s.gpu_clock;
   return s.seconds_per_op;
@@ -245,6 +246,10 @@ void CaseExecution::set_samples(const Samples& samples) {
   if (!measured_.timed) fail("no timed samples were taken");
 }
 
+void CaseExecution::set_cpu_choice(const measure::CpuChoiceCase& done) {
+  if (status() == Status::ok) measured_.cpu_choice = done;
+}
+
 void CaseExecution::fail(std::string reason) {
   measured_.status = Status::failed;
   measured_.reason = std::move(reason);
@@ -287,7 +292,9 @@ void CaseExecution::measure(const CaseHooks& hooks) {
 const CaseRecord& run_case(CaseExecution& ex, const CaseHooks& hooks) {
   ex.setup();  // prepare, validate
   if (ex.status() != Status::ok) return ex.record();
+  ex.choose_cpu_with(hooks.cpu_choice);
   try {
+    const measure::CpuChoice::Scope pinned(hooks.cpu_choice);  // every allowed CPU back after the samples
     if (hooks.sampler) {
       ex.set_samples(hooks.sampler(ex));
     } else {
@@ -296,8 +303,9 @@ const CaseRecord& run_case(CaseExecution& ex, const CaseHooks& hooks) {
     }
   } catch (const std::exception& e) {
     ex.fail(e.what());
-    return ex.record();
   }
+  if (hooks.cpu_choice) ex.set_cpu_choice(hooks.cpu_choice->case_done());
+  if (ex.status() != Status::ok) return ex.record();
   ex.measure(hooks);
   return ex.record();
 }

@@ -13,6 +13,7 @@
 #include "core/why_not.hpp"
 #include "bench/cases/cases.hpp"
 #include "bench/beside/load.hpp"
+#include "bench/measure/cpu_choice.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
 #include "power/meter.hpp"
@@ -38,6 +39,9 @@ class CaseExecution {
   void warm_up();
   // One timed sample in seconds per operation (measure::take_sample). Throws on runtime errors.
   double sample_seconds();
+  // Where the samples are taken (measure/cpu_choice.hpp; null: where the scheduler puts the thread). run_case() sets it
+  // from the hooks.
+  void choose_cpu_with(measure::CpuChoice* choice) { cpu_choice_ = choice; }
   // The core-share reading taken before the last sample_seconds() (measure/core_share.hpp).
   double last_core_ratio() const { return last_core_ratio_; }
   // The case's timed samples by its sampling rule (bench/sampling/sampler.hpp: `iterations` of them, or adaptively; the caller
@@ -50,6 +54,8 @@ class CaseExecution {
   // The timed samples (µs per operation) of the case and how they were taken: their statistics, computed once, go
   // into the record; no samples fail the case.
   void set_samples(const Samples& samples);
+  // What the CPU choice did while the case was sampled (the record's `cpu_choice`; ok cases only).
+  void set_cpu_choice(const measure::CpuChoiceCase& done);
   // Marks the case failed (e.g. a runtime error while timing); its statistics are dropped.
   void fail(std::string reason);
   // After the timed samples, the measurements the case or the hooks ask for (breakdown, power,
@@ -84,6 +90,7 @@ class CaseExecution {
   void set_up_steps();  // setup() but for its timing
   CaseRecord measured_;
   double last_core_ratio_ = 0;
+  measure::CpuChoice* cpu_choice_ = nullptr;
 };
 
 // What running a case needs besides the case: how its timed samples are taken, and the measurements
@@ -97,6 +104,9 @@ struct CaseHooks {
   power::Meter* meter = nullptr;       // when set: power after the samples, on power_channels
   std::vector<int> power_channels;
   std::function<beside::Load&()> workload;  // the compute workload of a case with `overlap`
+  // The sampling thread's CPU (measure/cpu_choice.hpp): warm-up and samples run pinned to its choice, each sample after
+  // a reading it waited on; null: the thread stays where the scheduler puts it (--cpu-choice off, the tests).
+  measure::CpuChoice* cpu_choice = nullptr;
 };
 
 // The one pass over a case, the same for the program and the tests: set up (prepare, validate once),
