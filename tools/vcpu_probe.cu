@@ -20,6 +20,11 @@
 // one line each, so the CPU's state and the batch's cost can be compared sample by sample; `--stress K,...` instead
 // takes them on the first CPU of `--cpus` with K threads running throughput loops on other CPUs, for each K.
 // `--cpus any`: the paired step on whatever CPU the scheduler gives (no pinning; `--passes` is then ignored).
+// `--cpus quiet`: the CPU a survey picks, as dmabench's --cpu-choice quiet does (its own code, the same rule): every
+// allowed CPU in turn, pinned, one reading discarded and 3 read (a reading: 1024 steps of 8 independent chains over
+// 8 x 1024 of one chain, ns per step), the lowest median wins; a {"test":"choice"} line names it and its readings,
+// then `--passes` passes on it. `--pool-bytes N`: the host pool's half and the device pool (default 512 MiB and 16 x
+// the pages) are N bytes each, e.g. 4294967296 as configs/kv-pool.json's 4 GiB pool.
 // Output: JSON Lines on stdout: {"test":"info",...} (the CPU topology from sysfs, nvidia's rows of /proc/interrupts
 // before and after), then {"test":"vcpu",...} per CPU and pass. Times in µs unless named _ns.
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 -o vcpu_probe tools/vcpu_probe.cu
@@ -71,12 +76,14 @@ struct Opts {
   std::vector<int> stress;
   size_t pages = 1024, page_bytes = 4096;
   unsigned seed = 1;
+  size_t pool_bytes = 0;  // 0: the defaults (512 MiB of host, 16 x pages of device)
+  bool quiet = false;     // --cpus quiet
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
-               "vcpu_probe: %s\nusage: vcpu_probe [--device N] [--cpus A-B,C|any] [--passes N] [--pages N] "
-               "[--page-bytes N] [--samples N] [--paired N] [--stress K,...] [--seed N]\n",
+               "vcpu_probe: %s\nusage: vcpu_probe [--device N] [--cpus A-B,C|any|quiet] [--passes N] [--pages N] "
+               "[--page-bytes N] [--samples N] [--paired N] [--stress K,...] [--seed N] [--pool-bytes N]\n",
                why.c_str());
   std::exit(2);
 }
@@ -109,7 +116,9 @@ Opts parse(int argc, char** argv) {
     if (i + 1 >= argc) usage(f + " needs a value (or is not an option)");
     const std::string v = argv[++i];
     if (f == "--device") o.device = static_cast<int>(number(f, v, 0, 63));
+    else if (f == "--cpus" && v == "quiet") o.quiet = true;
     else if (f == "--cpus") o.cpus = v == "any" ? std::vector<int>{-1} : cpu_list(v);
+    else if (f == "--pool-bytes") o.pool_bytes = static_cast<size_t>(number(f, v, 1 << 20, 1L << 40));
     else if (f == "--passes") o.passes = static_cast<int>(number(f, v, 0, 100));
     else if (f == "--pages") o.pages = static_cast<size_t>(number(f, v, 1, 1 << 16));
     else if (f == "--page-bytes") o.page_bytes = static_cast<size_t>(number(f, v, 64, 1 << 24));
@@ -314,9 +323,10 @@ Rig make_rig(const Opts& o) {
   CK(cudaStreamCreateWithFlags(&r.s, cudaStreamNonBlocking));
   CK(cudaEventCreate(&r.e0));
   CK(cudaEventCreate(&r.e1));
-  const size_t half = std::max<size_t>(512u << 20, o.pages * o.page_bytes * 4);
+  const size_t half = o.pool_bytes ? std::max(o.pool_bytes, o.pages * o.page_bytes)
+                                   : std::max<size_t>(512u << 20, o.pages * o.page_bytes * 4);
   CK(cudaHostAlloc(reinterpret_cast<void**>(&r.host), 2 * half, cudaHostAllocPortable));
-  r.dslots = o.pages * 16;
+  r.dslots = o.pool_bytes ? half / o.page_bytes : o.pages * 16;
   CK(cudaMalloc(reinterpret_cast<void**>(&r.dev), r.dslots * o.page_bytes));
   unsigned char* host = r.host;
   unsigned char* dev = r.dev;
@@ -454,8 +464,42 @@ bool one_cpu(const Opts& o, Rig& r, int pass, int cpu) {
 
 }  // namespace
 
+// --cpus quiet: the survey (see the top). Prints the choice line and returns the CPU.
+int quiet_cpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) {
+    std::fprintf(stderr, "vcpu_probe: sched_getaffinity: %s\n", std::strerror(errno));
+    std::exit(1);
+  }
+  const auto reading = [] {
+    const auto t0 = Clock::now();
+    uint64_t sink = chains(1024, true);
+    const auto t1 = Clock::now();
+    sink += chains(1024, false);
+    const auto t2 = Clock::now();
+    asm volatile("" : : "r"(sink));
+    return us(t0, t1) / us(t1, t2);  // both loops do 8 x 1024 steps
+  };
+  int best = -1;
+  double best_ratio = 1e9;
+  std::string readings;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    pin(c);
+    reading();
+    std::vector<double> r{reading(), reading(), reading()};
+    const double m = p50(r);
+    readings += (readings.empty() ? "" : ",") + std::string("\"") + std::to_string(c) + "\":" + std::to_string(m);
+    if (m < best_ratio) best = c, best_ratio = m;
+  }
+  std::printf("{\"test\":\"choice\",\"cpu\":%d,\"ratio\":%.3f,\"survey\":{%s}}\n", best, best_ratio, readings.c_str());
+  return best;
+}
+
 int main(int argc, char** argv) {
-  const Opts o = parse(argc, argv);
+  Opts o = parse(argc, argv);
+  if (o.quiet) o.cpus = {quiet_cpu()};
   CK(cudaSetDevice(o.device));
   Rig r = make_rig(o);
   print_info(o);

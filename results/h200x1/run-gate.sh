@@ -3,11 +3,14 @@
 #   info      the machine: nvidia-smi, CPUs, memory
 #   build     dmabench and the slowdown shim (tools/slowdown_shim.cpp: libdmabench_slowdown_shim.so), Release
 #   gpucheck  scripts/gpu-check.sh: the README's test command, every ctest entry (its log is copied here)
-#   kvpool    configs/kv-pool.json in PROCS (8) fresh processes (--processes): how far paged ce-batch at 4-64 KiB
-#             moves between processes (issue 50's target: 90% of (case, process) records within 1.1x of the case's
-#             fastest process; 46% before)
+#   kvpool    configs/kv-pool.json in PROCS (8) fresh processes, each followed by the independent probe
+#             (tools/vcpu_probe.cu --cpus quiet: the same CPU choice, its own code, a 4 GiB pool as kv-pool's); merged
+#             by scripts/merge_runs.py: how far paged ce-batch at 4-64 KiB moves between processes (issue 50's target:
+#             90% of (case, process) records within 1.1x of the case's fastest process; 46% before) and the medians
+#             against the probe's (target: within 5%); the first OFF (0) rounds also run a process with --cpu-choice off
 #   gate      dmabench-results gate-rates on configs/gate-gpu.json: AA (4) A/A comparisons and INJ (4) against the shim
-#             spinning SPIN_NS (2000) ns before each runtime copy or launch call of NEW's processes
+#             spinning SPIN_NS (2000) ns before each runtime copy or launch call of NEW's processes; GPROCS (5)
+#             processes a side, GRERUNS (1) re-run looks, GBUDGET (90) s of re-runs a comparison
 # Everything goes under $WORK, packed into $OUT/gate.tar.gz. DMABENCH_GIT_REVISION names the revision.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
@@ -15,7 +18,8 @@ OUT="${OUT:-$PWD}"
 WORK="${WORK:-$PWD/out-gate}"
 STEPS="${STEPS:-info build gpucheck kvpool gate}"
 REV="${DMABENCH_GIT_REVISION:-unknown}"
-PROCS="${PROCS:-8}" AA="${AA:-4}" INJ="${INJ:-4}" SPIN_NS="${SPIN_NS:-2000}"
+PROCS="${PROCS:-8}" AA="${AA:-4}" INJ="${INJ:-4}" SPIN_NS="${SPIN_NS:-2000}" OFF="${OFF:-0}"
+GPROCS="${GPROCS:-5}" GRERUNS="${GRERUNS:-1}" GBUDGET="${GBUDGET:-90}"
 mkdir -p "$OUT" "$WORK"
 log() { echo "[$(date +%T)] $*" | tee -a "$WORK/steps.log"; }
 want() { [[ " $STEPS " == *" $1 "* ]]; }
@@ -23,6 +27,7 @@ pack() { tar czf "$OUT/gate.tar.gz" -C "$WORK" .; }
 trap pack EXIT
 B="$PWD/build/dmabench"
 SHIM="$PWD/build/libdmabench_slowdown_shim.so"
+PROBE="$PWD/build/vcpu_probe"
 if want info; then
   { nvidia-smi; nproc; lscpu | head -25; grep -E 'MemTotal|MemFree' /proc/meminfo; uname -a; } >"$WORK/info.txt" 2>&1
   log "info"
@@ -31,6 +36,8 @@ if want build; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDMABENCH_GIT_REVISION="$REV" >"$WORK/configure.log" 2>&1 &&
     cmake --build build -j "$(nproc)" --target dmabench dmabench_slowdown_shim >"$WORK/build.log" 2>&1 ||
     { log "build failed"; tail -30 "$WORK/build.log"; exit 1; }
+  "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O2 -std=c++17 -arch=sm_90 -o "$PROBE" tools/vcpu_probe.cu \
+    >>"$WORK/build.log" 2>&1 || { log "probe build failed"; tail -30 "$WORK/build.log"; exit 1; }
   log "build done"
 fi
 if want gpucheck; then
@@ -40,13 +47,32 @@ if want gpucheck; then
   grep -E "Passed|Failed|tests passed|gpu-check" "$WORK/gpu-check.out" | tail -12
 fi
 if want kvpool; then
-  "$B" --preset kv-pool --processes "$PROCS" --out "$WORK/kv-pool-levels.json" -q >"$WORK/kv-pool.log" 2>&1
-  log "kv-pool rc=$?"
-  rm -rf "$WORK/kv-pool-levels.json.processes"  # the levels file keeps every process's p50 (levels.p50_us)
+  mkdir -p "$WORK/kv"
+  for k in $(seq 1 "$PROCS"); do
+    "$B" --preset kv-pool --samples --order random --order-seed "$k" --out "$WORK/kv/quiet-$k.json" -q \
+      >"$WORK/kv/quiet-$k.log" 2>&1
+    r1=$?
+    "$PROBE" --cpus quiet --passes 1 --samples 30 --pool-bytes 4294967296 --seed "$k" >"$WORK/kv/probe-$k.jsonl" \
+      2>"$WORK/kv/probe-$k.err"
+    r2=$?
+    r3=-
+    if [ "$k" -le "$OFF" ]; then
+      "$B" --preset kv-pool --samples --order random --order-seed "$k" --cpu-choice off --out "$WORK/kv/off-$k.json" \
+        -q >"$WORK/kv/off-$k.log" 2>&1
+      r3=$?
+    fi
+    log "kv-pool round $k: quiet rc=$r1 probe rc=$r2 off rc=$r3"
+  done
+  python3 scripts/merge_runs.py "$WORK"/kv/quiet-*.json --out "$WORK/kv-pool-quiet.json" >"$WORK/merge.log" 2>&1
+  [ "$OFF" -gt 0 ] && python3 scripts/merge_runs.py "$WORK"/kv/off-*.json --out "$WORK/kv-pool-off.json" >>"$WORK/merge.log" 2>&1
+  python3 results/h200x1/levels/quiet-core/analyse.py "$WORK" >"$WORK/kv-analysis.md" 2>&1
+  log "kv-pool analysed rc=$?"
+  cat "$WORK/kv-analysis.md"
 fi
 if want gate; then
   python3 -m dmabench.cli gate-rates --bin "$B" --out "$WORK/gate" --aa "$AA" --injected "$INJ" \
     --inject "LD_PRELOAD=$SHIM" --inject "DMABENCH_SHIM_SPIN_NS=$SPIN_NS" --busy-share 0 \
+    --processes "$GPROCS" --reruns "$GRERUNS" --budget "$GBUDGET" \
     -- --config configs/gate-gpu.json >"$WORK/gate.log" 2>&1
   log "gate-rates rc=$?"
   tail -20 "$WORK/gate.log"
