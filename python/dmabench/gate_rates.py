@@ -90,9 +90,14 @@ def summary(result, kind, k, busy, code, seconds):
     per = {}
     for cls in CLASSES:
         rows = [r for r in result["cases"] if r["class"] == cls and "p50_ratio" in r]
+        slower = [r["p50_ratio"] for r in rows if r["verdict"] == "slower"]
+        rest = [r["p50_ratio"] for r in rows if r["verdict"] != "slower"]
         per[cls] = {"cases": len(rows), **{v: sum(r["verdict"] == v for r in rows) for v in ("slower", "faster",
                                                                                            "ambiguous", "same")},
-                    "median_ratio": statistics.median([r["p50_ratio"] for r in rows]) if rows else None}
+                    "median_ratio": statistics.median([r["p50_ratio"] for r in rows]) if rows else None,
+                    # the smallest change called slower, the largest not called slower (the gate's reach)
+                    "smallest_slower_ratio": min(slower) if slower else None,
+                    "largest_not_slower_ratio": max(rest) if rest else None}
     return {"kind": kind, "index": k, "busy": busy, "exit_code": code, "seconds": round(seconds, 1),
             "processes": len(result["processes"]), "looks": len(result["looks"]), "classes": per,
             "failed_cases": sum(r["verdict"] == "failed" for r in result["cases"])}
@@ -120,9 +125,22 @@ def rates(comparisons):
         "comparisons_with_slower": sum(c["classes"][cls]["slower"] > 0 for c in inj),
         "share_slower": (sum(c["classes"][cls]["slower"] for c in inj) / max(1, sum(c["classes"][cls]["cases"] for c in inj))),
         "median_ratio": statistics.median([c["classes"][cls]["median_ratio"] for c in inj
-                                           if c["classes"][cls]["median_ratio"] is not None]) if inj else None}
+                                           if c["classes"][cls]["median_ratio"] is not None]) if inj else None,
+        "smallest_slower_ratio": extreme(min, inj, cls, "smallest_slower_ratio"),
+        "largest_not_slower_ratio": extreme(max, inj, cls, "largest_not_slower_ratio")}
         for cls in CLASSES}
     return out
+
+
+def extreme(pick, comparisons, cls, key):
+    """min or max of a class's per-comparison figure over comparisons that have it (files before it: None)."""
+    values = [c["classes"][cls].get(key) for c in comparisons]
+    values = [v for v in values if v is not None]
+    return pick(values) if values else None
+
+
+def ratio(x):
+    return "–" if x is None else f"{x:.3f}"
 
 
 def upper_bound(k, n, confidence=0.95):
@@ -169,9 +187,10 @@ def markdown(doc):
              ". The shares of cases are pooled over comparisons, whose cases move together: no interval is given for "
              "them.", "",
              table(["injected (class)", "comparisons", "with a slower case of the class", "cases called slower",
-                    "median p50 ratio NEW/BASE"],
+                    "median p50 ratio NEW/BASE", "smallest ratio called slower", "largest ratio not called slower"],
                    [[cls, str(r["injected"]), str(p["comparisons_with_slower"]), pct(p["share_slower"]),
-                     "–" if p["median_ratio"] is None else f"{p['median_ratio']:.3f}"]
+                     ratio(p["median_ratio"]), ratio(p.get("smallest_slower_ratio")),
+                     ratio(p.get("largest_not_slower_ratio"))]
                     for cls, p in r["injected_per_class"].items()])]
     return "\n".join(lines)
 
