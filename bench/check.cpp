@@ -1,4 +1,6 @@
 #include "bench/check.hpp"
+
+#include "bench/verdict.hpp"
 #include "bench/output/console.hpp"
 
 #include <algorithm>
@@ -259,12 +261,46 @@ void decide(Verdict& v, const json& r) {
     return lower ? figure <= expected * (1 + slack) : figure >= expected * (1 - slack);
   };
   v.pass = inside(*v.measured, *v.expected);
+  const bool better = lower ? *v.measured < *v.expected * (1 - slack) : *v.measured > *v.expected * (1 + slack);
+  v.word = v.pass ? (better ? "faster" : "same") : "slower";
   v.measured_interval = figure_interval(r, v.metric);
   if (v.measured_interval) v.measured_interval_kind = interval_kind(r);
   if (v.pass || !v.measured_interval) return;
   const double near = lower ? v.measured_interval->first : v.measured_interval->second;
   const double expected = v.expected_interval ? (lower ? v.expected_interval->second : v.expected_interval->first) : *v.expected;
   v.within_noise = v.pass = inside(near, expected);
+  if (v.within_noise) v.word = "ambiguous";
+}
+
+// A levels record's per-process p50s (levels.p50_us, the processes that had it ok), or empty.
+std::vector<double> process_draws(const json& r) {
+  std::vector<double> out;
+  const json l = r.value("levels", json());
+  if (!l.is_object() || !l.contains("p50_us") || !l["p50_us"].is_array()) return out;
+  for (const json& x : l["p50_us"])
+    if (x.is_number() && x.get<double>() > 0) out.push_back(x.get<double>());
+  return out;
+}
+
+// The bytes one command of the case moves (python/dmabench/keys.py command_bytes): a block of a block layout, a pair's
+// tokens of a packed alltoallv, one token otherwise, else the bytes per rank; under 1 MiB the case is launch-bound.
+bool launch_bound(const json& r) {
+  const auto num = [](const json& o, const char* k) { return o.is_object() && o.value(k, json()).is_number() ? o[k].get<double>() : 0.0; };
+  const double size = num(r, "bytes") > 0 ? num(r, "bytes") : num(r, "bytes_per_rank");
+  const json lay = r.value("layout", json()), moe = r.value("alltoallv", json());
+  double command = num(r, "bytes_per_rank");
+  if (lay.is_object() && lay.value("kind", "") == "blocks" && num(lay, "blocks_per_op") > 0) {
+    command = size / num(lay, "blocks_per_op");
+  } else if (moe.is_object() && moe.value("tokens", "") == "packed") {
+    double pairs = 0;
+    for (const json& row : moe.value("pair_tokens", json::array()))
+      if (row.is_array())
+        for (const json& t : row) pairs += t.is_number() && t.get<double>() > 0;
+    if (pairs > 0) command = size / pairs;
+  } else if (num(moe, "token_bytes") > 0) {
+    command = num(moe, "token_bytes");
+  }
+  return command < 1024.0 * 1024.0;
 }
 
 // "; within noise: the measured interval [a, b] reaches ..." on the line of a PASS that its interval made, else "".
@@ -335,6 +371,7 @@ std::optional<Verdict> Expectations::judge(const json& r, const json& machine) c
     v.expected_interval = figure_interval(reference_[key], v.metric);
     if (v.expected_interval) v.expected_interval_kind = interval_kind(reference_[key]);
     v.basis = "reference";
+    v.expected_draws = process_draws(reference_[key]);
   } else if (e["link"] == "links") {
     const auto links = link_count(e, machine, r.value("devices", json::array()), v.problem);
     if (links) {
@@ -360,7 +397,33 @@ std::optional<Verdict> Expectations::judge(const json& r, const json& machine) c
   if (!v.measured && v.problem.empty()) v.problem = "the record has no " + v.metric;
   if (!v.problem.empty()) return v;
   decide(v, r);
+  if (v.expected_draws.size() >= 2 && process_draws(r).size() >= 2 && !r.contains("overlap")) {
+    v.measured_draws = process_draws(r);
+    v.launch_bound = launch_bound(r);
+  } else {
+    v.expected_draws.clear();
+  }
   return v;
+}
+
+void judge_draws(std::vector<Verdict>& verdicts) {
+  std::vector<Verdict*> ranked;
+  std::vector<verdict::Case> cases;
+  for (Verdict& v : verdicts)
+    if (v.problem.empty() && !v.measured_draws.empty() && !v.expected_draws.empty()) {
+      ranked.push_back(&v);
+      cases.push_back({v.expected_draws, v.measured_draws, v.launch_bound});
+    }
+  const std::vector<verdict::Judged> judged = verdict::judge_all(cases);
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    Verdict& v = *ranked[i];
+    v.word = judged[i].verdict;
+    v.pass = v.word != "slower";
+    v.within_noise = false;
+    v.p_value = judged[i].p;
+    v.change = judged[i].change;
+    v.family = ranked.size();
+  }
 }
 
 std::map<std::string, std::string> failed_lines(const std::vector<Verdict>& verdicts) {
@@ -372,16 +435,25 @@ std::map<std::string, std::string> failed_lines(const std::vector<Verdict>& verd
 
 std::string verdict_line(const Verdict& v) {
   if (!v.problem.empty()) return fmt::format("FAIL  {}  {}: {}", v.name, v.metric, v.problem);
+  const char* outcome = v.pass ? "PASS" : "FAIL";
+  if (v.p_value)  // the rule over per-process draws
+    return fmt::format("{}  {}  {}: p50 {:+.1f}% (Hodges-Lehmann over {} x {} process p50s, this run against the "
+                       "reference), rank-sum p {:.3g}{} at {} (Benjamini-Hochberg over {} cases); minimum {}% ({})",
+                       outcome, v.name, v.word, *v.change * 100, v.measured_draws.size(), v.expected_draws.size(),
+                       *v.p_value, v.word == "slower" || v.word == "faster" ? ", supported" : "", verdict::kAlpha,
+                       v.family, (v.launch_bound ? verdict::kLaunchBoundMinChange : verdict::kBandwidthBoundMinChange) * 100,
+                       v.launch_bound ? "launch-bound" : "bandwidth-bound");
   const bool lower = v.metric == "p50_us";
   std::string intervals;  // which intervals judged the row
   if (!v.measured_interval_kind.empty()) intervals = "; interval " + v.measured_interval_kind;
   if (!v.expected_interval_kind.empty()) intervals += ", the reference's " + v.expected_interval_kind;
-  return fmt::format("{}  {}  {} {:.4g}, expected {:.4g} ({:+.1f}%; {} {}{}% allowed; {}{}{})", v.pass ? "PASS" : "FAIL", v.name,
-                     v.metric, *v.measured, *v.expected, v.deviation_pct(), lower ? "up to" : "down to", lower ? "+" : "-",
-                     v.tolerance_pct, v.basis, noise_note(v), intervals);
+  return fmt::format("{}  {}  {}: {} {:.4g}, expected {:.4g} ({:+.1f}%; {} {}{}% allowed; {}{}{})", outcome, v.name,
+                     v.word, v.metric, *v.measured, *v.expected, v.deviation_pct(), lower ? "up to" : "down to",
+                     lower ? "+" : "-", v.tolerance_pct, v.basis, noise_note(v), intervals);
 }
 
-bool print_verdicts(const std::vector<Verdict>& verdicts, std::size_t unchecked, const std::string& path) {
+bool print_verdicts(std::vector<Verdict>& verdicts, std::size_t unchecked, const std::string& path) {
+  judge_draws(verdicts);
   std::size_t failed = 0;
   console::say("\ncheck against {}:\n", path);
   for (const auto& v : verdicts) {

@@ -32,6 +32,16 @@ struct Verdict {
   std::string measured_interval_kind, expected_interval_kind;
   bool within_noise = false;  // PASS although the figure is outside the band: its interval reaches into it
   bool pass = false;
+  // same, slower, faster or ambiguous (docs/user-guide.md "All pairs, and checking a machine"). Against a reference
+  // levels file whose record and the run's both hold per-process p50s (levels.p50_us, 2 or more each) the word comes
+  // from compare's rule (bench/verdict.hpp: rank-sum support, Benjamini-Hochberg over those cases, the class minimum)
+  // and only `slower` fails; otherwise from the band: inside `same` (better than it by more than the tolerance
+  // `faster`), outside but within noise `ambiguous`, outside `slower` (FAIL).
+  std::string word;
+  std::vector<double> measured_draws, expected_draws;  // the per-process p50s the rule compares (else empty)
+  bool launch_bound = true;                            // the class, for the rule's minimum change
+  std::optional<double> p_value, change;               // the rule's, where it judged
+  std::size_t family = 0;                              // the cases judged together by the rule
   double deviation_pct() const;  // (measured / expected - 1) x 100
 };
 
@@ -55,7 +65,10 @@ class Expectations {
 std::string verdict_line(const Verdict& v);
 // The FAIL verdicts' lines by case name (--junit's failures).
 std::map<std::string, std::string> failed_lines(const std::vector<Verdict>& verdicts);
-// One line per verdict and a summary line; returns whether every verdict passed.
-bool print_verdicts(const std::vector<Verdict>& verdicts, std::size_t unchecked, const std::string& path);
+// The rule's verdicts for every verdict with draws on both sides, judged together as one family (sets word, pass,
+// p_value, change); the others keep their band verdict.
+void judge_draws(std::vector<Verdict>& verdicts);
+// judge_draws, then one line per verdict and a summary line; returns whether every verdict passed.
+bool print_verdicts(std::vector<Verdict>& verdicts, std::size_t unchecked, const std::string& path);
 
 }  // namespace dmabench::check

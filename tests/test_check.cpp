@@ -406,11 +406,13 @@ TEST(Check, WithinNoiseIsSaidOnItsLine) {
   v.expected = 50.0;
   v.basis = "expected";
   v.pass = v.within_noise = true;
+  v.word = "ambiguous";
   v.measured_interval = std::pair{40.0, 46.0};
   ::testing::internal::CaptureStdout();
-  check::print_verdicts({v}, 0, "x.json");
+  std::vector<check::Verdict> vs{v};
+  check::print_verdicts(vs, 0, "x.json");
   const std::string out = ::testing::internal::GetCapturedStdout();
-  EXPECT_NE(out.find("PASS  h2d/ce/oneshot/dev=0/64MiB  busbw_GBps 44, expected 50 (-12.0%; down to -10% allowed; expected; "
+  EXPECT_NE(out.find("PASS  h2d/ce/oneshot/dev=0/64MiB  ambiguous: busbw_GBps 44, expected 50 (-12.0%; down to -10% allowed; expected; "
                      "within noise: the measured interval [40, 46] reaches the allowed band)"),
             std::string::npos)
       << out;
@@ -428,9 +430,58 @@ TEST(Check, TheVerdictNamesTheIntervalsThatJudgedIt) {
   EXPECT_EQ(v->measured_interval_kind, "between 5 processes");
   EXPECT_EQ(v->expected_interval_kind, "within one process");
   ::testing::internal::CaptureStdout();
-  check::print_verdicts({*v}, 0, "x.json");
+  std::vector<check::Verdict> vs{*v};
+  check::print_verdicts(vs, 0, "x.json");
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_NE(out.find("; interval between 5 processes, the reference's within one process)"), std::string::npos) << out;
+}
+
+// Against a reference levels file, where both records hold per-process p50s, the verdict is compare's rule: 6 + 6
+// draws fully apart and 20% slower fail (`slower`), the same draws level pass (`same`), draws apart by 3% on a
+// launch-bound case pass as `same` (within the 5% minimum), and a 20% change from 2 + 2 draws cannot be supported
+// (`ambiguous`, PASS); the band words hold where a side has no draws.
+TEST(Check, AgainstAReferenceLevelsFileTheWordsComeFromTheRankRule) {
+  const auto rec = [](double bytes) {  // launch-bound sizes; algbw = S / p50 (a reference is checked for it)
+    return record("copy", {0, 1}, bytes / 5.0 / 1e3, 5.0, static_cast<std::uint64_t>(bytes));
+  };
+  const auto levels = [](json r, std::vector<double> p50s) {
+    r["levels"] = {{"interval", "between processes"}, {"processes", p50s.size()}, {"p50_us", p50s}};
+    return r;
+  };
+  const std::vector<double> six{100, 101, 102, 103, 104, 105};
+  std::vector<double> slower, level, slight;
+  for (double x : six) slower.push_back(x * 1.2), level.push_back(x + 0.5), slight.push_back(x * 1.03);
+  const json ref = {{"context", json::object()},
+                    {"results", json::array({levels(rec(4096.0), six),
+                                             levels(rec(8192.0), six),
+                                             levels(rec(16384.0), six),
+                                             levels(rec(32768.0), {100, 101}),
+                                             rec(65536.0)})}};
+  const auto x = check::Expectations::load(write_file("dmabench-reference-levels.json", ref));
+  std::vector<check::Verdict> vs;
+  for (const auto& [bytes, draws] : std::vector<std::pair<double, std::vector<double>>>{
+           {4096.0, slower}, {8192.0, level}, {16384.0, slight}, {32768.0, {120, 121}}, {65536.0, {}}}) {
+    json r = rec(bytes);
+    if (!draws.empty()) r = levels(r, draws);
+    auto v = x.judge(r, kMachine);
+    ASSERT_TRUE(v);
+    vs.push_back(*v);
+  }
+  ::testing::internal::CaptureStdout();
+  const bool all_passed = check::print_verdicts(vs, 0, "ref.json");
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_FALSE(all_passed);
+  EXPECT_EQ(vs[0].word, "slower");
+  EXPECT_FALSE(vs[0].pass);
+  EXPECT_EQ(vs[1].word, "same");
+  EXPECT_EQ(vs[2].word, "same");
+  EXPECT_EQ(vs[3].word, "ambiguous");
+  EXPECT_TRUE(vs[3].pass);
+  EXPECT_FALSE(vs[4].p_value.has_value());  // no draws on the run's side: the band's word
+  EXPECT_EQ(vs[4].word, "same");
+  EXPECT_EQ(vs[0].family, 4u);
+  EXPECT_NE(out.find("  slower: p50 +20.0% (Hodges-Lehmann over 6 x 6 process p50s"), std::string::npos) << out;
+  EXPECT_NE(out.find("(Benjamini-Hochberg over 4 cases); minimum 5% (launch-bound)"), std::string::npos) << out;
 }
 
 // A reference that contradicts itself is refused (exit 2 naming the record and field), not trusted: its p50 and algbw

@@ -129,3 +129,17 @@ def test_min_change_arguments():
     for bad in ("launch", "memory=0.1", "launch=x", "launch=-1", "bandwidth=nan"):
         with pytest.raises(ValueError, match="--min-change"):
             verdict.parse_min_change([bad])
+
+
+def test_the_shared_fixture_is_what_the_rule_gives():
+    """tests/data/verdict-fixture.json, which bench/verdict.cpp (--check) is held to as well (tests/test_verdict.cpp):
+    the rule here still gives every verdict, support, change and p-value in it."""
+    import json
+    import pathlib
+    doc = json.loads((pathlib.Path(__file__).parents[1] / "data" / "verdict-fixture.json").read_text())
+    judged = verdict.judge_all([{k: c[k] for k in ("base", "new", "cls")} for c in doc["cases"]], alpha=doc["alpha"])
+    for c, j in zip(doc["cases"], judged):
+        assert (j["verdict"], j["supported"]) == (c["verdict"], c["supported"])
+        assert j["change"] == pytest.approx(c["change"], rel=1e-12, abs=1e-15)
+        assert j["p"] == pytest.approx(c["p"], rel=1e-12)
+    assert {c["verdict"] for c in doc["cases"]} == set(verdict.VERDICTS)
