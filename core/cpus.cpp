@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <atomic>
+
 namespace dmabench::cpus {
 namespace {
 
@@ -40,5 +42,13 @@ bool pin_this_thread(int cpu) { return set_this_thread({cpu}); }
 bool unpin_this_thread() { return set_this_thread(allowed()); }
 
 int current() { return sched_getcpu(); }
+
+namespace {
+std::atomic<int> sampling{-1};
+}
+
+void set_sampling_cpu(int cpu) { sampling.store(cpu); }
+
+int sampling_cpu() { return sampling.load(); }
 
 }  // namespace dmabench::cpus

@@ -19,4 +19,10 @@ bool unpin_this_thread();
 // The CPU the calling thread runs on now (sched_getcpu), or -1.
 int current();
 
+// The CPU the sampling thread samples on (bench/measure/cpu_choice.hpp sets it at each choice; -1: none, the thread
+// is left to the scheduler). The host engine places its rank threads from it, so that where they run relative to
+// the thread that hands them work, and waits for them, is the same in every process.
+void set_sampling_cpu(int cpu);
+int sampling_cpu();
+
 }  // namespace dmabench::cpus

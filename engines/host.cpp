@@ -246,11 +246,15 @@ HostOperation::HostOperation(const Plan& plan) : plan_(plan) {
     for (const Transfer& t : w->transfers) moved += t.bytes;
     w->stretch = moved < (std::size_t{1} << 20) ? fault_.stretch : fault_.stretch_bandwidth;
   }
-  // Each worker on a CPU of its own where the process may use enough of them (round-robin over the allowed CPUs, from
-  // the process's rank in a multi-process run): left to the scheduler, two ranks' threads shared one vCPU in some
-  // processes and not in others, and cases moved between processes (results/ci-vm-2cpu/README.md).
+  // Each worker on a CPU of its own where the process may use enough of them, round-robin over the allowed CPUs from
+  // the sampling thread's (--cpu-choice; else from the process's rank in a multi-process run): left to the scheduler,
+  // two ranks' threads shared one vCPU in some processes and not in others, and where the first worker ran relative
+  // to the thread that hands it work decided the case's mode (on the 2-vCPU VM a 4 KiB copy took 5 us where both
+  // shared a vCPU and 125 us where the worker's vCPU had to be woken): results/ci-vm-2cpu/README.md.
   const std::vector<int> cpus = pin_workers() ? cpus::allowed() : std::vector<int>{};
   std::size_t next = team::world().multi() ? static_cast<std::size_t>(team::world().rank()) : 0;
+  if (const auto at = std::find(cpus.begin(), cpus.end(), cpus::sampling_cpu()); at != cpus.end())
+    next = static_cast<std::size_t>(at - cpus.begin());
   for (auto& w : workers_) {
     const int cpu = cpus.empty() ? -1 : cpus[next++ % cpus.size()];
     w->thread = std::thread([this, w = w.get(), cpu] {

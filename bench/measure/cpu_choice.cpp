@@ -16,9 +16,9 @@ nlohmann::json to_json(const CpuChoiceCase& c) {
 }
 
 CpuChoice::CpuChoice(std::vector<int> candidates, Reader read, Mover move, Release release, Sleep sleep,
-                     CpuChoicePolicy policy)
+                     CpuChoicePolicy policy, Chosen chosen)
     : candidates_(std::move(candidates)), read_(std::move(read)), move_(std::move(move)), release_(std::move(release)),
-      sleep_(std::move(sleep)), policy_(policy) {}
+      sleep_(std::move(sleep)), policy_(policy), chosen_(std::move(chosen)) {}
 
 std::vector<int> CpuChoice::candidates(const std::vector<int>& allowed, int local_rank, int local_processes) {
   if (local_processes <= 1 || local_rank < 0 || static_cast<std::size_t>(local_processes) > allowed.size())
@@ -33,7 +33,7 @@ std::unique_ptr<CpuChoice> CpuChoice::make(const std::vector<int>& candidates) {
   return std::make_unique<CpuChoice>(
       candidates, [] { return read_core_share().ratio(); }, [](int cpu) { return cpus::pin_this_thread(cpu); },
       [] { cpus::unpin_this_thread(); }, [](std::chrono::microseconds us) { std::this_thread::sleep_for(us); },
-      CpuChoicePolicy{.shared_ratio = kSharedRatio});
+      CpuChoicePolicy{.shared_ratio = kSharedRatio}, [](int cpu) { cpus::set_sampling_cpu(cpu); });
 }
 
 double CpuChoice::read() {
@@ -66,6 +66,7 @@ void CpuChoice::survey() {
   if (cpu_ >= 0 && winner != cpu_) ++case_.moves;
   cpu_ = winner;
   move_(cpu_);
+  if (chosen_) chosen_(cpu_);
   in_a_row_ = 0;
 }
 

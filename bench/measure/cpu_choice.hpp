@@ -53,13 +53,16 @@ class CpuChoice {
   using Release = std::function<void()>;      // gives the thread every allowed CPU back
   using Sleep = std::function<void(std::chrono::microseconds)>;
 
+  using Chosen = std::function<void(int cpu)>;  // told each survey's winner
+
   CpuChoice(std::vector<int> candidates, Reader read, Mover move, Release release, Sleep sleep,
-            CpuChoicePolicy policy = {});
+            CpuChoicePolicy policy = {}, Chosen chosen = {});
 
   // The sampling thread's CPUs: cpus::allowed(), in a multi-process run only every k-th of them from the process's
   // local rank (k local processes), so that processes of one node do not pick the same CPU.
   static std::vector<int> candidates(const std::vector<int>& allowed, int local_rank, int local_processes);
-  // The real thing: readings by measure::read_core_share(), moves by cpus::pin_this_thread().
+  // The real thing: readings by measure::read_core_share(), moves by cpus::pin_this_thread(), each winner told to
+  // cpus::set_sampling_cpu() (the host engine places its rank threads from it).
   static std::unique_ptr<CpuChoice> make(const std::vector<int>& candidates);
 
   // A case's sampling: the thread pinned to the chosen CPU (surveyed first when none is yet, or when the case start's
@@ -102,6 +105,7 @@ class CpuChoice {
   Release release_;
   Sleep sleep_;
   CpuChoicePolicy policy_;
+  Chosen chosen_;
   int cpu_ = -1;  // the chosen CPU (-1: none yet)
   int in_a_row_ = 0;
   CpuChoiceCase case_;
