@@ -9,17 +9,21 @@ usage: dmabench-results tables FILE.md... [--check]
 
 Rewrites each block of each FILE with what its command prints now; --check writes nothing and exits 1 naming the
 first block whose text differs (tests/python/test_generated_tables.py runs it over every markdown file of the tree).
-The commands: `gate-rates --table RATES.json` (dmabench.gate_rates.markdown); `levels-spread LABEL=LEVELS.json...`
-(per levels file: how far its processes' p50s spread, max/min per case).
+The commands (arguments split as a shell would: quote one that holds a space): `gate-rates --table RATES.json`
+(dmabench.gate_rates.markdown); `levels-spread LABEL=LEVELS.json...` (per levels file: how far its processes' p50s
+spread, max/min per case); `levels-selfcmp LABEL=A.json,B.json...` (two runs of one build: half-widths from both runs,
+one-process pairs, processes needed: dmabench.selfcmp_text); `crossover-claims step|versus|pool ...` (the figures
+results/h200x1/crossover/README.md quotes: dmabench.crossover_text).
 Exit codes: 0 done (or --check: every block as made), 1 --check: a block differs, 2 bad input (an unknown command, a
 missing data file, a block without its end).
 """
 import json
 import os
 import re
+import shlex
 import sys
 
-from . import gate_rates
+from . import crossover_text, gate_rates, selfcmp_text
 from .files import checkout_root, write_file
 from .text import ResultsError, table
 from .tool import arg_parser, run_tool
@@ -63,12 +67,16 @@ def levels_spread_table(args, root):
     return table(["run", "processes", "ok cases", "median max/min p50", "cases above 1.1x", "worst"], rows)
 
 
-COMMANDS = {"gate-rates": gate_rates_table, "levels-spread": levels_spread_table}
+COMMANDS = {"gate-rates": gate_rates_table, "levels-spread": levels_spread_table,
+            "levels-selfcmp": selfcmp_text.generated_block, "crossover-claims": crossover_text.generated_block}
 
 
 def render(command, root):
     """What the block's command prints now."""
-    name, *args = command.split()
+    try:
+        name, *args = shlex.split(command)
+    except ValueError as e:
+        raise ResultsError(f"generated block `{command}`: {e}") from None
     if name not in COMMANDS:
         raise ResultsError(f"generated block `{command}`: unknown command; known: {', '.join(COMMANDS)}")
     return COMMANDS[name](args, root).rstrip("\n") + "\n"

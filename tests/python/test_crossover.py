@@ -162,7 +162,7 @@ def test_decisions_ties_margins_and_sm_cost(tmp_path):
     assert m["sm blocks=400"]["sms_held"] == 132 and m["sm blocks=400"]["sm_cost_SM_us"] == pytest.approx(132 * 14.0)
     assert m["ce-batch"]["sm_cost_SM_us"] == 0
     assert m["host"]["sm_cost_SM_us"] is None and "CPU threads" in m["host"]["sm_note"]
-    assert "| 4 KiB | tie (ce-batch, sm) |" in md and "| 8 KiB | sm ×1.4 |" in md
+    assert "| 4 KiB | tie (ce-batch, sm): 10.0 [9.80, 10.2] 95% |" in md and "| 8 KiB | sm ×1.4: 10.0 [9.90, 10.1] 95% |" in md
     assert "| 8 KiB | 8 | 20.0 ±0.200 (0) | 30.0 ±0.300 (CPU) | 10.0 ±0.1000 (120) | 14.0 ±0.140 (1848) |" in md  # ±: half the p50 interval (issue 42)
 
 
@@ -292,7 +292,7 @@ def test_in_process_main_and_device_memory_groups(tmp_path, capsys):
     src.write_text(json.dumps(document(records)))
     assert crossover.main([str(src)]) == 0
     out = capsys.readouterr().out
-    assert "## copy · device memory · blocks sequential, sides both · dev=0" in out and "| 4 KiB | sm ×1.2 |" in out
+    assert "## copy · device memory · blocks sequential, sides both · dev=0" in out and "| 4 KiB | sm ×1.2: 4.00 [3.96, 4.04] 95% |" in out
 
 
 # ---- head to head (--versus) ----------------------------------------------------------------------
@@ -419,3 +419,34 @@ def test_a_copy_within_one_gpu_is_not_called_sm_free(tmp_path):
     assert m["ce-batch"]["sm_cost_SM_us"] is None and "kernel" in m["ce-batch"]["sm_note"]
     assert m["ce local=peer-bounce"]["sm_cost_SM_us"] == 0 and m["ce"]["sm_cost_SM_us"] == 0
     assert m["sm sms=12"]["sm_cost_SM_us"] == pytest.approx(120.0)
+
+
+# ---- interval coverage (issue 50, part 5) ---------------------------------------------------------
+
+@pytest.mark.parametrize("processes, label, what", [(3, "75%", "[min, max] of 3 processes' p50s"),
+                                                    (5, "93.75%", "[min, max] of 5 processes' p50s"),
+                                                    (10, "97.85%", "ranks 2 and 9 of 10 processes' sorted p50s")])
+def test_a_levels_interval_is_labelled_with_its_own_coverage(tmp_path, processes, label, what):
+    """A levels file's between-process interval covers the median with levels.median_ranks' probability: 3
+    processes' [min, max] is a 75% interval, never a '95%' one; the winner table prints each entry's interval with
+    it."""
+    levels = {"processes": processes, "p50_us": [4.0] * processes}
+    records = [rec("ce", 4 * KIB, 8, 5.0, levels=levels), rec("sm", 4 * KIB, 8, 4.0, levels=levels)]
+    _, md, rep = report(tmp_path, records)
+    (cell,) = only_group(rep)["cells"]
+    assert cell["mechanisms"]["sm"]["interval_coverage"] == pytest.approx(float(label[:-1]) / 100, abs=5e-5)
+    assert f"| 4 KiB | sm ×1.2: 4.00 [3.96, 4.04] {label} |" in md
+    assert f"Intervals: {what}: holds the median with {label}." in md
+    assert "95% interval" not in md and ("95%" not in md or processes >= 6)
+
+
+def test_the_committed_h200_report_is_what_the_tool_makes_now(monkeypatch):
+    """results/h200x1/crossover/crossover.md is crossover.py's output over the committed levels files (the command
+    its README names), so its labels and intervals are the tool's, never edited by hand."""
+    where = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                         "results", "h200x1", "crossover")
+    monkeypatch.chdir(where)  # the report names its sources as given: relative to the folder
+    rep = crossover.report_of(["crossover.json", "crossover-d2d.json"], "oneshot", 0.10, 0.25,
+                              ["sm sms=12,ce-batch", "sm sms=all,ce-batch"])
+    with open("crossover.md", encoding="utf-8") as f:
+        assert crossover.markdown(rep) == f.read(), "run the command in results/h200x1/crossover/README.md, Files"

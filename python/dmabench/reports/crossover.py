@@ -36,7 +36,10 @@ finite number), one heat map per group to --plots DIR (needs matplotlib, importe
    fraction, default 0.10) and whose interval's low end is above the floor's interval's high end: "per-descriptor
    bound up to B_prev, not at B". None where no size does.
 4. Decisions, per cell: the winner (lowest p50), the runner-up, margin = runner-up p50 / winner p50; a tie when
-   another mechanism's p50 interval overlaps the winner's (all such are listed with the winner). Per mechanism its
+   another mechanism's p50 interval overlaps the winner's (all such are listed with the winner); the table prints
+   the first-named's p50 with its interval and the interval's coverage (`interval_coverage` in the JSON: a levels
+   file's between-process interval holds the median with dmabench.levels.median_ranks' probability, 75% for the
+   [min, max] of 3 processes, 93.75% for 5, at least 95% from 6; one process's own interval 95%). Per mechanism its
    p50 and SM cost = SMs held x p50 (SM·µs): SMs held is `engine_details.sms_used` where present, else
    `engine_details.grid_blocks` capped at `multiprocessors`, for engine sm; 0 for the DMA engines (ce, ce-batch,
    sdma, hsa); null for host (CPU threads, not SMs) and other engines. Regions: per n, the maximal runs of
@@ -75,7 +78,8 @@ import sys
 
 from ..extras import missing_module, MissingExtra
 from ..files import add_emit_arguments, emit, make_dir, write_file
-from ..keys import interval_text, NOISY_LEGEND, PATTERN_ORDER, variant, versions_caption
+from ..keys import interval_text, PATTERN_ORDER, variant, versions_caption
+from ..levels import median_ranks
 from ..reader import load
 from ..schema import check_kind
 from ..text import fmt_num, fmt_size, printable, quote, ResultsError, table
@@ -161,12 +165,32 @@ def sms_held(r, where):
     return None, "no engine_details.sms_used or grid_blocks"
 
 
+WITHIN_COVERAGE = 0.95  # one process's own p50 interval (results/SCHEMA.md, "The p50's interval")
+
+
+def coverage_of(r):
+    """(coverage, what the interval is) of a record's p50 interval; (None, "no interval") without one. A levels
+    file's interval is between its m processes, and what it covers is levels.median_ranks' (3 processes: [min, max],
+    75%), not the 95% of one process's own interval: labelling it 95% overstates it."""
+    lv = r.get("levels")
+    m = lv.get("processes") if isinstance(lv, dict) else None
+    if isinstance(m, int) and not isinstance(m, bool) and m >= 2:
+        j, k, coverage = median_ranks(m)
+        what = f"[min, max] of {m} processes' p50s" if j == 1 else f"ranks {j} and {k} of {m} processes' sorted p50s"
+        return coverage, what
+    if r.get("p50_interval_us"):
+        return WITHIN_COVERAGE, "within one process"
+    return None, "no interval"
+
+
 def entry_of(r, where):
     """What a decision needs of one counted record."""
     p50 = r["latency_us"]["p50"]
     pair = r.get("p50_interval_us")
     held, how = sms_held(r, where)
+    coverage, what = coverage_of(r) if pair else (None, "no interval")
     return {"p50_us": p50, "interval": list(pair) if pair else [p50, p50], "interval_recorded": bool(pair),
+            "coverage": coverage, "interval_kind": what,
             "noisy": r.get("noisy"), "engine": r["engine"], "sms_held": held, "sm_note": how}
 
 
@@ -355,6 +379,7 @@ def knee_of(mech, n, series, knee):
 def mechanism_cell(e):
     cost = e["sms_held"] * e["p50_us"] if e["sms_held"] is not None else None
     return {"p50_us": e["p50_us"], "p50_interval_us": e["interval"], "interval_recorded": e["interval_recorded"],
+            "interval_coverage": e["coverage"], "interval_kind": e["interval_kind"],
             "noisy": e["noisy"], "sms_held": e["sms_held"], "sm_cost_SM_us": cost, "sm_note": e["sm_note"]}
 
 
@@ -592,10 +617,39 @@ def title(g):
     return f"{g['pattern']}{place} · {host} · blocks {arr} · dev={','.join(map(str, g['devices']))}"
 
 
+def pct(x):
+    """A coverage as a percentage: '75%', '93.75%', '95.1%'."""
+    return f"{100 * x:.2f}".rstrip("0").rstrip(".") + "%"
+
+
+def interval_md(c):
+    """A mechanism cell's p50 and its interval with the interval's coverage: '95.1 [94.0, 96.2] 75%'; the bare p50
+    where no interval was recorded."""
+    if not c["interval_recorded"]:
+        return f"{fmt_num(c['p50_us'])} (no interval)"
+    lo, hi = c["p50_interval_us"]
+    cover = pct(c["interval_coverage"]) if c["interval_coverage"] is not None else "coverage unknown"
+    return f"{fmt_num(c['p50_us'])} [{fmt_num(lo)}, {fmt_num(hi)}] {cover}"
+
+
 def decision_text(row):
+    """The winner (or the tied mechanisms) and the first-named's p50 with its interval and coverage: a tie or a win
+    is only as sure as the intervals it rests on."""
+    first = row["mechanisms"][row["winner"]]
     if row["tie"]:
-        return f"tie ({', '.join(row['tied'])})"
-    return f"{row['winner']} ×{ratio_text(row['margin'])}" if row["runner_up"] else f"{row['winner']} only"
+        return f"tie ({', '.join(row['tied'])}): {interval_md(first)}"
+    head = f"{row['winner']} ×{ratio_text(row['margin'])}" if row["runner_up"] else f"{row['winner']} only"
+    return f"{head}: {interval_md(first)}"
+
+
+def coverage_sentence(cells):
+    """What the shown intervals are and how often each kind holds the median (the coverages in these cells, not a
+    blanket 95%); "" where no cell has an interval."""
+    kinds = sorted({(c["interval_coverage"], c["interval_kind"]) for c in cells if c["interval_recorded"]},
+                   key=lambda k: (k[0] is None, k[0] or 0, k[1]))
+    said = "; ".join(f"{what}: holds the median with {pct(cov) if cov is not None else 'unknown probability'}"
+                     for cov, what in kinds)
+    return f"Intervals: {said}." if said else ""
 
 
 def decision_md(g):
@@ -603,8 +657,10 @@ def decision_md(g):
     header = ["block \\ n"] + [f"n={n}" for n in g["blocks_per_op"]]
     body = [[fmt_size(b)] + [decision_text(by_cell[(b, n)]) if (b, n) in by_cell else "–" for n in g["blocks_per_op"]]
             for b in g["block_sizes"]]
-    return ["", "**Who wins** (lowest p50; ×: runner-up p50 / winner p50; tie: p50 intervals overlap)", "",
-            table(header, body)]
+    shown = [r["mechanisms"][r["winner"]] for r in g["cells"]]
+    return ["", "**Who wins** (lowest p50; ×: runner-up p50 / winner p50; tie: p50 intervals overlap; then the "
+                "first-named's p50 µs [its interval] and the interval's coverage)", "",
+            table(header, body)] + (["", coverage_sentence(shown)] if coverage_sentence(shown) else [])
 
 
 def cost_md(g):
@@ -619,9 +675,15 @@ def cost_md(g):
             cells.append("–" if c is None else f"{cell_p50(c)} ({cost})")
         body.append([fmt_size(row["block_bytes"]), str(row["blocks_per_op"])] + cells)
     shown = [c for row in g["cells"] for c in row["mechanisms"].values() if c]
-    legend = ["", NOISY_LEGEND] if any(c["interval_recorded"] or c["noisy"] is True for c in shown) else []
+    legend = ["", f"{COST_LEGEND}. {coverage_sentence(shown)}".rstrip()] \
+        if any(c["interval_recorded"] or c["noisy"] is True for c in shown) else []
     return ["", "**p50 and SM cost** (SMs held × p50; 0 for DMA engines; CPU: host threads, not SMs; ?: unknown)",
             "", table(header, body)] + legend
+
+
+COST_LEGEND = ("p50 ± half its interval (`p50_interval_us`, the larger side; its coverage below); `noisy`: the "
+               "interval is wider than the run's `max_noise`, or fewer than 6 samples: the p50 is not known to that "
+               "precision")
 
 
 def cell_p50(c):

@@ -8,23 +8,23 @@ which scripts/merge_runs.py merges into OUT/kvpool-A.json (processes 1-4) and OU
 config: scripts/compare.py A B (its verdict counts and exit code), scripts/history.py gate of B against a fresh history
 holding A (OUT/history.sqlite), and the same two for two planted copies of B: every p50 25% slower (every latency
 statistic, interval end and per-process p50 times 1.25, bandwidths / 1.25), and only the bandwidth-bound cases 10%
-slower (dmabench.case_class). Then, per class of case, how wide the between-process intervals are (their
-half-width over the p50, `noise`) and the smallest change compare.py can call in a case (its threshold, or the two
-half-widths together where that is more). Prints markdown. Needs the dmabench package: `pip install ./python`, or
+slower (dmabench.case_class). Then, per class of case, the `levels-selfcmp` table of dmabench.selfcmp_text over
+both runs A and B (an earlier version read the half-widths of B alone and missed A's 6.3% on h2d-bidir 256 MiB):
+how wide the between-process intervals are, the smallest change two of them show apart, the one-process pairs more
+than 5% apart and the processes per run a 10% change needs. Prints markdown. Needs the dmabench package: `pip install ./python`, or
 run with PYTHONPATH=python.
 """
 import copy
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SCRIPTS = os.path.join(ROOT, "scripts")
 
-from dmabench import case_class, case_key  # the package installed (pip install ./python) or PYTHONPATH=python
+from dmabench import case_class, selfcmp_text  # the package installed (pip install ./python) or PYTHONPATH=python
 
 
 def tool(name, *args):
@@ -77,7 +77,6 @@ def main():
     assert rc == 0, err
     print("| config | comparison | compare.py verdicts | compare exit | history gate of the new side | gate exit |")
     print("| --- | --- | --- | --- | --- | --- |")
-    widths = {}
     for c, (a, b) in files.items():
         B = json.load(open(b))
         variants = {"B (unchanged)": b}
@@ -90,45 +89,17 @@ def main():
             rc, text, err = tool("compare.py", a, path)
             grc, gtext, gerr = tool("history.py", "gate", path, "--db", db)
             print(f"| {c} | A against {label} | {counts(text)} | {rc} | {gate_counts(gtext)} | {grc} |")
-        A = {case_key(r): r for r in json.load(open(a))["results"] if r["status"] == "ok"}
-        for r in B["results"]:
-            if r["status"] == "ok" and case_key(r) in A:
-                widths.setdefault((c, case_class(r)), []).append((r["noise"], A[case_key(r)]["noise"], r["levels"]["within"]))
-    print("\n| config | class | cases | between-process half-width, median (max) | within-process, median | "
-          "smallest change compare can call, median (max) |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for (c, cls), w in sorted(widths.items()):
-        between = [x for x, _, _ in w]
-        detect = [max(0.05, x + y) for x, y, _ in w]
-        print(f"| {c} | {cls} | {len(w)} | {100 * statistics.median(between):.1f}% ({100 * max(between):.1f}%) | "
-              f"{100 * statistics.median([z for _, _, z in w]):.2f}% | {100 * statistics.median(detect):.0f}% "
-              f"({100 * max(detect):.0f}%) |")
-    processes_needed(src, out)
+    print()
+    print(widths_block([(c, a, b) for c, (a, b) in files.items()]))
 
 
-def processes_needed(src, out):
-    """Per class: the spread of one case's per-process p50s (sigma, from both runs' processes pooled: 10 draws, 8 for
-    kv-pool; 1.4826 x MAD over the median) and the processes each run needs for compare.py to call a 10% change in a
-    case of that spread (two order-statistic intervals of the median, each about 1.96 x 1.2533 sigma / sqrt(N) wide
-    on either side, apart: 10% > 2 x 1.96 x 1.2533 sigma / sqrt(N))."""
-    rows = {}
-    for c in ("noise-repeat", "moe-decode", "kvpool"):
-        docs = [json.load(open(os.path.join(src if c != "kvpool" else out, f"{c}-{p}.json"))) for p in "AB"]
-        draws = {}
-        for d in docs:
-            for r in d["results"]:
-                if r["status"] == "ok":
-                    draws.setdefault((case_key(r), case_class(r)), []).extend(x for x in r["levels"]["p50_us"] if x)
-        for (key, cls), xs in draws.items():
-            m = statistics.median(xs)
-            sigma = 1.4826 * statistics.median(abs(x - m) for x in xs) / m
-            rows.setdefault((c, cls), []).append(sigma)
-    print("\n| config | class | cases | per-process sigma, median (max) | processes per run to call a 10% change, median (max) |")
-    print("| --- | --- | --- | --- | --- |")
-    for (c, cls), sig in sorted(rows.items()):
-        need = [max(1, (2 * 1.96 * 1.2533 * s / 0.10) ** 2) for s in sig]
-        print(f"| {c} | {cls} | {len(sig)} | {100 * statistics.median(sig):.1f}% ({100 * max(sig):.1f}%) | "
-              f"{statistics.median(need):.0f} ({max(need):.0f}) |")
+def widths_block(runs):
+    """Per class of case, from both runs A and B (dmabench.selfcmp_text: half-widths, one-process pairs, processes
+    for a 10% change), as the `levels-selfcmp` generated block selfcmp.md holds, so that `dmabench-results tables`
+    and the test of generated tables remake it from the files."""
+    args = " ".join(f"{c}={os.path.relpath(a, ROOT)},{os.path.relpath(b, ROOT)}" for c, a, b in runs)
+    return (f"<!-- generated: levels-selfcmp {args} -->\n"
+            f"{selfcmp_text.markdown([(c, a, b) for c, a, b in runs], ROOT)}\n<!-- end generated -->")
 
 
 if __name__ == "__main__":
