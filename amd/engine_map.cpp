@@ -47,7 +47,7 @@ std::vector<MapEntry> parse_engine_map(std::istream& in, const std::string& name
 }
 
 std::vector<MapEntry> load_engine_map(const std::string& path) {
-  const Maybe<std::string> text = read_small_file(path, kMaxMapBytes);
+  const Maybe<std::string> text = read_small_file(path, kMaxMapBytes, "the engine map");
   if (!text) {
     std::error_code ec;
     throw std::invalid_argument(fmt::format("engine map {}: {}; accepted: a regular file of at most {} KiB (a path relative "

@@ -96,7 +96,7 @@ json validated_entry(const json& e, const std::string& path, const std::string& 
 json read_json_file(const std::string& path, const std::string& what) {
   constexpr std::size_t kMaxBytes = std::size_t{512} << 20;
   constexpr int kMaxDepth = 64;  // a results file nests about 8 levels
-  auto text = read_small_file(path, kMaxBytes);
+  auto text = read_small_file(path, kMaxBytes, "the " + (what.rfind("the ", 0) == 0 ? what.substr(4) : what) + " of --check");
   if (!text) throw InputError(fmt::format("--check: {} '{}': {}", what, quote(path), text.why_not()));
   return parse_input_json(*text, fmt::format("--check: {} '{}'", what, quote(path)), kMaxDepth);
 }

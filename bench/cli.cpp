@@ -14,6 +14,7 @@
 #include "bench/run/gbench.hpp"
 #include "core/errors.hpp"
 #include "core/json_input.hpp"
+#include "core/units.hpp"
 #include "bench/config/presets.hpp"
 #include "power/source.hpp"
 #include "team/team.hpp"
@@ -114,12 +115,9 @@ namespace {
 // A decimal number of seconds from lo to hi: digits, then optionally '.' and digits (no sign, hex,
 // exponent, "nan" or "inf"); `zero_is_none`: a value equal to 0 (0, 0.0, 00) is 0 whatever lo is.
 double seconds(const std::string& v, const char* flag, double lo, double hi, bool zero_is_none = false) {
-  const auto digits = [](const std::string& d) {
-    return !d.empty() && d.size() <= 12 && std::all_of(d.begin(), d.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
-  };
-  const auto dot = v.find('.');
-  const bool ok = digits(v.substr(0, dot)) && (dot == std::string::npos || digits(v.substr(dot + 1)));
-  const double s = ok ? std::stod(v) : 0;
+  const Maybe<double> n = decimal_number(v);  // core/units.hpp: the one reader of numbers
+  const bool ok = n.operator bool();
+  const double s = ok ? *n : 0;
   if (ok && zero_is_none && s == 0) return 0;
   if (!ok || !(s >= lo && s <= hi))
     throw InputError(fmt::format("{}: '{}' is not a decimal number of seconds from {} to {}{}", flag, v, lo, hi,
@@ -141,21 +139,18 @@ void check_together(const CliOptions& o) {
 
 // --processes N, --order ORDER, --order-seed S (bench/levels.hpp).
 void order_flag(const std::string& flag, const std::string& v, CliOptions& o) {
-  const auto digits = [&](std::size_t most) {
-    return !v.empty() && v.size() <= most && std::all_of(v.begin(), v.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
-  };
   if (flag == "--processes") {
-    if (!digits(4) || std::stoi(v) < 1 || std::stoi(v) > 1000)
+    const Maybe<std::uint64_t> n = whole_number(v);
+    if (!n || *n < 1 || *n > 1000)
       throw InputError(fmt::format("--processes: '{}' is not a number of processes from 1 to 1000", v));
-    o.processes = std::stoi(v);
+    o.processes = static_cast<int>(*n);
   } else if (flag == "--order") {
     if (v != "config" && v != "random") throw InputError(fmt::format("--order: unknown order '{}'; accepted: config, random", v));
     o.order = v;
   } else {
-    errno = 0;
-    const unsigned long long seed = digits(20) ? std::strtoull(v.c_str(), nullptr, 10) : 0;
-    if (!digits(20) || errno == ERANGE) throw InputError(fmt::format("--order-seed: '{}' is not an unsigned integer below 2^64", v));
-    o.order_seed = seed;
+    const Maybe<std::uint64_t> seed = whole_number(v);
+    if (!seed) throw InputError(fmt::format("--order-seed: '{}' is not an unsigned integer below 2^64 ({})", v, seed.why_not()));
+    o.order_seed = *seed;
   }
 }
 

@@ -69,6 +69,12 @@ std::vector<std::string> process_args(const std::vector<std::string>& args, cons
 }
 
 // Starts this program with `args` in a process group of its own (it ends when this process dies); its pid.
+// SIGINT and SIGTERM are blocked from before the fork until the new program has its own handlers: between fork and
+// exec the child still runs this process's handler, which would take a signal into a flag that exec then forgets
+// (issue 51: once in 60 tries the first process ran all its cases after a Ctrl-C). The child puts the default
+// actions back and keeps them blocked through exec (a blocked signal stays pending across it); the new program's
+// interrupt::Guard lets them in once its handlers are installed, so a signal passed on at any moment stops it
+// between cases. The parent unblocks them at once: one that came meanwhile is then taken and passed on (wait_for).
 pid_t spawn(const std::vector<std::string>& args) {
   std::vector<char*> argv;
   argv.push_back(program_invocation_name);  // the name it was started by (GNU); the program is this one
@@ -76,15 +82,27 @@ pid_t spawn(const std::vector<std::string>& args) {
   for (auto& a : copy) argv.push_back(a.data());
   argv.push_back(nullptr);
   const pid_t parent = ::getpid();
+  sigset_t stops, old;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stops, &old);
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("--processes: fork: {}", std::strerror(errno)));
   if (pid == 0) {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    ::sigaction(SIGINT, &dfl, nullptr);
+    ::sigaction(SIGTERM, &dfl, nullptr);
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(143);
     ::execv("/proc/self/exe", argv.data());
     ::_exit(127);
   }
+  const int err = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (pid < 0) throw std::runtime_error(fmt::format("--processes: fork: {}", std::strerror(err)));
   ::setpgid(pid, pid);
   return pid;
 }
@@ -138,6 +156,80 @@ std::string process_dir(const std::string& out) {
   return dir.string();
 }
 
+// The files the run removes or writes in `<out>.processes/` (an earlier run's process-* files, each process's file):
+// none may be one the run reads (out_file.hpp).
+void check_process_files(const CliOptions& options, const std::string& out, int processes) {
+  const std::filesystem::path dir = out + ".processes";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind("process-", 0) == 0) check_not_an_input("--out", options.out, e.path().string());
+  for (int k = 1; k <= processes; ++k) check_not_an_input("--out", options.out, fmt::format("{}/process-{}.json", dir.string(), k));
+}
+
+// What the processes left: each one's results, and why the loop stopped early (0: it did not).
+struct Left {
+  std::vector<json> docs;
+  std::vector<ProcessFile> files;
+  int stop_code = 0;  // 3, 4 or 128 + a signal
+  int stopped_in = 0;  // the process during which it stopped
+};
+
+// The processes one after another; one that ends otherwise than 0, 1 or 5 (3, 4, a signal), or a signal to this
+// process, ends the loop. nullopt: the first process found bad input (it said what; nothing is written).
+std::optional<Left> run_all(const CliOptions& options, const std::vector<std::string>& args, const std::string& dir,
+                            bool random, std::uint64_t base) {
+  Left left;
+  for (int k = 1; k <= options.processes && !left.stop_code; ++k) {
+    const std::uint64_t seed = datagen::mix64(base + static_cast<std::uint64_t>(k)) & kSeedMask;
+    const std::string file = fmt::format("{}/process-{}.json", dir, k);
+    console::say("dmabench: process {} of {}{}\n", k, options.processes, random ? fmt::format(" (order seed {})", seed) : "");
+    std::fflush(nullptr);
+    const int code = wait_for(spawn(process_args(args, file, random, seed)));
+    if (code == 2 && left.docs.empty()) return std::nullopt;
+    if (code != 0 && code != 1 && code != 5) left.stop_code = code;  // 3, 4, a signal: no further process
+    if (interrupt::requested()) left.stop_code = interrupt::exit_code();
+    if (left.stop_code) left.stopped_in = k;
+    if (auto doc = read_results(file)) {
+      left.docs.push_back(std::move(*doc));
+      left.files.push_back({file, code});
+    } else {
+      console::warn("dmabench: process {} left no results in {} (exit {})\n", k, file, code);
+    }
+  }
+  return left;
+}
+
+// --junit of --processes: a test per case of the levels file (`records`); a run stopped early (a signal, a process
+// killed) adds a skipped test saying where it stopped: the cases no process reached are not known here (each process
+// expands the config), so a cancelled CI job shows what finished and that the rest did not run.
+void write_junit(const std::string& path, std::vector<json> records, const std::vector<check::Verdict>& verdicts,
+                 const Left& left, int processes, const json& context) {
+  if (left.stop_code) {
+    const int code = left.stop_code;
+    const std::string how = code == 130 ? "SIGINT" : code == 143 ? "SIGTERM"
+                            : code > 128 ? fmt::format("signal {}", code - 128) : fmt::format("exit {}", code);
+    records.push_back({{"name", "dmabench --processes: the rest of the run"}, {"pattern", "run"}, {"engine", "processes"},
+                       {"status", "skipped"},
+                       {"reason", fmt::format("not run: the run stopped ({}, exit {}) in process {} of {}; the cases that "
+                                              "process and the later ones did not reach did not run",
+                                              how, code, left.stopped_in, processes)}});
+  }
+  junit::write(path, junit::test_cases(records, check::failed_lines(verdicts)),
+               context.value("started_at", "").substr(0, 19), context.value("host", ""));
+}
+
+// --check over the levels file: whether every check passed; `verdicts` gets them.
+bool check_levels(const std::optional<check::Expectations>& expectations, const json& merged,
+                  std::vector<check::Verdict>& verdicts) {
+  if (!expectations) return true;
+  std::size_t unchecked = 0;
+  for (const json& r : merged["results"]) {
+    if (auto v = expectations->judge(r, merged["context"].value("machine", json::object()))) verdicts.push_back(std::move(*v));
+    else unchecked += r.value("status", "") == "ok";
+  }
+  return check::print_verdicts(verdicts, unchecked, expectations->path());
+}
+
 }  // namespace
 
 int run_processes(const CliOptions& options, const std::vector<std::string>& args) {
@@ -146,41 +238,29 @@ int run_processes(const CliOptions& options, const std::vector<std::string>& arg
     throw InputError(fmt::format("--config {}: a pipe is read once, and --processes starts {} processes that each read "
                                  "the config; give a file", options.config, options.processes));
   (void)load_config(options.config, options.overrides);  // bad input stops here, before any process runs
+  // the inputs first (config, traces, --check's reference): no output may be one of them (out_file.hpp)
+  const auto expectations = options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);
   const OutPath out = check_out_path(options.out, options.config);
+  check_process_files(options, out.path, options.processes);
   std::string junit_path;  // --junit: written here from the levels file's records (the processes write none)
   if (!options.junit.empty()) {
     junit_path = check_output_file("--junit", options.junit, options.config, true).path;
     check_distinct_outputs({{"--out", out.path}, {"--junit", junit_path}});
   }
   const OutLock lock(out.path);
-  const auto expectations = options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);
   const std::string dir = process_dir(out.path);
   const bool random = options.order != "config";
   const std::uint64_t base = options.order_seed ? *options.order_seed
                                                 : ((static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}()) & kSeedMask;
-  std::vector<json> docs;
-  std::vector<ProcessFile> files;
-  int stop_code = 0;
-  for (int k = 1; k <= options.processes && !stop_code; ++k) {
-    const std::uint64_t seed = datagen::mix64(base + static_cast<std::uint64_t>(k)) & kSeedMask;
-    const std::string file = fmt::format("{}/process-{}.json", dir, k);
-    console::say("dmabench: process {} of {}{}\n", k, options.processes, random ? fmt::format(" (order seed {})", seed) : "");
-    std::fflush(nullptr);
-    const int code = wait_for(spawn(process_args(args, file, random, seed)));
-    if (code == 2 && docs.empty()) return 2;  // bad input: the process said what; nothing is written
-    if (code != 0 && code != 1 && code != 5) stop_code = code;  // 3, 4, a signal: no further process
-    if (interrupt::requested()) stop_code = interrupt::exit_code();
-    if (auto doc = read_results(file)) {
-      docs.push_back(std::move(*doc));
-      files.push_back({file, code});
-    } else {
-      console::warn("dmabench: process {} left no results in {} (exit {})\n", k, file, code);
-    }
+  const std::optional<Left> left = run_all(options, args, dir, random, base);
+  if (!left) return 2;  // bad input: the process said what; nothing is written
+  if (left->docs.empty()) {
+    if (!junit_path.empty() && left->stop_code) write_junit(junit_path, {}, {}, *left, options.processes, json::object());
+    return left->stop_code ? left->stop_code : 3;
   }
-  if (docs.empty()) return stop_code ? stop_code : 3;
   const json settings = {{"processes", options.processes}, {"order", random ? "random" : "config"},
                          {"order_seed", random ? json(base) : json()}};
-  const json merged = merge(docs, files, "dmabench --processes", settings);
+  const json merged = merge(left->docs, left->files, "dmabench --processes", settings);
   write_json_atomically(out.path, merged);
   int ok = 0, skipped = 0, failed = 0;
   for (const json& r : merged["results"]) {
@@ -190,21 +270,12 @@ int run_processes(const CliOptions& options, const std::vector<std::string>& arg
     failed += s == "failed";
   }
   console::say("\ndmabench: {} processes: {} ok, {} skipped, {} failed; levels in {} (each process's results in {})\n",
-               docs.size(), ok, skipped, failed, out.path, dir);
-  if (stop_code) return stop_code;
-  bool checked = true;
+               left->docs.size(), ok, skipped, failed, out.path, dir);
   std::vector<check::Verdict> verdicts;
-  if (expectations) {
-    std::size_t unchecked = 0;
-    for (const json& r : merged["results"]) {
-      if (auto v = expectations->judge(r, merged["context"].value("machine", json::object()))) verdicts.push_back(std::move(*v));
-      else unchecked += r.value("status", "") == "ok";
-    }
-    checked = check::print_verdicts(verdicts, unchecked, expectations->path());
-  }
-  if (!junit_path.empty())  // a test per case of the levels file
-    junit::write(junit_path, junit::test_cases(merged["results"].get<std::vector<json>>(), check::failed_lines(verdicts)),
-                 merged["context"].value("started_at", "").substr(0, 19), merged["context"].value("host", ""));
+  const bool checked = left->stop_code || check_levels(expectations, merged, verdicts);
+  if (!junit_path.empty())  // a test per case of the levels file (every finished case, also of a stopped run)
+    write_junit(junit_path, merged["results"].get<std::vector<json>>(), verdicts, *left, options.processes, merged["context"]);
+  if (left->stop_code) return left->stop_code;
   return failed > 0 ? 1 : checked ? 0 : check::kExitCheckFailed;
 }
 

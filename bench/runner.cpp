@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -385,13 +386,14 @@ class Sweep {
     if (lead_) console::write(stderr, progress_.clear());  // a progress line on the terminal gives way
     const bool told = session_.show(r);
     if (!lead_ || told) return;
-    console::say("{}: {}: {}\n", r.spec.name(), to_string(r.status), r.reason);
+    console::say("{}: {}: {}\n", r.spec.name(), to_string(r.status), table::one_line(r.reason, std::string::npos));
   }
 
   // Cases skipped without being set up, counted by reason: after the sweep.
   void say_skipped() const {
     if (lead_ && options_.verbosity > 0)
-      for (const auto& [why, n] : skipped_) console::say("dmabench: skipped {} case(s), not run: {}\n", n, why);
+      for (const auto& [why, n] : skipped_)
+        console::say("dmabench: skipped {} case(s), not run: {}\n", n, table::one_line(why, std::string::npos));
   }
 
   const CliOptions& options_;
@@ -565,10 +567,9 @@ struct Outputs {
 Outputs check_outputs(const CliOptions& options, const std::vector<const Case*>& selected) {
   Outputs checked;
   OutPath& out = checked.out;
+  // every path is checked against every file the run read (the config, --check's reference, traces: files_read)
   out = check_out_path(options.out, options.config);
-  // --check's file is read, never written: first in the list, so that an output that is it says so
   std::vector<std::pair<std::string, std::string>> written = {{"--out", out.path}};
-  if (!options.check.empty()) written.insert(written.begin(), {"--check", options.check});
   std::vector<std::string> notes = {out.note};
   auto other = [&](const char* flag, const std::string& path, bool creates_directories) {
     const OutPath p = check_output_file(flag, path, options.config, creates_directories);
@@ -665,12 +666,43 @@ bool uses_pairs(Config& config) {
   return pairs;
 }
 
-// --junit FILE: a test per recorded case (bench/output/junit.hpp), a --check FAIL as its failure; the timestamp to
-// the second.
+// --junit FILE: a test per recorded case (bench/output/junit.hpp), a --check FAIL as its failure, then the `not_run`
+// records (a run a signal stopped); the timestamp to the second.
 void write_junit(const std::string& path, const Recorder& recorder, const std::vector<check::Verdict>& verdicts,
-                 const std::string& started_at, const std::string& host) {
-  junit::write(path, junit::test_cases(recorder.kept(), check::failed_lines(verdicts)),
-               started_at.substr(0, 19), host);
+                 const std::string& started_at, const std::string& host, const std::vector<json>& not_run = {}) {
+  std::vector<json> records = recorder.kept();
+  records.insert(records.end(), not_run.begin(), not_run.end());
+  junit::write(path, junit::test_cases(records, check::failed_lines(verdicts)), started_at.substr(0, 19), host);
+}
+
+// The selected cases a signal kept from running, as skipped records saying so (for --junit: the results file keeps
+// only what ran). `code`: the run's exit code (128 + the signal).
+std::vector<json> not_run(const std::vector<const Case*>& selected, const std::vector<json>& kept, int code,
+                          std::size_t count) {
+  std::set<std::string> ran;
+  for (const json& r : kept) ran.insert(r.value("name", ""));
+  const std::string why = fmt::format("not run: the run was interrupted ({}, exit {}) after {} of {} cases",
+                                      code == 130 ? "SIGINT" : code == 143 ? "SIGTERM" : "a signal", code, kept.size(), count);
+  std::vector<json> out;
+  for (const Case* c : selected)
+    if (!ran.count(c->name()))
+      out.push_back({{"name", c->name()}, {"pattern", c->pattern}, {"engine", c->variant.engine}, {"status", "skipped"},
+                     {"reason", why}});
+  return out;
+}
+
+// The lead process's context of the results file (run_context, the calibration, the order, the power meter: `power`).
+json lead_context(const CliOptions& options, const std::vector<std::string>& command_line, const Config& config,
+                  Backend& backend, const std::vector<Case>& cases, std::optional<std::uint64_t> shuffle,
+                  const std::string& power_trace, RunPower& power, const measure::CpuChoice* cpu_choice) {
+  json context = run_context(options, command_line, config, backend);
+  context["calibration"] = measure::calibrate(backend, first_device(cases));
+  context["order"] = {{"mode", shuffle ? "random" : "config"}, {"seed", shuffle ? json(*shuffle) : json()}};
+  context["cpu_choice"] = cpu_choice ? cpu_choice->context(cpus::allowed())
+                                     : json{{"mode", "off"}, {"allowed", cpus::allowed()}};
+  power = run_power(options, power_trace, config, context["machine"], backend);
+  context["power"] = power.context;
+  return context;
 }
 
 // After the sweep, in the process that writes the results: the matrices of a "pairs" run and the
@@ -725,13 +757,8 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   json context;
   const std::unique_ptr<measure::CpuChoice> cpu_choice = make_cpu_choice(options);  // every process, before the cases
   if (lead) {
-    context = run_context(options, command_line, config, *backend);
-    context["calibration"] = measure::calibrate(*backend, first_device(cases));
-    context["order"] = {{"mode", shuffle ? "random" : "config"}, {"seed", shuffle ? json(*shuffle) : json()}};
-    context["cpu_choice"] = cpu_choice ? cpu_choice->context(cpus::allowed())
-                                       : json{{"mode", "off"}, {"allowed", cpus::allowed()}};
-    power = run_power(options, outputs->power_trace, config, context["machine"], *backend);
-    context["power"] = power.context;
+    context = lead_context(options, command_line, config, *backend, cases, shuffle, outputs->power_trace, power,
+                           cpu_choice.get());
     results = std::make_unique<ResultsFile>(outputs->out.path, context, started);  // written with the first record (an existing file is kept until then)
     if (options.verbosity > 0)
       console::say("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, git_revision(),
@@ -755,12 +782,17 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   if (stopped && static_cast<std::size_t>(recorder.total()) < selected) {
     if (!outcome.sealed)  // else said when the file was finished
       console::say("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(), selected, outputs->out.path);
-    return interrupt::requested() ? interrupt::exit_code() : 143;
+    const int code = interrupt::requested() ? interrupt::exit_code() : 143;
+    if (!outputs->junit.empty())  // a cancelled CI job still shows every case: those that ran, and those that did not
+      write_junit(outputs->junit, recorder, {}, started.started_at, context.value("host", ""),
+                  not_run(selected_cases(options, cases), recorder.kept(), code, selected));
+    return code;
   }
   console::say("\ndmabench: {} ok, {} skipped, {} failed in {:.1f} s; results in {}\n", recorder.count(Status::ok),
              recorder.count(Status::skipped), recorder.count(Status::failed),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started.steady).count(), options.out);
-  if (!recorder.first_failure().empty()) console::say("dmabench: first failure: {}\n", recorder.first_failure());
+  if (!recorder.first_failure().empty())
+    console::say("dmabench: first failure: {}\n", table::one_line(recorder.first_failure(), std::string::npos));
   std::vector<check::Verdict> verdicts;
   const bool checked = report_findings(expectations, pairs, recorder.kept(), context["machine"], *backend, verdicts);
   if (!outputs->junit.empty()) write_junit(outputs->junit, recorder, verdicts, started.started_at, context.value("host", ""));

@@ -1,12 +1,14 @@
 #include "core/units.hpp"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/quote.hpp"
 
 namespace dmabench {
 namespace {
@@ -29,10 +31,39 @@ constexpr Unit kUnits[] = {
   throw InputError(fmt::format(
       "{}: '{}' is not a byte count ({}); accepted: a positive integer or a number with a unit "
       "B, KiB, MiB, GiB, TiB (or K, M, G, T: powers of 1024) or KB, MB, GB, TB (powers of 1000), e.g. \"64KiB\"",
-      field, text, why));
+      field, quote(text), why));
+}
+
+bool all_digits(std::string_view text) {
+  for (char ch : text)
+    if (!std::isdigit(static_cast<unsigned char>(ch))) return false;
+  return true;
 }
 
 }  // namespace
+
+Maybe<double> decimal_number(std::string_view text) {
+  const std::size_t dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot), part = dot == text.npos ? std::string_view() : text.substr(dot + 1);
+  if (whole.size() + part.size() == 0 || !all_digits(whole) || !all_digits(part))
+    return Maybe<double>::no("not a decimal number (digits, optionally '.' and digits)");
+  double x = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x, std::chars_format::fixed);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && !std::isfinite(x)))
+    return Maybe<double>::no(fmt::format("too large: {} digits, past what a number can hold (about 1.8e308)", whole.size()));
+  if (ec != std::errc() || end != text.data() + text.size())
+    return Maybe<double>::no("not a decimal number (digits, optionally '.' and digits)");
+  return x;
+}
+
+Maybe<std::uint64_t> whole_number(std::string_view text) {
+  if (text.empty() || !all_digits(text)) return Maybe<std::uint64_t>::no("not a whole number (digits only)");
+  std::uint64_t x = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+  if (ec == std::errc::result_out_of_range) return Maybe<std::uint64_t>::no("too large: past 18446744073709551615");
+  if (ec != std::errc() || end != text.data() + text.size()) return Maybe<std::uint64_t>::no("not a whole number (digits only)");
+  return x;
+}
 
 std::uint64_t parse_bytes(std::string_view text, std::string_view field) {
   std::size_t i = 0;
@@ -55,9 +86,11 @@ std::uint64_t parse_bytes(std::string_view text, std::string_view field) {
     if (unit == u.name) found = &u;
   if (!found) bad(text, field, fmt::format("unknown unit '{}'", unit));
 
-  double value = std::stod(number) * found->factor;
+  const Maybe<double> n = decimal_number(number);
+  if (!n) bad(text, field, n.why_not());
+  double value = *n * found->factor;
   if (!(value >= 1.0)) bad(text, field, "must be at least 1 byte");
-  if (value > 1.8e19) bad(text, field, "too large");
+  if (value > 1.8e19) bad(text, field, "too large: past 2^64 bytes");
   double whole = std::round(value);
   if (std::fabs(value - whole) > 1e-6 * value) bad(text, field, "not a whole number of bytes");
   return static_cast<std::uint64_t>(whole);

@@ -3,7 +3,19 @@
 #include <string>
 #include <string_view>
 
+#include "core/why_not.hpp"
+
 namespace dmabench {
+
+// The one reader of numbers given as text (flags, byte counts in configs, --set values): the whole text, decimal,
+// through std::from_chars. A number past its type's range is "too large" here, a value the caller refuses as bad
+// input naming its field; std::sto* threw std::out_of_range instead, which reached main as an internal error
+// (`-b` with 309 digits: "fatal: stod", exit 3). Nothing else in the tree parses a user's number from text.
+//   decimal_number: digits, optionally '.' and digits ("12", "1.5", ".5", "3."); no sign, exponent, hex, inf or nan.
+//   whole_number:   digits only, at most 2^64 - 1.
+// Why not: "not a decimal number" / "not a whole number" / "too large (...)".
+Maybe<double> decimal_number(std::string_view text);
+Maybe<std::uint64_t> whole_number(std::string_view text);
 
 // Parses a byte count: a plain integer ("4096") or a number with a unit. Binary units:
 // K, KiB, M, MiB, G, GiB, T, TiB (powers of 1024); decimal units: KB, MB, GB, TB (powers of 1000);

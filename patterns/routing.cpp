@@ -231,8 +231,10 @@ std::string Splits::label() const {
     case Kind::zipf: return fmt::format("zipf{}", skew);
     case Kind::hot: return fmt::format("hot{}", skew);
     case Kind::file: {
+      // the file's name is the user's: escaped (core/quote.hpp), so that a case name, printed in the console table, the
+      // progress line, --list and every message, never carries a control character (a newline forged a table line)
       const std::size_t slash = path.find_last_of('/');
-      return fmt::format("file={}#{}", slash == std::string::npos ? path : path.substr(slash + 1), step);
+      return fmt::format("file={}#{}", quote(slash == std::string::npos ? path : path.substr(slash + 1), 0), step);
     }
   }
   return "?";
@@ -277,7 +279,7 @@ const std::vector<std::vector<std::vector<std::uint64_t>>>& trace_steps(const st
   const std::lock_guard<std::mutex> lock(mu);
   if (auto it = cache.find(path); it != cache.end()) return it->second;
   const std::string where = fmt::format("{}: file:{}", field, quote(path));
-  auto text = read_small_file(path, kMaxTraceBytes);
+  auto text = read_small_file(path, kMaxTraceBytes, "the alltoallv trace of " + field);
   if (!text) throw InputError(fmt::format("config: {}: {}", where, text.why_not()));
   // a trace nests 4 levels ({"steps": [[[...]]]}): bounded like a config, no key twice (core/json_input.hpp)
   const json doc = parse_input_json(*text, "config: " + where, kMaxTraceDepth);

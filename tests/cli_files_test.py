@@ -283,7 +283,7 @@ def benchmark_out_checked(exe, tmp):
     ref_text = read(ref)
     for args in (["--out", ref], ["--out", os.path.join(d, "x.json"), f"--benchmark_out={ref}"]):
         r = run(exe, ["--backend", "host", "--config", cfg, "--check", ref, *args], d)
-        refused(r, "the same file as --check")
+        refused(r, "reference file of --check itself")
         expect(read(ref) == ref_text and not os.path.exists(os.path.join(d, "x.json")), f"{args}: a file changed")
     print("4 --benchmark_out and --power-trace checked like --out")
 

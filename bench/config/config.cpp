@@ -16,6 +16,7 @@
 #include "core/errors.hpp"
 #include "patterns/pattern.hpp"
 #include "core/read_file.hpp"
+#include "core/units.hpp"
 #include "power/source.hpp"
 
 namespace dmabench {
@@ -248,7 +249,7 @@ constexpr int kIdleSeconds = 60;                  // a pipe whose writer sends n
 
 std::string read_config_text(const std::string& path, bool& regular) {
   // a regular file or a pipe, at most the cap: /dev/zero never ends, a directory is no config
-  Maybe<std::string> text = read_small_input(path, kMaxConfigBytes, kIdleSeconds, &regular);
+  Maybe<std::string> text = read_small_input(path, kMaxConfigBytes, kIdleSeconds, &regular, "the --config file");
   if (!text)
     throw InputError(fmt::format("--config {}: {}; accepted: a regular file, or - (standard input), /dev/stdin or /dev/fd/N "
                                  "(a pipe), of at most {} KiB holding a JSON config", quote(path), text.why_not(),
@@ -329,7 +330,7 @@ DeviceSet parse_device_list(const std::string& text, const std::string& field, b
     const bool digits = !item.empty() && item.size() <= 7 &&
                         std::all_of(item.begin(), item.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
     if (!digits) throw InputError(fmt::format("{}: '{}' is not a device id in '{}'; {}", field, item, text, accepted));
-    list.push_back(std::stoi(item));
+    list.push_back(static_cast<int>(*whole_number(item)));  // at most 7 digits
     if (comma == std::string::npos) break;
     start = comma + 1;
   }

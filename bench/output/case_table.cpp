@@ -106,10 +106,12 @@ std::string CaseTable::cells(const CaseRow& r) const {
   const std::string p50 = timed ? format_time_us(*r.p50_us) : "";
   const std::string noise = timed && r.noise ? format_noise(*r.noise) : "";
   const auto gbps = [](const std::optional<double>& v) { return v ? sig3(*v) : std::string(); };
+  // the cells that come from case names are escaped as the reason is: no control character reaches the console
+  const auto text = [](const std::string& s, std::size_t width) { return cell(one_line(s, std::string::npos), width, false); };
   return fmt::format("{}  {}  {}  {}  {}  {:>9} {} {:>6}  {:>8}  {:>10}  {:>10}  {:<7}",
                      cell(format_size(r.bytes), 9, true),
-                     cell(r.pattern, w_.pattern, false), cell(r.variant, w_.variant, false),
-                     cell(r.timing, w_.timing, false), cell(r.devices, w_.devices, false), p50,
+                     text(r.pattern, w_.pattern), text(r.variant, w_.variant),
+                     text(r.timing, w_.timing), text(r.devices, w_.devices), p50,
                      noise.empty() ? "  " : "+-", noise, timed ? fmt::format("{}", r.samples) : "", gbps(r.algbw_GBps),
                      gbps(r.busbw_GBps), r.status);
 }

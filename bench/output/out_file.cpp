@@ -15,6 +15,8 @@
 
 #include "core/errors.hpp"
 #include "core/json_file.hpp"
+#include "core/quote.hpp"
+#include "core/read_file.hpp"
 
 namespace dmabench {
 namespace {
@@ -115,19 +117,66 @@ void check_new_path(const fs::path& path, bool creates_directories, const Refuse
   }
 }
 
-// An existing file the run writes is a regular file this user may write and not the config; a new path can be made.
+fs::path canonical_of(const std::string& p) {
+  std::error_code ec;
+  const fs::path abs = fs::absolute(p, ec).lexically_normal();
+  const fs::path c = fs::weakly_canonical(abs, ec);
+  return ec ? abs : c;
+}
+
+// Whether `path`, a name the run writes (`name`: how the message calls it, "" for the flag's own path), is one of the
+// run's inputs: the --config file or any file read so far (core/read_file.hpp's files_read: the config, the --check
+// reference, alltoallv traces, an engine map). The same file where it exists (device and inode: through a symlink,
+// a hard link or another name), the same canonical path where it does not.
+void check_not_input(const std::string& path, const std::string& config_path, const std::string& name,
+                     const Refuse& refuse) {
+  std::vector<FileRead> inputs = files_read();
+  if (!config_path.empty()) {
+    struct stat cs {};
+    if (::stat(config_path.c_str(), &cs) == 0) inputs.push_back({"the --config file", config_path, cs.st_dev, cs.st_ino});
+  }
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  const fs::path canonical = exists ? fs::path() : canonical_of(path);
+  for (const FileRead& in : inputs)
+    if (exists ? st.st_dev == in.device && st.st_ino == in.inode : canonical == canonical_of(in.path))
+      refuse(fmt::format("{}{} itself ({}), which the run reads", name.empty() ? "" : name + " is ", in.what, quote(in.path)));
+}
+
+// The file is written through a temporary beside it and a rename (core/json_file.hpp): the directory it goes in must
+// let this user create and remove a file, whatever the file itself allows. Proven the way it will be done: a
+// temporary made there and removed (access() says nothing of a read-only mount and little to root).
+void prove_temporary(const std::string& path, const Refuse& refuse) {
+  std::string tmp;
+  try {
+    const int fd = create_temporary(path, tmp);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+  } catch (const std::runtime_error& e) {
+    const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+    refuse(fmt::format("the file is written through a temporary beside it and a rename, and the directory {} does not "
+                       "let this user create one ({})",
+                       quote(dir.string()), e.what()));
+  }
+}
+
+// An existing file the run writes is a regular file this user may write and none of the run's inputs; a new path can
+// be made; either way a temporary can be made beside it where its directory exists.
 void check_written_file(const std::string& path, const std::string& config_path, bool creates_directories,
                         const Refuse& refuse) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (!S_ISREG(st.st_mode)) refuse(kind_of(st.st_mode));
-    if (!config_path.empty() && same_file(path, config_path)) refuse("the --config file itself");
+    check_not_input(path, config_path, "", refuse);
     if (::access(path.c_str(), W_OK) != 0) refuse("an existing file this user may not write");
   } else if (errno == ENOENT) {
+    check_not_input(path, config_path, "", refuse);
     check_new_path(fs::path(path), creates_directories, refuse);
   } else {
     refuse(errno == ENOTDIR ? std::string("a path through something that is not a directory") : std::strerror(errno));
   }
+  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  if (::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) prove_temporary(path, refuse);  // else made by the run
 }
 
 // What stands at a name the run will replace: nothing or a regular file (a stale journal, a dump of an earlier run).
@@ -171,8 +220,10 @@ OutPath check_out_path(const std::string& out, const std::string& config_path) {
   // the longest name the run makes beside it: "<out>.journal.tmp.XXXXXX"
   check_name_lengths(r.path, std::strlen(kJournalSuffix) + kTemporarySuffixBytes, refuse);
   check_written_file(r.path, config_path, /*creates_directories=*/true, refuse);
-  check_replaceable(r.path + kJournalSuffix, refuse);
-  check_replaceable(r.path + kLockSuffix, refuse);
+  for (const char* beside : {kJournalSuffix, kLockSuffix}) {
+    check_replaceable(r.path + beside, refuse);
+    check_not_input(r.path + beside, config_path, r.path + beside, refuse);
+  }
   return r;
 }
 
@@ -189,13 +240,12 @@ OutPath check_output_file(const std::string& flag, const std::string& path, cons
   return r;
 }
 
+void check_not_an_input(const std::string& flag, const std::string& given, const std::string& path) {
+  check_not_input(path, "", path, Refuse{flag, given, "a file of its own"});
+}
+
 void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
-  auto canonical = [](const std::string& p) {
-    std::error_code ec;
-    const fs::path abs = fs::absolute(p, ec).lexically_normal();
-    const fs::path c = fs::weakly_canonical(abs, ec);
-    return ec ? abs : c;
-  };
+  const auto canonical = canonical_of;
   for (std::size_t i = 0; i < outputs.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (same_file(outputs[i].second, outputs[j].second) || canonical(outputs[i].second) == canonical(outputs[j].second))
@@ -221,7 +271,9 @@ void check_packets_dir(const std::string& dir, const std::vector<std::string>& f
     const std::string file = (fs::path(dir) / name).string();
     check_name_lengths(file, kTemporarySuffixBytes, refuse);
     check_replaceable(file, refuse);
+    check_not_input(file, "", file, refuse);
   }
+  if (!file_names.empty() && ::stat(dir.c_str(), &st) == 0) prove_temporary((fs::path(dir) / file_names.front()).string(), refuse);
 }
 
 OutLock::OutLock(const std::string& path) : lock_path_(path + kLockSuffix) {

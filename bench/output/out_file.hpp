@@ -1,8 +1,9 @@
 #pragma once
 // Every path a run writes, decided and checked before anything runs (docs/user-guide.md, "Files the run writes"): the
 // results file --out with its journal and lock beside it, --benchmark_out, --power-trace and the
-// --packets directory. A file the run writes is a regular file or a new path, never the config, a
-// directory, a FIFO or a device, never named like a run's own files (".journal", ".lock",
+// --packets directory. A file the run writes is a regular file or a new path, never a file the run reads (the
+// config, the --check reference, a trace: through links too), a directory, a FIFO or a device, in a directory where a
+// temporary can be made beside it (every file is written through one and a rename), never named like a run's own files (".journal", ".lock",
 // ".tmp.*": another run's lock or journal), and its name leaves room for the suffixes the run adds;
 // a symlink given as one is resolved on purpose (and said so). And an advisory lock so that two
 // runs never write one results file.
@@ -23,6 +24,11 @@ OutPath check_out_path(const std::string& out, const std::string& config_path);
 // `creates_directories`: missing directories are made (else the directory must exist).
 OutPath check_output_file(const std::string& flag, const std::string& path, const std::string& config_path,
                           bool creates_directories);
+// Every check above refuses a path that is one of the run's inputs: the config, or any file read so far through
+// core/read_file.hpp (files_read: --check's reference, alltoallv traces, an engine map), through symlinks and hard
+// links; so the inputs are read before the outputs are checked. For another name the run writes (a --processes
+// process file): the same refusal, naming `flag given`.
+void check_not_an_input(const std::string& flag, const std::string& given, const std::string& path);
 // Refuses two outputs that are one file: (flag, path as checked) pairs.
 void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 // --packets DIR: a directory this user may write (made if missing), and the names of the files the

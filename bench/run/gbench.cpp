@@ -19,6 +19,7 @@
 #include "bench/output/console.hpp"
 #include "core/json_file.hpp"
 #include "core/errors.hpp"
+#include "core/units.hpp"
 #include "version.hpp"
 
 namespace dmabench::gbench {
@@ -332,14 +333,17 @@ std::optional<std::regex> compiled_filter(const std::string& filter, bool& negat
   }
 }
 
-bool all_digits(const std::string& v) {
-  return !v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
+// A decimal number of seconds (digits, then optionally '.' and digits): no sign, hex, exponent, nan or inf; -1 for
+// anything else (core/units.hpp reads it).
+double decimal(const std::string& v) {
+  const Maybe<double> n = decimal_number(v);
+  return n ? *n : -1;
 }
 
-// A decimal number of seconds (digits, then optionally '.' and digits): no sign, hex, exponent, nan or inf.
-bool decimal(const std::string& v) {
-  const auto dot = v.find('.');
-  return all_digits(v.substr(0, dot)) && (dot == std::string::npos || all_digits(v.substr(dot + 1))) && v.size() <= 12;
+// A count of digits alone: at most 999999; 0 for anything else.
+long long count_value(const std::string& v) {
+  const Maybe<std::uint64_t> n = whole_number(v);
+  return n && *n <= 999999 ? static_cast<long long>(*n) : 0;
 }
 
 // Whether `v` is accepted for the flag; `accepted` says what is.
@@ -350,12 +354,12 @@ bool value_ok(const FlagSpec& f, const std::string& v, std::string& accepted) {
       return v == "true" || v == "false" || v == "yes" || v == "no" || v == "1" || v == "0";
     case Value::count:
       accepted = "an integer from 1 to 999999";
-      return all_digits(v) && v.size() <= 6 && std::stoi(v) >= 1;
+      return count_value(v) >= 1;
     case Value::seconds: {
       // --benchmark_min_time: Google Benchmark then runs up to 10^9 iterations, and dmabench keeps every sample
       const bool min_time = f.flag == Flag::min_time;
       accepted = min_time ? "a decimal number of seconds above 0, at most 60" : "a decimal number of seconds from 0 to 86400";
-      return decimal(v) && std::stod(v) <= (min_time ? 60 : 86400) && (std::stod(v) > 0 || !min_time);
+      return decimal(v) >= 0 && decimal(v) <= (min_time ? 60 : 86400) && (decimal(v) > 0 || !min_time);
     }
     case Value::choice:
       accepted = fmt::format("{}", fmt::join(f.choices, ", "));
@@ -452,15 +456,15 @@ void check_samples(const Flags& flags, int most_iterations) {
   constexpr long long kMaxSamples = 10000000;  // 80 MB of samples for one case
   const std::string reps = flags.value(Flag::repetitions);
   if (reps.empty() || flags.has(Flag::min_time)) return;
-  if (const long long n = std::stoll(reps) * most_iterations; n > kMaxSamples)
+  if (const long long n = count_value(reps) * most_iterations; n > kMaxSamples)
     throw InputError(fmt::format("{}={}: {} repetitions of {} iterations are {} samples of a case, which dmabench keeps; "
                                  "accepted: at most {} samples per case (fewer repetitions or iterations)",
                                  flag_name(Flag::repetitions), reps, reps, most_iterations, n, kMaxSamples));
 }
 
 Loops::Loops(const Flags& flags) : min_time_(flags.has(Flag::min_time)), repetitions_(flags.has(Flag::repetitions)) {
-  if (min_time_) min_time_s_ = std::stod(flags.value(Flag::min_time));  // checked by Flags::add
-  if (repetitions_) repetition_count_ = std::stoi(flags.value(Flag::repetitions));
+  if (min_time_) min_time_s_ = decimal(flags.value(Flag::min_time));  // checked by Flags::add
+  if (repetitions_) repetition_count_ = static_cast<int>(count_value(flags.value(Flag::repetitions)));
 }
 
 double Loops::estimated_seconds(const Case& c) const {

@@ -31,8 +31,8 @@ argument, an --out that cannot be written (written whole or not at all; never on
 `dmabench-results report html: error: ...` on stderr.
 """
 import base64
+import hashlib
 import html
-import io
 import os
 import sys
 
@@ -42,7 +42,7 @@ from .extras import MissingExtra, require
 from .files import write_file
 from .keys import case_key, labels_apart, machine_label, p50_interval, pattern_label
 from .reader import load
-from .text import fmt_num, fmt_size, printable, ResultsError
+from .text import clipped, fmt_num, fmt_size, printable, ResultsError
 from .tool import arg_parser, run_tool
 
 TOOL = "dmabench-results report html"
@@ -87,12 +87,25 @@ PROBE = """
 })();
 """
 
-POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+
+
+def source_hash(text):
+    """A CSP source naming one inline element's exact text by its SHA-256 ('sha256-BASE64')."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+# Only the report's own style and script run, named by their hashes: no 'unsafe-inline', so text from a file that an
+# escaping slip let through as markup still could not run a script or restyle the page (issue 51).
+POLICY = f"default-src 'none'; img-src data:; style-src {source_hash(STYLE)}; script-src {source_hash(PROBE)}"
+
+
+HTML_TEXT = 2000  # characters of one value from a file shown in the page (a case name, a revision, a command line)
 
 
 def esc(value):
-    """Text from a file as HTML: control characters as escapes (printable), then <, >, &, and quotes escaped."""
-    return html.escape(printable("" if value is None else value), quote=True)
+    """Text from a file as HTML: control characters as escapes (printable), cut to HTML_TEXT characters with how much
+    was left out (a 2 MB context string made the page as large), then <, >, &, and quotes escaped."""
+    return html.escape(clipped(printable("" if value is None else value), HTML_TEXT, 1), quote=True)
 
 
 def num(value, digits=None):
@@ -250,11 +263,10 @@ def comparison_section(ref_doc, new_doc, ref_path, new_path, threshold):
     return "\n".join(out)
 
 
-def png_uri(fig, plt):
-    image = io.BytesIO()
-    fig.savefig(image, format="png", dpi=80)
-    plt.close(fig)
-    return "data:image/png;base64," + base64.b64encode(image.getvalue()).decode("ascii")
+def png_uri(fig, plot):
+    image = plot.png_bytes(fig, 80)  # every text in it clipped (text.clipped)
+    plot.plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(image).decode("ascii")
 
 
 def figure_plan(plot, df, paths, captions):
@@ -299,7 +311,7 @@ def figures_section(paths, docs, max_figures):
             if not any(ax.get_legend_handles_labels()[0] for ax in fig.axes):  # nothing drawn (as plot skips it)
                 plot.plt.close(fig)
                 continue
-            out.append(f'<figure><img alt="{esc(title)}" src="{png_uri(fig, plot.plt)}">'
+            out.append(f'<figure><img alt="{esc(title)}" src="{png_uri(fig, plot)}">'
                        f"<figcaption>{esc(title)}</figcaption></figure>")
     if len(plan) > max_figures:
         out.append(f'<p class="note">{len(plan) - max_figures} more figure(s) left out (--max-figures {max_figures}).</p>')

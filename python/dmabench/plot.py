@@ -56,7 +56,7 @@ from .files import make_dir, write_file
 from .frames import columns_apart, keyed, to_frame
 from .keys import pattern_label, placement_order, versions_caption
 from .reader import escape_surrogates, load
-from .text import fmt_size, printable, quote, ResultsError
+from .text import clipped, fmt_size, printable, quote, ResultsError
 from .tool import arg_parser, current_tool, run_tool
 from . import history
 
@@ -390,10 +390,9 @@ def write_trend(series, a, rule):
     make_dir(a.out)
     fig = figure_trend(series, a.figure, rule, f"{_name(a.db)}: {len(series)} series")
     path = os.path.join(a.out, "-".join(sorted({s["case"].split("/")[0] for s in series})) + "-trend.png")
-    image = io.BytesIO()
-    fig.savefig(image, format="png", dpi=130)
+    image = png_bytes(fig, 130)
     plt.close(fig)
-    write_file(path, image.getvalue())
+    write_file(path, image)
     print(path)
     return 0
 
@@ -464,16 +463,28 @@ def note(line):
     print(printable(f"{current_tool(TOOL)}: {line}"), file=sys.stderr)
 
 
+def png_bytes(fig, dpi, **savefig):
+    """The PNG of `fig` with every text in it (titles, captions, legend entries, labels) clipped first (text.clipped):
+    whatever a results file holds, the image stays the size the figure asks for. Every figure is written through
+    this (plot, trend, the HTML report, the crossover map)."""
+    from matplotlib.text import Text
+    for t in fig.findobj(Text):
+        text = t.get_text()
+        if text and clipped(text) != text:
+            t.set_text(clipped(text))
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=dpi, **savefig)
+    return image.getvalue()
+
+
 def write_figure(fig, path, why_not):
     """Writes `fig` to `path` (whole or not at all; an unwritable --out is one line and exit 2) where it draws
     something (a line, bar or band with a label); else `why_not` is noted and nothing is written. Whether it was."""
     drawn = any(ax.get_legend_handles_labels()[0] for ax in fig.axes)
-    image = io.BytesIO()
-    if drawn:
-        fig.savefig(image, format="png", dpi=130)
+    image = png_bytes(fig, 130) if drawn else b""
     plt.close(fig)
     if drawn:
-        write_file(path, image.getvalue())
+        write_file(path, image)
     else:
         note(why_not)
     return drawn

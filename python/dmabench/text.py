@@ -76,6 +76,21 @@ def printable(text):
     return str(text).translate(_CONTROLS)
 
 
+FIGURE_LINE = 160  # characters of a line of text in a figure: a title, a caption line, a legend entry
+FIGURE_LINES = 12  # lines of one text in a figure
+
+
+def clipped(text, limit=FIGURE_LINE, lines=FIGURE_LINES):
+    """`text` as a figure draws it: every line printable and cut to `limit` characters (`…(N more characters)`), at
+    most `lines` of them (`…(N more lines)`). A figure is a raster as large as its text: a 20,000-character git
+    revision in a caption made one matplotlib cannot allocate (issue 51)."""
+    parts = str(text).split("\n")
+    out = [_capped(printable(p), limit) for p in parts[:lines]]
+    if len(parts) > lines:
+        out.append(f"…({len(parts) - lines} more lines)")
+    return "\n".join(out)
+
+
 def cell(text):
     """`text` as a markdown table cell: printable, and a `|` escaped (`\\|`), so that it stays one cell."""
     return printable(text).replace("|", "\\|")

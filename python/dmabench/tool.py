@@ -6,9 +6,10 @@ import os
 import signal
 import sys
 import threading
+import warnings
 
 from . import files
-from .text import ResultsError
+from .text import printable, ResultsError
 
 
 # ---- the scripts' command-line contract --------------------------------------------------------------------------
@@ -69,6 +70,13 @@ def _guard_console():
 _running = []  # the tool names of the run_tool calls under way, innermost last (arg_parser's program name)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """A library's warning (matplotlib's "Glyph 27 (\\x1b) missing from font"), quoting text from a file: one line on
+    stderr, its control characters written as escapes (text.printable), never raw."""
+    print(printable(f"{current_tool('dmabench-results')}: warning: "
+                    f"{category.__name__}: {message}"), file=file or sys.stderr)
+
+
 def run_tool(tool, run, argv=None):
     """A command's entry point: `run(argv)`'s exit code; bad input one line and exit 2 (the contract above). `tool`
     names it in every message: the script (`compare.py`) or the subcommand (`dmabench-results compare`)."""
@@ -77,7 +85,9 @@ def run_tool(tool, run, argv=None):
     files.clear_inputs()  # this run's inputs (a test may call several tools in one process)
     try:
         try:
-            return run(argv)
+            with warnings.catch_warnings():  # the previous way of showing them is back after the run
+                warnings.showwarning = _show_warning
+                return run(argv)
         finally:
             _running.pop()
             sys.stdout.flush()

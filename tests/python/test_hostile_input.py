@@ -494,17 +494,19 @@ def test_an_output_never_replaces_an_input_or_a_runs_own_file(tmp_path):
     probe = tmp_path / "probe.jsonl"
     probe.write_text("")
     os.symlink(src, tmp_path / "link.csv")
+    os.link(src, tmp_path / "hard.csv")  # another name of the same file (issue 51)
     kept = {p: p.read_bytes() for p in (src, src2, probe)}
     for name, args in (("export_csv.py", [src, "--out"]), ("blocks_report.py", [src, "--markdown"]),
                        ("blocks_report.py", [src, "--json"]), ("host_reference.py", [probe, src, "--markdown"]),
                        ("history.py", ["add", src, "--db"]), ("merge_runs.py", [src2, src, "--out"])):
         for out, want in ((src, "a file this script read"), (tmp_path / "link.csv", "a file this script read"),
+                          (tmp_path / "hard.csv", "a file this script read"),
                           (tmp_path / "other.json.journal", "a dmabench run's own file"),
                           (tmp_path / "other.json.lock", "a dmabench run's own file")):
             one_line(inproc(name, *args, out), name, want)
         assert {p: p.read_bytes() for p in kept} == kept, name
     assert os.path.islink(tmp_path / "link.csv")
-    assert sorted(os.listdir(tmp_path)) == ["g.json", "g2.json", "link.csv", "probe.jsonl"]
+    assert sorted(os.listdir(tmp_path)) == ["g.json", "g2.json", "hard.csv", "link.csv", "probe.jsonl"]
 
 
 @pytest.mark.parametrize("name,args", [("export_csv.py", ["{src}"]), ("summarize.py", ["{src}"]),

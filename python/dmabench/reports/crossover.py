@@ -70,7 +70,6 @@ measured) or an output path that cannot be written, with one line `crossover.py:
 traceback).
 """
 import argparse
-import io
 import math
 import os
 import re
@@ -856,10 +855,10 @@ def grid_axes(ax, xs, ys, text):
 
 
 def save_png(plt, fig, path):
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    from ..plot import png_bytes  # every text in it clipped (text.clipped)
+    image = png_bytes(fig, 110, bbox_inches="tight")
     plt.close(fig)
-    write_file(path, buf.getvalue())
+    write_file(path, image)
 
 
 def sig2(x):
