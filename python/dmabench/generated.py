@@ -13,7 +13,8 @@ The commands (arguments split as a shell would: quote one that holds a space): `
 (dmabench.gate_rates.markdown); `levels-spread LABEL=LEVELS.json...` (per levels file: how far its processes' p50s
 spread, max/min per case); `levels-selfcmp LABEL=A.json,B.json...` (two runs of one build: half-widths from both runs,
 one-process pairs, processes needed: dmabench.selfcmp_text); `crossover-claims step|versus|pool ...` (the figures
-results/h200x1/crossover/README.md quotes: dmabench.crossover_text).
+results/h200x1/crossover/README.md quotes: dmabench.crossover_text); `quiet-core spread|slow|probe KV.tgz` (the quiet
+core's kv-pool rounds on one GPU: dmabench.quiet_core).
 Exit codes: 0 done (or --check: every block as made), 1 --check: a block differs, 2 bad input (an unknown command, a
 missing data file, a block without its end).
 """
@@ -23,7 +24,7 @@ import re
 import shlex
 import sys
 
-from . import crossover_text, gate_rates, selfcmp_text
+from . import crossover_text, gate_rates, quiet_core, selfcmp_text
 from .files import checkout_root, write_file
 from .text import ResultsError, table
 from .tool import arg_parser, run_tool
@@ -68,7 +69,8 @@ def levels_spread_table(args, root):
 
 
 COMMANDS = {"gate-rates": gate_rates_table, "levels-spread": levels_spread_table,
-            "levels-selfcmp": selfcmp_text.generated_block, "crossover-claims": crossover_text.generated_block}
+            "levels-selfcmp": selfcmp_text.generated_block, "crossover-claims": crossover_text.generated_block,
+            "quiet-core": quiet_core.generated_block}
 
 
 def render(command, root):

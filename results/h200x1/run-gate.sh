@@ -9,7 +9,7 @@
 #             90% of (case, process) records within 1.1x of the case's fastest process; 46% before) and the medians
 #             against the probe's (target: within 5%); the first OFF (0) rounds also run a process with --cpu-choice off
 #   gate      dmabench-results gate-rates on configs/gate-gpu.json: AA (4) A/A comparisons and INJ (4) against the shim
-#             spinning SPIN_NS (2000) ns before each runtime copy or launch call of NEW's processes; GPROCS (5)
+#             spinning SPIN_NS (2000) ns before each runtime copy or launch call of NEW's processes; GPROCS (6)
 #             processes a side, GRERUNS (1) re-run looks, GBUDGET (90) s of re-runs a comparison
 # Everything goes under $WORK, packed into $OUT/gate.tar.gz. DMABENCH_GIT_REVISION names the revision.
 set -uo pipefail
@@ -19,7 +19,7 @@ WORK="${WORK:-$PWD/out-gate}"
 STEPS="${STEPS:-info build gpucheck kvpool gate}"
 REV="${DMABENCH_GIT_REVISION:-unknown}"
 PROCS="${PROCS:-8}" AA="${AA:-4}" INJ="${INJ:-4}" SPIN_NS="${SPIN_NS:-2000}" OFF="${OFF:-0}"
-GPROCS="${GPROCS:-5}" GRERUNS="${GRERUNS:-1}" GBUDGET="${GBUDGET:-90}"
+GPROCS="${GPROCS:-6}" GRERUNS="${GRERUNS:-1}" GBUDGET="${GBUDGET:-90}"
 mkdir -p "$OUT" "$WORK"
 log() { echo "[$(date +%T)] $*" | tee -a "$WORK/steps.log"; }
 want() { [[ " $STEPS " == *" $1 "* ]]; }
@@ -65,7 +65,11 @@ if want kvpool; then
   done
   python3 scripts/merge_runs.py "$WORK"/kv/quiet-*.json --out "$WORK/kv-pool-quiet.json" >"$WORK/merge.log" 2>&1
   [ "$OFF" -gt 0 ] && python3 scripts/merge_runs.py "$WORK"/kv/off-*.json --out "$WORK/kv-pool-off.json" >>"$WORK/merge.log" 2>&1
-  python3 results/h200x1/levels/quiet-core/analyse.py "$WORK" >"$WORK/kv-analysis.md" 2>&1
+  tar czf "$WORK/kv.tgz" -C "$WORK" kv  # results/h200x1/levels/quiet-core/kv.tgz's form
+  for t in spread slow probe; do
+    python3 -c "import sys; from dmabench import quiet_core; print(quiet_core.generated_block(sys.argv[1:], '/'))" \
+      "$t" "$WORK/kv.tgz"
+  done >"$WORK/kv-analysis.md" 2>&1
   log "kv-pool analysed rc=$?"
   cat "$WORK/kv-analysis.md"
 fi
