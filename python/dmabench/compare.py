@@ -88,7 +88,7 @@ def compare(base_doc, new_doc, threshold=None, alpha=verdict.ALPHA, min_change=N
                "bytes_per_rank": n["bytes_per_rank"], "timing": n["timing"], "devices": n.get("devices"),
                "class": case_class(n)}
         if b["status"] != "ok" or n["status"] != "ok":
-            row["verdict"] = "failed" if b["status"] == "ok" else "not compared"
+            row["verdict"] = verdict.lost(b["status"] == "ok", n["status"]) or "not compared"
             row["reason"] = n.get("reason", "") if b["status"] == "ok" else f"base {b['status']}: {b.get('reason', '')}"
             rows.append(row)
             continue

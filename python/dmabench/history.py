@@ -45,7 +45,9 @@ gate     judges each case of every RESULTS file (matched across runs by dmabench
            the p50s of its processes that had the case ok, any other run its p50 (a case measured more than once
            in a run counts once, at the median); the run's own draws likewise
   new      fewer than --min-runs (3) draws in its history
-  failed   the case failed where an earlier run had it ok
+  failed   a case lost: failed or skipped now where an earlier run had it ok (compare's rule, dmabench.verdict.lost),
+           or missing from the run where an earlier run of the same machine kind and the same expanded config
+           (context.config: the cases it lists) had it ok; its line gives the status and reason
   slower   the change (the Hodges-Lehmann ratio of the run's draws to the history's, minus 1) is above the case's
   faster   class minimum (--min-change: launch-bound 5%, bandwidth-bound 2%) and a two-sided rank-sum test of the
            history's draws against the run's supports it, Benjamini-Hochberg over the run's judged cases at --alpha
@@ -496,14 +498,14 @@ def history_draws(earlier, rule):
 
 def judge_family(cases, rule):
     """The verdicts of a run's cases, one family (dmabench.verdict): `cases` [(case row, earlier rows)]. A case not ok
-    is `failed` where its history had it ok (else not judged: None); fewer than --min-runs draws in its history is
+    (failed or skipped) is `failed` where its history had it ok (dmabench.verdict.lost; else not judged: None); fewer than --min-runs draws in its history is
     `new`; the rest are judged together: the rank-sum test of the history's draws against the run's, Benjamini-
     Hochberg over the run's cases at --alpha, slower / faster beyond the class minimum, else ambiguous or same.
     Returns [(verdict or None, judged by the rule: its dmabench.verdict entry or None)]."""
     out, family = [], []
     for case, earlier in cases:
         if case["status"] != "ok":
-            out.append(("failed" if earlier and case["status"] == "failed" else None, None))
+            out.append((verdict.lost(bool(earlier), case["status"]), None))
         elif len(history_draws(earlier, rule)) < rule.min_runs:
             out.append(("new", None))
         else:
@@ -558,12 +560,43 @@ def history(conn, machine=None, before=None):
 # ---- gate --------------------------------------------------------------------------------------------------------
 
 def candidate_cases(run):
-    """{case_key: merged row} of a run's judged records (ok or failed), in record order."""
+    """{case_key: merged row} of every case of a run (ok, failed or skipped: a skip loses a case that was ok before),
+    in record order."""
     cases = {}
     for r in run.records:
-        if r["status"] != "skipped":
-            cases.setdefault(r["case_key"], []).append(r)
+        cases.setdefault(r["case_key"], []).append(r)
     return {k: merge(rows) for k, rows in cases.items()}
+
+
+EARLIER_RUNS = "SELECT run_id, started_at, source, context FROM runs WHERE machine = ? AND started_at < ? " \
+               "ORDER BY started_at DESC, run_id DESC"
+
+
+def missing_cases(conn, run, cases):
+    """[(case_key, row, line)] of the cases an earlier run of the same machine kind and the same expanded config
+    (context.config: the cases it lists) had ok that this run lacks: `failed` (dmabench.verdict.lost), as a skip is.
+    Runs of another config list other cases and say nothing; a run without a config in its context neither."""
+    mine = json.loads(run.row["context"]).get("config")
+    if not isinstance(mine, dict):
+        return []
+    same = [r for r in conn.execute(EARLIER_RUNS, (run.row["machine"], run.row["started_at"]))
+            if json.loads(r[3]).get("config") == mine]  # newest first
+    found = {}
+    cursor = conn.cursor()
+    cursor.row_factory = sqlite3.Row
+    for run_id, started, source, _ in same:
+        for rec in cursor.execute("SELECT * FROM records WHERE run_id = ? AND status = 'ok' ORDER BY idx", (run_id,)):
+            if rec["case_key"] not in cases:
+                entry = found.setdefault(rec["case_key"], [dict(rec), started, source, set()])
+                entry[3].add(run_id)
+    out = []
+    for key, (rec, started, source, runs) in found.items():
+        reason = (f"not in this run, whose config lists it (ok in {len(runs)} earlier run{'' if len(runs) == 1 else 's'}"
+                  f" of this config, the last started {started}: {source})")
+        case = dict(rec, status="missing", reason=reason, p50_us=None, p50_low_us=None, p50_high_us=None,
+                    process_p50s=None, record="{}")
+        out.append((key, case, f"missing: {reason}"))
+    return out
 
 
 def judged_by(case):
@@ -606,6 +639,10 @@ def gate(conn, run, rule, record):
         if word:
             b = band([draws(p) for p in before], rule)
             judged.append((word, key, case, b, describe(case, b, before, rule, v)))
+    judged += [(verdict.lost(True, None), key, case, None, line) for key, case, line in missing_cases(conn, run, cases)]
+    if not judged and all(c["status"] == "skipped" for c in cases.values()):
+        raise ResultsError(f"{run.row['source']}: nothing to judge (no ok or failed case, and no case an earlier run "
+                           "had ok)")
     if record:
         _, run_id = store(conn, run)
         conn.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -840,9 +877,6 @@ def cmd_gate(a):
         junit.check_path(a.junit)  # before --record writes anything
         refuse_inputs(a.junit, database_files(a.db))
     runs = sorted(runs_of(a.results), key=lambda run: run.row["started_at"])
-    for run in runs:
-        if not any(r["status"] != "skipped" for r in run.records):
-            raise ResultsError(f"{run.row['source']}: nothing to judge (no ok or failed case)")
     def junit_file(judged):  # written inside the transaction: a JUnit file that cannot be written rolls --record back
         if a.junit:
             junit.write(a.junit, [gate_case(e) for _, _, entries in judged for e in entries],

@@ -23,9 +23,11 @@ differ. The rule:
             under the complete null); where some cases did change, the share of wrong calls among the calls is at
             most alpha on average (the false discovery rate: an unchanged case beside many changed ones can be
             called). The cases of one process move together, a positive dependence under which BH holds;
-4. verdict  `slower` / `faster`: supported (BH) and the change beyond the case's class minimum (launch-bound 5%,
-            bandwidth-bound 2%: MIN_CHANGE); `ambiguous`: the change beyond the minimum without support (more
-            processes would decide: `ab` re-runs such cases); `same`: a change within the minimum.
+4. verdict  `failed` (lost): ok before, failed or skipped now (`history gate`: or missing from a run where the
+            previous run of its config had it ok); `slower` / `faster`: supported (BH) and the change beyond the
+            case's class minimum (launch-bound 5%, bandwidth-bound 2%: MIN_CHANGE); `ambiguous`: the change beyond
+            the minimum without support (more processes would decide: `ab` re-runs such cases); `same`: a change
+            within the minimum.
 
 With one draw per side no p-value is below 1: a change beyond the minimum between two one-process files is
 `ambiguous`, never `slower` (one process cannot tell a change from the process's mode). The smallest p-value of
@@ -156,6 +158,14 @@ def judge_all(cases, alpha=ALPHA, min_change=None):
         out.append({"verdict": verdict, "change": change, "p": p, "supported": sup, "min_change": least,
                     "base_draws": len(c["base"]), "new_draws": len(c["new"])})
     return out
+
+
+def lost(was_ok, now):
+    """The verdict of a case that is not ok now (`now`: its status, failed or skipped, or None where the run lacks
+    it): `failed` where it was ok before (compare's BASE, an earlier run of `history gate`), else None (not judged).
+    A skip counts as a loss: a broken NCCL, peer path or driver makes its cases skip, and a gate that dropped them
+    would pass the run that lost them (issue 52)."""
+    return "failed" if was_ok and now != "ok" else None
 
 
 def parse_min_change(specs):

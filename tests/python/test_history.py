@@ -9,6 +9,7 @@ import os
 import shutil
 import sqlite3
 import sys
+from xml.etree import ElementTree
 
 import pytest
 
@@ -240,6 +241,55 @@ def test_gate_verdicts_new_failed_and_machine_kinds(tmp_path):
         "runs)" in p.stdout, p.stdout
 
 
+def configured(doc, config):
+    doc["context"]["config"] = config
+    return doc
+
+
+def test_gate_fails_a_case_ok_before_and_skipped_or_missing_now(tmp_path):
+    # issue 52: a broken peer path skips its cases, and the gate dropped them (compare called them failed)
+    config = {"name": "gate", "sizes": [1024, 4096, 16384]}
+    sizes = {1024: 100.0, 4096: 200.0, 16384: 300.0}
+    db = add_runs(tmp_path, [configured(run_at(f"2026-01-0{i + 1}T00:00:00Z", sizes), config) for i in range(3)])
+    new = configured(run_at("2026-02-01T00:00:00Z", {1024: 100.0}), config)
+    new["results"].append(result("copy", "ce", 4096, "oneshot", 0, status="skipped", reason="peer access unavailable"))
+    path = tmp_path / "new.json"
+    path.write_text(json.dumps(new))
+    junit_path = tmp_path / "gate.xml"
+    p = run("history.py", "gate", path, "--db", db, "--junit", junit_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert verdict_lines(p.stdout) == {"copy/ce/oneshot/dev=0,1/1024": "same", "copy/ce/oneshot/dev=0,1/4096": "failed",
+                                       "copy/ce/oneshot/dev=0,1/16384": "failed"}, p.stdout
+    assert "copy/ce/oneshot/dev=0,1/4096  skipped: peer access unavailable (ok in 3 earlier runs)" in p.stdout
+    assert "copy/ce/oneshot/dev=0,1/16384  missing: not in this run, whose config lists it (ok in 3 earlier runs of " \
+        "this config, the last started 2026-01-03T00:00:00.000Z: " in p.stdout, p.stdout
+    failures = {c.get("name"): c.find("failure").get("message") for c in ElementTree.parse(junit_path).iter("testcase")
+                if c.find("failure") is not None}
+    assert set(failures) == {"copy/ce/oneshot/dev=0,1/4096", "copy/ce/oneshot/dev=0,1/16384"}, failures
+    assert failures["copy/ce/oneshot/dev=0,1/4096"].startswith("failed: skipped: peer access unavailable")
+    as_json = json.loads(run("history.py", "gate", path, "--db", db, "--json").stdout)
+    statuses = {c["case"]: (c["status"], c["verdict"]) for c in as_json["runs"][0]["cases"]}
+    assert statuses["copy/ce/oneshot/dev=0,1/16384"] == ("missing", "failed") and as_json["exit_code"] == 1
+    # compare says the same of the skipped case: one rule (dmabench.verdict.lost)
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(configured(run_at("2026-01-01T00:00:00Z", sizes), config)))
+    p = run("compare.py", base, path, "--json")
+    assert p.returncode == 1 and {r["case"]: r["verdict"] for r in json.loads(p.stdout)["cases"]}[
+        "copy/ce/oneshot/dev=0,1/4096"] == "failed", p.stdout
+    # a run of another config lists other cases: what it lacks is not missing; every case skipped is still failed
+    other = configured(run_at("2026-02-01T00:00:00Z", {1024: 100.0}), {"name": "quick", "sizes": [1024]})
+    path.write_text(json.dumps(other))
+    p = run("history.py", "gate", path, "--db", db)
+    assert p.returncode == 0 and verdict_lines(p.stdout) == {"copy/ce/oneshot/dev=0,1/1024": "same"}, p.stdout
+    skipped = configured(document([result("copy", "ce", n, "oneshot", 0, status="skipped", reason="no GPU")
+                                   for n in sizes]), config)
+    skipped["context"]["started_at"] = "2026-02-01T00:00:00Z"
+    path.write_text(json.dumps(skipped))
+    p = run("history.py", "gate", path, "--db", db)
+    assert p.returncode == 1 and set(verdict_lines(p.stdout).values()) == {"failed"} and \
+        p.stdout.count("skipped: no GPU") == 3, p.stdout
+
+
 def test_gate_record_trend_and_history_frame(tmp_path):
     docs = [run_at(f"2026-01-0{i + 1}T00:00:00Z", {1024: p50}) for i, p50 in enumerate([100, 101, 99, 100])]
     docs.append(levels_at("2026-01-05T00:00:00Z", {1024: 130}, scatter=0.0))  # 5 processes at 130: 4 + 5 draws apart
@@ -355,7 +405,7 @@ def test_bad_input_is_one_line_and_leaves_the_database_as_it_was(tmp_path):
     one_line(inproc("history.py", "add", good, "--db", tmp_path / "x.json.journal"), "history.py", "a dmabench run's own file")
     one_line(inproc("history.py", "machines", "--db", tmp_path / "missing.sqlite"), "history.py", "no history database there")
     one_line(inproc("history.py", "gate", good, "--db", tmp_path), "history.py", "not a regular file")
-    empty = document([result("copy", "ce", 1024, "oneshot", 1.0, status="skipped")])
+    empty = document([result("copy", "ce", 2048, "oneshot", 1.0, status="skipped")])  # a case no earlier run had ok
     (tmp_path / "empty.json").write_text(json.dumps(empty))
     one_line(inproc("history.py", "gate", tmp_path / "empty.json", "--db", db), "history.py", "nothing to judge")
     assert {p: digest(p) for p in kept_files} == kept_files and digest(db) == kept
