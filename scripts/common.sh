@@ -10,6 +10,40 @@ BUILD_DIR="${BUILD_DIR:-$DMABENCH_ROOT/build}"
 
 log() { printf '[dmabench] %s\n' "$*" >&2; }
 
+# apt's postinst scripts start the daemons they install and enable them at boot (munge, slurmctld, slurmd for
+# the srun test: on a GPU node that runs a site Slurm a benchmark's test script must not add its own).
+# install_quietly CMD... runs an install with a policy-rc.d that refuses every start (invoke-rc.d and
+# deb-systemd-invoke ask it; one already there is the machine's own and is left as it is), then disables the units
+# the install enabled and stops the services it left running: only those, from systemctl's lists before and
+# after, so what the user had enabled or running stays so. The tests that need a cluster start and stop their own
+# daemons (tests/cli_srun_test.py). POLICY_RC_D names the policy file (a test points it elsewhere).
+POLICY_RC_D="${POLICY_RC_D:-/usr/sbin/policy-rc.d}"
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+enabled_units() { systemctl list-unit-files --state=enabled --no-legend 2>/dev/null | awk '{print $1}' | sort -u; }
+running_services() {
+  systemctl list-units --type=service --state=running --no-legend --plain 2>/dev/null | awk '{print $1}' | sort -u
+}
+install_quietly() {
+  local enabled_before running_before own_policy=0 rc=0 unit
+  enabled_before="$(enabled_units)"
+  running_before="$(running_services)"
+  if [ ! -e "$POLICY_RC_D" ]; then
+    printf '#!/bin/sh\n# dmabench install_quietly (scripts/common.sh): no service starts during this install\nexit 101\n' |
+      as_root tee "$POLICY_RC_D" >/dev/null && as_root chmod 755 "$POLICY_RC_D" && own_policy=1
+  fi
+  "$@" || rc=$?
+  [ $own_policy = 1 ] && as_root rm -f "$POLICY_RC_D"
+  for unit in $(comm -13 <(printf '%s\n' "$enabled_before") <(enabled_units)); do
+    log "disabling $unit (the install enabled it at boot; it was not before)"
+    as_root systemctl disable "$unit" >/dev/null 2>&1 || log "could not disable $unit"
+  done
+  for unit in $(comm -13 <(printf '%s\n' "$running_before") <(running_services)); do
+    log "stopping $unit (the install started it; it was not running before)"
+    as_root systemctl stop "$unit" >/dev/null 2>&1 || log "could not stop $unit"
+  done
+  return $rc
+}
+
 # Each requirement: a probe (a command or a file) and the Debian package that provides it.
 requirement_missing() {
   case "$1" in
@@ -91,13 +125,13 @@ cmd:dpkg-shlibdeps                                            dpkg-dev'
     log "apt-get update failed; trying the install anyway"
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing missing packages: ${missing[*]}"
-    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    install_quietly $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
   fi
   if [ ${#wanted[@]} -gt 0 ]; then
     log "installing wanted packages: ${wanted[*]}"
-    if ! $sudo apt-get install -y -qq --no-install-recommends "${wanted[@]}"; then
+    if ! install_quietly $sudo apt-get install -y -qq --no-install-recommends "${wanted[@]}"; then
       for p in "${wanted[@]}"; do
-        $sudo apt-get install -y -qq --no-install-recommends "$p" || log "could not install $p; going on without it"
+        install_quietly $sudo apt-get install -y -qq --no-install-recommends "$p" || log "could not install $p; going on without it"
       done
     fi
   fi
