@@ -8,13 +8,14 @@ import re
 import os
 import shutil
 import sqlite3
+import subprocess
 import sys
 from xml.etree import ElementTree
 
 import pytest
 
 from test_hostile_input import HOSTILE, inproc, one_line
-from test_scripts import ROOT, SCRIPTS, document, result, run, with_interval
+from test_scripts import ROOT, SCRIPTS, document, result, run, tracked, with_interval
 
 from dmabench import history, levels
 from dmabench import ResultsError, history_frame
@@ -24,19 +25,18 @@ REPEAT = os.path.join(RESULTS, "h200x1", "pools", "start2", "repeat-pinned-2.jso
 
 
 def committed():
-    """Every results file under results/ ({path: records}), found without history.py: the .json files whose
-    top-level `schema` is dmabench/1, and journals (none is committed today)."""
+    """Every committed results file under results/ ({path: records}), found without history.py: the tracked .json
+    files whose top-level `schema` is dmabench/1, and journals (none is committed today). Tracked only: scripts/run.sh
+    leaves an untracked results/latest.json, which is no committed run (issue 52)."""
     found = {}
-    for d, _, files in os.walk(RESULTS):
-        for name in files:
-            path = os.path.join(d, name)
-            if name.endswith(".journal"):
-                found[path] = None
-            elif name.endswith(".json"):
-                with open(path, encoding="utf-8") as f:
-                    doc = json.load(f)
-                if isinstance(doc, dict) and doc.get("schema") == "dmabench/1":
-                    found[path] = len(doc["results"])
+    for path in tracked("results"):
+        if path.endswith(".journal"):
+            found[path] = None
+        elif path.endswith(".json"):
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+            if isinstance(doc, dict) and doc.get("schema") == "dmabench/1":
+                found[path] = len(doc["results"])
     return found
 
 
@@ -53,9 +53,10 @@ def digest(path):
 
 @pytest.fixture(scope="module")
 def committed_db(tmp_path_factory):
-    """A database of every committed results file, made once by `history.py add results/`."""
+    """A database of every committed results file, made once by `history.py add` of each (not of results/, which may
+    hold untracked files)."""
     db = tmp_path_factory.mktemp("history") / "committed.sqlite"
-    p = run("history.py", "add", RESULTS, "--db", db)
+    p = run("history.py", "add", *committed(), "--db", db)
     assert p.returncode == 0, p.stderr
     return db, p.stdout
 
@@ -580,3 +581,19 @@ def test_a_version_2_database_keeps_its_verdicts_on_migrating_to_3(tmp_path):
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
         assert sorted(v for (v,) in conn.execute("SELECT verdict FROM verdicts")) == ["FAIL", "slower"]
+
+
+def test_tests_of_the_committed_tree_read_tracked_files_only(tmp_path):
+    # issue 52: scripts/run.sh writes an untracked results/latest.json; the tests of committed results must not read it
+    repo = tmp_path / "clone"
+    (repo / "results" / "m").mkdir(parents=True)
+    (repo / "results" / "m" / "run.json").write_text("{}")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "results"], ["commit", "-q", "-m", "a run"]):
+        assert subprocess.run(git + args, capture_output=True).returncode == 0, args
+    (repo / "results" / "latest.json").write_text("{}")  # what scripts/run.sh leaves
+    assert tracked("results", root=repo) == [os.path.join(repo, "results", "m", "run.json")]
+    shutil.rmtree(repo / ".git")  # an unpacked copy: every file on disk
+    assert tracked("results", root=repo) == [os.path.join(repo, "results", "latest.json"),
+                                             os.path.join(repo, "results", "m", "run.json")]
+    assert all(os.path.join("results", "latest.json") not in p for p in committed())

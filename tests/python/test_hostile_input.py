@@ -8,7 +8,8 @@ import sqlite3
 
 import pytest
 
-from test_scripts import H200, PACKAGE_ENV, ROOT, SCRIPTS, document, execute_notebook, overlap_result, result, run, with_interval
+from test_scripts import H200, PACKAGE_ENV, ROOT, SCRIPTS, document, execute_notebook, overlap_result, result, run, \
+    tracked, with_interval
 
 import sys
 from dmabench import ResultsError, load
@@ -258,7 +259,8 @@ def test_empty_results(tmp_path):
 
 
 # every committed results file through the scripts meant for it (docs/user-guide.md: "Reading results", "Plotting results")
-COMMITTED = sorted(f for f in os.listdir(H200) if f.endswith(".json"))
+COMMITTED = [os.path.basename(f) for f in tracked(os.path.relpath(H200, ROOT))
+             if os.path.dirname(f) == H200 and f.endswith(".json")]
 OVERLAP = {"overlap.json", "overlap-inplace.json", "local-copy-overlap.json"}
 
 

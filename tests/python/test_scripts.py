@@ -22,6 +22,22 @@ PACKAGE_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [PACKAGE,
 H200 = os.path.join(ROOT, "results", "h200x2")
 
 
+def tracked(top, root=ROOT):
+    """The files under `root`/`top` that the checkout tracks (git ls-files), absolute and sorted: what a test of the
+    committed tree reads, never an untracked file beside it (scripts/run.sh writes results/latest.json). Outside a git
+    checkout of `root` (an unpacked copy, no git) every file on disk there."""
+    try:
+        top_level = subprocess.run(["git", "-C", root, "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+        listed = subprocess.run(["git", "-C", root, "ls-files", "-z", "--", top], capture_output=True, text=True)
+    except OSError:  # no git
+        top_level = listed = None
+    if top_level and top_level.returncode == 0 and os.path.realpath(top_level.stdout.strip()) == os.path.realpath(root) and \
+            listed.returncode == 0:
+        files = [os.path.join(root, f) for f in listed.stdout.split("\0") if f]
+        return sorted(f for f in files if os.path.isfile(f))  # a tracked file deleted in the work tree is gone
+    return sorted(os.path.join(d, f) for d, _, names in os.walk(os.path.join(root, top)) for f in names)
+
+
 
 def run(script, *args):
     return subprocess.run([sys.executable, os.path.join(SCRIPTS, script), *map(str, args)], capture_output=True,
