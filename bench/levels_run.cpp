@@ -6,11 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include <fmt/format.h>
@@ -168,7 +170,7 @@ int run_processes(const CliOptions& options, const std::vector<std::string>& arg
     std::fflush(nullptr);
     const int code = wait_for(spawn(process_args(args, file, random, seed)));
     if (code == 2 && docs.empty()) return 2;  // bad input: the process said what; nothing is written
-    if (code != 0 && code != 1 && code != 5) stop_code = code;  // 3, 4, a signal: no further process
+    if (code != 0 && code != 1 && code != 5 && code != kExitNothingMeasured) stop_code = code;  // 3, 4, a signal: no further process
     if (interrupt::requested()) stop_code = interrupt::exit_code();
     if (auto doc = read_results(file)) {
       docs.push_back(std::move(*doc));
@@ -183,14 +185,21 @@ int run_processes(const CliOptions& options, const std::vector<std::string>& arg
   const json merged = merge(docs, files, "dmabench --processes", settings);
   write_json_atomically(out.path, merged);
   int ok = 0, skipped = 0, failed = 0;
+  std::map<std::string, int> skip_reasons;
   for (const json& r : merged["results"]) {
     const std::string s = r.value("status", "");
     ok += s == "ok";
     skipped += s == "skipped";
     failed += s == "failed";
+    if (s == "skipped") ++skip_reasons[r.value("reason", "")];
   }
   console::say("\ndmabench: {} processes: {} ok, {} skipped, {} failed; levels in {} (each process's results in {})\n",
                docs.size(), ok, skipped, failed, out.path, dir);
+  const auto commonest = std::max_element(skip_reasons.begin(), skip_reasons.end(),
+                                          [](const auto& a, const auto& b) { return a.second < b.second; });
+  console::say("{}", commonest == skip_reasons.end() ? nothing_measured_line(options, ok, skipped, failed, "", 0)
+                                                     : nothing_measured_line(options, ok, skipped, failed, commonest->first,
+                                                                             commonest->second));
   if (stop_code) return stop_code;
   bool checked = true;
   std::vector<check::Verdict> verdicts;
@@ -205,7 +214,7 @@ int run_processes(const CliOptions& options, const std::vector<std::string>& arg
   if (!junit_path.empty())  // a test per case of the levels file
     junit::write(junit_path, junit::test_cases(merged["results"].get<std::vector<json>>(), check::failed_lines(verdicts)),
                  merged["context"].value("started_at", "").substr(0, 19), merged["context"].value("host", ""));
-  return failed > 0 ? 1 : checked ? 0 : check::kExitCheckFailed;
+  return finished_run_code(options, ok, failed, checked);
 }
 
 }  // namespace dmabench::levels
