@@ -19,9 +19,11 @@ log() { printf '[dmabench] %s\n' "$*" >&2; }
 # daemons (tests/cli_srun_test.py). POLICY_RC_D names the policy file (a test points it elsewhere).
 POLICY_RC_D="${POLICY_RC_D:-/usr/sbin/policy-rc.d}"
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-enabled_units() { systemctl list-unit-files --state=enabled --no-legend 2>/dev/null | awk '{print $1}' | sort -u; }
+# the lists are empty where there is no systemctl or it cannot answer (a container): never an error under set -e
+enabled_units() { { systemctl list-unit-files --state=enabled --no-legend 2>/dev/null || true; } | awk '{print $1}' | sort -u; }
 running_services() {
-  systemctl list-units --type=service --state=running --no-legend --plain 2>/dev/null | awk '{print $1}' | sort -u
+  { systemctl list-units --type=service --state=running --no-legend --plain 2>/dev/null || true; } | awk '{print $1}' |
+    sort -u
 }
 install_quietly() {
   local enabled_before running_before own_policy=0 rc=0 unit
