@@ -46,8 +46,9 @@ gate     judges each case of every RESULTS file (matched across runs by dmabench
            in a run counts once, at the median); the run's own draws likewise
   new      fewer than --min-runs (3) draws in its history
   failed   a case lost: failed or skipped now where an earlier run had it ok (compare's rule, dmabench.verdict.lost),
-           or missing from the run where an earlier run of the same machine kind and the same expanded config
-           (context.config: the cases it lists) had it ok; its line gives the status and reason
+           or missing from the run where an earlier run of the same machine kind and the same sweep (the expanded
+           context.config and the command line's --benchmark_filter: what lists the cases) had it ok; its line gives
+           the status and reason
   slower   the change (the Hodges-Lehmann ratio of the run's draws to the history's, minus 1) is above the case's
   faster   class minimum (--min-change: launch-bound 5%, bandwidth-bound 2%) and a two-sided rank-sum test of the
            history's draws against the run's supports it, Benjamini-Hochberg over the run's judged cases at --alpha
@@ -572,15 +573,26 @@ EARLIER_RUNS = "SELECT run_id, started_at, source, context FROM runs WHERE machi
                "ORDER BY started_at DESC, run_id DESC"
 
 
+def sweep_of(context):
+    """What decides the cases a run lists: its expanded config and the --benchmark_filter of its command line (a
+    filtered run lists fewer cases and loses none); None without a config in the context."""
+    config, line = context.get("config"), context.get("command_line")
+    if not isinstance(config, dict):
+        return None
+    return [config, [a for a in line if isinstance(a, str) and a.startswith("--benchmark_filter")]
+            if isinstance(line, list) else []]
+
+
 def missing_cases(conn, run, cases):
-    """[(case_key, row, line)] of the cases an earlier run of the same machine kind and the same expanded config
-    (context.config: the cases it lists) had ok that this run lacks: `failed` (dmabench.verdict.lost), as a skip is.
-    Runs of another config list other cases and say nothing; a run without a config in its context neither."""
-    mine = json.loads(run.row["context"]).get("config")
-    if not isinstance(mine, dict):
+    """[(case_key, row, line)] of the cases an earlier run of the same machine kind and the same sweep (sweep_of: the
+    expanded config and filter, which list the cases) had ok that this run lacks: `failed` (dmabench.verdict.lost),
+    as a skip is. Runs of another sweep list other cases and say nothing; a run without a config in its context
+    neither."""
+    mine = sweep_of(json.loads(run.row["context"]))
+    if mine is None:
         return []
     same = [r for r in conn.execute(EARLIER_RUNS, (run.row["machine"], run.row["started_at"]))
-            if json.loads(r[3]).get("config") == mine]  # newest first
+            if sweep_of(json.loads(r[3])) == mine]  # newest first
     found = {}
     cursor = conn.cursor()
     cursor.row_factory = sqlite3.Row

@@ -282,6 +282,11 @@ def test_gate_fails_a_case_ok_before_and_skipped_or_missing_now(tmp_path):
     path.write_text(json.dumps(other))
     p = run("history.py", "gate", path, "--db", db)
     assert p.returncode == 0 and verdict_lines(p.stdout) == {"copy/ce/oneshot/dev=0,1/1024": "same"}, p.stdout
+    filtered = configured(run_at("2026-02-01T00:00:00Z", {1024: 100.0}), config)  # a --benchmark_filter lists fewer
+    filtered["context"]["command_line"] = ["dmabench", "--config", "gate.json", "--benchmark_filter=/1024$"]
+    path.write_text(json.dumps(filtered))
+    p = run("history.py", "gate", path, "--db", db)
+    assert p.returncode == 0 and verdict_lines(p.stdout) == {"copy/ce/oneshot/dev=0,1/1024": "same"}, p.stdout
     skipped = configured(document([result("copy", "ce", n, "oneshot", 0, status="skipped", reason="no GPU")
                                    for n in sizes]), config)
     skipped["context"]["started_at"] = "2026-02-01T00:00:00Z"
