@@ -358,9 +358,11 @@ std::string nothing_measured_line(const CliOptions& o, int ok, int skipped, int 
   std::string line = fmt::format("dmabench: nothing was measured: no case was ok ({} skipped{})", skipped,
                                  failed ? fmt::format(", {} failed", failed) : std::string());
   if (reason_count > 0)
-    line += fmt::format("; most often skipped: {} ({} of {})", reason.empty() ? "no reason given" : reason, reason_count, skipped);
+    line += fmt::format("; most often skipped: {} ({} of {})", reason.empty() ? "no reason given" : reason, reason_count,
+                        skipped);
   if (failed == 0)
-    line += o.allow_empty ? "; --allow-empty: exit 0" : fmt::format("; exit {} (--allow-empty lets such a run pass)", kExitNothingMeasured);
+    line += o.allow_empty ? "; --allow-empty: exit 0"
+                          : fmt::format("; exit {} (--allow-empty lets such a run pass)", kExitNothingMeasured);
   return line + "\n";
 }
 

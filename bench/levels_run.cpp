@@ -170,7 +170,8 @@ int run_processes(const CliOptions& options, const std::vector<std::string>& arg
     std::fflush(nullptr);
     const int code = wait_for(spawn(process_args(args, file, random, seed)));
     if (code == 2 && docs.empty()) return 2;  // bad input: the process said what; nothing is written
-    if (code != 0 && code != 1 && code != 5 && code != kExitNothingMeasured) stop_code = code;  // 3, 4, a signal: no further process
+    // 0, 1, 5, 6 (nothing measured: the levels file decides): the next process runs; 3, 4, a signal: none does
+    if (code != 0 && code != 1 && code != 5 && code != kExitNothingMeasured) stop_code = code;
     if (interrupt::requested()) stop_code = interrupt::exit_code();
     if (auto doc = read_results(file)) {
       docs.push_back(std::move(*doc));

@@ -499,9 +499,10 @@ def history_draws(earlier, rule):
 
 def judge_family(cases, rule):
     """The verdicts of a run's cases, one family (dmabench.verdict): `cases` [(case row, earlier rows)]. A case not ok
-    (failed or skipped) is `failed` where its history had it ok (dmabench.verdict.lost; else not judged: None); fewer than --min-runs draws in its history is
-    `new`; the rest are judged together: the rank-sum test of the history's draws against the run's, Benjamini-
-    Hochberg over the run's cases at --alpha, slower / faster beyond the class minimum, else ambiguous or same.
+    (failed or skipped) is `failed` where its history had it ok (dmabench.verdict.lost; else not judged: None);
+    fewer than --min-runs draws in its history is `new`; the rest are judged together: the rank-sum test of the
+    history's draws against the run's, Benjamini-Hochberg over the run's cases at --alpha, slower / faster beyond the
+    class minimum, else ambiguous or same.
     Returns [(verdict or None, judged by the rule: its dmabench.verdict entry or None)]."""
     out, family = [], []
     for case, earlier in cases:
