@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "bench/check.hpp"
 #include "bench/run/gbench.hpp"
 #include "core/errors.hpp"
 #include "core/json_input.hpp"
@@ -90,6 +91,7 @@ Output and run:
   --junit FILE         also write a JUnit XML report: a case is a test (failed fails, skipped skips, a --check
                        FAIL fails with its message), for CI systems that show tests
   --samples            keep every timed sample of every case in its record (as the config's "samples": true)
+  --allow-empty        a run in which no case was ok (every case skipped: nothing measured) exits 0, not 6
   -q, --quiet          print only the run's verdict lines (failures, checks, the summary)
   -v, --verbose        also print each case's sampling and setup as it runs
   --list               print the expanded cases and exit without running anything
@@ -103,9 +105,10 @@ chosen by Google Benchmark instead of the config's "iterations"; either flag kee
 config without "iterations", which is otherwise sampled adaptively), --benchmark_out=FILE,
 --benchmark_format=json (stdout is then its JSON alone; dmabench's lines go to stderr). Every flag once.
 
-Exit codes: 0 every case ok or skipped, 1 some case failed, 2 bad input (nothing was run), 3 internal
+Exit codes: 0 every case ok or skipped (at least one ok), 1 some case failed, 2 bad input (nothing was run), 3 internal
 or I/O error, 4 a case exceeded --case-timeout (the run stopped), 5 no case failed but a --check did,
-130 / 143 interrupted by SIGINT / SIGTERM (the case in flight finished and was recorded).
+6 no case failed and none was ok: nothing was measured (--allow-empty: 0), 130 / 143 interrupted by
+SIGINT / SIGTERM (the case in flight finished and was recorded).
 )",
                      kSweepUsage, fmt::join(power::source_names(), ", "));
 }
@@ -154,11 +157,11 @@ void order_flag(const std::string& flag, const std::string& v, CliOptions& o) {
   }
 }
 
-// The flags that take no value: --list, --features, --version, --presets, --samples, --help (-h), -q / --quiet,
-// -v / --verbose; false for another.
+// The flags that take no value: --list, --features, --version, --presets, --samples, --allow-empty, --help (-h),
+// -q / --quiet, -v / --verbose; false for another.
 bool switch_flag(const std::string& arg, bool has_value, CliOptions& o) {
   bool* flag = arg == "--list" ? &o.list : arg == "--features" ? &o.features : arg == "--version" ? &o.version
-             : arg == "--presets" ? &o.presets : arg == "--samples" ? &o.samples
+             : arg == "--presets" ? &o.presets : arg == "--samples" ? &o.samples : arg == "--allow-empty" ? &o.allow_empty
              : arg == "--help" || arg == "-h" ? &o.help : nullptr;
   const bool quiet = arg == "-q" || arg == "--quiet", verbose = arg == "-v" || arg == "--verbose";
   if ((flag || quiet || verbose) && has_value) throw InputError(fmt::format("{}: takes no value", arg));
@@ -331,12 +334,32 @@ std::string unknown(const std::string& arg) {
       "unknown argument '{}'; accepted: a preset name first, --config, --preset, --presets, --out, --backend, --devices, "
       "the sweep flags -b/-e/-f/-i, --sizes, --patterns, --engines, -n, -w, --timing, --pipeline-depth, the sampling flags "
       "--min-samples, --max-samples, --max-noise, --min-time, --max-time, --set KEY=VALUE, --axis KEY=V1,V2, "
-      "--power, --power-window, --power-trace, --packets, --check, --junit, --samples, --case-timeout, --processes, "
-      "--order, --order-seed, --cpu-choice, -q, -v, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
+      "--power, --power-window, --power-trace, --packets, --check, --junit, --samples, --allow-empty, --case-timeout, "
+      "--processes, --order, --order-seed, --cpu-choice, -q, -v, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
       arg);
 }
 
 }  // namespace
+
+int finished_run_code(const CliOptions& o, int ok, int failed, bool checked) {
+  if (failed > 0) return 1;
+  if (ok == 0 && !o.allow_empty) return kExitNothingMeasured;
+  return checked ? 0 : check::kExitCheckFailed;
+}
+
+std::string nothing_measured_line(const CliOptions& o, int ok, int skipped, int failed, const std::string& reason,
+                                  int reason_count) {
+  if (ok > 0) return "";
+  std::string line = fmt::format("dmabench: nothing was measured: no case was ok ({} skipped{})", skipped,
+                                 failed ? fmt::format(", {} failed", failed) : std::string());
+  if (reason_count > 0)
+    line += fmt::format("; most often skipped: {} ({} of {})", reason.empty() ? "no reason given" : reason, reason_count,
+                        skipped);
+  if (failed == 0)
+    line += o.allow_empty ? "; --allow-empty: exit 0"
+                          : fmt::format("; exit {} (--allow-empty lets such a run pass)", kExitNothingMeasured);
+  return line + "\n";
+}
 
 std::string config_source(const CliOptions& o) {
   if (o.config.empty()) return "the sweep flags";

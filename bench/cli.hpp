@@ -32,10 +32,22 @@ struct CliOptions {
   int verbosity = 1;                         // -q 0 (the verdict lines alone), 1 (default: a row per case), -v 2
   std::string junit;                         // --junit FILE: a JUnit XML report, a case = a test
   bool samples = false;                      // --samples: every timed sample in the record (as the config's "samples")
+  bool allow_empty = false;                  // --allow-empty: a run in which no case was ok exits 0, not 6
   // The sweep and sampling flags (-b/-e/-f, --sizes, --patterns, -n, --max-noise ...), --set KEY=VALUE and --axis
   // KEY=V1,V2: keys of the config document, set after it is read (bench/config/config.hpp, apply_overrides).
   std::vector<ConfigOverride> overrides;
 };
+
+// Exit code of a run in which no case was ok (every case skipped: no GPU, a broken driver or peer path): it measured
+// nothing, and a CI job on such a runner must not go green (issue 52). --allow-empty makes it 0.
+inline constexpr int kExitNothingMeasured = 6;
+
+// A finished run's exit code: 1 a case failed; 6 no case ok (without --allow-empty); 5 a --check failed; else 0.
+int finished_run_code(const CliOptions& o, int ok, int failed, bool checked);
+// The closing line of a run in which no case was ok: nothing was measured, and why (the most common skip
+// reason, `reason` of `reason_count` skipped cases); "" where some case was ok.
+std::string nothing_measured_line(const CliOptions& o, int ok, int skipped, int failed, const std::string& reason,
+                                  int reason_count);
 
 // Throws InputError naming the flag and what it accepts.
 CliOptions parse_cli(const std::vector<std::string>& args);

@@ -6,11 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include <fmt/format.h>
@@ -186,7 +188,8 @@ std::optional<Left> run_all(const CliOptions& options, const std::vector<std::st
     std::fflush(nullptr);
     const int code = wait_for(spawn(process_args(args, file, random, seed)));
     if (code == 2 && left.docs.empty()) return std::nullopt;
-    if (code != 0 && code != 1 && code != 5) left.stop_code = code;  // 3, 4, a signal: no further process
+    // 0, 1, 5, 6 (nothing measured: the levels file decides): the next process runs; 3, 4, a signal: none does
+    if (code != 0 && code != 1 && code != 5 && code != kExitNothingMeasured) left.stop_code = code;
     if (interrupt::requested()) left.stop_code = interrupt::exit_code();
     if (left.stop_code) left.stopped_in = k;
     if (auto doc = read_results(file)) {
@@ -263,20 +266,27 @@ int run_processes(const CliOptions& options, const std::vector<std::string>& arg
   const json merged = merge(left->docs, left->files, "dmabench --processes", settings);
   write_json_atomically(out.path, merged);
   int ok = 0, skipped = 0, failed = 0;
+  std::map<std::string, int> skip_reasons;
   for (const json& r : merged["results"]) {
     const std::string s = r.value("status", "");
     ok += s == "ok";
     skipped += s == "skipped";
     failed += s == "failed";
+    if (s == "skipped") ++skip_reasons[r.value("reason", "")];
   }
   console::say("\ndmabench: {} processes: {} ok, {} skipped, {} failed; levels in {} (each process's results in {})\n",
                left->docs.size(), ok, skipped, failed, out.path, dir);
+  const auto commonest = std::max_element(skip_reasons.begin(), skip_reasons.end(),
+                                          [](const auto& a, const auto& b) { return a.second < b.second; });
+  console::say("{}", commonest == skip_reasons.end() ? nothing_measured_line(options, ok, skipped, failed, "", 0)
+                                                     : nothing_measured_line(options, ok, skipped, failed, commonest->first,
+                                                                             commonest->second));
   std::vector<check::Verdict> verdicts;
   const bool checked = left->stop_code || check_levels(expectations, merged, verdicts);
   if (!junit_path.empty())  // a test per case of the levels file (every finished case, also of a stopped run)
     write_junit(junit_path, merged["results"].get<std::vector<json>>(), verdicts, *left, options.processes, merged["context"]);
   if (left->stop_code) return left->stop_code;
-  return failed > 0 ? 1 : checked ? 0 : check::kExitCheckFailed;
+  return finished_run_code(options, ok, failed, checked);
 }
 
 }  // namespace dmabench::levels

@@ -198,6 +198,7 @@ class Recorder {
     if (finished_) return;  // the file was finished on a signal (SealOnSignal): the case came too late
     ++counts_[r.status];
     if (r.status == Status::failed && first_failure_.empty()) first_failure_ = r.spec.name() + ": " + r.reason;
+    if (r.status == Status::skipped) ++skip_reasons_[r.reason];
     if (r.status == Status::failed && !team::world().stopped().empty()) team::stop_recorded();
     if (!results_) return;
     json j = to_json(r);
@@ -217,6 +218,14 @@ class Recorder {
   }
   int total() const { return count(Status::ok) + count(Status::skipped) + count(Status::failed); }
   const std::string& first_failure() const { return first_failure_; }
+  // The most common skip reason and how many cases gave it ({"", 0} without a skip): why a run measured nothing.
+  std::pair<std::string, int> commonest_skip() const {
+    std::lock_guard lock(mu_);
+    std::pair<std::string, int> best{"", 0};
+    for (const auto& [reason, n] : skip_reasons_)
+      if (n > best.second) best = {reason, n};
+    return best;
+  }
   std::string path() const { return results_ ? results_->path() : std::string("rank 0's file"); }
 
  private:
@@ -227,6 +236,7 @@ class Recorder {
   std::vector<json> kept_;
   std::map<Status, int> counts_;
   std::string first_failure_;
+  std::map<std::string, int> skip_reasons_;
 };
 
 // A multi-process run signalled through its launcher (SIGINT or SIGTERM to mpirun or srun: what Ctrl-C,
@@ -793,10 +803,13 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started.steady).count(), options.out);
   if (!recorder.first_failure().empty())
     console::say("dmabench: first failure: {}\n", table::one_line(recorder.first_failure(), std::string::npos));
+  const auto [skip_reason, skip_count] = recorder.commonest_skip();
+  console::say("{}", nothing_measured_line(options, recorder.count(Status::ok), recorder.count(Status::skipped),
+                                           recorder.count(Status::failed), skip_reason, skip_count));
   std::vector<check::Verdict> verdicts;
   const bool checked = report_findings(expectations, pairs, recorder.kept(), context["machine"], *backend, verdicts);
   if (!outputs->junit.empty()) write_junit(outputs->junit, recorder, verdicts, started.started_at, context.value("host", ""));
-  return recorder.count(Status::failed) > 0 ? 1 : checked ? 0 : check::kExitCheckFailed;
+  return finished_run_code(options, recorder.count(Status::ok), recorder.count(Status::failed), checked);
 }
 
 }  // namespace dmabench

@@ -67,7 +67,9 @@ inline constexpr double kMinBusyFraction = 0.95;
 
 class Meter {
  public:
-  Meter(std::unique_ptr<Source> source, double window_s, Trace* trace = nullptr);
+  // `clock` (seconds; default: the steady clock) times the windows, the batches and the calibration; a test gives
+  // the clock its fake source integrates over, so that what it asserts does not depend on the scheduler.
+  Meter(std::unique_ptr<Source> source, double window_s, Trace* trace = nullptr, std::function<double()> clock = {});
   // Measures each channel's update period (polls up to `max_s`) and the idle baseline. With `wake`
   // (a GPU backend: it creates the process's context on every device), the baseline is taken after
   // it, with the devices as a run holds them between operations (an H200 draws ~80 W with no process
@@ -114,6 +116,7 @@ class Meter {
   std::unique_ptr<Source> source_;
   double window_s_;
   Trace* trace_;
+  std::function<double()> clock_;
   std::vector<std::optional<double>> period_s_;
   std::vector<double> idle_W_, idle_spread_W_;
   std::vector<double> cold_idle_W_;  // before `wake` (empty without one)

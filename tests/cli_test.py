@@ -9,6 +9,7 @@ usage: cli_test.py DMABENCH CONFIG_DIR MODE
   adaptive-host a config without iterations: every case sampled adaptively, its interval, noise and sampling
                 consistent, the console table's rows (samples, the p50's interval, "noisy"); --benchmark_repetitions keeps a fixed count
   exit-codes    every exit code (0, 1, 2, 3, 4, 130, 143), kill -9 and the journal, cost per case, first-case delay
+  empty-run     a run in which no case was ok exits 6 with a line saying nothing was measured and why; --allow-empty: 0
   sdma-host     configs/sdma-host.json: every sdma variant on the software SDMA engine, 2/4/8 ranks, packet dumps
   gpu           every GPU engine on every pattern on the build's GPU backend (cuda or hip) (exit 77 = skip without GPU)
 """
@@ -452,6 +453,30 @@ def host_sweep(tmp, name, **cfg):
     return path, os.path.join(tmp, name + "-out.json")
 
 
+def empty_run(exe, configs, tmp):
+    """Issue 52: `--engines ce` without a GPU ran no case and exited 0, so a CI job on a runner whose driver broke went
+    green. Now: exit 6 and a closing line with the most common skip reason; --allow-empty lets it pass."""
+    out = os.path.join(tmp, "empty.json")
+    sweep = ["-b", "4KiB", "-e", "16KiB", "-f", "2", "--patterns", "copy", "-n", "2", "--backend", "host", "--out", out]
+    p = run(exe, *sweep, "--engines", "ce", check_rc=6)
+    line = next((s for s in p.stdout.splitlines() if "nothing was measured" in s), "")
+    expect(line.startswith("dmabench: nothing was measured: no case was ok (3 skipped); most often skipped: ") and
+           "backend" in line and "(3 of 3); exit 6 (--allow-empty lets such a run pass)" in line, p.stdout[-2000:])
+    with open(out) as f:
+        expect([r["status"] for r in json.load(f)["results"]] == ["skipped"] * 3, "the skipped cases are recorded")
+    p = run(exe, *sweep, "--engines", "ce", "--allow-empty", check_rc=0)
+    expect("nothing was measured" in p.stdout and "--allow-empty: exit 0" in p.stdout, p.stdout[-2000:])
+    p = run(exe, *sweep, "--engines", "ce,host", check_rc=0)  # one case ok is a measurement
+    expect("nothing was measured" not in p.stdout, p.stdout[-2000:])
+    p = run(exe, *sweep, "--engines", "ce", "--processes", "2", check_rc=6)  # the levels run decides as one run does
+    expect("nothing was measured: no case was ok (3 skipped)" in p.stdout, p.stdout[-2000:])
+    run(exe, *sweep, "--engines", "ce", "--processes", "2", "--allow-empty", check_rc=0)
+    p = run(exe, *sweep, "--engines", "ce", "--allow-empty=yes", check_rc=2)
+    expect("--allow-empty: takes no value" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr)
+    usage = run(exe, "--help").stdout
+    expect("--allow-empty" in usage and "6 no case failed and none was ok" in usage, usage[-1500:])
+
+
 def interrupted_run(exe, tmp, sig, name):
     """Starts a long sweep, signals it once its journal holds records, checks what it leaves."""
     import signal as signal_mod
@@ -834,7 +859,7 @@ def main():
     exe, configs, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory() as tmp:
         {"quick-host": quick_host, "bad-input": bad_input, "host-8-ranks": host_8_ranks, "overlap-host": overlap_host,
-         "sdma-host": sdma_host, "exit-codes": exit_codes, "gpu": gpu, "host-configs": host_configs,
+         "sdma-host": sdma_host, "exit-codes": exit_codes, "empty-run": empty_run, "gpu": gpu, "host-configs": host_configs,
          "adaptive-host": adaptive_host, "moe-host": moe_host,
          "crossover-host": crossover_host}[mode](exe, configs, tmp)
     print(f"PASS {mode}")

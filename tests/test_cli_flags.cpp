@@ -221,3 +221,27 @@ TEST(CliFlags, ConfigFromAPipe) {
   EXPECT_NE(error_of([] { load_config("/dev/zero"); }).find("not a regular file (a device)"), std::string::npos);
   EXPECT_FALSE(config_read_once(DMABENCH_SOURCE_DIR "/configs/quick.json"));
 }
+
+// Issue 52: a run in which no case was ok measured nothing and exits 6 (a CI job on a runner whose driver broke must
+// not go green); --allow-empty lets it pass; a failure and a --check keep their codes; the closing line says why.
+TEST(CliFlags, ARunThatMeasuredNothingExitsSixUnlessAllowed) {
+  const CliOptions strict = parse_cli({"-b", "4KiB", "--engines", "ce"});
+  const CliOptions allowed = parse_cli({"-b", "4KiB", "--engines", "ce", "--allow-empty"});
+  EXPECT_FALSE(strict.allow_empty);
+  EXPECT_TRUE(allowed.allow_empty);
+  EXPECT_THROW(parse_cli({"--allow-empty=yes"}), InputError);
+  EXPECT_EQ(kExitNothingMeasured, 6);
+  EXPECT_EQ(finished_run_code(strict, 0, 0, true), 6);   // every case skipped
+  EXPECT_EQ(finished_run_code(allowed, 0, 0, true), 0);
+  EXPECT_EQ(finished_run_code(strict, 0, 2, true), 1);   // a failure is exit 1 first
+  EXPECT_EQ(finished_run_code(strict, 3, 0, false), 5);  // a --check failed
+  EXPECT_EQ(finished_run_code(strict, 3, 0, true), 0);
+  EXPECT_EQ(nothing_measured_line(strict, 1, 2, 0, "x", 2), "");
+  EXPECT_EQ(nothing_measured_line(strict, 0, 3, 0, "engine ce runs on the cuda backend", 2),
+            "dmabench: nothing was measured: no case was ok (3 skipped); most often skipped: engine ce runs on the cuda "
+            "backend (2 of 3); exit 6 (--allow-empty lets such a run pass)\n");
+  EXPECT_EQ(nothing_measured_line(allowed, 0, 1, 1, "", 1),
+            "dmabench: nothing was measured: no case was ok (1 skipped, 1 failed); most often skipped: no reason given "
+            "(1 of 1)\n");
+  EXPECT_NE(usage().find("--allow-empty"), std::string::npos);
+}
