@@ -76,7 +76,8 @@ file:/usr/include/fmt/format.h                       libfmt-dev
 file:/usr/include/nlohmann/json.hpp                  nlohmann-json3-dev
 file:/usr/include/gtest/gtest.h                      libgtest-dev
 REQS
-  local wanted_list='file:/usr/include/rocm_smi/rocm_smi.h                         librocm-smi-dev'
+  local wanted_list='file:/usr/include/rocm_smi/rocm_smi.h                         librocm-smi-dev
+cmd:ccache                                                    ccache'
   if [ "${1:-}" = test ]; then
     wanted_list+='
 cmd:mpirun                                                    openmpi-bin
@@ -102,7 +103,8 @@ file:/usr/lib/python3.*/ensurepip/__init__.py                python3-venv
 file:/usr/lib/python3/dist-packages/PIL/__init__.py           python3-pil
 cmd:chromium                                                  chromium
 cmd:jupyter-nbconvert                                         jupyter-nbconvert
-cmd:dpkg-shlibdeps                                            dpkg-dev'
+cmd:dpkg-shlibdeps                                            dpkg-dev
+file:/usr/lib/python3/dist-packages/jsonschema/__init__.py    python3-jsonschema'
   fi
   local wanted=()
   while read -r probe pkg; do
