@@ -242,17 +242,19 @@ class Recorder {
 // A multi-process run signalled through its launcher (SIGINT or SIGTERM to mpirun or srun: what Ctrl-C,
 // timeout, kill and batch systems send): the launcher passes SIGTERM to every process and kills them a
 // moment later (Open MPI: about a second), whatever case is in flight. Rank 0 therefore finishes its file
-// as soon as the signal comes, from this thread: every finished case, the journal removed, the lock
-// released, the summary line printed; a case that finishes after that is not recorded. The sweep itself
+// as soon as the signal comes, from this thread: every finished case, the journal removed, --junit written
+// (on_seal), the lock released, the summary line printed; a case that finishes after that is not recorded. The sweep itself
 // stops as after any signal, if the launcher lets it.
 class SealOnSignal {
  public:
-  SealOnSignal(Recorder& recorder, const OutLock* lock, std::size_t selected) {
+  // on_seal: what else is written at once, after the file (--junit)
+  SealOnSignal(Recorder& recorder, const OutLock* lock, std::size_t selected, const std::function<void(std::size_t)>& on_seal) {
     if (team::world().multi() && lock)
-      thread_ = std::thread([this, &recorder, lock, selected] {
+      thread_ = std::thread([this, &recorder, lock, selected, on_seal] {
         while (!done_.load())
           if (interrupt::wait_requested(std::chrono::milliseconds(100))) {
             recorder.finish();
+            if (on_seal) on_seal(selected);
             lock->release();
             console::say("\ndmabench: interrupted after {} of {} cases (the launcher ends every process); results in {}\n",
                          recorder.total(), selected, recorder.path());
@@ -640,13 +642,14 @@ std::unique_ptr<measure::CpuChoice> make_cpu_choice(const CliOptions& options) {
 // whatever stops it.
 Outcome sweep_all(const CliOptions& options, const std::vector<Case>& cases, Backend& backend, RunPower& power,
                   Recorder& recorder, const OutLock* lock, const std::string& benchmark_out,
-                  std::optional<std::uint64_t> shuffle, measure::CpuChoice* cpu_choice) {
+                  std::optional<std::uint64_t> shuffle, measure::CpuChoice* cpu_choice,
+                  const std::function<void(std::size_t)>& on_seal) {
   Outcome o;
   Watchdog watchdog(options.case_timeout_s, [&](const Case& c, double s) { stop_on_timeout(c, s, recorder, lock); });
   try {
     Sweep sweep(options, cases, backend, power, recorder, watchdog, benchmark_out, shuffle, cpu_choice);
     o.selected = sweep.selected();
-    SealOnSignal seal(recorder, lock, o.selected);
+    SealOnSignal seal(recorder, lock, o.selected, on_seal);
     sweep.run();
     o.stopped = sweep.stopped();
     o.sealed = seal.stop();
@@ -729,6 +732,18 @@ bool report_findings(const std::optional<check::Expectations>& expectations, boo
   return check::print_verdicts(verdicts, unchecked, expectations->path());
 }
 
+// The closing lines of a sweep that ran to its end: the counts and time, the first failure, whether anything was measured.
+void print_summary(const CliOptions& options, const Recorder& recorder, const RunStart& started) {
+  console::say("\ndmabench: {} ok, {} skipped, {} failed in {:.1f} s; results in {}\n", recorder.count(Status::ok),
+             recorder.count(Status::skipped), recorder.count(Status::failed),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - started.steady).count(), options.out);
+  if (!recorder.first_failure().empty())
+    console::say("dmabench: first failure: {}\n", table::one_line(recorder.first_failure(), std::string::npos));
+  const auto [skip_reason, skip_count] = recorder.commonest_skip();
+  console::say("{}", nothing_measured_line(options, recorder.count(Status::ok), recorder.count(Status::skipped),
+                                           recorder.count(Status::failed), skip_reason, skip_count));
+}
+
 }  // namespace
 
 int run(const CliOptions& options, const std::vector<std::string>& command_line) {
@@ -777,8 +792,17 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   }
   const bool pairs = uses_pairs(config);
   Recorder recorder(results.get(), pairs || expectations.has_value() || !options.junit.empty());
+  // --junit of a run a signal stopped: the cases that ran, and those that did not (a cancelled CI job still shows every
+  // case); written by the seal (a launcher kills the processes a moment after the signal) or after the sweep
+  const auto junit_on_interrupt = [&](std::size_t selected) {
+    if (!lead || outputs->junit.empty()) return;
+    const int code = interrupt::requested() ? interrupt::exit_code() : 143;
+    write_junit(outputs->junit, recorder, {}, started.started_at, context.value("host", ""),
+                not_run(selected_cases(options, cases), recorder.kept(), code, selected));
+  };
   const Outcome outcome = sweep_all(options, cases, *backend, power, recorder, lock ? &*lock : nullptr,
-                                   lead ? outputs->benchmark_out : std::string(), shuffle, cpu_choice.get());
+                                   lead ? outputs->benchmark_out : std::string(), shuffle, cpu_choice.get(),
+                                   junit_on_interrupt);
   const std::size_t selected = outcome.selected;
   const bool stopped = outcome.stopped;
   recorder.finish();  // the whole file and the journal removed (nothing changed if no case was recorded)
@@ -790,22 +814,13 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   if (!lead) return stopped ? (interrupt::requested() ? interrupt::exit_code() : 143) : recorder.count(Status::failed) > 0;
   // a signal that came after the last case stopped nothing: the run ends as usual
   if (stopped && static_cast<std::size_t>(recorder.total()) < selected) {
-    if (!outcome.sealed)  // else said when the file was finished
+    if (!outcome.sealed) {  // else said and written when the file was finished
       console::say("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(), selected, outputs->out.path);
-    const int code = interrupt::requested() ? interrupt::exit_code() : 143;
-    if (!outputs->junit.empty())  // a cancelled CI job still shows every case: those that ran, and those that did not
-      write_junit(outputs->junit, recorder, {}, started.started_at, context.value("host", ""),
-                  not_run(selected_cases(options, cases), recorder.kept(), code, selected));
-    return code;
+      junit_on_interrupt(selected);
+    }
+    return interrupt::requested() ? interrupt::exit_code() : 143;
   }
-  console::say("\ndmabench: {} ok, {} skipped, {} failed in {:.1f} s; results in {}\n", recorder.count(Status::ok),
-             recorder.count(Status::skipped), recorder.count(Status::failed),
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - started.steady).count(), options.out);
-  if (!recorder.first_failure().empty())
-    console::say("dmabench: first failure: {}\n", table::one_line(recorder.first_failure(), std::string::npos));
-  const auto [skip_reason, skip_count] = recorder.commonest_skip();
-  console::say("{}", nothing_measured_line(options, recorder.count(Status::ok), recorder.count(Status::skipped),
-                                           recorder.count(Status::failed), skip_reason, skip_count));
+  print_summary(options, recorder, started);
   std::vector<check::Verdict> verdicts;
   const bool checked = report_findings(expectations, pairs, recorder.kept(), context["machine"], *backend, verdicts);
   if (!outputs->junit.empty()) write_junit(outputs->junit, recorder, verdicts, started.started_at, context.value("host", ""));

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 
 SKIP = 77
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
@@ -336,13 +337,15 @@ def launcher_signal(exe, tmp):
     """SIGTERM or SIGINT to mpirun (what timeout, kill and batch systems send) mid-case, with cases too long
     to finish before Open MPI kills the processes (about a second after it passes SIGTERM to them): rank 0
     finishes its file at once with every finished case, says so, and leaves no journal or lock (main left
-    both, and no message)."""
+    both, and no message); its --junit file is written at once too, with the finished case and the 7 that did not run
+    (before, rank 0 was killed before it wrote one)."""
     path = write(os.path.join(tmp, "term.json"), {"patterns": ["allgather"], "engines": ["host"],
                                                   "sizes": [4096, 8192, 16384, 32768], "iterations": 10, "warmup": 0})  # 8 cases
     for sig in (signal.SIGTERM, signal.SIGINT):
         out = os.path.join(tmp, f"term-{sig.name}.json")
+        junit = out + ".xml"
         proc = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "2", exe, "--config", path, "--out", out, "--backend",
-                                 "host"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 "host", "--junit", junit], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=dict(ENV, DMABENCH_HOST_FAULT="delay:1:300"))  # 3 s per case
         deadline = time.time() + 120
         while time.time() < deadline:
@@ -357,6 +360,12 @@ def launcher_signal(exe, tmp):
         res = load(out)["results"]
         expect(len(res) == 1 and res[0]["status"] == "ok", f"{sig.name}: {[(r['status'], r['reason']) for r in res]}")
         expect(not os.path.exists(out + ".journal") and not os.path.exists(out + ".lock"), f"{sig.name}: journal or lock left")
+        expect(os.path.exists(junit), f"{sig.name}: no --junit file")
+        cases = ET.parse(junit).getroot().iter("testcase")
+        skipped = [c for c in cases if c.find("skipped") is not None]
+        tests = len(list(ET.parse(junit).getroot().iter("testcase")))
+        expect(tests == 8 and len(skipped) == 7 and all("not run: the run was interrupted" in c.find("skipped").get("message", "")
+                                                       for c in skipped), f"{sig.name}: {tests} tests, {len(skipped)} skipped")
         print(f"  {sig.name} to mpirun mid-case: the finished case kept, the file whole at once, mpirun exit {proc.returncode}")
 
 

@@ -19,6 +19,15 @@ TEST(Quote, ControlCharactersCannotForgeALine) {
   EXPECT_EQ(one_line("error: name\nFAIL  x"), "error: name\\nFAIL  x");
 }
 
+TEST(Quote, C1ControlsSeparatorsAndStrayBytesAreEscapedAsThePythonToolsDo) {
+  // U+009B is CSI on a terminal that reads C1 controls; U+0085 (NEL) and U+2028 end a line in some readers
+  EXPECT_EQ(quote("a\u009b2Jb"), "a\\x9b2Jb");
+  EXPECT_EQ(one_line("x\u0085FAIL y\u2028z\u2029"), "x\\x85FAIL y\\u2028z\\u2029");
+  EXPECT_EQ(printable("\xff\xc3(\xe2\x82"), "\\xff\\xc3(\\xe2\\x82") << "bytes that are not UTF-8 are shown, not printed raw";
+  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf") << "an overlong '/' is not a character";
+  EXPECT_EQ(printable("é ü 漢 😀 \u00a0"), "é ü 漢 😀 \u00a0") << "printable UTF-8 stays as it is";
+}
+
 TEST(Quote, NeverCutsAUtf8Character) {
   const std::string q = quote(std::string(79, 'a') + "é" + "bbbb");  // é is 2 bytes: it would end at byte 81
   EXPECT_EQ(q.substr(0, 79), std::string(79, 'a'));

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/quote.hpp"
+
 namespace dmabench::table {
 
 namespace {
@@ -70,15 +72,7 @@ std::string format_noise(double fraction) {
 }
 
 std::string one_line(const std::string& text, std::size_t width) {
-  std::string out;
-  for (const char ch : text) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (ch == '\n') out += "\\n";
-    else if (ch == '\r') out += "\\r";
-    else if (ch == '\t') out += "\\t";
-    else if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
-    else out.push_back(ch);
-  }
+  const std::string out = printable(text);  // core/quote: control characters (C0, C1), separators, stray bytes
   if (out.size() <= width) return out;
   std::size_t keep = width > 3 ? width - 3 : 0;
   while (keep > 0 && (static_cast<unsigned char>(out[keep]) & 0xC0) == 0x80) --keep;  // not inside a UTF-8 character
