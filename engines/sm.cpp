@@ -1,6 +1,6 @@
 // sm: a GPU-core copy kernel on each issuing rank's device, one launch per rank for all of its
 // transfers, loading locally and storing into the peer's memory over NVLink (needs peer access).
-// Options blocks and sms (an SM budget): engines/options/sm.cpp.
+// Options blocks, sms (an SM budget) and coalesce: engines/options/sm.cpp.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -22,7 +22,7 @@ class SmOperation final : public GpuOperation {
     for (int s = 0; s < sets(); ++s)
       for (int r : team::local_issuers(plan)) {
         std::vector<gpu::CopyJob> jobs;
-        for (const Transfer& t : plan.issued_by(r))
+        for (const Transfer& t : o.coalesce ? coalesce(plan.issued_by(r)) : plan.issued_by(r))
           jobs.push_back({dst(t.dst_rank, s) + t.dst_offset, src(t.src_rank, s) + t.src_offset, t.bytes});
         const int budget = o.sms == SmOptions::kAllSms ? gpu::properties(device(r)).multiprocessors : o.sms;
         kernels_[s].emplace_back(r, gpu::CopyKernel(device(r), std::move(jobs), o.blocks, budget));

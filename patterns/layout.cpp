@@ -22,29 +22,38 @@ struct Slots {
   std::uint64_t buffer_bytes = 0;
 };
 
+// The runs of `count` blocks of `l` (run_blocks adjacent blocks each, the last one possibly shorter).
+std::uint64_t runs_of(const Layout& l, std::uint64_t count) { return (count + l.run_blocks - 1) / l.run_blocks; }
+
+// A random layout's pool: pool_bytes, or exactly the runs' slots.
+std::uint64_t pool_of(const Layout& l, std::uint64_t count) {
+  return l.pool_bytes ? l.pool_bytes : runs_of(l, count) * l.run_blocks * l.block_bytes;
+}
+
+// The slots of the blocks: block i is block i % k of run i / k, the runs placed by the order.
 Slots slots_for(const Layout& l, std::uint64_t count, std::uint64_t salt) {
   Slots s;
   s.offset.resize(count);
-  const std::uint64_t b = l.block_bytes;
+  const std::uint64_t b = l.block_bytes, k = l.run_blocks, runs = runs_of(l, count);
   switch (l.order) {
     case Layout::Order::sequential:
       for (std::uint64_t i = 0; i < count; ++i) s.offset[i] = i * b;
       s.buffer_bytes = count * b;
       break;
     case Layout::Order::strided:
-      for (std::uint64_t i = 0; i < count; ++i) s.offset[i] = i * l.stride_bytes;
-      s.buffer_bytes = (count - 1) * l.stride_bytes + b;
+      for (std::uint64_t i = 0; i < count; ++i) s.offset[i] = i / k * l.stride_bytes + i % k * b;
+      s.buffer_bytes = (runs - 1) * l.stride_bytes + (count - (runs - 1) * k) * b;
       break;
     case Layout::Order::random: {
-      const std::uint64_t pool = l.pool_bytes ? l.pool_bytes : count * b;
-      const std::uint64_t slots = pool / b;
+      const std::uint64_t pool = pool_of(l, count);
+      const std::uint64_t slots = pool / (k * b);  // a slot holds one run
       // a seeded permutation of the pool's slots (std::mt19937_64 is specified bit for bit; the shuffle
       // is done here, not by std::shuffle, whose algorithm the standard leaves open)
       std::vector<std::uint64_t> perm(slots);
       std::iota(perm.begin(), perm.end(), 0);
       std::mt19937_64 rng(l.seed * 0x9e3779b97f4a7c15ull + salt);
       for (std::uint64_t i = slots - 1; i > 0; --i) std::swap(perm[i], perm[rng() % (i + 1)]);
-      for (std::uint64_t i = 0; i < count; ++i) s.offset[i] = perm[i] * b;
+      for (std::uint64_t i = 0; i < count; ++i) s.offset[i] = perm[i / k] * k * b + i % k * b;
       s.buffer_bytes = pool;
       break;
     }
@@ -79,6 +88,7 @@ std::string Layout::label(std::uint64_t bytes) const {
   if (order == Order::random && pool_bytes) s += ",pool=" + format_bytes(pool_bytes);
   if (order == Order::random && seed != 1) s += fmt::format(",seed={}", seed);
   if (sides != Sides::both) s += fmt::format(",sides={}", to_string(sides));
+  if (run_blocks != 1) s += fmt::format(",run={}", run_blocks);
   return s;
 }
 
@@ -91,7 +101,8 @@ nlohmann::json to_json(const Layout& l) {
           {"stride_bytes", l.order == Layout::Order::strided ? nlohmann::json(l.stride_bytes) : nlohmann::json()},
           {"pool_bytes", l.order == Layout::Order::random && l.pool_bytes ? nlohmann::json(l.pool_bytes) : nlohmann::json()},
           {"seed", l.seed},
-          {"sides", to_string(l.sides)}};
+          {"sides", to_string(l.sides)},
+          {"run_blocks", l.run_blocks}};
 }
 
 void apply_layout(Plan& plan, const Layout& l) {
@@ -108,9 +119,13 @@ void apply_layout(Plan& plan, const Layout& l) {
     if (t.bytes % l.block_bytes != 0)
       fail("block_bytes", fmt::format("{} bytes per transfer is not a whole number of {}-byte blocks", t.bytes, l.block_bytes));
     const std::uint64_t count = t.bytes / l.block_bytes;
-    if (l.order == Layout::Order::random && l.pool_bytes && l.pool_bytes / l.block_bytes < count)
-      fail("pool_bytes", fmt::format("a pool of {} holds {} blocks of {}; the case has {}", format_bytes(l.pool_bytes),
-                                     l.pool_bytes / l.block_bytes, format_bytes(l.block_bytes), count));
+    if (l.run_blocks > count)
+      fail("run_blocks", fmt::format("runs of {} blocks need at least {} blocks per transfer; the case has {} ({} of {})",
+                                     l.run_blocks, l.run_blocks, count, format_bytes(t.bytes), format_bytes(l.block_bytes)));
+    const std::uint64_t run_bytes = l.run_blocks * l.block_bytes;
+    if (l.order == Layout::Order::random && pool_of(l, count) / run_bytes < runs_of(l, count))
+      fail("pool_bytes", fmt::format("a pool of {} holds {} runs of {} blocks of {}; the case has {}", format_bytes(l.pool_bytes),
+                                     l.pool_bytes / run_bytes, l.run_blocks, format_bytes(l.block_bytes), runs_of(l, count)));
     const bool lay_src = l.sides != Layout::Sides::dst, lay_dst = l.sides != Layout::Sides::src;
     Layout packed = l;
     packed.order = Layout::Order::sequential;

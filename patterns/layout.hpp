@@ -24,6 +24,9 @@ struct Layout {
   std::uint64_t pool_bytes = 0;    // random: the pool the blocks are scattered in (0: exactly count * block_bytes)
   std::uint64_t seed = 1;          // random: the permutation's seed
   Sides sides = Sides::both;       // which buffers are laid out in slots; the other side holds the blocks packed
+  // Fragmentation (strided, random): blocks lie in runs of run_blocks adjacent slots, on every laid-out side, the runs
+  // placed by the order (block i is block i % k of run i / k; the last run may be shorter); 1: every block on its own
+  std::uint64_t run_blocks = 1;
   // "" for contiguous, else e.g. "blocks=4096x4KiB,random,pool=64MiB" for transfers of `bytes`
   // (the case name's layout part; defaults left out).
   std::string label(std::uint64_t bytes) const;
@@ -32,12 +35,12 @@ struct Layout {
 std::string_view to_string(Layout::Order o);
 std::string_view to_string(Layout::Sides s);
 // {"kind": "contiguous"} or {"kind": "blocks", "block_bytes", "blocks" (null: from the size), "order",
-// "stride_bytes", "pool_bytes", "seed", "sides"} (results/SCHEMA.md, `layout`).
+// "stride_bytes", "pool_bytes", "seed", "sides", "run_blocks"} (results/SCHEMA.md, `layout`).
 nlohmann::json to_json(const Layout& l);
 
 // Rewrites `plan` (contiguous, as a pattern made it) into the layout's blocks. Throws InputError,
 // naming the layout field, when the pattern's plan is not one whole buffer per transfer (allgather,
-// alltoall), the size is not a whole number of blocks, or the pool cannot hold them.
+// alltoall), the size is not a whole number of blocks, a run is longer than the blocks, or the pool cannot hold them.
 void apply_layout(Plan& plan, const Layout& layout);
 
 }  // namespace dmabench

@@ -77,8 +77,8 @@ NEW = {
     "context.config.layout": "SCHEMA.md layout: the block-layout axis (host-endpoint and paged-block cases), added "
                              "after the committed files",
     "context.config.host_memory": "SCHEMA.md host_memory: the host-memory axis (kinds x NUMA requests), as above",
-    "context.config.engines[].options.coalesce": "ce / ce-batch option coalesce (block layouts), as above",
-    "results[].options.coalesce": "ce / ce-batch option coalesce, as above",
+    "context.config.engines[].options.coalesce": "ce / ce-batch / sm option coalesce (block layouts), as above",
+    "results[].options.coalesce": "ce / ce-batch / sm option coalesce, as above",
     "results[].layout": "SCHEMA.md layout: every record says how its bytes lie (contiguous or blocks), as above",
     "results[].per_block_us": "SCHEMA.md per_block_us: block layouts' time per block, as above",
     "results[].host_memory": "SCHEMA.md host_memory: host buffers of host-endpoint patterns, as above",

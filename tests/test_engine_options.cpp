@@ -83,12 +83,14 @@ TEST(EngineOptions, TypedValues) {
   EXPECT_TRUE(batch.batch && batch.graph && batch.thread_per_gpu && batch.peer_bounce && batch.overlap_hint);
   EXPECT_FALSE(CeOptions::from(with_defaults("ce-batch", {{"overlap_hint", false}}), true).overlap_hint);
   EXPECT_EQ(SmOptions::from(with_defaults("sm", json::object())).blocks, 0);  // auto
-  EXPECT_EQ(SmOptions::from({{"blocks", 7}, {"sms", "auto"}}).blocks, 7);
-  EXPECT_THROW(SmOptions::from({{"blocks", "many"}, {"sms", "auto"}}), std::logic_error);
+  EXPECT_EQ(SmOptions::from({{"blocks", 7}, {"sms", "auto"}, {"coalesce", false}}).blocks, 7);
+  EXPECT_THROW(SmOptions::from({{"blocks", "many"}, {"sms", "auto"}, {"coalesce", false}}), std::logic_error);
   EXPECT_EQ(SmOptions::from(with_defaults("sm", json::object())).sms, 0);  // no SM budget
   EXPECT_EQ(SmOptions::from(with_defaults("sm", {{"sms", 12}})).sms, 12);
   EXPECT_EQ(SmOptions::from(with_defaults("sm", {{"sms", "all"}})).sms, SmOptions::kAllSms);
-  EXPECT_THROW(SmOptions::from({{"blocks", "auto"}, {"sms", "some"}}), std::logic_error);
+  EXPECT_THROW(SmOptions::from({{"blocks", "auto"}, {"sms", "some"}, {"coalesce", false}}), std::logic_error);
+  EXPECT_FALSE(SmOptions::from(with_defaults("sm", json::object())).coalesce);
+  EXPECT_TRUE(SmOptions::from(with_defaults("sm", {{"coalesce", true}})).coalesce);
   EXPECT_THROW(SmOptions::from({{"blocks", "auto"}}), std::logic_error);  // sms missing: the config layer fills it
   const NcclOptions nccl = NcclOptions::from(with_defaults("nccl", {{"cta_policy", "zero"}}));
   EXPECT_TRUE(nccl.cta_zero);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "bench/config/config.hpp"
@@ -157,6 +158,71 @@ TEST(HostLayouts, BlocksScatterAndCoalesceBack) {
   Plan again = find_pattern("h2d")->plan({0}, 8 * 1024);
   apply_layout(again, blocks(1024, Layout::Order::random, 64 * 1024));
   for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(again.transfers[i].dst_offset, rnd.transfers[i].dst_offset);  // seeded
+}
+
+// Fragmentation (layout.run_blocks): runs of k adjacent blocks on both sides, so coalescing merges each run into one
+// copy; a block of a run written into another run's slot still fails the case.
+TEST(HostLayouts, RunsOfAdjacentBlocksCoalesceIntoOneCopyPerRun) {
+  for (const Layout::Order order : {Layout::Order::random, Layout::Order::strided})
+    for (const std::uint64_t k : {1u, 2u, 4u, 16u}) {
+      Layout l = blocks(1024, order, 256 * 1024, 64 * 1024);
+      l.run_blocks = k;
+      Plan p = find_pattern("h2d")->plan({0}, 64 * 1024);
+      apply_layout(p, l);
+      ASSERT_EQ(p.transfers.size(), 64u);
+      EXPECT_FALSE(p.check()) << *p.check();
+      for (std::size_t i = 0; i < 64; ++i)
+        if (i % k) {  // inside a run: adjacent to the block before on both sides
+          EXPECT_EQ(p.transfers[i].src_offset, p.transfers[i - 1].src_offset + 1024) << "k " << k << " block " << i;
+          EXPECT_EQ(p.transfers[i].dst_offset, p.transfers[i - 1].dst_offset + 1024) << "k " << k << " block " << i;
+        }
+      const std::size_t copies = coalesce(p.transfers).size();
+      EXPECT_LE(copies, 64 / k) << "k " << k;
+      if (order == Layout::Order::strided) EXPECT_EQ(copies, 64 / k) << "strided runs are apart";
+      EXPECT_GE(copies, 64 / k / 2) << "k " << k << ": runs are placed apart, most not merged";
+      EXPECT_NE(l.label(64 * 1024).find(k == 1 ? "" : fmt::format(",run={}", k)), std::string::npos) << l.label(64 * 1024);
+      EXPECT_EQ(to_json(l)["run_blocks"], k);
+    }
+  Layout l = blocks(4096, Layout::Order::random, 64 * 4096);
+  l.run_blocks = 4;
+  const Case c = host_case("d2h", 16 * 4096, l);
+  ASSERT_EQ(run(c)["status"], "ok") << run(c).dump();
+  EXPECT_NE(c.name().find(",run=4"), std::string::npos) << c.name();
+  // block 1 (run 0) and block 6 (run 1) swap slots: real data, misplaced
+  const json r = run(c, [](Plan& p) { std::swap(p.transfers[1].dst_offset, p.transfers[6].dst_offset); });
+  ASSERT_EQ(r["status"], "failed") << r.dump();
+  EXPECT_NE(r["reason"].get<std::string>().find("validation: rank 0"), std::string::npos) << r["reason"];
+}
+
+TEST(HostLayouts, RunsLongerThanTheBlocksOrAPoolTooSmallForTheRunsAreInputErrors) {
+  Layout l = blocks(1024, Layout::Order::random, 64 * 1024);
+  l.run_blocks = 16;
+  Plan few = find_pattern("d2h")->plan({0}, 8 * 1024);  // 8 blocks, runs of 16
+  EXPECT_THROW(apply_layout(few, l), InputError);
+  l.pool_bytes = 16 * 1024;  // one run slot of 16 KiB; 32 blocks need 2
+  Plan more = find_pattern("d2h")->plan({0}, 32 * 1024);
+  EXPECT_THROW(apply_layout(more, l), InputError);
+  for (const auto& [text, field] : std::vector<std::pair<const char*, const char*>>{
+           {R"({"layout": {"kind": "blocks", "block_bytes": "4KiB", "blocks": 8, "order": "random", "run_blocks": 16}})",
+            "layout.run_blocks"},
+           {R"({"sizes": "1MiB", "layout": {"kind": "blocks", "block_bytes": "4KiB", "run_blocks": 4}})", "layout.run_blocks"},
+           {R"({"sizes": "1MiB", "layout": {"kind": "blocks", "block_bytes": "4KiB", "order": "random", "run_blocks": 0}})",
+            "layout.run_blocks"},
+           {R"({"sizes": "1MiB", "layout": {"kind": "blocks", "block_bytes": "4KiB", "order": "strided", "stride_bytes": "8KiB", "run_blocks": 4}})",
+            "layout.stride_bytes"},
+           {R"({"layout": {"kind": "blocks", "block_bytes": "4KiB", "blocks": 64, "order": "random", "pool_bytes": "64KiB", "run_blocks": 8}})",
+            "layout.pool_bytes"}}) {
+    try {
+      parse_config(json::parse(text));
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
+  const Config c = parse_config(json::parse(
+      R"({"patterns": ["h2d"], "engines": ["host"], "layout": {"kind": "blocks", "block_bytes": "4KiB", "blocks": 64,
+          "order": "random", "run_blocks": [1, 4, 16, 64]}})"));
+  EXPECT_EQ(c.layouts.size(), 4u) << "run_blocks is an axis";
 }
 
 TEST(HostLayouts, BadLayoutsAreInputErrors) {

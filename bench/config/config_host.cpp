@@ -15,22 +15,56 @@ namespace {
 constexpr std::uint64_t kMaxBlocks = 1 << 15;       // blocks per transfer (sm's grid takes one job per row)
 constexpr std::uint64_t kMaxPoolSlots = 1 << 24;    // slots of a random pool (its permutation is built per case)
 
-// One "layout" entry: "contiguous", {"kind": "contiguous"} or {"kind": "blocks", "block_bytes", "blocks",
-// "order", "stride_bytes", "pool_bytes", "seed", "sides"}; lists in block_bytes, blocks and order are axes.
-std::vector<Layout> parse_layout_entry(const json& v, const std::string& field) {
-  if (v.is_string() && v.get<std::string>() == "contiguous") return {Layout{}};
-  if (!v.is_object())
-    fail(field, fmt::format("expected \"contiguous\" or {{\"kind\": \"blocks\", \"block_bytes\": ...}}, got {}", show(v)));
-  const std::vector<std::string> keys = {"kind", "block_bytes", "blocks", "order", "stride_bytes", "pool_bytes", "seed", "sides"};
+// What one layout of the entry's axes takes besides them.
+struct LayoutTail {
+  std::uint64_t stride = 0, pool = 0;
+};
+
+// The layout of blocks of `b` bytes, `n` per transfer (0: from the size), in order `o`, runs of `k`: checked against
+// what its order needs (a stride that keeps runs apart, a pool that holds the runs).
+Layout one_layout(Layout l, std::uint64_t b, std::uint64_t n, const std::string& o, std::uint64_t k, const LayoutTail& t,
+                  const std::string& field) {
+  l.block_bytes = b;
+  l.count = n;
+  l.run_blocks = k;
+  l.order = o == "random" ? Layout::Order::random : o == "strided" ? Layout::Order::strided : Layout::Order::sequential;
+  if (n && k > n)
+    fail(field + ".run_blocks", fmt::format("runs of {} blocks are longer than the transfer's {} blocks", k, n));
+  if (l.order == Layout::Order::strided) {
+    if (!t.stride) fail(field + ".stride_bytes", "order \"strided\" needs stride_bytes (the distance between block starts)");
+    if (t.stride < b * k)
+      fail(field + ".stride_bytes", fmt::format("{} is less than {} (run_blocks {} x block_bytes {}): strided runs would overlap",
+                                                format_bytes(t.stride), format_bytes(b * k), k, format_bytes(b)));
+    l.stride_bytes = t.stride;
+  }
+  if (l.order == Layout::Order::random && t.pool) {
+    if (t.pool < b * k)
+      fail(field + ".pool_bytes", fmt::format("{} is smaller than one run of {} blocks of {}", format_bytes(t.pool), k, format_bytes(b)));
+    if (n && t.pool / (b * k) < (n + k - 1) / k)
+      fail(field + ".pool_bytes", fmt::format("a pool of {} holds {} runs of {} blocks of {}, fewer than the blocks ({}) need",
+                                              format_bytes(t.pool), t.pool / (b * k), k, format_bytes(b), n));
+    if (t.pool / b > kMaxPoolSlots)
+      fail(field + ".pool_bytes", fmt::format("a pool of {} has {} slots of {}; at most {} are accepted", format_bytes(t.pool),
+                                              t.pool / b, format_bytes(b), kMaxPoolSlots));
+    l.pool_bytes = t.pool;
+  }
+  return l;
+}
+
+// A list of counts (blocks, run_blocks) or one: an axis of whole numbers 1 to kMaxBlocks.
+std::vector<std::uint64_t> count_axis(const json& v, const std::string& field) {
+  return axis<std::uint64_t>(v, field, [](const json& x, const std::string& f) {
+    return static_cast<std::uint64_t>(parse_int(x, f, 1, kMaxBlocks));
+  });
+}
+
+// The fixed part of a blocks entry: its keys, kind, sides and seed (the axes are read by parse_layout_entry).
+Layout blocks_base(const json& v, const std::string& field) {
+  const std::vector<std::string> keys = {"kind", "block_bytes", "blocks", "order", "stride_bytes", "pool_bytes", "seed", "sides",
+                                         "run_blocks"};
   for (const auto& [k, _] : v.items())
     if (std::find(keys.begin(), keys.end(), k) == keys.end())
       fail(field + "." + k, fmt::format("unknown key; accepted: {}", fmt::join(keys, ", ")));
-  if (!v.contains("kind") || !v["kind"].is_string() || (v["kind"] != "blocks" && v["kind"] != "contiguous"))
-    fail(field + ".kind", "expected \"contiguous\" or \"blocks\"");
-  if (v["kind"] == "contiguous") {
-    if (v.size() > 1) fail(field, "a contiguous layout takes no other keys");
-    return {Layout{}};
-  }
   if (!v.contains("block_bytes")) fail(field + ".block_bytes", "missing; give the block size (e.g. \"32KiB\") or a list");
   Layout base;
   base.blocks = true;
@@ -42,13 +76,26 @@ std::vector<Layout> parse_layout_entry(const json& v, const std::string& field) 
     else fail(field + ".sides", fmt::format("{} is not accepted; accepted: \"both\", \"src\", \"dst\"", show(x)));
   }
   if (v.contains("seed")) base.seed = static_cast<std::uint64_t>(parse_int(v["seed"], field + ".seed", 0, 1 << 30));
+  return base;
+}
+
+// One "layout" entry: "contiguous", {"kind": "contiguous"} or {"kind": "blocks", "block_bytes", "blocks",
+// "order", "stride_bytes", "pool_bytes", "seed", "sides", "run_blocks"}; lists in block_bytes, blocks, order and
+// run_blocks are axes.
+std::vector<Layout> parse_layout_entry(const json& v, const std::string& field) {
+  if (v.is_string() && v.get<std::string>() == "contiguous") return {Layout{}};
+  if (!v.is_object())
+    fail(field, fmt::format("expected \"contiguous\" or {{\"kind\": \"blocks\", \"block_bytes\": ...}}, got {}", show(v)));
+  if (!v.contains("kind") || !v["kind"].is_string() || (v["kind"] != "blocks" && v["kind"] != "contiguous"))
+    fail(field + ".kind", "expected \"contiguous\" or \"blocks\"");
+  if (v["kind"] == "contiguous") {
+    if (v.size() > 1) fail(field, "a contiguous layout takes no other keys");
+    return {Layout{}};
+  }
+  const Layout base = blocks_base(v, field);
   const auto sizes = axis<std::uint64_t>(v["block_bytes"], field + ".block_bytes", parse_size);
-  const auto counts = v.contains("blocks")
-                          ? axis<std::uint64_t>(v["blocks"], field + ".blocks",
-                                                [](const json& x, const std::string& f) {
-                                                  return static_cast<std::uint64_t>(parse_int(x, f, 1, kMaxBlocks));
-                                                })
-                          : std::vector<std::uint64_t>{0};
+  const auto counts = v.contains("blocks") ? count_axis(v["blocks"], field + ".blocks") : std::vector<std::uint64_t>{0};
+  const auto runs = v.contains("run_blocks") ? count_axis(v["run_blocks"], field + ".run_blocks") : std::vector<std::uint64_t>{1};
   const auto orders = v.contains("order") ? axis<std::string>(v["order"], field + ".order",
                                                                 [](const json& x, const std::string& f) {
                                                                   if (x != "sequential" && x != "strided" && x != "random")
@@ -56,39 +103,19 @@ std::vector<Layout> parse_layout_entry(const json& v, const std::string& field) 
                                                                   return x.get<std::string>();
                                                                 })
                                           : std::vector<std::string>{"sequential"};
-  const std::uint64_t stride = v.contains("stride_bytes") ? parse_size(v["stride_bytes"], field + ".stride_bytes") : 0;
-  const std::uint64_t pool = v.contains("pool_bytes") ? parse_size(v["pool_bytes"], field + ".pool_bytes") : 0;
-  if (stride && std::find(orders.begin(), orders.end(), "strided") == orders.end())
-    fail(field + ".stride_bytes", "belongs to order \"strided\"");
-  if (pool && std::find(orders.begin(), orders.end(), "random") == orders.end())
-    fail(field + ".pool_bytes", "belongs to order \"random\"");
+  LayoutTail tail;
+  tail.stride = v.contains("stride_bytes") ? parse_size(v["stride_bytes"], field + ".stride_bytes") : 0;
+  tail.pool = v.contains("pool_bytes") ? parse_size(v["pool_bytes"], field + ".pool_bytes") : 0;
+  const auto has = [&](const char* o) { return std::find(orders.begin(), orders.end(), o) != orders.end(); };
+  if (tail.stride && !has("strided")) fail(field + ".stride_bytes", "belongs to order \"strided\"");
+  if (tail.pool && !has("random")) fail(field + ".pool_bytes", "belongs to order \"random\"");
+  if (runs != std::vector<std::uint64_t>{1} && has("sequential"))
+    fail(field + ".run_blocks", "belongs to orders \"strided\" and \"random\" (sequential blocks are all one run)");
   std::vector<Layout> out;
   for (std::uint64_t b : sizes)
     for (std::uint64_t n : counts)
-      for (const std::string& o : orders) {
-        Layout l = base;
-        l.block_bytes = b;
-        l.count = n;
-        l.order = o == "random" ? Layout::Order::random : o == "strided" ? Layout::Order::strided : Layout::Order::sequential;
-        if (l.order == Layout::Order::strided) {
-          if (!stride) fail(field + ".stride_bytes", "order \"strided\" needs stride_bytes (the distance between block starts)");
-          if (stride < b)
-            fail(field + ".stride_bytes", fmt::format("{} is less than block_bytes {}: strided blocks would overlap",
-                                                      format_bytes(stride), format_bytes(b)));
-          l.stride_bytes = stride;
-        }
-        if (l.order == Layout::Order::random && pool) {
-          if (pool < b) fail(field + ".pool_bytes", fmt::format("{} is smaller than one block of {}", format_bytes(pool), format_bytes(b)));
-          if (n && pool / b < n)
-            fail(field + ".pool_bytes", fmt::format("a pool of {} holds {} blocks of {}, fewer than blocks ({})", format_bytes(pool),
-                                                    pool / b, format_bytes(b), n));
-          if (pool / b > kMaxPoolSlots)
-            fail(field + ".pool_bytes", fmt::format("a pool of {} has {} slots of {}; at most {} are accepted", format_bytes(pool),
-                                                    pool / b, format_bytes(b), kMaxPoolSlots));
-          l.pool_bytes = pool;
-        }
-        out.push_back(l);
-      }
+      for (const std::string& o : orders)
+        for (std::uint64_t k : runs) out.push_back(one_layout(base, b, n, o, k, tail, field));
   return out;
 }
 

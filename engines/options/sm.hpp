@@ -11,6 +11,7 @@ struct SmOptions {
   static constexpr int kAllSms = -1;
   int blocks;  // thread blocks per launch; 0: auto
   int sms;     // SM budget: thread blocks of a one-dimensional grid; 0: none (auto); kAllSms: every multiprocessor
+  bool coalesce;  // adjacent blocks (source and destination both continuing the previous one) as one job
 
   // From validated options (every option of the table present); throws std::logic_error otherwise.
   static SmOptions from(const Options& options);
