@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -84,6 +86,10 @@ pid_t spawn(const std::vector<std::string>& args) {
   for (auto& a : copy) argv.push_back(a.data());
   argv.push_back(nullptr);
   const pid_t parent = ::getpid();
+  // test only (docs/testing.md): the child pauses this long between fork and exec, so that a test can send the signal
+  // into that window every time instead of once in tens of tries
+  const char* pause_env = std::getenv("DMABENCH_TEST_SPAWN_PAUSE_MS");
+  const long pause_ms = pause_env ? std::strtol(pause_env, nullptr, 10) : 0;
   sigset_t stops, old;
   sigemptyset(&stops);
   sigaddset(&stops, SIGINT);
@@ -99,6 +105,10 @@ pid_t spawn(const std::vector<std::string>& args) {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(143);
+    if (pause_ms > 0 && pause_ms <= 10000) {
+      const timespec pause{pause_ms / 1000, (pause_ms % 1000) * 1000000};
+      ::nanosleep(&pause, nullptr);
+    }
     ::execv("/proc/self/exe", argv.data());
     ::_exit(127);
   }

@@ -243,19 +243,43 @@ def signal_while_starting(exe, tmp, tries=40):
     print(f"signals: SIGINT while a process starts: stopped in {tries} of {tries} tries")
 
 
+def signal_in_the_window(exe, tmp, tries=3):
+    """The same window held open: DMABENCH_TEST_SPAWN_PAUSE_MS makes the child pause 300 ms between fork and exec,
+    and SIGINT comes 100 ms into it, every time. The parent passes it on once; the child holds it blocked through
+    exec until its own handlers are in place, so the run stops. Without the blocking (main before 836a3af) the
+    child's inherited handler took the signal and exec forgot it: process 1 ran its whole sweep (exit after ~4 s)."""
+    d = os.path.join(tmp, "window")
+    os.mkdir(d)
+    cfg = slow_config(d)
+    for k in range(tries):
+        p = subprocess.Popen([exe, "--backend", "host", "--config", cfg, "--out", os.path.join(d, f"w{k}.json"),
+                              "--processes", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=dict(os.environ, DMABENCH_TEST_SPAWN_PAUSE_MS="300"))
+        line = p.stdout.readline()
+        expect(b"process 1 of 2" in line, f"{line!r}")
+        time.sleep(0.1)
+        t0 = time.time()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        expect(p.returncode == 130, f"try {k}: exit {p.returncode}\n{out.decode()[-800:]}\n{err.decode()[-800:]}")
+        expect(time.time() - t0 < 1.5, f"try {k}: {time.time() - t0:.1f} s from SIGINT to exit: the signal was lost")
+    print(f"signals: SIGINT inside a held-open fork-exec window: stopped in {tries} of {tries} tries")
+
+
 # ---- console ---------------------------------------------------------------------------------------------------
 def console_escapes(exe, tmp):
     d = os.path.join(tmp, "console")
     os.mkdir(d)
-    name = "t\nFAIL.json\x1b[31mred\x07.json"
+    name = "t\nFAIL.json\x1b[31mred\x07.json\u009b2J"  # U+009B: CSI where a terminal reads C1 controls
     cfg = moe_config(d, trace=name)
     for extra in ([], ["-v"], ["--list"]):
         p = run(exe, "--backend", "host", "--config", cfg, "--out", os.path.join(d, "r.json"), *extra, rc=0)
         text = p.stdout + p.stderr
-        expect("\x1b" not in text and "\x07" not in text, f"{extra}: a control character reached the console")
+        expect("\x1b" not in text and "\x07" not in text and "\u009b" not in text,
+               f"{extra}: a control character reached the console")
         expect(not any(line.startswith("FAIL.json") for line in text.splitlines()), f"{extra}: a forged line: {text}")
-        expect("t\\nFAIL.json\\x1b[31mred\\x07.json" in text, f"{extra}: the name is not shown escaped: {text}")
-    print("console: a trace name's newline, ESC and BEL shown escaped")
+        expect("t\\nFAIL.json\\x1b[31mred\\x07.json\\x9b2J" in text, f"{extra}: the name is not shown escaped: {text}")
+    print("console: a trace name's newline, ESC, BEL and C1 CSI shown escaped")
 
 
 def main():
@@ -270,6 +294,7 @@ def main():
             stdin_waits(exe, tmp)
             junit_on_interrupt(exe, tmp)
             signal_while_starting(exe, tmp)
+            signal_in_the_window(exe, tmp)
         elif mode == "console":
             console_escapes(exe, tmp)
         else:
