@@ -41,6 +41,7 @@ def subcommands(tmp, plots=True):
         (["moe-trace", "--out", tmp / "moe"], {0}),
         (["report", "blocks", f"{H1}/pools/start1/kv-pool.json"], {0}),
         (["report", "crossover", f"{H1}/pools/start1/kv-pool.json"], {0}),
+        (["crossover", "export", f"{H1}/pools/start1/kv-pool.json", "--out", tmp / "thresholds.json"], {0}),
         (["report", "setup", f"{H1}/pools/start1/pool-setup.json", f"{H1}/pools/start1/kv-pool.json"], {0}),
         (["report", "moe", f"{H1}/moe/d157efa/moe-1gpu.json"], {0}),
         (["report", "overlap", f"{H2}/local-copy-overlap.json"], {0}),
