@@ -128,7 +128,7 @@ def regions_of(g, cells):
     return out
 
 
-def table_of(key, group, timing):
+def table_of(key, group):
     """The exported table of one crossover group."""
     g = crossover.analyse(key, group, 0.10, 0.25)
     cells = group["cells"]
@@ -157,7 +157,7 @@ def export(paths, timing="oneshot"):
     for (backend, device, driver, runtime), files in platforms.items():
         groups, _, _ = crossover.collect(files, timing)
         if groups:
-            tables = [table_of(k, groups[k], timing) for k in sorted(groups, key=crossover.group_order)]
+            tables = [table_of(k, groups[k]) for k in sorted(groups, key=crossover.group_order)]
             out.append({"backend": backend, "device": device, "driver": driver, "runtime": runtime,
                         "sources": files, "tables": tables})
     if not out:
