@@ -37,6 +37,9 @@ COMMANDS = {
                           "how often ab's verdict is wrong: A/A and injected-slowdown comparisons, measured"),
     "tables": Command("dmabench.generated:main", None, None,
                       "the tables in markdown files made from committed data, made anew (--check: unchanged?)"),
+    "crossover": Command("dmabench.reports.thresholds:main", None, None,
+                         "crossover export: the thresholds a serving engine can load (JSON; the maps: report "
+                         "crossover)"),
     "merge": Command("dmabench.merge_runs:main", None, "merge_runs.py",
                      "the results files of N processes into one levels file"),
     "launch-compare": Command("dmabench.launch_compare:main", None, "launch_compare.py",

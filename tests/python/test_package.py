@@ -41,6 +41,7 @@ def subcommands(tmp, plots=True):
         (["moe-trace", "--out", tmp / "moe"], {0}),
         (["report", "blocks", f"{H1}/pools/start1/kv-pool.json"], {0}),
         (["report", "crossover", f"{H1}/pools/start1/kv-pool.json"], {0}),
+        (["crossover", "export", f"{H1}/pools/start1/kv-pool.json", "--out", tmp / "thresholds.json"], {0}),
         (["report", "setup", f"{H1}/pools/start1/pool-setup.json", f"{H1}/pools/start1/kv-pool.json"], {0}),
         (["report", "moe", f"{H1}/moe/d157efa/moe-1gpu.json"], {0}),
         (["report", "overlap", f"{H2}/local-copy-overlap.json"], {0}),
@@ -99,6 +100,10 @@ def test_pip_install_offline_then_every_subcommand(tmp_path, editable):
     where = subprocess.run([env_dir / "bin" / "python", "-c", "import dmabench; print(dmabench.__file__)"],
                            capture_output=True, text=True, env=env, cwd=tmp_path)
     assert where.stdout.startswith(os.fspath(src)) if editable else os.fspath(env_dir) in where.stdout, where
+    schema = subprocess.run([env_dir / "bin" / "python", "-c", "import json; from dmabench.reports import thresholds; "
+                             "print(json.load(open(thresholds.SCHEMA_FILE))['title'])"],
+                            capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert schema.stdout.strip() == "dmabench-thresholds version 1", schema.stderr  # the JSON Schema is installed
     (tmp_path / "work").mkdir()
     check_every_subcommand([exe], tmp_path / "work", env, env_dir / "bin" / "python")
 

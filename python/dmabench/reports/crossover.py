@@ -190,7 +190,8 @@ def entry_of(r, where):
     coverage, what = coverage_of(r) if pair else (None, "no interval")
     return {"p50_us": p50, "interval": list(pair) if pair else [p50, p50], "interval_recorded": bool(pair),
             "coverage": coverage, "interval_kind": what,
-            "noisy": r.get("noisy"), "engine": r["engine"], "sms_held": held, "sm_note": how}
+            "noisy": r.get("noisy"), "engine": r["engine"], "sms_held": held, "sm_note": how,
+            "record": r}  # the record itself: thresholds.py reads its options and CPU cost from it
 
 
 def collect(paths, timing):
