@@ -2,8 +2,8 @@
 # Issue 54 on one H200: submit cost per descriptor, the coalescing gain over fragmentation, the descriptor-count curve
 # (not yet run: no GPU was lent when it was written; results/h200x1/submission/README.md). STEPS picks the steps:
 #   info   the machine: nvidia-smi, CPUs, memory, the revision
-#   build  dmabench (Release, Ninja; skipped when build/dmabench exists and REBUILD=0) and tools/batch_submit_probe.cu
-#          (nvcc, in parallel)
+#   build  dmabench (Release, Ninja, DMABENCH_CUDA=ON; incremental, so quick when build/ is current; not when
+#          DMABENCH_BIN names a binary) and tools/batch_submit_probe.cu (nvcc, in parallel); `dmabench --features` kept
 #   probe  tools/batch_submit_probe in PPROCS (5) fresh processes, --cpus quiet (each names its CPU and core-share
 #          reading in its "choice" line and each line's core_mode), a 4 GiB pinned pool, h2d and d2h, 4 and 16 KiB,
 #          n = 1 ... 16384, batch and loop: call_us (CPU time inside the call), gpu_us, and the fitted µs per
@@ -32,7 +32,7 @@ OUT="${OUT:-$PWD}"
 WORK="${WORK:-$PWD/build/out-submission}"
 STEPS="${STEPS:-info build probe frag desc}"
 REV="${DMABENCH_GIT_REVISION:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
-PROCS="${PROCS:-3}" PPROCS="${PPROCS:-5}" BUDGET="${BUDGET:-570}" PACK_S="${PACK_S:-20}" REBUILD="${REBUILD:-0}"
+PROCS="${PROCS:-3}" PPROCS="${PPROCS:-5}" BUDGET="${BUDGET:-570}" PACK_S="${PACK_S:-20}"
 COAL_RUNS="${COAL_RUNS:-1 16}"
 POOL=4294967296
 mkdir -p "$OUT" "$WORK"
@@ -60,13 +60,16 @@ if want build; then
   "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O2 -std=c++17 -arch=sm_90 -o "$P" tools/batch_submit_probe.cu \
     >"$WORK/probe-build.log" 2>&1 &
   probe_build=$!
-  if [ "$REBUILD" = 1 ] || ! [ -x "$B" ]; then
-    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDMABENCH_GIT_REVISION="$REV" >"$WORK/configure.log" 2>&1 &&
+  # always configured with the CUDA backend ON and built incrementally: a build/ left by a host-only configure
+  # (DMABENCH_CUDA=OFF) would otherwise skip every GPU case
+  if [ -z "${DMABENCH_BIN:-}" ]; then
+    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDMABENCH_CUDA=ON -DDMABENCH_HIP=OFF \
+      -DDMABENCH_GIT_REVISION="$REV" >"$WORK/configure.log" 2>&1 &&
       cmake --build build -j "$(nproc)" --target dmabench >"$WORK/build.log" 2>&1 ||
-      { log "build failed"; tail -30 "$WORK/build.log"; }
+      { log "build failed"; tail -30 "$WORK/configure.log" "$WORK/build.log"; }
   fi
   wait $probe_build || { log "probe build failed"; cat "$WORK/probe-build.log"; }
-  "$B" --version >"$WORK/dmabench-version.txt" 2>&1
+  { "$B" --version; "$B" --features; } >"$WORK/dmabench-features.txt" 2>&1
   log "build done ($(( $(date +%s) - T0 )) s in)"
   pack
 fi
