@@ -116,10 +116,12 @@ def frag_section(work):
         cell[(r["pattern"], lay.get("block_bytes"), r["engine"], bool(r.get("options", {}).get("coalesce")),
               lay.get("run_blocks", 1))] = r.get("algbw_GBps")
     ks = (1, 16, 64)
+    seen = {key[2] for key in cell}
+    engines = [e for e in ("ce", "ce-batch", "sm") if e in seen] + sorted(seen - {"ce", "ce-batch", "sm"})
     print(f"   {'dir':4} {'block':5} {'engine':9}" + "".join(f" {'k=' + str(k) + ' off/on':>17}" for k in ks))
     for d in ("h2d", "d2h"):
         for b in (4096, 8192, 16384):
-            for e in ("ce", "ce-batch", "sm"):
+            for e in engines:
                 cols = "".join(f" {fmt(cell.get((d, b, e, False, k)), '.1f'):>8}/{fmt(cell.get((d, b, e, True, k)), '.1f'):<8}"
                                for k in ks)
                 print(f"   {d:4} {kib(b):5} {e:9}{cols}")
