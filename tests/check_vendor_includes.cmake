@@ -21,6 +21,7 @@ set(allowed
   tools/moe_probe.cu
   tools/crossover_probe.cu
   tools/vcpu_probe.cu
+  tools/batch_submit_probe.cu
 )
 set(vendor_regex "^[ \t]*#[ \t]*include[ \t]*[<\"](cuda[A-Za-z0-9_]*(/|\\.h)|cupti|cublas|curand|cufft|cusparse|cusolver|nvrtc|nvtx|nvml|nccl|hip[a-z_]*(/|\\.h)|hsa[a-z_]*(/|\\.h)|hsakmt|rccl|rocblas|rocm_smi|amd_smi|roctracer|rocprofiler|gpu/vendor\\.hpp)")
 

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Issue 54 on one H200: submit cost per descriptor, the coalescing gain over fragmentation, the descriptor-count curve
+# (not yet run: no GPU was lent when it was written; results/h200x1/submission/README.md). STEPS picks the steps:
+#   info   the machine: nvidia-smi, CPUs, memory, the revision
+#   build  dmabench (Release, Ninja, DMABENCH_CUDA=ON; incremental, so quick when build/ is current; not when
+#          DMABENCH_BIN names a binary) and tools/batch_submit_probe.cu (nvcc, in parallel); `dmabench --features` kept
+#   probe  tools/batch_submit_probe in PPROCS (5) fresh processes, --cpus quiet (each names its CPU and core-share
+#          reading in its "choice" line and each line's core_mode), a 4 GiB pinned pool, h2d and d2h, 4 and 16 KiB,
+#          n = 1 ... 16384, batch and loop: call_us (CPU time inside the call), gpu_us, and the fitted µs per
+#          descriptor; then one process reproducing the coalescing gain at 8 KiB (runs of COAL_RUNS (1 16) blocks,
+#          with and without --coalesce, n = 1024 and 4096)
+#   frag   configs/fragmentation.json, `dmabench --processes PROCS` (3): 4/8/16 KiB x 1024 blocks in a 4 GiB pool,
+#          run_blocks k = 1...64, ce / ce-batch / sm each with coalesce false and true (252 cases)
+#   desc   configs/descriptors.json, `dmabench --processes PROCS` (3): ce and ce-batch, 4 and 16 KiB, h2d/d2h,
+#          1...16384 blocks per call in a 4 GiB pool (64 cases)
+# Then results/h200x1/submission/summarize.py prints one screen from whatever the steps left.
+# Time (estimates, not measurements; from the committed H200 runs: the crossover map's 7320 cells x 3 processes in
+# 157 s, and kv-pool's 1024-block cases in a 4 GiB pool at 0.07-0.13 s of sampling plus 0.07-0.14 s of setup and
+# validation each, its 4 GiB pools allocated once in ~2.6 s): build ~1 min; probe ~20-30 s a process (n = 16384 is
+# ~85 % of it: 16384 copies at 1-3.3 µs each, 33 samples, 8 cells), ~2.5 min for 5 plus ~15 s of coalescing;
+# frag ~0.2-0.3 s a case, ~1-1.5 min a process, 3-4.5 min for 3; desc ~25-35 s a process (the 16384-block cells are
+# most of it), ~1.5 min for 3. All steps together ~8-9.5 min: close to the 10-minute limit of one command, so the
+# script keeps its own deadline (BUDGET, 570 s from its start): a step gets at most what is left less PACK_S (20 s),
+# a step that would get under its minimum is skipped with a log line, and the archive is packed after every step.
+# If the one command is cut short, run the rest in a second call on the same warm machine, e.g.
+#   STEPS="frag desc" bash results/h200x1/run-submission.sh    (build/ and WORK are kept between calls there)
+# Everything goes under $WORK, packed into $OUT/submission.tar.gz. DMABENCH_GIT_REVISION names the revision.
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+T0=$(date +%s)
+OUT="${OUT:-$PWD}"
+WORK="${WORK:-$PWD/build/out-submission}"
+STEPS="${STEPS:-info build probe frag desc}"
+REV="${DMABENCH_GIT_REVISION:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+PROCS="${PROCS:-3}" PPROCS="${PPROCS:-5}" BUDGET="${BUDGET:-570}" PACK_S="${PACK_S:-20}"
+COAL_RUNS="${COAL_RUNS:-1 16}"
+POOL=4294967296
+mkdir -p "$OUT" "$WORK"
+log() { echo "[$(date +%T)] $*" | tee -a "$WORK/steps.log"; }
+want() { [[ " $STEPS " == *" $1 "* ]]; }
+pack() { tar czf "$OUT/submission.tar.gz" -C "$WORK" --exclude batch_submit_probe .; }
+trap pack EXIT
+# seconds a step may take: at most $1, never past the script's deadline less the packing; 0 when under $2
+slot() {
+  local left=$(( BUDGET - ($(date +%s) - T0) - PACK_S )) t=$1
+  [ "$left" -lt "$t" ] && t=$left
+  [ "$t" -lt "$2" ] && t=0
+  echo "$t"
+}
+B="${DMABENCH_BIN:-$PWD/build/dmabench}"
+P="$WORK/batch_submit_probe"
+log "start rev=$REV steps='$STEPS' budget=${BUDGET}s"
+if want info; then
+  { echo "revision $REV"; nvidia-smi; nvidia-smi -q -d CLOCK,PERFORMANCE | head -40; nproc; lscpu | head -25
+    grep -E 'MemTotal|MemFree' /proc/meminfo; uname -a; /usr/local/cuda/bin/nvcc --version 2>/dev/null | tail -2; } \
+    >"$WORK/info.txt" 2>&1
+  log "info"
+fi
+if want build; then
+  "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O2 -std=c++17 -arch=sm_90 -o "$P" tools/batch_submit_probe.cu \
+    >"$WORK/probe-build.log" 2>&1 &
+  probe_build=$!
+  # always configured with the CUDA backend ON and built incrementally: a build/ left by a host-only configure
+  # (DMABENCH_CUDA=OFF) would otherwise skip every GPU case
+  if [ -z "${DMABENCH_BIN:-}" ]; then
+    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDMABENCH_CUDA=ON -DDMABENCH_HIP=OFF \
+      -DDMABENCH_GIT_REVISION="$REV" >"$WORK/configure.log" 2>&1 &&
+      cmake --build build -j "$(nproc)" --target dmabench >"$WORK/build.log" 2>&1 ||
+      { log "build failed"; tail -30 "$WORK/configure.log" "$WORK/build.log"; }
+  fi
+  wait $probe_build || { log "probe build failed"; cat "$WORK/probe-build.log"; }
+  { "$B" --version; "$B" --features; } >"$WORK/dmabench-features.txt" 2>&1
+  log "build done ($(( $(date +%s) - T0 )) s in)"
+  pack
+fi
+if want probe; then
+  mkdir -p "$WORK/probe"
+  for k in $(seq 1 "$PPROCS"); do
+    t=$(slot 90 30)
+    [ "$t" -eq 0 ] && { log "probe $k skipped: too little time left"; continue; }
+    t1=$(date +%s)
+    timeout "$t" "$P" --cpus quiet --pool-bytes "$POOL" --seed "$k" >"$WORK/probe/probe-$k.jsonl" 2>"$WORK/probe/probe-$k.err"
+    rc=$?
+    log "probe $k rc=$rc $(( $(date +%s) - t1 )) s $(grep -m1 '"test":"choice"' "$WORK/probe/probe-$k.jsonl" | cut -c1-80)"
+  done
+  for k in $COAL_RUNS; do
+    for c in "" --coalesce; do
+      t=$(slot 40 10)
+      [ "$t" -eq 0 ] && { log "coalescing probe run=$k $c skipped: too little time left"; continue; }
+      timeout "$t" "$P" --cpus quiet --pool-bytes "$POOL" --block 8KiB --n 1024,4096 --run "$k" $c --seed 1 \
+        >"$WORK/probe/coal-run$k${c:+-coalesce}.jsonl" 2>"$WORK/probe/coal-run$k${c:+-coalesce}.err"
+      log "coalescing probe run=$k ${c:-(not coalesced)} rc=$?"
+    done
+  done
+  pack
+fi
+for step in frag desc; do
+  want "$step" || continue
+  cfg=configs/fragmentation.json
+  [ "$step" = desc ] && cfg=configs/descriptors.json
+  t=$(slot 330 30)
+  [ "$t" -eq 0 ] && { log "$step skipped: too little time left"; continue; }
+  t1=$(date +%s)
+  timeout "$t" "$B" --config "$cfg" --processes "$PROCS" --out "$WORK/$step.json" >"$WORK/$step.log" 2>&1
+  log "$step rc=$? $(( $(date +%s) - t1 )) s (limit $t s)"
+  tail -3 "$WORK/$step.log"
+  pack
+done
+python3 results/h200x1/submission/summarize.py "$WORK" >"$WORK/summary.txt" 2>&1
+cat "$WORK/summary.txt"
+log "done $(( $(date +%s) - T0 )) s"

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""One screen from results/h200x1/run-submission.sh's WORK directory (issue 54): the probe's fitted submit cost per
+descriptor in each fresh process (with its CPU and core-share mode), the coalescing probe, dmabench's fragmentation
+GB/s at k = 1, 16, 64 with and without coalesce, and the descriptor curve's fitted µs per block beside the probe's.
+
+    results/h200x1/submission/summarize.py WORK        (WORK: probe/*.jsonl, frag.json, desc.json; any may be missing)
+
+Every figure printed comes from those files; a missing file or cell prints as "-" or "not run"."""
+import glob
+import json
+import os
+import statistics
+import sys
+
+
+def jsonl(path):
+    out = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("{"):
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    pass
+    return out
+
+
+def ols(xs, ys):
+    """slope and intercept of the least-squares line (None when under 2 distinct x)"""
+    if len(set(xs)) < 2:
+        return None, None
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    return slope, my - slope * mx
+
+
+def fmt(v, spec=".3f"):
+    return "-" if v is None else format(v, spec)
+
+
+def kib(b):
+    return f"{b // 1024}K"
+
+
+def probe_section(work):
+    files = sorted(glob.glob(os.path.join(work, "probe", "probe-*.jsonl")))
+    print(f"== probe (tools/batch_submit_probe.cu): {len(files)} process(es)")
+    if not files:
+        print("   not run")
+        return {}
+    fits = {}  # (dir, block, mech) -> [(process, call slope, total slope)]
+    for path in files:
+        rows = jsonl(path)
+        tag = os.path.basename(path)[len("probe-"):-len(".jsonl")]
+        choice = next((r for r in rows if r.get("test") == "choice"), {})
+        subs = [r for r in rows if r.get("test") == "submit" and "call_us" in r]
+        modes = [r.get("core_mode") for r in subs]
+        shared = sum(m == "shared" for m in modes)
+        valid = all(r.get("valid") for r in subs)
+        end = next((r for r in rows if r.get("test") == "end"), None)
+        print(f"   process {tag}: cpu {choice.get('cpu', '-')} core_share {fmt(choice.get('core_share'))} "
+              f"({choice.get('mode', '-')}); {len(subs)} cells, {shared} read shared; valid {valid}; "
+              f"{'finished' if end else 'CUT SHORT'}")
+        by = {}
+        for r in subs:
+            by.setdefault((r["dir"], r["block"], r["mech"]), []).append(r)
+        for key, rs in by.items():
+            xs = [r["descriptors"] for r in rs]
+            call, _ = ols(xs, [r["call_us"] for r in rs])
+            total, _ = ols(xs, [r["total_us"] for r in rs])
+            fits.setdefault(key, []).append((tag, call, total))
+    print("   us per descriptor (OLS slope over n of each process's p50), median over processes [min, max]:")
+    print(f"   {'dir':4} {'block':5} {'mech':5} {'call (submit)':>26} {'total (issue+sync)':>26}")
+    for key in sorted(fits):
+        c = [f[1] for f in fits[key] if f[1] is not None]
+        t = [f[2] for f in fits[key] if f[2] is not None]
+        cs = f"{statistics.median(c):.4f} [{min(c):.4f}, {max(c):.4f}]" if c else "-"
+        ts = f"{statistics.median(t):.4f} [{min(t):.4f}, {max(t):.4f}]" if t else "-"
+        print(f"   {key[0]:4} {kib(key[1]):5} {key[2]:5} {cs:>26} {ts:>26}")
+    coal = sorted(glob.glob(os.path.join(work, "probe", "coal-*.jsonl")))
+    if coal:
+        print("   coalescing probe, 8 KiB (GB/s from total_us p50; descriptors per call):")
+        for path in coal:
+            for r in jsonl(path):
+                if r.get("test") == "submit" and "gbps" in r:
+                    print(f"     run={r['run']:<3} coalesce={str(r['coalesce']).lower():5} {r['dir']} {r['mech']:5} "
+                          f"n={r['n']:<5} desc={r['descriptors']:<5} {r['gbps']:8.2f} GB/s  call {r['call_us']:9.1f} us  "
+                          f"{r['core_mode']}  valid {r['valid']}")
+    return fits
+
+
+def records(path):
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            return json.load(f).get("results", [])
+    except ValueError as e:
+        print(f"   {path}: unreadable ({e})")
+        return []
+
+
+def frag_section(work):
+    res = records(os.path.join(work, "frag.json"))
+    print("== frag (configs/fragmentation.json): GB/s (p50), coalesce off/on")
+    if res is None:
+        print("   not run")
+        return
+    ok = [r for r in res if r.get("status") == "ok"]
+    print(f"   {len(res)} records, {len(ok)} ok, {sum(r.get('status') == 'failed' for r in res)} failed")
+    cell = {}
+    for r in ok:
+        lay = r.get("layout", {})
+        cell[(r["pattern"], lay.get("block_bytes"), r["engine"], bool(r.get("options", {}).get("coalesce")),
+              lay.get("run_blocks", 1))] = r.get("algbw_GBps")
+    ks = (1, 16, 64)
+    seen = {key[2] for key in cell}
+    engines = [e for e in ("ce", "ce-batch", "sm") if e in seen] + sorted(seen - {"ce", "ce-batch", "sm"})
+    print(f"   {'dir':4} {'block':5} {'engine':9}" + "".join(f" {'k=' + str(k) + ' off/on':>17}" for k in ks))
+    for d in ("h2d", "d2h"):
+        for b in (4096, 8192, 16384):
+            for e in engines:
+                cols = "".join(f" {fmt(cell.get((d, b, e, False, k)), '.1f'):>8}/{fmt(cell.get((d, b, e, True, k)), '.1f'):<8}"
+                               for k in ks)
+                print(f"   {d:4} {kib(b):5} {e:9}{cols}")
+
+
+def desc_section(work, fits):
+    res = records(os.path.join(work, "desc.json"))
+    print("== desc (configs/descriptors.json): us per block, OLS slope of dmabench's p50 over n, beside the probe's")
+    if res is None:
+        print("   not run")
+        return
+    ok = [r for r in res if r.get("status") == "ok"]
+    print(f"   {len(res)} records, {len(ok)} ok, {sum(r.get('status') == 'failed' for r in res)} failed")
+    by = {}
+    for r in ok:
+        lay = r.get("layout", {})
+        by.setdefault((r["pattern"], lay.get("block_bytes"), r["engine"]), []).append(
+            (lay.get("blocks_per_op"), r["latency_us"]["p50"]))
+    mech = {"ce": "loop", "ce-batch": "batch"}
+    print(f"   {'dir':4} {'block':5} {'engine':9} {'dmabench':>9} {'probe total':>12} {'ratio':>6} {'probe call':>11} "
+          f"{'n=16384 p50 us':>15}")
+    for key in sorted(by):
+        pts = sorted(p for p in by[key] if p[0])
+        slope, _ = ols([p[0] for p in pts], [p[1] for p in pts])
+        f = fits.get((key[0], key[1], mech.get(key[2], "")), [])
+        pt = [x[2] for x in f if x[2] is not None]
+        pc = [x[1] for x in f if x[1] is not None]
+        pt_m = statistics.median(pt) if pt else None
+        ratio = slope / pt_m if slope is not None and pt_m else None
+        last = next((p[1] for p in pts if p[0] == 16384), None)
+        print(f"   {key[0]:4} {kib(key[1]):5} {key[2]:9} {fmt(slope, '.4f'):>9} {fmt(pt_m, '.4f'):>12} {fmt(ratio, '.3f'):>6} "
+              f"{fmt(statistics.median(pc) if pc else None, '.4f'):>11} {fmt(last, '.1f'):>15}")
+    print("   (dmabench's p50 is issue to completion, so it sits beside the probe's total; the probe's call column is"
+          " the submit cost alone)")
+
+
+def main():
+    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
+        print("usage: summarize.py WORK (a directory run-submission.sh wrote)", file=sys.stderr)
+        return 2
+    work = sys.argv[1]
+    fits = probe_section(work)
+    frag_section(work)
+    desc_section(work, fits)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

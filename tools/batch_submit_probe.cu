@@ -1,0 +1,534 @@
+// Probe: where a batched copy's CPU time goes (issue 54): the CPU time inside one cudaMemcpyBatchAsync that carries n
+// descriptors against a loop of n cudaMemcpyAsync calls, for blocks scattered in a large pinned host pool, fitted
+// per descriptor. It shares no code with dmabench (vendor-header exception: a standalone probe built by hand with nvcc,
+// outside the CMake build and the GPU layer, tests/check_vendor_includes.cmake).
+//
+// For each direction of `--dirs` (h2d, d2h), block size of `--block` (default 4KiB,16KiB) and count n of `--n`
+// (default 1,4,16,64,256,1024,4096,16384) the n blocks lie at seeded random slots of a host pool of `--pool-bytes`
+// (default 4 GiB; cudaHostAlloc, `--host pinned` or `mapped`) and of a device pool of the same size (as dmabench's
+// random layout with pool_bytes lays out both sides); `--run k` puts them in runs of k adjacent slots (a slot holds a
+// run; the last run may be shorter; n < k is skipped with a line saying so), `--coalesce` merges blocks whose source and
+// destination both continue the previous block's into one descriptor before submitting (what dmabench's option
+// coalesce does). Each mechanism of `--mech`:
+//   batch  one cudaMemcpyBatchAsync carrying every descriptor (source access in stream order, host/device location
+//          hints, cudaMemcpyFlagPreferOverlapWithCompute unless --no-overlap-hint: dmabench ce-batch's defaults)
+//   loop   one cudaMemcpyAsync (cudaMemcpyDefault) per descriptor (dmabench ce's one copy per block)
+// takes `--warmup` (3) untimed and `--samples` (30) timed samples, each: a core-share reading, an event, the issue
+// between two steady_clock reads, an event, cudaStreamSynchronize. Per sample:
+//   call_us   the CPU time inside the issuing call(s) (the submit cost)
+//   gpu_us    the time between the two events (the GPU's span from before the issue to after it: the copies, and any
+//             part of the submission the GPU waited for)
+//   total_us  event before the issue to the synchronize's return, host clock (dmabench oneshot's p50 is of this kind)
+// One JSON line per (direction, block, n, mechanism) gives p50 and a 95% interval of the p50 (distribution-free: the
+// order statistics at n/2 -+ 1.96 sqrt(n)/2) of each, call_us per descriptor, GB/s from total_us, the CPU and its
+// core-share readings, and whether every block arrived ("valid": each block carries its own byte value; the
+// destination slots are cleared before the case and each is checked after its last sample). After each (direction,
+// block, mechanism) a "fit" line: the least-squares line of p50 call_us (and gpu_us) over the descriptor counts
+// (slope = µs per descriptor, intercept = µs per call, R^2), with the slope's 95% interval from an OLS over every
+// sample (slope -+ 1.96 standard errors).
+// CPU: `--cpus quiet` (default) surveys every allowed CPU pinned in turn, one reading discarded and 3 read, a reading =
+// ns per step of 8 independent multiply-add chains over ns per step of one dependent chain (8 x 1024 steps each; a core
+// to itself reads ~0.5-0.7, a shared core more; dmabench's --cpu-choice quiet counts above 0.75 as shared); the lowest
+// median wins and the process stays pinned there. `--cpus N` pins to CPU N, `--cpus any` leaves the scheduler free.
+// A {"test":"choice"} line names the CPU and the survey; each line repeats "cpu", "cpu_now" (sched_getcpu after the
+// case), core_share_p50, core_share_shared (fraction of the case's readings above 0.75) and core_mode (shared when the
+// p50 is above 0.75, else unshared).
+// Exit: 0 all valid, 1 a CUDA error or a block that did not arrive, 2 bad usage.
+// Build: nvcc -O2 -std=c++17 -arch=sm_90 -o batch_submit_probe tools/batch_submit_probe.cu
+// Run:   ./batch_submit_probe [--device 0] [--cpus quiet|N|any] [--dirs h2d,d2h] [--block 4KiB,16KiB]
+//        [--n 1,4,...,16384] [--mech batch,loop] [--pool-bytes 4GiB] [--host pinned|mapped] [--run 1] [--coalesce]
+//        [--samples 30] [--warmup 3] [--seed 1] [--no-overlap-hint]
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cuda_runtime.h>
+
+#if CUDART_VERSION < 12080
+#error "batch_submit_probe needs CUDA >= 12.8 (cudaMemcpyBatchAsync)"
+#endif
+
+#define CK(x)                                                                                 \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                           \
+    }                                                                                         \
+  } while (0)
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr double kSharedRatio = 0.75;
+
+struct Opts {
+  int device = 0;
+  int cpu = -2;  // -2 quiet, -1 any, else the CPU
+  std::vector<std::string> dirs = {"h2d", "d2h"};
+  std::vector<size_t> blocks = {4096, 16384};
+  std::vector<size_t> ns = {1, 4, 16, 64, 256, 1024, 4096, 16384};
+  std::vector<std::string> mechs = {"batch", "loop"};
+  size_t pool_bytes = size_t(4) << 30;
+  bool mapped = false, coalesce = false, overlap_hint = true;
+  size_t run = 1;
+  int samples = 30, warmup = 3;
+  unsigned seed = 1;
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr,
+               "batch_submit_probe: %s\nusage: batch_submit_probe [--device N] [--cpus quiet|N|any] [--dirs h2d,d2h] "
+               "[--block 4KiB,16KiB] [--n 1,4,...] [--mech batch,loop] [--pool-bytes 4GiB] [--host pinned|mapped] "
+               "[--run K] [--coalesce] [--samples N] [--warmup N] [--seed N] [--no-overlap-hint]\n",
+               why.c_str());
+  std::exit(2);
+}
+
+long number(const std::string& flag, const std::string& v, long lo, long hi) {
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || errno || n < lo || n > hi)
+    usage(flag + " '" + v + "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return n;
+}
+
+// 4096, 4K, 4KiB, 4GiB, ... (powers of 1024)
+size_t size_arg(const std::string& flag, const std::string& v, size_t lo, size_t hi) {
+  size_t i = 0;
+  while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+  if (i == 0 || i > 15) usage(flag + " '" + v + "' is not a size (e.g. 4096, 16KiB, 4GiB)");
+  size_t n = std::stoull(v.substr(0, i));
+  const std::string u = v.substr(i);
+  if (u == "" || u == "B") {
+  } else if (u == "K" || u == "KiB") n <<= 10;
+  else if (u == "M" || u == "MiB") n <<= 20;
+  else if (u == "G" || u == "GiB") n <<= 30;
+  else usage(flag + " '" + v + "': unknown unit '" + u + "' (B, KiB, MiB, GiB)");
+  if (n < lo || n > hi) usage(flag + " '" + v + "' is out of range");
+  return n;
+}
+
+std::vector<std::string> split(const std::string& v) {
+  std::vector<std::string> out;
+  std::stringstream ss(v);
+  for (std::string p; std::getline(ss, p, ',');)
+    if (!p.empty()) out.push_back(p);
+  return out;
+}
+
+Opts parse(int argc, char** argv) {
+  Opts o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string f = argv[i];
+    if (f == "--coalesce") { o.coalesce = true; continue; }
+    if (f == "--no-overlap-hint") { o.overlap_hint = false; continue; }
+    if (i + 1 >= argc) usage(f + " needs a value (or is not an option)");
+    const std::string v = argv[++i];
+    if (f == "--device") o.device = static_cast<int>(number(f, v, 0, 63));
+    else if (f == "--cpus") o.cpu = v == "quiet" ? -2 : v == "any" ? -1 : static_cast<int>(number(f, v, 0, CPU_SETSIZE - 1));
+    else if (f == "--dirs") {
+      o.dirs = split(v);
+      for (const auto& d : o.dirs)
+        if (d != "h2d" && d != "d2h") usage("--dirs: '" + d + "' is not h2d or d2h");
+    } else if (f == "--block") {
+      o.blocks.clear();
+      for (const auto& b : split(v)) o.blocks.push_back(size_arg(f, b, 1, size_t(1) << 30));
+    } else if (f == "--n") {
+      o.ns.clear();
+      for (const auto& n : split(v)) o.ns.push_back(static_cast<size_t>(number(f, n, 1, 1 << 20)));
+    } else if (f == "--mech") {
+      o.mechs = split(v);
+      for (const auto& m : o.mechs)
+        if (m != "batch" && m != "loop") usage("--mech: '" + m + "' is not batch or loop");
+    } else if (f == "--pool-bytes") o.pool_bytes = size_arg(f, v, size_t(1) << 20, size_t(1) << 40);
+    else if (f == "--host") {
+      if (v != "pinned" && v != "mapped") usage("--host: '" + v + "' is not pinned or mapped");
+      o.mapped = v == "mapped";
+    } else if (f == "--run") o.run = static_cast<size_t>(number(f, v, 1, 1 << 20));
+    else if (f == "--samples") o.samples = static_cast<int>(number(f, v, 3, 100000));
+    else if (f == "--warmup") o.warmup = static_cast<int>(number(f, v, 0, 1000));
+    else if (f == "--seed") o.seed = static_cast<unsigned>(number(f, v, 0, 1L << 31));
+    else usage("unknown option '" + f + "'");
+  }
+  if (o.dirs.empty() || o.blocks.empty() || o.ns.empty() || o.mechs.empty()) usage("an empty list");
+  for (size_t b : o.blocks) {
+    const size_t nmax = *std::max_element(o.ns.begin(), o.ns.end());
+    if (o.pool_bytes / (b * o.run) < (nmax + o.run - 1) / o.run)
+      usage("--pool-bytes " + std::to_string(o.pool_bytes) + " holds fewer runs of " + std::to_string(o.run) + " x " +
+            std::to_string(b) + " B than " + std::to_string(nmax) + " blocks need");
+  }
+  return o;
+}
+
+double us(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); }
+
+void pin(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) {
+    std::fprintf(stderr, "batch_submit_probe: sched_setaffinity(%d): %s\n", cpu, std::strerror(errno));
+    std::exit(1);
+  }
+}
+
+// 8 independent multiply-add chains (`independent`) or one chain, 8 x `steps` steps either way
+uint64_t chains(long steps, bool independent) {
+  uint64_t x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  for (long i = 0; i < steps; ++i)
+    for (int k = 0; k < 8; ++k) {
+      uint64_t& v = independent ? x[k] : x[0];
+      v = v * 6364136223846793005ull + 1442695040888963407ull;
+      asm volatile("" : "+r"(v));
+    }
+  return x[0] ^ x[7];
+}
+
+// One core-share reading on this thread's CPU: throughput-bound ns per step over latency-bound ns per step
+double core_share() {
+  const auto t0 = Clock::now();
+  uint64_t sink = chains(1024, true);
+  const auto t1 = Clock::now();
+  sink += chains(1024, false);
+  const auto t2 = Clock::now();
+  asm volatile("" : : "r"(sink));
+  const double lat = us(t1, t2);
+  return lat > 0 ? us(t0, t1) / lat : 0;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The p50's 95% interval from order statistics (normal approximation to the binomial), 1-based ranks clamped
+std::pair<double, double> median_ci(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const double n = static_cast<double>(v.size());
+  const double h = 1.96 * std::sqrt(n) / 2;
+  const long lo = std::max(1L, static_cast<long>(std::floor(n / 2 - h)));
+  const long hi = std::min(static_cast<long>(n), static_cast<long>(std::ceil(n / 2 + h + 1)));
+  return {v[lo - 1], v[hi - 1]};
+}
+
+// --cpus quiet: every allowed CPU pinned in turn, one reading discarded and 3 read; the lowest median wins
+int quiet_cpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) {
+    std::fprintf(stderr, "batch_submit_probe: sched_getaffinity: %s\n", std::strerror(errno));
+    std::exit(1);
+  }
+  int best = -1;
+  double best_m = 1e9;
+  std::string survey;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    pin(c);
+    core_share();
+    const double m = median({core_share(), core_share(), core_share()});
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s\"%d\":%.3f", survey.empty() ? "" : ",", c, m);
+    survey += buf;
+    if (m < best_m) best = c, best_m = m;
+  }
+  if (best < 0) {
+    std::fprintf(stderr, "batch_submit_probe: no allowed CPU\n");
+    std::exit(1);
+  }
+  pin(best);
+  std::printf("{\"test\":\"choice\",\"mode\":\"quiet\",\"cpu\":%d,\"core_share\":%.3f,\"core_mode\":\"%s\",\"survey\":{%s}}\n",
+              best, best_m, best_m > kSharedRatio ? "shared" : "unshared", survey.c_str());
+  std::fflush(stdout);
+  return best;
+}
+
+// n distinct run slots out of `slots`, seeded (a partial Fisher-Yates over the slot numbers)
+std::vector<size_t> pick_slots(size_t slots, size_t n, std::mt19937_64& rng) {
+  std::vector<size_t> all(slots);
+  std::iota(all.begin(), all.end(), size_t(0));
+  for (size_t i = 0; i < n; ++i) std::swap(all[i], all[i + rng() % (slots - i)]);
+  all.resize(n);
+  return all;
+}
+
+// The offsets of n blocks of b bytes in runs of k adjacent slots, at random run slots of a pool
+std::vector<size_t> offsets(size_t pool, size_t b, size_t n, size_t k, std::mt19937_64& rng) {
+  const size_t runs = (n + k - 1) / k;
+  const std::vector<size_t> slot = pick_slots(pool / (k * b), runs, rng);
+  std::vector<size_t> off(n);
+  for (size_t i = 0; i < n; ++i) off[i] = slot[i / k] * k * b + (i % k) * b;
+  return off;
+}
+
+struct Descs {
+  std::vector<void*> dst, src;
+  std::vector<size_t> bytes;
+};
+
+// One descriptor per block, or (coalesce) one per stretch whose source and destination both continue the last one's
+Descs descriptors(const std::vector<char*>& dst, const std::vector<char*>& src, size_t b, bool coalesce) {
+  Descs d;
+  for (size_t i = 0; i < dst.size(); ++i) {
+    if (coalesce && !d.dst.empty() && static_cast<char*>(d.dst.back()) + d.bytes.back() == dst[i] &&
+        static_cast<char*>(d.src.back()) + d.bytes.back() == src[i]) {
+      d.bytes.back() += b;
+      continue;
+    }
+    d.dst.push_back(dst[i]);
+    d.src.push_back(src[i]);
+    d.bytes.push_back(b);
+  }
+  return d;
+}
+
+void issue_batch(const Descs& d, bool h2d, int device, bool hint, cudaStream_t s) {
+  cudaMemcpyAttributes attr{};
+  attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  attr.srcLocHint.type = h2d ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+  attr.srcLocHint.id = h2d ? 0 : device;
+  attr.dstLocHint.type = h2d ? cudaMemLocationTypeDevice : cudaMemLocationTypeHost;
+  attr.dstLocHint.id = h2d ? device : 0;
+  attr.flags = hint ? cudaMemcpyFlagPreferOverlapWithCompute : cudaMemcpyFlagDefault;
+  size_t attr_index = 0;
+  // Plain void** and size_t*: CUDA 12.8 declares the arrays without const, 12.9 and 13 with it (as gpu/sync.cpp)
+  void** dsts = const_cast<void**>(d.dst.data());
+  void** srcs = const_cast<void**>(d.src.data());
+  size_t* sizes = const_cast<size_t*>(d.bytes.data());
+#if CUDART_VERSION >= 13000
+  CK(cudaMemcpyBatchAsync(dsts, srcs, sizes, d.dst.size(), &attr, &attr_index, 1, s));
+#else  // CUDA 12.8 and 12.9 also return the index of the copy that failed
+  size_t failed = SIZE_MAX;
+  const cudaError_t err = cudaMemcpyBatchAsync(dsts, srcs, sizes, d.dst.size(), &attr, &attr_index, 1, &failed, s);
+  if (err != cudaSuccess) {
+    std::fprintf(stderr, "cudaMemcpyBatchAsync of %zu copies: %s (copy %zu failing)\n", d.dst.size(),
+                 cudaGetErrorString(err), failed);
+    std::exit(1);
+  }
+#endif
+}
+
+// cudaMemcpyDefault, as dmabench's ce issues its copies (the runtime infers the direction from the pointers)
+void issue_loop(const Descs& d, cudaStream_t s) {
+  for (size_t i = 0; i < d.dst.size(); ++i) CK(cudaMemcpyAsync(d.dst[i], d.src[i], d.bytes[i], cudaMemcpyDefault, s));
+}
+
+struct Stat {
+  double p50, lo, hi;
+};
+Stat stat(const std::vector<double>& v) {
+  const auto ci = median_ci(v);
+  return {median(v), ci.first, ci.second};
+}
+
+struct Point {  // one (direction, block, n, mechanism) for the fit
+  double x, call_p50, gpu_p50;
+  std::vector<double> call;
+};
+
+struct Line {
+  double slope = 0, intercept = 0, r2 = 0, se = 0;
+};
+
+// Ordinary least squares of y over x; se: the slope's standard error
+Line ols(const std::vector<double>& x, const std::vector<double>& y) {
+  Line l;
+  const size_t n = x.size();
+  if (n < 2) return l;
+  const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n, my = std::accumulate(y.begin(), y.end(), 0.0) / n;
+  double sxx = 0, sxy = 0, syy = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sxx += (x[i] - mx) * (x[i] - mx);
+    sxy += (x[i] - mx) * (y[i] - my);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  if (sxx <= 0) return l;
+  l.slope = sxy / sxx;
+  l.intercept = my - l.slope * mx;
+  double sse = 0;
+  for (size_t i = 0; i < n; ++i) sse += std::pow(y[i] - (l.intercept + l.slope * x[i]), 2);
+  l.r2 = syy > 0 ? 1 - sse / syy : 1;
+  l.se = n > 2 ? std::sqrt(sse / (n - 2) / sxx) : 0;
+  return l;
+}
+
+unsigned char value_of(size_t i, unsigned salt) { return static_cast<unsigned char>(1 + (i * 131 + salt) % 251); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Opts o = parse(argc, argv);
+  int cpu = -1;
+  if (o.cpu == -2) cpu = quiet_cpu();
+  else if (o.cpu >= 0) {
+    pin(o.cpu);
+    cpu = o.cpu;
+    std::printf("{\"test\":\"choice\",\"mode\":\"fixed\",\"cpu\":%d,\"core_share\":%.3f}\n", cpu, core_share());
+  } else std::printf("{\"test\":\"choice\",\"mode\":\"any\",\"cpu\":-1,\"core_share\":%.3f}\n", core_share());
+
+  CK(cudaSetDevice(o.device));
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, o.device));
+  int runtime = 0, driver = 0;
+  CK(cudaRuntimeGetVersion(&runtime));
+  CK(cudaDriverGetVersion(&driver));
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  const auto a0 = Clock::now();
+  char* host = nullptr;
+  char* dev = nullptr;
+  CK(cudaHostAlloc(reinterpret_cast<void**>(&host), o.pool_bytes,
+                   cudaHostAllocPortable | (o.mapped ? cudaHostAllocMapped : 0)));
+  CK(cudaMalloc(reinterpret_cast<void**>(&dev), o.pool_bytes));
+  const double alloc_s = us(a0, Clock::now()) / 1e6;
+  size_t most = 0;
+  for (size_t b : o.blocks) most = std::max(most, b * *std::max_element(o.ns.begin(), o.ns.end()));
+  char* staging = nullptr;  // h2d's check: the device's blocks gathered back
+  CK(cudaMallocHost(reinterpret_cast<void**>(&staging), most));
+  std::printf("{\"test\":\"info\",\"gpu\":\"%s\",\"runtime\":%d,\"driver\":%d,\"host\":\"%s\",\"pool_bytes\":%zu,"
+              "\"alloc_s\":%.3f,\"samples\":%d,\"warmup\":%d,\"seed\":%u,\"run\":%zu,\"coalesce\":%s,\"overlap_hint\":%s,"
+              "\"nproc\":%ld}\n",
+              prop.name, runtime, driver, o.mapped ? "mapped" : "pinned", o.pool_bytes, alloc_s, o.samples, o.warmup,
+              o.seed, o.run, o.coalesce ? "true" : "false", o.overlap_hint ? "true" : "false",
+              sysconf(_SC_NPROCESSORS_ONLN));
+  std::fflush(stdout);
+
+  bool all_valid = true;
+  for (const std::string& dir : o.dirs) {
+    const bool h2d = dir == "h2d";
+    for (size_t b : o.blocks) {
+      std::vector<std::vector<Point>> points(o.mechs.size());
+      for (size_t n : o.ns) {
+        if (n < o.run) {
+          std::printf("{\"test\":\"submit\",\"dir\":\"%s\",\"block\":%zu,\"n\":%zu,\"run\":%zu,\"skipped\":\"n is below "
+                      "the run length\"}\n",
+                      dir.c_str(), b, n, o.run);
+          continue;
+        }
+        // the same slots for every mechanism of this (direction, block, n); host and device drawn separately
+        std::mt19937_64 rng(o.seed * 0x9e3779b97f4a7c15ull + b * 1000003ull + n);
+        const std::vector<size_t> hoff = offsets(o.pool_bytes, b, n, o.run, rng);
+        const std::vector<size_t> doff = offsets(o.pool_bytes, b, n, o.run, rng);
+        std::vector<char*> hp(n), dp(n);
+        for (size_t i = 0; i < n; ++i) hp[i] = host + hoff[i], dp[i] = dev + doff[i];
+        const Descs d = h2d ? descriptors(dp, hp, b, o.coalesce) : descriptors(hp, dp, b, o.coalesce);
+        for (size_t m = 0; m < o.mechs.size(); ++m) {
+          const bool batch = o.mechs[m] == "batch";
+          const unsigned salt = static_cast<unsigned>(n * 7 + m * 3 + b + (h2d ? 1 : 0));
+          // sources carry each block's own byte value, destinations are cleared
+          for (size_t i = 0; i < n; ++i) {
+            if (h2d) {
+              std::memset(hp[i], value_of(i, salt), b);
+              CK(cudaMemsetAsync(dp[i], 0, b, s));
+            } else {
+              std::memset(hp[i], 0, b);
+              CK(cudaMemsetAsync(dp[i], value_of(i, salt), b, s));
+            }
+          }
+          CK(cudaStreamSynchronize(s));
+          const auto issue = [&] {
+            if (batch) issue_batch(d, h2d, o.device, o.overlap_hint, s);
+            else issue_loop(d, s);
+          };
+          for (int i = 0; i < o.warmup; ++i) {
+            issue();
+            CK(cudaStreamSynchronize(s));
+          }
+          std::vector<double> call, gpu, total, share;
+          for (int i = 0; i < o.samples; ++i) {
+            share.push_back(core_share());
+            const auto t0 = Clock::now();
+            CK(cudaEventRecord(e0, s));
+            const auto c0 = Clock::now();
+            issue();
+            const auto c1 = Clock::now();
+            CK(cudaEventRecord(e1, s));
+            CK(cudaStreamSynchronize(s));
+            const auto t1 = Clock::now();
+            float ms = 0;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            call.push_back(us(c0, c1));
+            gpu.push_back(ms * 1000.0);
+            total.push_back(us(t0, t1));
+          }
+          const int cpu_now = sched_getcpu();
+          // every block in its slot
+          bool valid = true;
+          if (h2d) {
+            for (size_t i = 0; i < n; ++i) CK(cudaMemcpyAsync(staging + i * b, dp[i], b, cudaMemcpyDeviceToHost, s));
+            CK(cudaStreamSynchronize(s));
+            for (size_t i = 0; i < n && valid; ++i)
+              for (size_t k = 0; k < b && valid; ++k) valid = static_cast<unsigned char>(staging[i * b + k]) == value_of(i, salt);
+          } else {
+            for (size_t i = 0; i < n && valid; ++i)
+              for (size_t k = 0; k < b && valid; ++k) valid = static_cast<unsigned char>(hp[i][k]) == value_of(i, salt);
+          }
+          all_valid = all_valid && valid;
+          const Stat sc = stat(call), sg = stat(gpu), st = stat(total), ss = stat(share);
+          const double shared = static_cast<double>(std::count_if(share.begin(), share.end(),
+                                                                   [](double r) { return r > kSharedRatio; })) /
+                                share.size();
+          const size_t nd = d.dst.size();
+          std::printf("{\"test\":\"submit\",\"dir\":\"%s\",\"block\":%zu,\"n\":%zu,\"mech\":\"%s\",\"run\":%zu,"
+                      "\"coalesce\":%s,\"descriptors\":%zu,\"host\":\"%s\",\"pool_bytes\":%zu,\"samples\":%d,"
+                      "\"call_us\":%.3f,\"call_us_ci95\":[%.3f,%.3f],\"call_us_per_desc\":%.4f,"
+                      "\"gpu_us\":%.3f,\"gpu_us_ci95\":[%.3f,%.3f],\"total_us\":%.3f,\"total_us_ci95\":[%.3f,%.3f],"
+                      "\"gbps\":%.3f,\"cpu\":%d,\"cpu_now\":%d,\"core_share_p50\":%.3f,\"core_share_shared\":%.3f,"
+                      "\"core_mode\":\"%s\",\"valid\":%s}\n",
+                      dir.c_str(), b, n, o.mechs[m].c_str(), o.run, o.coalesce ? "true" : "false", nd,
+                      o.mapped ? "mapped" : "pinned", o.pool_bytes, o.samples, sc.p50, sc.lo, sc.hi, sc.p50 / nd,
+                      sg.p50, sg.lo, sg.hi, st.p50, st.lo, st.hi, st.p50 > 0 ? double(n * b) / (st.p50 * 1e3) : 0.0,
+                      cpu, cpu_now, ss.p50, shared, ss.p50 > kSharedRatio ? "shared" : "unshared",
+                      valid ? "true" : "false");
+          std::fflush(stdout);
+          points[m].push_back({static_cast<double>(nd), sc.p50, sg.p50, call});
+        }
+      }
+      for (size_t m = 0; m < o.mechs.size(); ++m) {
+        const std::vector<Point>& p = points[m];
+        std::vector<double> x, yc, yg, xs, ys;
+        for (const Point& q : p) {
+          x.push_back(q.x), yc.push_back(q.call_p50), yg.push_back(q.gpu_p50);
+          for (double c : q.call) xs.push_back(q.x), ys.push_back(c);
+        }
+        const Line lc = ols(x, yc), lg = ols(x, yg), la = ols(xs, ys);
+        std::printf("{\"test\":\"fit\",\"dir\":\"%s\",\"block\":%zu,\"mech\":\"%s\",\"run\":%zu,\"coalesce\":%s,"
+                    "\"host\":\"%s\",\"points\":%zu,\"x\":\"descriptors\",\"call_us_per_desc\":%.4f,"
+                    "\"call_us_per_call\":%.3f,\"call_r2\":%.4f,\"call_us_per_desc_ci95\":[%.4f,%.4f],"
+                    "\"gpu_us_per_desc\":%.4f,\"gpu_us_per_call\":%.3f,\"gpu_r2\":%.4f}\n",
+                    dir.c_str(), b, o.mechs[m].c_str(), o.run, o.coalesce ? "true" : "false",
+                    o.mapped ? "mapped" : "pinned", p.size(), lc.slope, lc.intercept, lc.r2, la.slope - 1.96 * la.se,
+                    la.slope + 1.96 * la.se, lg.slope, lg.intercept, lg.r2);
+        std::fflush(stdout);
+      }
+    }
+  }
+  std::printf("{\"test\":\"end\",\"valid\":%s}\n", all_valid ? "true" : "false");
+  CK(cudaFreeHost(staging));
+  CK(cudaFree(dev));
+  CK(cudaFreeHost(host));
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  CK(cudaStreamDestroy(s));
+  return all_valid ? 0 : 1;
+}
