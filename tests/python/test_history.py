@@ -425,7 +425,7 @@ def test_a_failed_import_leaves_the_database_as_it_was(tmp_path, monkeypatch):
     for i in range(3):
         paths.append(tmp_path / f"new{i}.json")
         paths[-1].write_text(json.dumps(run_at(f"2026-01-1{i}T00:00:00Z", {1024: 100.0 + i})))
-    real, calls = history.store, []
+    real, calls = history.db.store, []
 
     def store(conn, run_):  # the disk fills up at the third run: the two before it are rolled back too
         calls.append(run_)
@@ -433,7 +433,7 @@ def test_a_failed_import_leaves_the_database_as_it_was(tmp_path, monkeypatch):
             raise sqlite3.OperationalError("database or disk is full")
         return real(conn, run_)
 
-    monkeypatch.setattr(history, "store", store)
+    monkeypatch.setattr(history.db, "store", store)
     one_line(inproc("history.py", "add", *paths, "--db", db), "history.py", "database or disk is full")
     assert len(calls) == 3 and digest(db) == kept and counts(db) == (1, 1, 0)
 

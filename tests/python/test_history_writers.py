@@ -137,7 +137,7 @@ class FullAt:
     SQLite's own SQLITE_FULL (PRAGMA max_page_count), which rolls the whole transaction back by itself."""
 
     def __init__(self, pages):
-        self.real, self.pages = history.open_db, pages
+        self.real, self.pages = history.db.open_db, pages
 
     def __call__(self, path, write):
         conn = self.real(path, write)
@@ -152,7 +152,7 @@ def test_a_full_disk_is_reported_as_such_and_changes_nothing(tmp_path, monkeypat
     kept = digest(db)
     big = tmp_path / "big.json"
     big.write_text(json.dumps(run_at("2026-01-02T00:00:00Z", {1024 * (k + 1): 100.0 + k for k in range(500)})))
-    monkeypatch.setattr(history, "open_db", FullAt(2))
+    monkeypatch.setattr(history.db, "open_db", FullAt(2))
     for args in (["add", big], ["gate", big, "--record"]):
         p = inproc("history.py", *args, "--db", db)
         one_line(p, "history.py", f"{db}: database or disk is full")
@@ -164,7 +164,7 @@ def test_a_full_disk_is_reported_as_such_and_changes_nothing(tmp_path, monkeypat
 
 
 def test_a_busy_database_is_tried_again_a_few_times(monkeypatch):
-    monkeypatch.setattr(history.time, "sleep", lambda s: None)
+    monkeypatch.setattr(history.db.time, "sleep", lambda s: None)
     calls = []
 
     def step(fail_times, error="database is locked"):

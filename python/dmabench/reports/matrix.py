@@ -17,12 +17,20 @@ import re
 import sys
 
 from ..reader import load
+from ..keys import interval_text, NOISY_LEGEND
 from ..text import cell, printable, ResultsError
 from ..tool import arg_parser, run_tool
 
 TOOL = "matrix.py"
 DEV = re.compile(r"/dev=[0-9,]+/")
 WITH = {"busbw_GBps": "busbw_with_GBps", "algbw_GBps": "algbw_with_GBps", "p50_us": "comm_with_us"}
+# the record's interval of each metric: the p50's 95% interval, and busbw and algbw at its ends
+INTERVAL = {"busbw_GBps": "busbw_interval_GBps", "algbw_GBps": "algbw_interval_GBps", "p50_us": "p50_interval_us"}
+# the tables' caption: what the interval beside each cell covers (issue 53)
+CAPTION = (f"Each cell: {NOISY_LEGEND}; busbw and algbw ± half the range they span at that interval's ends "
+           "(`busbw_interval_GBps`, `algbw_interval_GBps`); the figure alone in files written before intervals were "
+           "recorded. Row sums and the total add the figures alone. --beside: "
+           "what a case kept beside its workload (`overlap`) has no recorded interval and is shown alone.")
 
 
 def main(argv=None, tool=TOOL):
@@ -51,6 +59,14 @@ def figure(r, metric, beside):
     return r.get(metric)
 
 
+def interval(r, metric, beside):
+    """(the record's interval of the metric or None, noisy): none for a figure kept beside a workload."""
+    if beside and WITH[metric] in (r.get("overlap") or {}):
+        return None, None
+    pair = r.get(INTERVAL[metric])
+    return (pair if isinstance(pair, list) and len(pair) == 2 else None), r.get("noisy")
+
+
 def tables(doc, metric, beside):
     word = "host rank" if doc["context"].get("backend") == "host" else "GPU"
     out = {}
@@ -58,11 +74,12 @@ def tables(doc, metric, beside):
         pair = pair_of(r, word)
         if pair is None:
             continue
-        t = out.setdefault(DEV.sub("/dev=*/", r["name"]), {"rows": set(), "cols": set(), "cells": {}})
+        t = out.setdefault(DEV.sub("/dev=*/", r["name"]), {"rows": set(), "cols": set(), "cells": {}, "intervals": {}})
         t["rows"].add(pair[0])
         t["cols"].add(pair[1])
         value = figure(r, metric, beside) if r["status"] == "ok" else r["status"]
         t["cells"][pair] = value
+        t["intervals"][pair] = interval(r, metric, beside) if r["status"] == "ok" else (None, None)
     return out
 
 
@@ -71,10 +88,14 @@ def label_key(label):
     return (label.split(" ")[0] != "host", int(m.group(1)) if m else -1, label)
 
 
-def cell_text(v):
+def cell_text(v, pair=None, noisy=None):
+    """A cell: the figure with half its interval (`12.3 ±0.4`, ` noisy` where flagged), '–' where not measured, or the
+    case's status."""
     if v is None:
         return "–"
-    return f"{v:.1f}" if isinstance(v, (int, float)) else cell(v)
+    if isinstance(v, (int, float)):
+        return interval_text(v, pair, noisy, lambda x: f"{x:.1f}")
+    return cell(v)
 
 
 def render(key, t, metric):
@@ -87,7 +108,8 @@ def render(key, t, metric):
         numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
         total += sum(numbers)
         counted += len(numbers)
-        out.append(f"| {row} | " + " | ".join(cell_text(v) for v in values) + f" | {sum(numbers):.1f} |")
+        cells = [cell_text(v, *t["intervals"].get((row, c), (None, None))) for v, c in zip(values, cols)]
+        out.append(f"| {row} | " + " | ".join(cells) + f" | {sum(numbers):.1f} |")
     out.append(f"\n{counted} pairs measured, sum {total:.1f}")
     return "\n".join(out)
 
@@ -103,7 +125,7 @@ def run(argv=None):
     if not found:
         raise ResultsError(f"{a.results}: no case measures one pair (copy or bidir on two devices, h2d, d2h or "
                            "h2d-bidir on one); a sweep with devices \"pairs\" makes them")
-    print("\n".join(render(k, found[k], a.metric) for k in sorted(found)))
+    print("\n".join(render(k, found[k], a.metric) for k in sorted(found)) + "\n\n" + CAPTION)
     return 0
 
 

@@ -18,7 +18,8 @@ is checked).
 """
 import sys
 
-from ..keys import beside, labels_apart, pattern_label, placement, variant, versions_caption
+from ..keys import (beside, interval_text, labels_apart, NOISY_LEGEND, p50_interval, pattern_label, placement, variant,
+                   versions_caption)
 from ..reader import load
 from ..text import fmt_size, printable, ResultsError, table
 from ..tool import arg_parser, run_tool
@@ -26,6 +27,10 @@ from ..tool import arg_parser, run_tool
 TOOL = "overlap_report.py"
 DMA = ("ce", "ce-batch", "hsa")
 NOISE_PCT = 2.0  # GEMM slowdowns seen between -2.3% and +2% where nothing should slow the GEMM
+# the tables' caption: what the intervals beside the p50s cover (issue 53)
+CAPTION = (NOISY_LEGEND + ". Idle: the case's own p50 (`latency_us.p50`) with its interval (the p50 alone in files "
+           "written before intervals were recorded); under load: the p50 and p99 of the samples taken beside the "
+           "workload (`overlap.comm_with_us`, `comm_with_p99_us`), for which no interval is recorded.")
 
 
 def measured(doc):
@@ -52,10 +57,16 @@ def group_table(rows, name=variant):
         o = r["overlap"]
         body.append([f"`{name(r)}`", f"{o['compute_slowdown_pct']:+.1f}%",
                      f"{r['busbw_GBps']:.1f} → {o['busbw_with_GBps']:.1f} ({100 * kept(r):.0f}%)",
-                     f"{r['latency_us']['p50']:.1f} / {r['latency_us']['p99']:.1f}",
+                     f"{idle_p50(r)} / {r['latency_us']['p99']:.1f}",
                      f"{o['comm_with_us']:.1f} / {o['comm_with_p99_us']:.1f}", f"{o['overlap_efficiency']:.2f}"])
     return table(["variant", "compute slowdown", "busbw GB/s alone → beside (kept)", "p50 / p99 µs idle",
                   "p50 / p99 µs under load", "overlap eff."], body)
+
+
+def idle_p50(r):
+    """The case's p50 alone with its interval (`12.3 ±0.4`, ` noisy` where flagged; the bare p50 where the file has
+    no interval)."""
+    return interval_text(r["latency_us"]["p50"], p50_interval(r), r.get("noisy"), lambda v: f"{v:.1f}")
 
 
 def targets(results):
@@ -128,6 +139,7 @@ def run(argv=None):
         out.append("\n" + printable(f"**{pattern_label(*group)} {fmt_size(size)} per rank, {timing}, beside {workload}**") + "\n")
         names = labels_apart(rows)
         out.append(group_table(rows, lambda r: names[id(r)]))
+    out.append("\n" + CAPTION)
     if a.targets:
         out += [printable(line) if line.startswith("- ") else line for line in targets(res)]
     print("\n".join(out))

@@ -7,9 +7,9 @@ For the records that were set up (results/SCHEMA.md `setup_s`, `setup`): per poo
 up (it allocates and poisons the whole pool) and of the cases after it (they reuse the buffers: they fill, poison
 and check what they touch and read the rest of the pool once), against the bytes each case touches (its
 transfers' bytes, every buffer set) and the time it measured (its samples: iterations x p50 x operations per
-sample). The last table fits the later cases' setup as a + b x touched GiB + c x pool GiB (least squares over
-every later case of the files): how setup grows with the bytes a case touches and with the pool. configs/pool-setup.json
-is the sweep it was made for.
+sample; ± half the range between its medians at the ends of the cases' p50 intervals). The last table fits the
+later cases' setup as a + b x touched GiB + c x pool GiB (least squares over every later case of the files): how
+setup grows with the bytes a case touches and with the pool. configs/pool-setup.json is the sweep it was made for.
 A results file may also be given as its run's journal, `<file>.journal` (dmabench.load).
 
 Exit codes: 0 done; 2 bad input: an unreadable or malformed results file, a file with no record that was set up,
@@ -18,12 +18,18 @@ or a bad argument, with one line `setup_report.py: error: ...` on stderr.
 import statistics
 import sys
 
+from ..keys import interval_text, p50_interval
 from ..reader import load
 from ..text import fmt_size, json_text, ResultsError, table
 from ..tool import arg_parser, run_tool
 
 TOOL = "setup_report.py"
 GiB = float(1 << 30)
+# the table's caption: what each column's median covers and which carries an interval (issue 53)
+CAPTION = ("setup s: one measurement per case (no interval); medians and max over the later cases of the row. "
+           "measured s: samples × p50 × operations per sample, the median over the later cases ± half the range "
+           "between the medians of that figure taken at the ends of each case's p50 interval (`p50_interval_us`: "
+           "within one process a 95% interval); the median alone where a case has no interval.")
 
 
 def pool_bytes(r):
@@ -37,12 +43,24 @@ def touched_bytes(r):
     return (r.get("bytes") or r["bytes_per_rank"]) * max(1, r.get("rotate", 1))
 
 
-def measured_s(r):
-    """Seconds of timed samples: samples x p50 x operations per sample."""
+def measured_s(r, p50=None):
+    """Seconds of timed samples: samples x p50 x operations per sample (`p50`: another figure in its place, µs)."""
     if r["status"] != "ok" or not r.get("latency_us"):
         return None
     ops = r.get("pipeline_depth", 1) if r["timing"] == "pipelined" else 1
-    return r.get("iterations", 0) * r["latency_us"]["p50"] * 1e-6 * ops
+    return r.get("iterations", 0) * (r["latency_us"]["p50"] if p50 is None else p50) * 1e-6 * ops
+
+
+def measured_interval(records):
+    """[low, high]: the medians over the measured `records` (measured_s) of their measured seconds at the ends of each
+    one's p50 interval (`p50_interval_us`), or None where one of them has no interval."""
+    ends = []
+    for r in (r for r in records if measured_s(r) is not None):
+        pair = p50_interval(r)
+        if pair is None or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in pair):
+            return None
+        ends.append([measured_s(r, pair[0]), measured_s(r, pair[1])])
+    return [statistics.median(e[i] for e in ends) for i in (0, 1)] if ends else None
 
 
 def kind(r):
@@ -67,6 +85,7 @@ def rows_of(records):
             "later_setup_s_max": max((r["setup_s"] for r in later), default=None),
             "later_touched_bytes_median": statistics.median([touched_bytes(r) for r in later]) if later else None,
             "later_measured_s_median": statistics.median(meas) if meas else None,
+            "later_measured_s_interval": measured_interval(later),
             "failed": sum(r["status"] == "failed" for r in rs),
         })
     return rows
@@ -92,6 +111,13 @@ def fmt_s(v):
     return "–" if v is None else f"{v:.3f}"
 
 
+def measured_text(row):
+    """The later cases' median measured seconds ± half the range between the medians at their p50 intervals' ends."""
+    if row["later_measured_s_median"] is None:
+        return "–"
+    return interval_text(row["later_measured_s_median"], row["later_measured_s_interval"], None, fmt_s)
+
+
 def run(argv=None):
     ap = arg_parser(__doc__)
     ap.add_argument("results", nargs="+")
@@ -112,7 +138,8 @@ def run(argv=None):
                 [[fmt_size(r["pool_bytes"]), r["host_kind"], str(r["cases"]), fmt_s(r["first_setup_s"]),
                   fmt_s(r["later_setup_s_median"]), fmt_s(r["later_setup_s_max"]),
                   fmt_size(int(r["later_touched_bytes_median"])) if r["later_touched_bytes_median"] else "–",
-                  fmt_s(r["later_measured_s_median"]), str(r["failed"])] for r in rows]))
+                  measured_text(r), str(r["failed"])] for r in rows]))
+    print(f"\n{CAPTION}")
     if f:
         print(f"\nlater cases' setup ≈ {f['intercept_s']:.4f} s + {f['per_touched_GiB_s']:.4f} s per GiB touched + "
               f"{f['per_pool_GiB_s']:.4f} s per GiB of pool (least squares over {f['cases']} cases)")
