@@ -63,7 +63,7 @@ double Progress::remaining_s() const {
   const double running_s = clock_() - case_start_s_;
   double left = std::max(0.0, predicted_s(done) - running_s);
   for (std::size_t i = done + 1; i < total_; ++i) left += predicted_s(i);
-  return left;
+  return std::round(left * 1e6) / 1e6;  // to the microsecond: a sum of equal shares is not floored a second short
 }
 
 std::string Progress::line(std::size_t k, const std::string& name, bool last) const {
