@@ -50,7 +50,8 @@ const json* field(const json& record, const std::string& path) {
 std::string text(const json* v) {
   if (!v || v->is_null()) return "";
   if (v->is_boolean()) return v->get<bool>() ? "true" : "false";
-  if (v->is_number_float()) return python_float(v->get<double>());
+  if (v->is_number_float())  // not finite: null in the results file, so an empty cell as export_csv.py's
+    return std::isfinite(v->get<double>()) ? python_float(v->get<double>()) : std::string();
   if (v->is_number()) return v->dump();
   if (v->is_string()) return v->get<std::string>();
   return v->dump(-1, ' ', false, json::error_handler_t::replace);
