@@ -46,10 +46,11 @@ def exported(results):
     return run([sys.executable, "-m", "dmabench.cli", "export", results], 0).stdout
 
 
-def avg_line(text):
+def avg_line(text, processes=1):
+    """The run's closing average line (under --processes N each process prints its own, then the parent its own)."""
     lines = [l for l in text.splitlines() if l.startswith("# Avg bus bandwidth")]
-    expect(len(lines) == 1, f"{len(lines)} closing average lines in\n{text[-2000:]}")
-    return lines[0]
+    expect(len(lines) == (1 if processes == 1 else processes + 1), f"{len(lines)} closing average lines in\n{text[-2000:]}")
+    return lines[-1]
 
 
 def check_tables(exe, tmp, cfg):
@@ -96,7 +97,10 @@ def main():
                  "--processes", "2"], 0)
         expect(open(csv).read() == exported(levels), "--processes: --csv differs from the levels file's export")
         expect(len(open(md).read().splitlines()) == 10, "--processes: --md rows")
-        avg_line(p.stdout + p.stderr)
+        merged = [r for r in json.load(open(levels))["results"] if r["status"] == "ok"]
+        mean = sum(r["busbw_GBps"] for r in merged) / len(merged)
+        expect(avg_line(p.stdout + p.stderr, 2).startswith(f"# Avg bus bandwidth    : {mean:.3f} GB/s (the mean over 4"),
+               "--processes: the last average line is the levels file's")
         for k in (1, 2):
             args = json.load(open(os.path.join(levels + ".processes", f"process-{k}.json")))["context"]["command_line"]
             expect("--csv" not in args and "--md" not in args, f"process {k} was given --csv/--md: {args}")
