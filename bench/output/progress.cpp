@@ -41,20 +41,11 @@ Progress::Progress(std::vector<Planned> plan, bool terminal, Clock clock, std::s
 
 double Progress::predicted_s(std::size_t i) const {
   const std::size_t done = seconds_.size();
-  double group_s = 0, all_s = 0, work = 0;
-  std::size_t group_n = 0;
-  const bool grouped = i < plan_.size() && !plan_[i].group.empty();
-  for (std::size_t j = 0; j < done; ++j) {
-    all_s += seconds_[j];
-    if (j < plan_.size()) work += plan_[j].work;
-    if (grouped && j < plan_.size() && plan_[j].group == plan_[i].group) {
-      group_s += seconds_[j];
-      ++group_n;
-    }
-  }
-  if (group_n > 0) return group_s / static_cast<double>(group_n);  // its class's mean
-  if (estimates_ && work > 0 && i < plan_.size()) return plan_[i].work * all_s / work;  // the finished cases' rate
-  return done > 0 ? all_s / static_cast<double>(done) : 0;  // the mean finished case
+  if (i < plan_.size() && !plan_[i].group.empty())
+    if (const auto g = by_group_.find(plan_[i].group); g != by_group_.end() && g->second.second > 0)
+      return g->second.first / static_cast<double>(g->second.second);  // its class's mean
+  if (estimates_ && done_work_ > 0 && i < plan_.size()) return plan_[i].work * done_s_ / done_work_;  // the rate
+  return done > 0 ? done_s_ / static_cast<double>(done) : 0;  // the mean finished case
 }
 
 double Progress::remaining_s() const {
@@ -87,7 +78,18 @@ std::string Progress::case_done(std::size_t k, const std::string& case_name) {
   k = std::min(k, total_);
   if (k > seconds_.size()) {  // the cases finished since the last call share the time since it
     const double each = (now_s - case_start_s_) / static_cast<double>(k - seconds_.size());
-    seconds_.resize(k, std::max(0.0, each));
+    for (std::size_t i = seconds_.size(); i < k; ++i) {
+      seconds_.push_back(std::max(0.0, each));
+      done_s_ += seconds_.back();
+      if (i < plan_.size()) {
+        done_work_ += plan_[i].work;
+        if (!plan_[i].group.empty()) {
+          auto& [sum_s, n] = by_group_[plan_[i].group];
+          sum_s += seconds_.back();
+          ++n;
+        }
+      }
+    }
   }
   case_start_s_ = now_s;
   finished_name_ = case_name;

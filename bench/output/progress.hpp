@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -64,6 +65,8 @@ class Progress {
   std::vector<Planned> plan_;     // empty: no plan (every case alike)
   bool estimates_ = false;        // some planned work > 0
   std::vector<double> seconds_;   // the finished cases' times, in order
+  double done_s_ = 0, done_work_ = 0;  // their sum, and the sum of their planned work
+  std::map<std::string, std::pair<double, std::size_t>> by_group_;  // a class's finished seconds and count
   bool terminal_;
   Clock clock_;
   std::size_t columns_;
