@@ -365,7 +365,9 @@ class Sweep {
         lead_(team::world().rank() == 0),
         session_(options.benchmark_args, name_width(selected_, options.benchmark_args), lead_, benchmark_out,
                  gbench::Console{options.verbosity, terminal_columns(STDOUT_FILENO), gbench::table_widths(selected_)}),
-        progress_(plan(), ::isatty(STDERR_FILENO) != 0, {}, terminal_columns()) {}
+        progress_(plan(), ::isatty(STDERR_FILENO) != 0, {}, terminal_columns()) {
+    progress_.set_names([this](std::size_t i) { return selected_[i]->name(); });
+  }
 
   // The cases --benchmark_filter selects: what the sweep runs.
   std::size_t selected() const { return selected_.size(); }
@@ -387,7 +389,8 @@ class Sweep {
   }
   // Each selected case as the progress line plans it: its estimated work (a case that will skip costs nearly nothing;
   // with a power meter every case also takes its window), its class (those that skip; else the size, a class per
-  // factor of 4 of its bytes per rank: the line learns each class's time from its finished cases) and its name.
+  // factor of 4 of its bytes per rank: the line learns each class's time from its finished cases); its name is asked
+  // when a line names it (set_names).
   std::vector<Progress::Planned> plan() {
     const gbench::Loops loops(options_.benchmark_args);
     const double window_s = power_.meter ? power_.meter->window_s() : 0;
@@ -396,7 +399,7 @@ class Sweep {
       const bool skips = static_skip(*c, engines_, backend_).has_value();
       const int size_class = c->bytes_per_rank > 0 ? static_cast<int>(std::log2(static_cast<double>(c->bytes_per_rank))) / 2 : 0;
       p.push_back({skips ? 1e-4 : loops.estimated_seconds(*c) + window_s,
-                   skips ? std::string("skip") : fmt::format("size {}", size_class), c->name()});
+                   skips ? std::string("skip") : "size " + std::to_string(size_class), {}});
     }
     return p;
   }

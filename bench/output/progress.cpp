@@ -63,10 +63,11 @@ std::string Progress::line(std::size_t k, const std::string& name, bool last) co
                            : seconds_.empty() || std::all_of(seconds_.begin(), seconds_.end(), [](double s) { return s <= 0; })
                                ? std::string("~? left")
                                : fmt::format("~{} left", format_duration(remaining_s()));
-  const bool named_plan = k < plan_.size() && !plan_[k].name.empty();
-  const std::string what = last || !named_plan ? fmt::format(": {}", name)
-                                               : fmt::format("; running {} ({})", plan_[k].name,
-                                                             format_duration(now_s - case_start_s_));
+  const std::string running = k >= total_ ? std::string() : k < plan_.size() && !plan_[k].name.empty() ? plan_[k].name
+                              : name_of_ ? name_of_(k) : std::string();
+  const std::string what = last || running.empty()
+                               ? fmt::format(": {}", name)
+                               : fmt::format("; running {} ({})", running, format_duration(now_s - case_start_s_));
   std::string text = fmt::format("[{}/{}] {} elapsed, {}{}", k, total_, format_duration(now_s - start_s_), left, what);
   if (!terminal_) return fmt::format("{}\n", text);
   if (columns_ > 1 && text.size() > columns_ - 1) text.resize(columns_ - 1);

@@ -54,6 +54,9 @@ class Progress {
   // On a terminal, once a line was drawn: what erases it ("\r\x1b[K"); "" otherwise. The timer then waits for the
   // next case_done.
   std::string clear();
+  // Where the plan has no names: case i's (0-based) name, asked only when a line names it (a sweep of 16000 cases
+  // does not build every name before its first case).
+  void set_names(std::function<std::string(std::size_t)> name_of) { name_of_ = std::move(name_of); }
   // The estimated seconds left now (the running case's rest and the cases after it); exposed for tests.
   double remaining_s() const;
 
@@ -75,6 +78,7 @@ class Progress {
   double shown_at_s_ = -1;        // when the last line was printed; < 0: none yet
   bool cleared_ = false;          // clear() since the last line: tick() draws nothing
   std::string finished_name_;     // the last finished case (named where the plan has no names)
+  std::function<std::string(std::size_t)> name_of_;  // set_names
 };
 
 // Calls `tick` every Progress::kTickEverySeconds on a thread of its own from construction to destruction (`on`: else
