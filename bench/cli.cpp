@@ -89,7 +89,10 @@ Output and run:
                        core reads unshared and waits out shared readings (record: cpu_choice); off: it stays
                        where the scheduler puts it
   --junit FILE         also write a JUnit XML report: a case is a test (failed fails, skipped skips, a --check
-                       FAIL fails with its message), for CI systems that show tests
+                       FAIL fails with its message), for CI systems that show tests; an ok case's figures
+                       (p50, busbw, bytes ...) are its <properties>
+  --csv FILE           also write a CSV file, a row per case (the columns of dmabench-results export)
+  --md FILE            also write the same table in markdown (columns empty in every row left out)
   --samples            keep every timed sample of every case in its record (as the config's "samples": true)
   --allow-empty        a run in which no case was ok (every case skipped: nothing measured) exits 0, not 6
   -q, --quiet          print only the run's verdict lines (failures, checks, the summary)
@@ -323,10 +326,12 @@ void check_overrides(const CliOptions& o) {
     }
 }
 
-// The flags that name a file: --out, --power-trace, --packets, --check, --junit (the field it goes in); null for another.
+// The flags that name a file: --out, --power-trace, --packets, --check, --junit, --csv, --md (the field it goes in);
+// null for another.
 std::string* file_field(const std::string& arg, CliOptions& o) {
   return arg == "--out" ? &o.out : arg == "--power-trace" ? &o.power_trace : arg == "--packets" ? &o.packets_dir
-       : arg == "--check" ? &o.check : arg == "--junit" ? &o.junit : nullptr;
+       : arg == "--check" ? &o.check : arg == "--junit" ? &o.junit : arg == "--csv" ? &o.csv : arg == "--md" ? &o.md
+       : nullptr;
 }
 
 std::string unknown(const std::string& arg) {
@@ -334,7 +339,7 @@ std::string unknown(const std::string& arg) {
       "unknown argument '{}'; accepted: a preset name first, --config, --preset, --presets, --out, --backend, --devices, "
       "the sweep flags -b/-e/-f/-i, --sizes, --patterns, --engines, -n, -w, --timing, --pipeline-depth, the sampling flags "
       "--min-samples, --max-samples, --max-noise, --min-time, --max-time, --set KEY=VALUE, --axis KEY=V1,V2, "
-      "--power, --power-window, --power-trace, --packets, --check, --junit, --samples, --allow-empty, --case-timeout, "
+      "--power, --power-window, --power-trace, --packets, --check, --junit, --csv, --md, --samples, --allow-empty, --case-timeout, "
       "--processes, --order, --order-seed, --cpu-choice, -q, -v, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
       arg);
 }

@@ -31,6 +31,8 @@ struct CliOptions {
   std::string cpu_choice = "quiet";          // --cpu-choice quiet|off (bench/measure/cpu_choice.hpp)
   int verbosity = 1;                         // -q 0 (the verdict lines alone), 1 (default: a row per case), -v 2
   std::string junit;                         // --junit FILE: a JUnit XML report, a case = a test
+  std::string csv;                           // --csv FILE: a row per case, export_csv.py's columns (bench/output/export.hpp)
+  std::string md;                            // --md FILE: the same as a markdown table
   bool samples = false;                      // --samples: every timed sample in the record (as the config's "samples")
   bool allow_empty = false;                  // --allow-empty: a run in which no case was ok exits 0, not 6
   // The sweep and sampling flags (-b/-e/-f, --sizes, --patterns, -n, --max-noise ...), --set KEY=VALUE and --axis

@@ -15,11 +15,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 #include <random>
 
 #include <fmt/format.h>
 
 #include "bench/check.hpp"
+#include "bench/output/export.hpp"
 #include "bench/output/junit.hpp"
 #include "bench/config/config.hpp"
 #include "bench/run/gbench.hpp"
@@ -56,8 +58,8 @@ void check_flags(const CliOptions& o) {
 // The arguments of process k: the run's, less the flags set per process, plus its --out and order.
 std::vector<std::string> process_args(const std::vector<std::string>& args, const std::string& out, bool random,
                                       std::uint64_t seed) {
-  static const std::vector<std::string> per_process = {"--processes", "--out", "--check", "--junit", "--order",
-                                                       "--order-seed"};
+  static const std::vector<std::string> per_process = {"--processes", "--out", "--check", "--junit", "--csv", "--md",
+                                                       "--order", "--order-seed"};
   std::vector<std::string> a;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string flag = args[i].substr(0, args[i].find('='));
@@ -231,6 +233,24 @@ void write_junit(const std::string& path, std::vector<json> records, const std::
                context.value("started_at", "").substr(0, 19), context.value("host", ""));
 }
 
+// --junit, --csv and --md of --processes: checked here, written from the levels file's records (the processes write none).
+struct Reports {
+  std::string junit, csv, md;  // as checked; "" for none
+};
+
+Reports check_reports(const CliOptions& options, const std::string& out) {
+  Reports r;
+  std::vector<std::pair<std::string, std::string>> written = {{"--out", out}};
+  for (auto [flag, given, path] : {std::tuple{"--junit", &options.junit, &r.junit}, std::tuple{"--csv", &options.csv, &r.csv},
+                                   std::tuple{"--md", &options.md, &r.md}})
+    if (!given->empty()) {
+      *path = check_output_file(flag, *given, options.config, true).path;
+      written.emplace_back(flag, *path);
+    }
+  check_distinct_outputs(written);
+  return r;
+}
+
 // --check over the levels file: whether every check passed; `verdicts` gets them.
 bool check_levels(const std::optional<check::Expectations>& expectations, const json& merged,
                   std::vector<check::Verdict>& verdicts) {
@@ -255,11 +275,8 @@ int run_processes(const CliOptions& options, const std::vector<std::string>& arg
   const auto expectations = options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);
   const OutPath out = check_out_path(options.out, options.config);
   check_process_files(options, out.path, options.processes);
-  std::string junit_path;  // --junit: written here from the levels file's records (the processes write none)
-  if (!options.junit.empty()) {
-    junit_path = check_output_file("--junit", options.junit, options.config, true).path;
-    check_distinct_outputs({{"--out", out.path}, {"--junit", junit_path}});
-  }
+  const Reports reports = check_reports(options, out.path);
+  const std::string& junit_path = reports.junit;
   const OutLock lock(out.path);
   const std::string dir = process_dir(out.path);
   const bool random = options.order != "config";
@@ -284,6 +301,8 @@ int run_processes(const CliOptions& options, const std::vector<std::string>& arg
     failed += s == "failed";
     if (s == "skipped") ++skip_reasons[r.value("reason", "")];
   }
+  const std::vector<json> records = merged["results"].get<std::vector<json>>();
+  if (options.verbosity > 0) console::say("\n{}", table_export::avg_busbw_line(records));
   console::say("\ndmabench: {} processes: {} ok, {} skipped, {} failed; levels in {} (each process's results in {})\n",
                left->docs.size(), ok, skipped, failed, out.path, dir);
   const auto commonest = std::max_element(skip_reasons.begin(), skip_reasons.end(),
@@ -294,7 +313,9 @@ int run_processes(const CliOptions& options, const std::vector<std::string>& arg
   std::vector<check::Verdict> verdicts;
   const bool checked = left->stop_code || check_levels(expectations, merged, verdicts);
   if (!junit_path.empty())  // a test per case of the levels file (every finished case, also of a stopped run)
-    write_junit(junit_path, merged["results"].get<std::vector<json>>(), verdicts, *left, options.processes, merged["context"]);
+    write_junit(junit_path, records, verdicts, *left, options.processes, merged["context"]);
+  if (!reports.csv.empty()) table_export::write_csv(reports.csv, records);
+  if (!reports.md.empty()) table_export::write_markdown(reports.md, records);
   if (left->stop_code) return left->stop_code;
   return finished_run_code(options, ok, failed, checked);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <atomic>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -37,6 +39,7 @@
 #include "bench/output/report.hpp"
 #include "bench/check.hpp"
 #include "bench/output/matrix.hpp"
+#include "bench/output/export.hpp"
 #include "bench/output/junit.hpp"
 #include "bench/measure/calibration.hpp"
 #include "bench/run/run_case.hpp"
@@ -202,6 +205,7 @@ class Recorder {
     if (r.status == Status::failed && !team::world().stopped().empty()) team::stop_recorded();
     if (!results_) return;
     json j = to_json(r);
+    busbw_.push_back({{"status", j["status"]}, {"busbw_GBps", j["busbw_GBps"]}});
     if (keep_) kept_.push_back(j);
     results_->add(std::move(j));
   }
@@ -212,6 +216,8 @@ class Recorder {
     finished_ = true;
   }
   const std::vector<json>& kept() const { return kept_; }
+  // Each record's status and busbw_GBps (every record, kept or not): the closing average busbw line.
+  const std::vector<json>& busbw() const { return busbw_; }
   int count(Status s) const {
     std::lock_guard lock(mu_);
     return counts_.count(s) ? counts_.at(s) : 0;
@@ -234,6 +240,7 @@ class Recorder {
   bool finished_ = false;
   bool keep_ = false;
   std::vector<json> kept_;
+  std::vector<json> busbw_;
   std::map<Status, int> counts_;
   std::string first_failure_;
   std::map<std::string, int> skip_reasons_;
@@ -360,7 +367,9 @@ class Sweep {
         lead_(team::world().rank() == 0),
         session_(options.benchmark_args, name_width(selected_, options.benchmark_args), lead_, benchmark_out,
                  gbench::Console{options.verbosity, terminal_columns(STDOUT_FILENO), gbench::table_widths(selected_)}),
-        progress_(work(), ::isatty(STDERR_FILENO) != 0, {}, terminal_columns()) {}
+        progress_(plan(), ::isatty(STDERR_FILENO) != 0, {}, terminal_columns()) {
+    progress_.set_names([this](std::size_t i) { return selected_[i]->name(); });
+  }
 
   // The cases --benchmark_filter selects: what the sweep runs.
   std::size_t selected() const { return selected_.size(); }
@@ -380,22 +389,33 @@ class Sweep {
     if (shuffle) shuffle_cases(cases, *shuffle);
     return cases;
   }
-  // Each selected case's estimated work (the progress line's weights); a case that will skip costs nearly nothing;
-  // with a power meter every case also takes its window.
-  std::vector<double> work() {
+  // Each selected case as the progress line plans it: its estimated work (a case that will skip costs nearly nothing;
+  // with a power meter every case also takes its window), its class (those that skip; else the size, a class per
+  // factor of 4 of its bytes per rank: the line learns each class's time from its finished cases); its name is asked
+  // when a line names it (set_names).
+  std::vector<Progress::Planned> plan() {
     const gbench::Loops loops(options_.benchmark_args);
     const double window_s = power_.meter ? power_.meter->window_s() : 0;
-    std::vector<double> w;
-    for (const Case* c : selected_)
-      w.push_back(static_skip(*c, engines_, backend_) ? 1e-4 : loops.estimated_seconds(*c) + window_s);
-    return w;
+    std::vector<Progress::Planned> p;
+    for (const Case* c : selected_) {
+      const bool skips = static_skip(*c, engines_, backend_).has_value();
+      const int size_class = c->bytes_per_rank > 0 ? static_cast<int>(std::log2(static_cast<double>(c->bytes_per_rank))) / 2 : 0;
+      p.push_back({skips ? 1e-4 : loops.estimated_seconds(*c) + window_s,
+                   skips ? std::string("skip") : "size " + std::to_string(size_class), {}});
+    }
+    return p;
+  }
+  // The progress line's text, written under the lock the timer takes too.
+  void progress_write(const std::function<std::string(Progress&)>& text) {
+    std::lock_guard lock(progress_mu_);
+    console::write(stderr, text(progress_));
   }
 
   // The case's line in the table; a case that never reached its samples (skipped or failed while set up),
   // or that failed after them (a measurement beside a workload), says so on a line of its own. A case that
   // failed while sampled is the table's error row alone (it was shown twice).
   void show(const CaseRecord& r) {
-    if (lead_) console::write(stderr, progress_.clear());  // a progress line on the terminal gives way
+    if (lead_) progress_write([](Progress& p) { return p.clear(); });  // a progress line on the terminal gives way
     const bool told = session_.show(r);
     if (!lead_ || told) return;
     console::say("{}: {}: {}\n", r.spec.name(), to_string(r.status), table::one_line(r.reason, std::string::npos));
@@ -425,22 +445,28 @@ class Sweep {
   bool stopped_ = false;
   gbench::Session session_;
   Progress progress_;  // on stderr, [k/N] with elapsed time and an estimate of what remains
+  std::mutex progress_mu_;  // progress_ and its line: the sweep's thread and the timer's
   std::size_t done_ = 0;
 };
 
 void Sweep::run() {
   std::optional<PoolScope> lend;  // processes of a multi-process run each allocate every case's buffers
   if (!team::world().multi()) lend.emplace(pool_);
-  for (const Case* c : selected_) {
-    if (team::stop_agreed()) {
-      stopped_ = true;
-      break;
+  // on a terminal at the default verbosity (-v prints lines while a case runs), the line moves on during a long case
+  {
+    const ProgressTimer timer(lead_ && options_.verbosity == 1 && ::isatty(STDERR_FILENO),
+                              [this] { progress_write([](Progress& p) { return p.tick(); }); });
+    for (const Case* c : selected_) {
+      if (team::stop_agreed()) {
+        stopped_ = true;
+        break;
+      }
+      run_one(*c);
+      ++done_;
+      if (lead_ && options_.verbosity > 0) progress_write([&](Progress& p) { return p.case_done(done_, c->name()); });
     }
-    run_one(*c);
-    ++done_;
-    if (lead_ && options_.verbosity > 0) console::write(stderr, progress_.case_done(done_, c->name()));
-  }
-  if (lead_) console::write(stderr, progress_.clear());
+  }  // (the timer stops)
+  if (lead_) progress_write([](Progress& p) { return p.clear(); });
   session_.finish();  // --benchmark_out, when a case was reported to it
   say_skipped();
 }
@@ -573,6 +599,8 @@ struct Outputs {
   std::string benchmark_out;  // "" for none
   std::string power_trace;    // "" for none
   std::string junit;          // "" for none
+  std::string csv;            // "" for none
+  std::string md;             // "" for none
 };
 
 // Every path the run writes, checked before anything runs or is created (bench/output/out_file.hpp).
@@ -596,10 +624,12 @@ Outputs check_outputs(const CliOptions& options, const std::vector<const Case*>&
     other("--power-trace", options.power_trace, true);
     checked.power_trace = written.back().second;
   }
-  if (!options.junit.empty()) {
-    other("--junit", options.junit, true);
-    checked.junit = written.back().second;
-  }
+  for (auto [flag, given, path] : {std::tuple{"--junit", &options.junit, &checked.junit},
+                                   std::tuple{"--csv", &options.csv, &checked.csv}, std::tuple{"--md", &options.md, &checked.md}})
+    if (!given->empty()) {
+      other(flag, *given, true);
+      *path = written.back().second;
+    }
   check_distinct_outputs(written);
   if (!options.packets_dir.empty()) {
     std::vector<std::string> dumps;
@@ -688,6 +718,14 @@ void write_junit(const std::string& path, const Recorder& recorder, const std::v
   junit::write(path, junit::test_cases(records, check::failed_lines(verdicts)), started_at.substr(0, 19), host);
 }
 
+// --junit, --csv and --md (those given): the recorded cases (--junit: also the `not_run` ones, and the --check FAILs).
+void write_reports(const Outputs& outputs, const Recorder& recorder, const std::vector<check::Verdict>& verdicts,
+                   const std::string& started_at, const std::string& host, const std::vector<json>& not_run = {}) {
+  if (!outputs.junit.empty()) write_junit(outputs.junit, recorder, verdicts, started_at, host, not_run);
+  if (!outputs.csv.empty()) table_export::write_csv(outputs.csv, recorder.kept());
+  if (!outputs.md.empty()) table_export::write_markdown(outputs.md, recorder.kept());
+}
+
 // The selected cases a signal kept from running, as skipped records saying so (for --junit: the results file keeps
 // only what ran). `code`: the run's exit code (128 + the signal).
 std::vector<json> not_run(const std::vector<const Case*>& selected, const std::vector<json>& kept, int code,
@@ -732,8 +770,31 @@ bool report_findings(const std::optional<check::Expectations>& expectations, boo
   return check::print_verdicts(verdicts, unchecked, expectations->path());
 }
 
-// The closing lines of a sweep that ran to its end: the counts and time, the first failure, whether anything was measured.
-void print_summary(const CliOptions& options, const Recorder& recorder, const RunStart& started) {
+// The reports of a run a signal stopped (--junit, --csv, --md): the cases that ran, and those that did not (a cancelled
+// CI job still shows every case). Written by the seal of a multi-process run (a launcher kills the processes a moment
+// after the signal) or after the sweep.
+void reports_on_interrupt(const CliOptions& options, const std::vector<Case>& cases, std::size_t selected,
+                          const Recorder& recorder, const Outputs& outputs, const std::string& started_at,
+                          const std::string& host) {
+  const int code = interrupt::requested() ? interrupt::exit_code() : 143;
+  write_reports(outputs, recorder, {}, started_at, host, not_run(selected_cases(options, cases), recorder.kept(), code, selected));
+}
+
+// A sweep a signal stopped before its last case: said and the reports written (unless the seal did both); the exit code.
+int interrupted(const CliOptions& options, const std::vector<Case>& cases, const Outcome& outcome, const Recorder& recorder,
+                const Outputs& outputs, const std::string& started_at, const std::string& host) {
+  if (!outcome.sealed) {  // else said and written when the file was finished
+    console::say("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(), outcome.selected,
+                 outputs.out.path);
+    reports_on_interrupt(options, cases, outcome.selected, recorder, outputs, started_at, host);
+  }
+  return interrupt::requested() ? interrupt::exit_code() : 143;
+}
+
+// The closing lines of a sweep that ran to its end: nccl-tests' average busbw (not with -q), the counts, the first
+// failure, and why nothing was measured where no case was ok.
+void say_closing(const CliOptions& options, const Recorder& recorder, const RunStart& started) {
+  if (options.verbosity > 0) console::say("\n{}", table_export::avg_busbw_line(recorder.busbw()));
   console::say("\ndmabench: {} ok, {} skipped, {} failed in {:.1f} s; results in {}\n", recorder.count(Status::ok),
              recorder.count(Status::skipped), recorder.count(Status::failed),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started.steady).count(), options.out);
@@ -791,18 +852,13 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
                team::world().multi() ? fmt::format(", {} processes", team::world().size()) : std::string(), outputs->out.path);
   }
   const bool pairs = uses_pairs(config);
-  Recorder recorder(results.get(), pairs || expectations.has_value() || !options.junit.empty());
-  // --junit of a run a signal stopped: the cases that ran, and those that did not (a cancelled CI job still shows every
-  // case); written by the seal (a launcher kills the processes a moment after the signal) or after the sweep
-  const auto junit_on_interrupt = [&](std::size_t selected) {
-    if (!lead || outputs->junit.empty()) return;
-    const int code = interrupt::requested() ? interrupt::exit_code() : 143;
-    write_junit(outputs->junit, recorder, {}, started.started_at, context.value("host", ""),
-                not_run(selected_cases(options, cases), recorder.kept(), code, selected));
+  Recorder recorder(results.get(), pairs || expectations.has_value() || !options.junit.empty() || !options.csv.empty() ||
+                                       !options.md.empty());
+  const auto on_seal = [&](std::size_t selected) {
+    if (lead) reports_on_interrupt(options, cases, selected, recorder, *outputs, started.started_at, context.value("host", ""));
   };
   const Outcome outcome = sweep_all(options, cases, *backend, power, recorder, lock ? &*lock : nullptr,
-                                   lead ? outputs->benchmark_out : std::string(), shuffle, cpu_choice.get(),
-                                   junit_on_interrupt);
+                                   lead ? outputs->benchmark_out : std::string(), shuffle, cpu_choice.get(), on_seal);
   const std::size_t selected = outcome.selected;
   const bool stopped = outcome.stopped;
   recorder.finish();  // the whole file and the journal removed (nothing changed if no case was recorded)
@@ -813,17 +869,12 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   }
   if (!lead) return stopped ? (interrupt::requested() ? interrupt::exit_code() : 143) : recorder.count(Status::failed) > 0;
   // a signal that came after the last case stopped nothing: the run ends as usual
-  if (stopped && static_cast<std::size_t>(recorder.total()) < selected) {
-    if (!outcome.sealed) {  // else said and written when the file was finished
-      console::say("\ndmabench: interrupted after {} of {} cases; results in {}\n", recorder.total(), selected, outputs->out.path);
-      junit_on_interrupt(selected);
-    }
-    return interrupt::requested() ? interrupt::exit_code() : 143;
-  }
-  print_summary(options, recorder, started);
+  if (stopped && static_cast<std::size_t>(recorder.total()) < selected)
+    return interrupted(options, cases, outcome, recorder, *outputs, started.started_at, context.value("host", ""));
+  say_closing(options, recorder, started);
   std::vector<check::Verdict> verdicts;
   const bool checked = report_findings(expectations, pairs, recorder.kept(), context["machine"], *backend, verdicts);
-  if (!outputs->junit.empty()) write_junit(outputs->junit, recorder, verdicts, started.started_at, context.value("host", ""));
+  write_reports(*outputs, recorder, verdicts, started.started_at, context.value("host", ""));
   return finished_run_code(options, recorder.count(Status::ok), recorder.count(Status::failed), checked);
 }
 

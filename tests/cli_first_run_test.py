@@ -8,8 +8,8 @@ usage: cli_first_run_test.py DMABENCH MODE
              `--out X` without `--config` is still bad input
   times      context.started_at, finished_at and wall_s: a finished run (the times agree with each other and with
              the test's own clock), a run interrupted by SIGINT, a run killed with SIGKILL (started_at only)
-  progress   a sweep longer than 3 s prints `[k/N] <elapsed> elapsed, ~<left> left: <case>` on stderr (one line per
-             case, not a terminal), the last `done`; a short sweep prints none; the table never shows Google
+  progress   a sweep longer than 3 s prints `[k/N] <elapsed> elapsed, ~<left> left; running <next case> (<s>)` on
+             stderr (one line per case, not a terminal), the last `[N/N] ... done: <case>`; a short sweep prints none; the table never shows Google
              Benchmark's raw "built as DEBUG" warning (explained by a note where the library is a debug build)
 """
 import calendar
@@ -171,7 +171,8 @@ def times(exe, tmp):
     expect("finished_at" not in ctx and "wall_s" not in ctx, f"a killed run has finish times: {ctx}")
 
 
-PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] (\S+) elapsed, (?:~(\S+) left|done): (.+)$")
+# `; running <the next case> (<its time>)` (issue 52), `: <case>` on the last line (done)
+PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] (\S+) elapsed, (?:~(\S+) left; running (.+) \((\S+)\)|done: (.+))$")
 
 
 def progress(exe, tmp):
@@ -191,9 +192,10 @@ def progress(exe, tmp):
     seen = []
     for l in lines:
         m = PROGRESS.match(l)
-        expect(m, f"progress line {l!r} is not `[k/N] <elapsed> elapsed, ~<left> left: <case>`")
+        expect(m, f"progress line {l!r} is not `[k/N] <elapsed> elapsed, ~<left> left; running <case> (<s>)`")
         k, n = int(m.group(1)), int(m.group(2))
-        expect(n == 8 and 1 <= k <= 8 and m.group(5) == names[k - 1], f"{l!r}: not case {k} of 8 ({names})")
+        named = m.group(7) if k == 8 else m.group(5)  # the last case, or the one running after case k
+        expect(n == 8 and 1 <= k <= 8 and named == names[min(k, 7)], f"{l!r}: not case {k} of 8 ({names})")
         expect((m.group(4) is None) == (k == 8), f"{l!r}: only the last case says done")
         seen.append(k)
     expect(seen == sorted(set(seen)) and seen[-1] == 8, f"cases {seen}: in order, the last one always")

@@ -50,6 +50,7 @@ def mask(text, tmp):
         line = re.sub(r"^dmabench \S+ \(git \S+\)", "dmabench <version>", line)
         line = re.sub(r"runs on the (cuda|hip) backend", "runs on the <gpu> backend", line)  # the build's GPU backend
         line = re.sub(r"in \d+\.\d s;", "in <s> s;", line)
+        line = re.sub(r"^(# Avg bus bandwidth    : )\d+\.\d+ GB/s", r"\1<busbw> GB/s", line)
         line = re.sub(r"setup [0-9.]+ (ns|us|ms|s)\b", "setup <time>", line)
         out.append(line)
     return out

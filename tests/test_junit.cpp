@@ -39,10 +39,10 @@ TEST(Junit, EscapesMarkupControlCharactersAndBytesThatAreNotXml) {
 TEST(Junit, DocumentCountsItsTestCases) {
   using O = junit::TestCase::Outcome;
   const std::vector<junit::TestCase> cases = {
-      {"copy.host", "copy/host/oneshot/dev=0,1/4KiB", 0.25, O::passed, "", ""},
-      {"copy.ce", "copy/ce/oneshot/dev=0,1/4KiB", 0.0, O::skipped, "", "engine ce: not on the host backend"},
-      {"copy.sm", "copy/sm/<1>", 0.5, O::failed, "failed", "validation: byte 3 is 0x00, expected 0x5a\nmore"},
-      {"copy.host", "copy/host/pipelined", -1, O::failed, "check", "FAIL  copy/host/pipelined: p50 2 us > 1 us"}};
+      {"copy.host", "copy/host/oneshot/dev=0,1/4KiB", 0.25, O::passed, "", "", {}},
+      {"copy.ce", "copy/ce/oneshot/dev=0,1/4KiB", 0.0, O::skipped, "", "engine ce: not on the host backend", {}},
+      {"copy.sm", "copy/sm/<1>", 0.5, O::failed, "failed", "validation: byte 3 is 0x00, expected 0x5a\nmore", {}},
+      {"copy.host", "copy/host/pipelined", -1, O::failed, "check", "FAIL  copy/host/pipelined: p50 2 us > 1 us", {}}};
   const std::string xml = junit::document(cases, "dmabench", "2026-12-04T11:00:00", "host\"1");
   EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", 0), 0u);
   EXPECT_NE(xml.find(R"(<testsuites name="dmabench" tests="4" failures="2" errors="0" skipped="1" time="0.750000">)"),
@@ -108,4 +108,35 @@ TEST(Junit, TestCasesFollowTheRecordsAndTheFailedChecks) {
   EXPECT_EQ(cases[3].outcome, O::failed);
   EXPECT_EQ(cases[3].type, "failed");
   EXPECT_EQ(cases[3].message, "byte 3");
+}
+
+// Issue 52: an ok case carries its figures as <properties> (before its outcome, as the schema orders them); a
+// skipped or failed case none.
+TEST(Junit, OkCasesCarryTheirFiguresAsProperties) {
+  const std::vector<nlohmann::json> records = {
+      {{"name", "a"}, {"pattern", "allreduce"}, {"engine", "nccl"}, {"status", "ok"}, {"bytes", 4096},
+       {"bytes_per_rank", 2048}, {"latency_us", {{"p50", 12.5}, {"p99", 20.0}}}, {"algbw_GBps", 0.5},
+       {"busbw_GBps", 0.75}, {"p50_interval_us", {12.0, 13.0}}, {"busbw_interval_GBps", {0.7, nullptr}},
+       {"sampling", {{"samples", 40}, {"seconds", 0.25}}}, {"noise", 0.01}},
+      {{"name", "b"}, {"pattern", "copy"}, {"engine", "ce"}, {"status", "skipped"}, {"reason", "no GPU"},
+       {"busbw_GBps", nullptr}}};
+  const auto cases = junit::test_cases(records, {{"a", "FAIL  a: p50 12.5 us > 10 us"}});
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"bytes", "4096"}, {"bytes_per_rank", "2048"}, {"latency_us.p50", "12.5"}, {"latency_us.p99", "20.0"},
+      {"algbw_GBps", "0.5"}, {"busbw_GBps", "0.75"}, {"noise", "0.01"}, {"sampling.samples", "40"},
+      {"sampling.seconds", "0.25"}, {"p50_interval_us.low", "12.0"}, {"p50_interval_us.high", "13.0"},
+      {"busbw_interval_GBps.low", "0.7"}};
+  EXPECT_EQ(cases[0].properties, want);
+  EXPECT_TRUE(cases[1].properties.empty());
+  const std::string xml = junit::document(cases, "dmabench", "2026-12-04T11:00:00", "h");
+  EXPECT_NE(xml.find("time=\"0.250000\">\n      <properties>\n        <property name=\"bytes\" value=\"4096\"/>\n"),
+            std::string::npos) << xml;
+  EXPECT_NE(xml.find("value=\"0.7\"/>\n      </properties>\n      <failure type=\"check\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("name=\"b\" time=\"0.000000\">\n      <skipped message=\"no GPU\"/>\n    </testcase>"),
+            std::string::npos) << xml;
+  // a passed case with figures is closed after them
+  const junit::TestCase with_figures{"x.y", "p", 1.0, junit::TestCase::Outcome::passed, "", "", {{"busbw_GBps", "1.0"}}};
+  const std::string passed = junit::document({with_figures}, "d", "t", "h");
+  EXPECT_NE(passed.find("<property name=\"busbw_GBps\" value=\"1.0\"/>\n      </properties>\n    </testcase>\n"),
+            std::string::npos) << passed;
 }

@@ -141,3 +141,70 @@ TEST(Progress, WorkThatSumsToNothingWeighsEveryCaseTheSame) {
   t.now_s += 12.0;
   EXPECT_EQ(p.case_done(2, "b"), "[2/4] 12s elapsed, ~12s left: b\n");
 }
+
+// Issue 52: the estimate is learned from the cases that finished. Here the plan says a "big" case is twice a "small"
+// one, but it takes ten times as long: once one big case finished, the big ones left take its time (the work-rate
+// estimate alone said ~14s for 30 s to go).
+TEST(Progress, CasesLeftTakeTheMeanTimeOfTheirFinishedClass) {
+  std::vector<Progress::Planned> plan;
+  for (int i = 0; i < 4; ++i) plan.push_back({1.0, "small", "s" + std::to_string(i)});
+  for (int i = 0; i < 4; ++i) plan.push_back({2.0, "big", "b" + std::to_string(i)});
+  FakeClock t;
+  Progress p(plan, /*terminal=*/false, t.clock());
+  for (std::size_t k = 1; k <= 4; ++k) {
+    t.now_s += 1.0;
+    p.case_done(k, plan[k - 1].name);
+  }
+  // no big case finished yet: 8 units at the small cases' rate (1 s per unit)
+  EXPECT_DOUBLE_EQ(p.remaining_s(), 8.0);
+  t.now_s += 10.0;
+  EXPECT_EQ(p.case_done(5, "b0"), "[5/8] 14s elapsed, ~30s left; running b1 (0s)\n");
+  EXPECT_DOUBLE_EQ(p.remaining_s(), 30.0);
+  std::vector<double> work;  // the estimate of the planned work alone: 14 s x 6 units left / 6 done = 14 s
+  for (const auto& c : plan) work.push_back(c.work);
+  FakeClock u;
+  Progress by_work(work, /*terminal=*/false, u.clock());
+  u.now_s += 14.0;
+  EXPECT_EQ(by_work.case_done(5, "b0"), "[5/8] 14s elapsed, ~14s left: b0\n");
+}
+
+// While a case runs, the line names it and counts its time; its own prediction runs down (never below 0).
+TEST(Progress, RunningCaseCountsDownInTheRemainder) {
+  std::vector<Progress::Planned> plan = {{1, "g", "a"}, {1, "g", "b"}, {1, "g", "c"}};
+  FakeClock t;
+  Progress p(plan, /*terminal=*/false, t.clock());
+  t.now_s += 10.0;
+  EXPECT_EQ(p.case_done(1, "a"), "[1/3] 10s elapsed, ~20s left; running b (0s)\n");
+  t.now_s += 4.0;
+  EXPECT_DOUBLE_EQ(p.remaining_s(), 16.0);  // b: 10 - 4, c: 10
+  t.now_s += 100.0;
+  EXPECT_DOUBLE_EQ(p.remaining_s(), 10.0);  // b ran past its prediction: only c is left
+}
+
+// On a terminal the timer redraws the line while a case runs (every kTickEverySeconds), not after clear() until the
+// next case ends, and never elsewhere.
+TEST(Progress, TimerRedrawsOnATerminalWhileACaseRuns) {
+  std::vector<Progress::Planned> plan = {{1, "", "first"}, {1, "", "long-one"}, {1, "", "z"}};
+  FakeClock t;
+  Progress p(plan, /*terminal=*/true, t.clock());
+  t.now_s += 2.0;
+  EXPECT_EQ(p.tick(), "");  // quiet at first
+  t.now_s += 2.0;
+  EXPECT_EQ(p.tick(), "\r[0/3] 4s elapsed, ~? left; running first (4s)\x1b[K");  // a long first case shows too
+  t.now_s += 1.0;
+  EXPECT_EQ(p.case_done(1, "first"), "\r[1/3] 5s elapsed, ~10s left; running long-one (0s)\x1b[K");
+  t.now_s += 0.2;
+  EXPECT_EQ(p.tick(), "");  // drawn 0.2 s ago
+  t.now_s += 7.8;
+  EXPECT_EQ(p.tick(), "\r[1/3] 13s elapsed, ~5s left; running long-one (8s)\x1b[K");
+  EXPECT_EQ(p.clear(), "\r\x1b[K");
+  t.now_s += 1.0;
+  EXPECT_EQ(p.tick(), "");  // cleared: something else is printing
+  EXPECT_NE(p.case_done(2, "long-one"), "");
+  t.now_s += 1.0;
+  EXPECT_NE(p.tick(), "");
+  FakeClock u;
+  Progress log(plan, /*terminal=*/false, u.clock());
+  u.now_s += 60.0;
+  EXPECT_EQ(log.tick(), "");  // a log gets a line per case, no timer lines
+}

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/output/export.hpp"
 #include "core/json_file.hpp"
 
 namespace dmabench::junit {
@@ -45,19 +46,49 @@ namespace {
 // measured).
 double written_seconds(double seconds) { return std::ceil(std::max(0.0, seconds) * 1e6) / 1e6; }
 
+std::string properties(const TestCase& c) {
+  if (c.properties.empty()) return "";
+  std::string xml = "      <properties>\n";
+  for (const auto& [name, value] : c.properties)
+    xml += fmt::format("        <property name=\"{}\" value=\"{}\"/>\n", escape(name, true), escape(value, true));
+  return xml + "      </properties>\n";
+}
+
 std::string testcase(const TestCase& c) {
   std::string xml = fmt::format(R"(    <testcase classname="{}" name="{}" time="{:.6f}")", escape(c.classname, true), escape(c.name, true),
                                 written_seconds(c.seconds));
+  if (!c.properties.empty()) xml += ">\n" + properties(c);
+  const bool open = !c.properties.empty();
   switch (c.outcome) {
-    case TestCase::Outcome::passed: return xml + "/>\n";
-    case TestCase::Outcome::skipped: return xml + fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", escape(c.message, true));
+    case TestCase::Outcome::passed: return xml + (open ? "    </testcase>\n" : "/>\n");
+    case TestCase::Outcome::skipped: return xml + fmt::format("{}      <skipped message=\"{}\"/>\n    </testcase>\n", open ? "" : ">\n", escape(c.message, true));
     case TestCase::Outcome::failed: break;
   }
-  return xml + fmt::format(">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n", escape(c.type, true),
+  return xml + fmt::format("{}      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n", open ? "" : ">\n", escape(c.type, true),
                            escape(c.message, true), escape(c.message, false));
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> record_properties(const nlohmann::json& record) {
+  static const std::vector<std::string> paths = {
+      "bytes", "bytes_per_rank", "latency_us.p50", "latency_us.p99", "latency_us.mean", "latency_us.min",
+      "latency_us.max", "algbw_GBps", "busbw_GBps", "noise", "sampling.samples", "sampling.seconds", "power.active_W",
+      "power.energy_per_GB_J"};
+  std::vector<std::pair<std::string, std::string>> out;
+  if (record.value("status", "") != "ok") return out;
+  const auto add = [&](const std::string& name, const std::string& value) {
+    if (!value.empty()) out.emplace_back(name, value);
+  };
+  for (const std::string& p : paths) add(p, table_export::cell(record, p));
+  for (const char* interval : {"p50_interval_us", "busbw_interval_GBps"}) {
+    const nlohmann::json ends = record.value(interval, nlohmann::json());
+    if (!ends.is_array() || ends.size() != 2) continue;
+    add(std::string(interval) + ".low", table_export::cell(nlohmann::json{{"v", ends[0]}}, "v"));
+    add(std::string(interval) + ".high", table_export::cell(nlohmann::json{{"v", ends[1]}}, "v"));
+  }
+  return out;
+}
 
 std::vector<TestCase> test_cases(const std::vector<nlohmann::json>& records,
                                  const std::map<std::string, std::string>& failed_checks) {
@@ -67,6 +98,7 @@ std::vector<TestCase> test_cases(const std::vector<nlohmann::json>& records,
     TestCase t;
     t.classname = r.value("pattern", "") + "." + (engine.empty() ? "none" : engine);
     t.name = r.value("name", "");
+    t.properties = record_properties(r);
     const nlohmann::json sampling = r.value("sampling", nlohmann::json::object());
     if (sampling.is_object() && sampling.value("seconds", nlohmann::json()).is_number())
       t.seconds = sampling["seconds"].get<double>();

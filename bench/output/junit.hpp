@@ -3,9 +3,10 @@
 // reports"; the layout python/dmabench's compare and history gate write too). One <testsuite name="dmabench">;
 // a case is a <testcase classname="PATTERN.ENGINE" name="CASE NAME" time="SECONDS">: a failed case holds
 // <failure type="failed">, a skipped one <skipped message=REASON/>, a case a --check judged FAIL
-// <failure type="check">. The file is written atomically (core/json_file.hpp).
+// <failure type="check">; an ok case carries its figures as <properties> (record_properties). The file is written atomically (core/json_file.hpp).
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,7 +20,16 @@ struct TestCase {
   enum class Outcome { passed, failed, skipped } outcome = Outcome::passed;
   std::string type;       // a failure's type: "failed" (the case) or "check" (a --check verdict)
   std::string message;    // the reason or the verdict
+  // The case's figures (record_properties), written as the testcase's <properties> before its outcome.
+  std::vector<std::pair<std::string, std::string>> properties;
 };
+
+// An ok record's figures as (name, value) pairs, the names the record's dotted paths: bytes, bytes_per_rank,
+// latency_us.p50/.p99/.mean/.min/.max, algbw_GBps, busbw_GBps, the p50's interval ends p50_interval_us.low/.high,
+// busbw_interval_GBps.low/.high, noise, sampling.samples, sampling.seconds, power.active_W, power.energy_per_GB_J;
+// each only where the record has it (a skipped or failed record: none). Numbers as the CSV writes them
+// (bench/output/export.hpp); python/dmabench/junit.py's record_properties gives the same pairs.
+std::vector<std::pair<std::string, std::string>> record_properties(const nlohmann::json& record);
 
 // A test case per results record (results/SCHEMA.md): classname `pattern.engine` (`none` without an engine), the
 // record's status (failed: a failure of type "failed" with its reason; skipped: skipped with it), and a case named in

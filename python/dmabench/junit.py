@@ -9,6 +9,7 @@ The layout (docs/user-guide.md, "JUnit XML"; tests/data/junit.xsd is its schema)
                hostname="HOST">
       <properties><property name="command" value="compare"/>...</properties>
       <testcase name="CASE NAME" classname="PATTERN.ENGINE" time="SECONDS">
+        <properties><property name="latency_us.p50" value="12.5"/>...</properties>        (optional: figures)
         <failure message="ONE LINE" type="slower">the same line, or more</failure>    (a failed case)
         <skipped message="WHY"/>                                                   (a skipped case)
         <system-out>the case's line</system-out>                                   (optional)
@@ -33,8 +34,30 @@ from .text import ResultsError
 
 SUITE = "dmabench"
 # outcome: "passed", "failure", "skipped" or "error"; message: one line; kind: the failure's type (a verdict);
-# output: the system-out text (optional)
-Case = namedtuple("Case", "name classname time outcome message kind output", defaults=(0.0, "passed", "", "", ""))
+# output: the system-out text (optional); properties: (name, value) pairs, the case's figures (record_properties)
+Case = namedtuple("Case", "name classname time outcome message kind output properties",
+                  defaults=(0.0, "passed", "", "", "", ()))
+
+# The figures of an ok record a test case carries, by their dotted paths in the record (bench/output/junit.cpp's
+# record_properties: the same names, order and values).
+FIGURES = ("bytes", "bytes_per_rank", "latency_us.p50", "latency_us.p99", "latency_us.mean", "latency_us.min",
+           "latency_us.max", "algbw_GBps", "busbw_GBps", "noise", "sampling.samples", "sampling.seconds",
+           "power.active_W", "power.energy_per_GB_J")
+
+
+def record_properties(record):
+    """An ok record's figures as (name, value) pairs, as the dmabench binary's --junit writes them: FIGURES where the
+    record has them, then the ends of p50_interval_us and busbw_interval_GBps (`.low`, `.high`); values as
+    export_csv writes cells. A record that is not ok: none."""
+    from .export_csv import cell, text  # (here: export_csv's imports reach the reader)
+    if not isinstance(record, dict) or record.get("status") != "ok":
+        return ()
+    out = [(p, cell(record, p)) for p in FIGURES]
+    for interval in ("p50_interval_us", "busbw_interval_GBps"):
+        ends = record.get(interval)
+        if isinstance(ends, list) and len(ends) == 2:
+            out += [(f"{interval}.low", text(ends[0])), (f"{interval}.high", text(ends[1]))]
+    return tuple((name, value) for name, value in out if value != "")
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
@@ -75,6 +98,10 @@ def document(cases, properties=None, timestamp=None):
     for c in cases:
         case = ET.SubElement(suite, "testcase", {"name": xml_text(c.name, True),
                                                  "classname": xml_text(c.classname, True), "time": seconds(c.time)})
+        if c.properties:
+            props = ET.SubElement(case, "properties")
+            for name, value in c.properties:
+                ET.SubElement(props, "property", {"name": xml_text(name, True), "value": xml_text(value, True)})
         if c.outcome in ("failure", "error"):
             el = ET.SubElement(case, c.outcome, {"message": xml_text(c.message, True),
                                                  "type": xml_text(c.kind or c.outcome, True)})

@@ -186,3 +186,24 @@ def test_gate_record_with_a_junit_file_that_cannot_be_written_stores_nothing(tmp
     assert db.read_bytes() == kept and p.stdout == ""
     p = run("history.py", "gate", path, "--db", db, "--record", "--junit", tmp_path / "ok.xml")
     assert p.returncode == 1 and (tmp_path / "ok.xml").exists() and db.read_bytes() != kept
+
+
+def test_record_properties_match_the_binarys_and_validate(tmp_path):
+    """Issue 52: an ok case's figures as <properties>, the pairs bench/output/junit.cpp's record_properties gives for
+    the same record (tests/test_junit.cpp, OkCasesCarryTheirFiguresAsProperties); the file validates."""
+    record = {"name": "a", "pattern": "allreduce", "engine": "nccl", "status": "ok", "bytes": 4096,
+              "bytes_per_rank": 2048, "latency_us": {"p50": 12.5, "p99": 20.0}, "algbw_GBps": 0.5, "busbw_GBps": 0.75,
+              "p50_interval_us": [12.0, 13.0], "busbw_interval_GBps": [0.7, None],
+              "sampling": {"samples": 40, "seconds": 0.25}, "noise": 0.01}
+    want = (("bytes", "4096"), ("bytes_per_rank", "2048"), ("latency_us.p50", "12.5"), ("latency_us.p99", "20.0"),
+            ("algbw_GBps", "0.5"), ("busbw_GBps", "0.75"), ("noise", "0.01"), ("sampling.samples", "40"),
+            ("sampling.seconds", "0.25"), ("p50_interval_us.low", "12.0"), ("p50_interval_us.high", "13.0"),
+            ("busbw_interval_GBps.low", "0.7"))
+    assert junit.record_properties(record) == want
+    assert junit.record_properties({**record, "status": "skipped"}) == ()
+    path = tmp_path / "figures.xml"
+    junit.write(path, [junit.Case("a", "allreduce.nccl", 0.25, properties=want),
+                       junit.Case("b", "copy.ce", 0, "skipped", "no GPU")])
+    root = validate(path)
+    props = root.find("testsuite").find("testcase").find("properties")
+    assert [(p.get("name"), p.get("value")) for p in props] == list(want)
