@@ -289,7 +289,7 @@ json axis_range(const std::string& arg, const std::string& inside) {
                   : (n[1] - n[0]) / n[2] >= 10000 ? "more than 10000 values" : "";
   if (!why.empty()) throw InputError(fmt::format("--axis: '{}': {}; {}", arg, why, kAxisForms));
   json out = json::array();
-  for (std::uint64_t x = n[0]; x <= n[1]; x += n[2]) out.push_back(x);
+  for (std::uint64_t k = 0; k <= (n[1] - n[0]) / n[2]; ++k) out.push_back(n[0] + k * n[2]);  // no wrap past 2^64
   return out;
 }
 

@@ -317,6 +317,7 @@ TEST(CliFlags, NvbenchAxisForms) {
   EXPECT_EQ(axis("rotate=[1:4]"), json({1, 2, 3, 4}));
   EXPECT_EQ(axis("rotate=[0:10:4]"), json({0, 4, 8}));
   EXPECT_EQ(axis("rotate=[3:3]"), json({3}));
+  EXPECT_EQ(axis("k=[18446744073709551610:18446744073709551615:3]"), json({18446744073709551610ULL, 18446744073709551613ULL}));
   EXPECT_EQ(axis("sizes=[4KiB,1MiB]"), json({"4KiB", "1MiB"}));
   EXPECT_EQ(axis("rotate=1,2"), json({1, 2}));
   EXPECT_EQ(parse_cli({"--axis=rotate=[1:2]"}).overrides.at(0).flag, "--axis rotate");
