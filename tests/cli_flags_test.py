@@ -144,6 +144,7 @@ def bad_input(exe, tmp):
         (["-b", "4KiB", "-a", "rotate=[1,2"], "--axis: 'rotate=[1,2' is not an axis; accepted:"),
         (["-b", "1MB"], "'1MB' is ambiguous (MB: powers of 1000 or of 1024?); accepted: 1MiB"),
         (["--sizes", "4KB,8KB"], "'4KB' is ambiguous"),
+        (["quik"], "unknown preset 'quik' (did you mean quick?); the presets ("),
     ]
     for args, fragment in cases:
         p = run(exe, [*args, "--backend", "host", "--out", out] if "--backend" not in args else [*args, "--out", out], 2,

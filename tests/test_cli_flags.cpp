@@ -307,6 +307,7 @@ TEST(CliFlags, DidYouMean) {
   EXPECT_NE(config_error({"--set", "iteration=5"}).find("key 'iteration' is unknown (did you mean iterations?)"),
             std::string::npos);
   EXPECT_EQ(config_error({"--engines", "warp"}).find("did you mean"), std::string::npos);
+  EXPECT_EQ(error({"quik"}).rfind("unknown preset 'quik' (did you mean quick?); the presets (", 0), 0U);
 }
 
 // nvbench's --axis forms: [V1,V2] and [START:STOP:STEP] (STOP included), beside V1,V2.
