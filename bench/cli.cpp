@@ -15,6 +15,7 @@
 #include "bench/run/gbench.hpp"
 #include "core/errors.hpp"
 #include "core/json_input.hpp"
+#include "core/suggest.hpp"
 #include "core/units.hpp"
 #include "bench/config/presets.hpp"
 #include "power/source.hpp"
@@ -28,8 +29,10 @@ namespace {
 const char* const kSweepUsage = R"(
 Sweep (each flag sets a key of the config over the config's own; with no config and no preset these flags alone
 make the sweep, from {"name": "flags", "timing": "oneshot"}; docs/user-guide.md "Flags over configs"):
-  -b, --minbytes SIZE  the smallest size (alone: the one size), e.g. 1KiB or 1024         ("sizes")
-  -e, --maxbytes SIZE  the largest size, with -b                                         ("sizes")
+  -b, --minbytes SIZE  the smallest size per rank (alone: the one size), e.g. 1KiB or 1024 ("sizes")
+  -e, --maxbytes SIZE  the largest size per rank, with -b                                ("sizes")
+                       sizes are bytes per rank (each rank's buffer), not nccl-tests' all-gather/all-to-all
+                       total; K/M/G (KiB/MiB/GiB) are powers of 1024, KB/MB/GB are refused: write MiB or bytes
   -f, --stepfactor F   each size F times the last (default 2)                            ("sizes": factor)
   -i, --stepbytes S    or each size S more than the last                                 ("sizes": step)
   --sizes SPEC         1KiB:1GiB:x2, 1KiB:64KiB:+4KiB, a list 4KiB,64KiB or one size   ("sizes")
@@ -37,12 +40,13 @@ make the sweep, from {"name": "flags", "timing": "oneshot"}; docs/user-guide.md 
   --engines LIST       e.g. ce,sm                                                        ("engines")
   --timing LIST        oneshot, pipelined or both                                        ("timing")
   --pipeline-depth N   operations per pipelined sample                                   ("pipeline_depth")
-  --axis KEY=V1,V2     any config axis as a list (a number or true/false stays one)
+  -a, --axis KEY=V1,V2 any config axis as a list (a number or true/false stays one); nvbench's KEY=[1,2,4] and
+                       KEY=[START:STOP:STEP] (STOP included, e.g. rotate=[1:4:1])
   --set KEY=VALUE      any config key (VALUE as JSON when it parses, else text; alltoallv.topk=8 reaches into
                        an object); --set and --axis repeat, once per key
 Sampling:
-  -n, --iterations N   a fixed number of timed samples per case                          ("iterations")
-  -w, --warmup N       untimed samples before them                                       ("warmup")
+  -n, --iterations N   a fixed number of timed samples per case (nccl-tests' --iters)     ("iterations")
+  -w, --warmup N       untimed samples before them (nccl-tests' --warmup_iters)           ("warmup")
   --min-samples N, --max-samples N, --min-time S, --max-time S: adaptive sampling's bounds (without -n)
   --max-noise X        the relative interval a case aims for: 0.01 or 1%                  ("max_noise")
 )";
@@ -197,27 +201,55 @@ json list(const std::string& v) {
 // or a percentage such as 1%).
 struct KeyFlag {
   const char* name;
-  const char* alias;
   const char* key;
   char kind;
 };
 constexpr KeyFlag kKeyFlags[] = {
-    {"--patterns", nullptr, "patterns", 'l'},  {"--engines", nullptr, "engines", 'l'},
-    {"--iterations", "-n", "iterations", 's'}, {"--warmup", "-w", "warmup", 's'},
-    {"--timing", nullptr, "timing", 'l'},      {"--pipeline-depth", nullptr, "pipeline_depth", 's'},
-    {"--min-samples", nullptr, "min_samples", 's'}, {"--max-samples", nullptr, "max_samples", 's'},
-    {"--max-noise", nullptr, "max_noise", '%'}, {"--min-time", nullptr, "min_time", 's'},
-    {"--max-time", nullptr, "max_time", 's'}};
+    {"--patterns", "patterns", 'l'},  {"--engines", "engines", 'l'},
+    {"--iterations", "iterations", 's'}, {"--warmup", "warmup", 's'},
+    {"--timing", "timing", 'l'},      {"--pipeline-depth", "pipeline_depth", 's'},
+    {"--min-samples", "min_samples", 's'}, {"--max-samples", "max_samples", 's'},
+    {"--max-noise", "max_noise", '%'}, {"--min-time", "min_time", 's'},
+    {"--max-time", "max_time", 's'}};
 
-// nccl-tests' size flags: -b (--minbytes), -e (--maxbytes), -f (--stepfactor), -i (--stepbytes).
-constexpr std::pair<const char*, const char*> kSizeFlags[] = {
-    {"-b", "--minbytes"}, {"-e", "--maxbytes"}, {"-f", "--stepfactor"}, {"-i", "--stepbytes"}};
+// The other names of a flag: nccl-tests' (-n/--iters, -w/--warmup_iters, --minbytes -b, --maxbytes -e, --stepfactor -f,
+// --stepbytes -i) and nvbench's (-a --axis); {other name, the flag}.
+constexpr std::pair<const char*, const char*> kAliases[] = {
+    {"-n", "--iterations"}, {"--iters", "--iterations"}, {"-w", "--warmup"}, {"--warmup_iters", "--warmup"},
+    {"--minbytes", "-b"},   {"--maxbytes", "-e"},        {"--stepfactor", "-f"}, {"--stepbytes", "-i"},
+    {"-a", "--axis"}};
 
-// The one name of a flag that has two (-n and --iterations: -n; --minbytes: -b): "given twice" counts both.
+// nccl-tests' flags that dmabench has no equivalent of, each with what dmabench offers instead (refused, exit 2).
+struct Foreign {
+  const char* short_name;
+  const char* long_name;
+  const char* instead;
+};
+constexpr Foreign kNcclOnly[] = {
+    {"-g", "--ngpus", "no GPUs-per-thread count here: --devices LIST names the GPUs (--devices 0,1 or all), and under "
+                      "mpirun / srun each rank drives the GPU --devices gives it"},
+    {"-t", "--nthreads", "one thread submits every case: --devices LIST names the GPUs, mpirun / srun runs a process per GPU"},
+    {"-d", "--datatype", "sizes are bytes, not typed elements: -b/-e (bytes per rank)"},
+    {"-o", "--op", "no reduction operator: --patterns LIST names the copies and collectives (dmabench --list shows them)"},
+    {"-z", "--blocking", "every sample is timed to its completion: --timing oneshot or pipelined"},
+    {"-m", "--agg_iters", "--pipeline-depth N: operations per pipelined sample (--timing pipelined)"},
+    {"-G", "--cudagraph", "no CUDA graph launch: --timing pipelined queues N operations per sample (--pipeline-depth)"},
+    {"-T", "--timeout", "--case-timeout S: a case still running after S seconds fails and the run stops (exit 4)"},
+    {"-p", "--parallel_init", "no threads to initialise: --devices LIST names the GPUs"},
+    {"-C", "--report_cputime", "the console reports the p50 with its 95% interval (--samples keeps every sample)"},
+    {"-R", "--local_register", "buffers are allocated and registered per case by the engine (--features lists engines)"}};
+
+// A refusal naming what dmabench offers instead when `arg` is one of nccl-tests' flags without an equivalent.
+void refuse_foreign(const std::string& arg) {
+  for (const auto& f : kNcclOnly)
+    if (arg == f.short_name || arg == f.long_name)
+      throw InputError(fmt::format("{}: nccl-tests' {} has no dmabench equivalent; instead: {}", arg, f.long_name,
+                                   f.instead));
+}
+
+// The one name of a flag that has two (-n and --iterations: --iterations; --minbytes: -b): "given twice" counts both.
 std::string canonical(const std::string& arg) {
-  for (const auto& f : kKeyFlags)
-    if (f.alias && arg == f.alias) return f.name;
-  for (const auto& [name, alias] : kSizeFlags)
+  for (const auto& [alias, name] : kAliases)
     if (arg == alias) return name;
   return arg;
 }
@@ -236,7 +268,48 @@ json sizes_value(const std::string& v) {
   return range;
 }
 
-// --set KEY=VALUE (VALUE as JSON when it parses, else text) and --axis KEY=V1,V2 (a list of scalars).
+constexpr const char* kAxisForms =
+    "accepted: KEY=V1,V2, KEY=[V1,V2] or KEY=[START:STOP:STEP] (nvbench's range: whole numbers, STOP included, STEP "
+    "1 when left out, at most 10000 values)";
+
+// nvbench's range [START:STOP:STEP] (the brackets' inside): START, START+STEP, ... up to STOP included.
+json axis_range(const std::string& arg, const std::string& inside) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t colon = inside.find(':', start);
+    parts.push_back(inside.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  if (parts.size() == 2) parts.emplace_back("1");
+  std::vector<std::uint64_t> n;
+  for (const auto& p : parts)
+    if (const Maybe<std::uint64_t> x = whole_number(p)) n.push_back(*x);
+  std::string why = parts.size() != 3 ? "a range is START:STOP or START:STOP:STEP"
+                  : n.size() != 3     ? "START, STOP and STEP are whole numbers"
+                  : n[2] == 0         ? "STEP is 0"
+                  : n[1] < n[0]       ? "STOP is below START"
+                  : (n[1] - n[0]) / n[2] >= 10000 ? "more than 10000 values" : "";
+  if (!why.empty()) throw InputError(fmt::format("--axis: '{}': {}; {}", arg, why, kAxisForms));
+  json out = json::array();
+  for (std::uint64_t k = 0; k <= (n[1] - n[0]) / n[2]; ++k) out.push_back(n[0] + k * n[2]);  // no wrap past 2^64
+  return out;
+}
+
+// --axis's values: V1,V2 (as before), nvbench's [V1,V2] and [START:STOP:STEP]. `arg`: the whole KEY=... for errors.
+json axis_values(const std::string& arg, const std::string& text) {
+  const bool open = !text.empty() && text.front() == '[', close = !text.empty() && text.back() == ']';
+  if (!open && !close) return list(text);
+  const std::string inside = open && close && text.size() >= 2 ? text.substr(1, text.size() - 2) : "";
+  if (!open || !close || inside.empty() || inside.find_first_of("[]") != std::string::npos)
+    throw InputError(fmt::format("--axis: '{}' is not an axis; {}", arg, kAxisForms));
+  if (inside.find(':') == std::string::npos) return list(inside);
+  if (inside.find(',') != std::string::npos)
+    throw InputError(fmt::format("--axis: '{}' mixes a list and a range; {}", arg, kAxisForms));
+  return axis_range(arg, inside);
+}
+
+// --set KEY=VALUE (VALUE as JSON when it parses, else text) and --axis KEY=V1,V2 (a list of scalars; nvbench's forms).
 ConfigOverride key_value(const std::string& flag, const std::string& v) {
   const std::size_t eq = v.find('=');
   const std::string key = v.substr(0, eq == std::string::npos ? 0 : eq);
@@ -249,7 +322,7 @@ ConfigOverride key_value(const std::string& flag, const std::string& v) {
   const std::string text = v.substr(eq + 1);
   json value;
   if (flag == "--axis") {
-    value = list(text);
+    value = axis_values(v, text);
   } else {
     try {
       value = parse_input_json(text, flag, 32);
@@ -334,14 +407,31 @@ std::string* file_field(const std::string& arg, CliOptions& o) {
        : nullptr;
 }
 
-std::string unknown(const std::string& arg) {
+// Every flag's name, the other names too: what an unknown flag is compared with for a suggestion.
+const std::vector<std::string>& flag_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v = {"--config", "--preset", "--presets", "--out", "--backend", "--devices", "-b", "-e",
+                                  "-f", "-i", "--sizes", "--set", "--axis", "--power", "--power-window",
+                                  "--power-trace", "--packets", "--check", "--junit", "--csv", "--md", "--samples", "--allow-empty",
+                                  "--case-timeout", "--processes", "--order", "--order-seed", "--cpu-choice", "-q",
+                                  "--quiet", "-v", "--verbose", "--list", "--features", "--version", "--help", "-h"};
+    for (const auto& f : kKeyFlags) v.emplace_back(f.name);
+    for (const auto& [alias, _] : kAliases) v.emplace_back(alias);
+    return v;
+  }();
+  return names;
+}
+
+// `arg` as given, `name` its flag's name (without "=VALUE").
+std::string unknown(const std::string& arg, const std::string& name) {
   return fmt::format(
-      "unknown argument '{}'; accepted: a preset name first, --config, --preset, --presets, --out, --backend, --devices, "
+      "unknown argument '{}'{}; accepted: a preset name first, --config, --preset, --presets, --out, --backend, --devices, "
       "the sweep flags -b/-e/-f/-i, --sizes, --patterns, --engines, -n, -w, --timing, --pipeline-depth, the sampling flags "
-      "--min-samples, --max-samples, --max-noise, --min-time, --max-time, --set KEY=VALUE, --axis KEY=V1,V2, "
+      "--min-samples, --max-samples, --max-noise, --min-time, --max-time, --set KEY=VALUE, --axis (-a) KEY=V1,V2, "
       "--power, --power-window, --power-trace, --packets, --check, --junit, --csv, --md, --samples, --allow-empty, --case-timeout, "
-      "--processes, --order, --order-seed, --cpu-choice, -q, -v, --list, --features, --version, --help and Google Benchmark's --benchmark_* flags",
-      arg);
+      "--processes, --order, --order-seed, --cpu-choice, -q, -v, --list, --features, --version, --help, nccl-tests' "
+      "--minbytes, --maxbytes, --stepfactor, --stepbytes, --iters, --warmup_iters and Google Benchmark's --benchmark_* flags",
+      arg, did_you_mean(name, flag_names()));
 }
 
 }  // namespace
@@ -371,6 +461,55 @@ std::string config_source(const CliOptions& o) {
   return fmt::format("--config {}{}", o.config, o.overrides.empty() ? "" : " and flags");
 }
 
+namespace {
+
+// The flags that take a value and set an option of the run (not the config): false for another. `take(flag)`: the
+// value.
+bool option_flag(const std::string& arg, bool has_value, const std::string& value,
+                 const std::function<std::string(const char*)>& take, CliOptions& o) {
+  auto file = [&](const char* flag) {  // an empty file name would silently mean "none" or the default
+    std::string f = take(flag);
+    if (f.empty()) throw InputError(fmt::format("{}: empty file name", flag));
+    return f;
+  };
+  if (arg == "--config") {
+    o.config = file("--config");
+  } else if (arg == "--preset") {
+    o.preset = take("--preset");
+    if (o.preset.empty()) throw InputError("--preset: empty name (dmabench --presets lists them)");
+  } else if (std::string* path = file_field(arg, o)) {
+    *path = file(arg.c_str());
+  } else if (arg == "--backend") {
+    o.backend = take("--backend");
+    if (o.backend != "auto" && o.backend != "host" && o.backend != "cuda" && o.backend != "hip")
+      throw InputError(fmt::format("--backend: unknown backend '{}'{}; accepted: auto, host, cuda, hip", o.backend,
+                                   did_you_mean(o.backend, {"auto", "host", "cuda", "hip"})));
+  } else if (arg == "--devices") {
+    o.devices = parse_device_list(take("--devices"), "--devices", /*repeats=*/team::launch_env().size > 1);
+  } else if (arg == "--power") {
+    o.power = has_value ? value : std::string("auto");
+    if (!power::is_source_name(*o.power))
+      throw InputError(fmt::format("--power: unknown source '{}'{}; accepted: {}", *o.power,
+                                   did_you_mean(*o.power, power::source_names()), fmt::join(power::source_names(), ", ")));
+  } else if (arg == "--power-window") {
+    o.power_window_s = seconds(take("--power-window"), "--power-window", 0.2, 600);
+  } else if (arg == "--case-timeout") {
+    o.case_timeout_s = seconds(take("--case-timeout"), "--case-timeout", 0.01, 86400, /*zero_is_none=*/true);
+  } else if (arg == "--cpu-choice") {
+    o.cpu_choice = take("--cpu-choice");
+    if (o.cpu_choice != "quiet" && o.cpu_choice != "off")
+      throw InputError(fmt::format("--cpu-choice: unknown mode '{}'{}; accepted: quiet, off", o.cpu_choice,
+                                   did_you_mean(o.cpu_choice, {"quiet", "off"})));
+  } else if (arg == "--processes" || arg == "--order" || arg == "--order-seed") {
+    order_flag(arg, take(arg.c_str()), o);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 CliOptions parse_cli(const std::vector<std::string>& args) {
   CliOptions o;
   SizeFlags sizes;
@@ -394,50 +533,16 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       has_value = true;
     }
     const std::string typed = arg;
+    refuse_foreign(typed);
     arg = canonical(arg);
     auto take = [&](const char* flag) {
       if (has_value) return value;
       if (i + 1 >= args.size()) throw InputError(fmt::format("{}: missing value", flag));
       return args[++i];
     };
-    // a file name that is empty would silently mean "none" (--packets, --power-trace) or the default
-    auto file = [&](const char* flag) {
-      std::string f = take(flag);
-      if (f.empty()) throw InputError(fmt::format("{}: empty file name", flag));
-      return f;
-    };
-    if (arg == "--config") {
-      o.config = file("--config");
-    } else if (arg == "--preset") {
-      o.preset = take("--preset");
-      if (o.preset.empty()) throw InputError("--preset: empty name (dmabench --presets lists them)");
-
-    } else if (std::string* path = file_field(arg, o)) {
-      *path = file(arg.c_str());
-    } else if (arg == "--backend") {
-      o.backend = take("--backend");
-      if (o.backend != "auto" && o.backend != "host" && o.backend != "cuda" && o.backend != "hip")
-        throw InputError(fmt::format("--backend: unknown backend '{}'; accepted: auto, host, cuda, hip", o.backend));
-    } else if (arg == "--devices") {
-      o.devices = parse_device_list(take("--devices"), "--devices", /*repeats=*/team::launch_env().size > 1);
-    } else if (arg == "--power") {
-      o.power = has_value ? value : std::string("auto");
-      if (!power::is_source_name(*o.power))
-        throw InputError(fmt::format("--power: unknown source '{}'; accepted: {}", *o.power,
-                                     fmt::join(power::source_names(), ", ")));
-    } else if (arg == "--power-window") {
-      o.power_window_s = seconds(take("--power-window"), "--power-window", 0.2, 600);
-    } else if (arg == "--case-timeout") {
-      o.case_timeout_s = seconds(take("--case-timeout"), "--case-timeout", 0.01, 86400, /*zero_is_none=*/true);
-    } else if (arg == "--cpu-choice") {
-      o.cpu_choice = take("--cpu-choice");
-      if (o.cpu_choice != "quiet" && o.cpu_choice != "off")
-        throw InputError(fmt::format("--cpu-choice: unknown mode '{}'; accepted: quiet, off", o.cpu_choice));
-    } else if (arg == "--processes" || arg == "--order" || arg == "--order-seed") {
-      order_flag(arg, take(arg.c_str()), o);
-    } else if (!config_flag(arg, typed, [&] { return take(typed.c_str()); }, o, sizes) && !switch_flag(arg, has_value, o)) {
-      throw InputError(unknown(args[i]));
-    }
+    if (!option_flag(arg, has_value, value, take, o) &&
+        !config_flag(arg, typed, [&] { return take(typed.c_str()); }, o, sizes) && !switch_flag(arg, has_value, o))
+      throw InputError(unknown(args[i], typed));
     if (arg == "--set" || arg == "--axis") continue;  // once per key (check_overrides)
     if (std::find(seen.begin(), seen.end(), arg) != seen.end())  // (after the value's own check)
       throw InputError(fmt::format("{}: given twice; give it once", arg));

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include <fmt/format.h>
@@ -30,8 +31,22 @@ constexpr Unit kUnits[] = {
 [[noreturn]] void bad(std::string_view text, std::string_view field, std::string_view why) {
   throw InputError(fmt::format(
       "{}: '{}' is not a byte count ({}); accepted: a positive integer or a number with a unit "
-      "B, KiB, MiB, GiB, TiB (or K, M, G, T: powers of 1024) or KB, MB, GB, TB (powers of 1000), e.g. \"64KiB\"",
+      "B, KiB, MiB, GiB, TiB (or K, M, G, T: the same powers of 1024), e.g. \"64KiB\"; for powers of 1000 the bytes "
+      "(1000000)",
       field, quote(text), why));
+}
+
+// KB, MB, GB, TB: refused (issue 52). They were powers of 1000 while K, M, G, T (nccl-tests') are powers of 1024, a
+// silent factor of 1.05 to 1.1; the error gives both readings as they are written unambiguously.
+[[noreturn]] void ambiguous(std::string_view text, std::string_view field, const std::string& number, const Unit& u) {
+  const char prefix = static_cast<char>(std::toupper(static_cast<unsigned char>(u.name[0])));
+  const double decimal = std::strtod(number.c_str(), nullptr) * u.factor;
+  const std::string bytes = decimal >= 1 && decimal < 1.8e19 && decimal == std::round(decimal)
+                                ? fmt::format("{:.0f}", decimal) : fmt::format("{} x 10^{}", number, u.name[0] == 'k' ? 3
+                                  : u.name[0] == 'm' ? 6 : u.name[0] == 'g' ? 9 : 12);
+  throw InputError(fmt::format("{}: '{}' is ambiguous ({}B: powers of 1000 or of 1024?); accepted: {}{}iB (powers of 1024, "
+                               "as {} alone) or the bytes {} (powers of 1000)",
+                               field, quote(text), prefix, number, prefix, prefix, bytes));
 }
 
 bool all_digits(std::string_view text) {
@@ -85,6 +100,7 @@ std::uint64_t parse_bytes(std::string_view text, std::string_view field) {
   for (const auto& u : kUnits)
     if (unit == u.name) found = &u;
   if (!found) bad(text, field, fmt::format("unknown unit '{}'", unit));
+  if (unit.size() == 2 && unit[1] == 'b') ambiguous(text, field, number, *found);
 
   const Maybe<double> n = decimal_number(number);
   if (!n) bad(text, field, n.why_not());

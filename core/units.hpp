@@ -18,8 +18,8 @@ Maybe<double> decimal_number(std::string_view text);
 Maybe<std::uint64_t> whole_number(std::string_view text);
 
 // Parses a byte count: a plain integer ("4096") or a number with a unit. Binary units:
-// K, KiB, M, MiB, G, GiB, T, TiB (powers of 1024); decimal units: KB, MB, GB, TB (powers of 1000);
-// B for bytes. Units are case-insensitive; a fractional number is accepted when the result is a
+// K, KiB, M, MiB, G, GiB, T, TiB (powers of 1024, K/M/G/T as in nccl-tests); B for bytes. KB, MB, GB, TB are
+// refused as ambiguous (issue 52: they were powers of 1000 beside M's 1024, silently); the error names MiB and the bytes. Units are case-insensitive; a fractional number is accepted when the result is a
 // whole number of bytes ("1.5KiB" = 1536). Throws InputError naming `field` on anything else.
 std::uint64_t parse_bytes(std::string_view text, std::string_view field);
 

@@ -106,6 +106,21 @@ def processes(exe, tmp):
     expect({r["bytes_per_rank"] for r in results(out)["results"]} == {8192}, "merged sizes")
 
 
+def habits(exe, tmp):
+    """Issue 52: nccl-tests' long names and nvbench's axis forms run the sweep the short names do; the console's size
+    column says per rank."""
+    out = os.path.join(tmp, "habits.json")
+    args = ["--minbytes", "4KiB", "--maxbytes", "16KiB", "--stepfactor", "4", "--engines", "host", "--patterns", "copy",
+            "--iters", "3", "--warmup_iters", "1", "-a", "rotate=[1:2]", "--backend", "host", "--out", out]
+    p = run(exe, args, 0)
+    doc = results(out)
+    check_sweep(doc, [4096, 16384], ["copy"], ["host"], 3, "flags")
+    cfg = doc["context"]["config"]
+    expect(cfg["warmup"] == 1 and cfg["rotate"] == [1, 2], f"warmup {cfg['warmup']}, rotate {cfg.get('rotate')}")
+    header = [line for line in p.stdout.splitlines() if "busbw GB/s" in line]
+    expect(header and header[0].startswith("size/rank"), f"console header: {header}")
+
+
 def bad_input(exe, tmp):
     out = os.path.join(tmp, "bad.json")
     cases = [
@@ -118,6 +133,18 @@ def bad_input(exe, tmp):
         (["-b", "4KiB", "--set", "sizes=8KiB"], "-b and --set sizes: both set the config's sizes"),
         (["quick", "--set", "nosuch=1"], "--set nosuch: config: key 'nosuch' is unknown"),
         (["--config", "-", "--processes", "2"], "a pipe is read once"),
+        # issue 52: near misses suggest, nccl-tests' flags without an equivalent say what instead, nvbench's bad forms
+        (["-b", "4KiB", "--iteration", "5"], "unknown argument '--iteration' (did you mean --iterations?); accepted:"),
+        (["-b", "4KiB", "--warmup-iters", "1"], "(did you mean --warmup_iters?)"),
+        (["-b", "4KiB", "--engines", "hots"], "unknown engine 'hots' (did you mean host?); accepted:"),
+        (["-b", "4KiB", "--patterns", "cpoy"], "unknown value 'cpoy' (did you mean copy?); accepted:"),
+        (["-b", "4KiB", "--ngpus", "2"], "--ngpus: nccl-tests' --ngpus has no dmabench equivalent; instead: "),
+        (["-b", "4KiB", "-g", "2"], "instead: no GPUs-per-thread count here: --devices LIST"),
+        (["-b", "4KiB", "-a", "rotate=[4:1]"], "--axis: 'rotate=[4:1]': STOP is below START; accepted: KEY=V1,V2,"),
+        (["-b", "4KiB", "-a", "rotate=[1,2"], "--axis: 'rotate=[1,2' is not an axis; accepted:"),
+        (["-b", "1MB"], "'1MB' is ambiguous (MB: powers of 1000 or of 1024?); accepted: 1MiB"),
+        (["--sizes", "4KB,8KB"], "'4KB' is ambiguous"),
+        (["quik"], "unknown preset 'quik' (did you mean quick?); the presets ("),
     ]
     for args, fragment in cases:
         p = run(exe, [*args, "--backend", "host", "--out", out] if "--backend" not in args else [*args, "--out", out], 2,
@@ -133,7 +160,7 @@ def bad_input(exe, tmp):
 def main():
     exe = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
-        for test in (flags_alone, config_from_stdin, over_preset, processes, bad_input):
+        for test in (flags_alone, habits, config_from_stdin, over_preset, processes, bad_input):
             test(exe, tmp)
             print(f"ok {test.__name__}")
 

@@ -74,7 +74,7 @@ TEST(CaseTable, HeaderThenOneRowPerCase) {
   w.timing = 7;  // "oneshot"
   CaseTable t(1, w);
   EXPECT_EQ(t.row(ok_row()),
-            "     size  pattern  variant  timing   devices        p50 +-    95%   samples  algbw GB/s  busbw GB/s  status\n"
+            "size/rank  pattern  variant  timing   devices        p50 +-    95%   samples  algbw GB/s  busbw GB/s  status\n"
             "   64 KiB  copy     host     oneshot  0,1        12.3 us +-   1.2%       100        5.31        5.31  ok\n");
   CaseRow skipped;
   skipped.bytes = 4096, skipped.pattern = "copy", skipped.variant = "ce", skipped.timing = "oneshot";
@@ -91,7 +91,7 @@ TEST(CaseTable, QuietShowsFailuresAloneVerboseTheDetail) {
   failed.status = "FAILED";
   failed.reason = "validation: 3 bytes differ";
   const std::string text = quiet.row(failed);
-  EXPECT_EQ(text.substr(0, 9), "     size");  // the header before the first row shown
+  EXPECT_EQ(text.substr(0, 9), "size/rank");  // the header before the first row shown
   EXPECT_TRUE(text.ends_with("FAILED   validation: 3 bytes differ\n")) << text;
   CaseRow ok = ok_row();
   ok.reason = "stopped: noise, setup 1.20 ms";

@@ -17,6 +17,7 @@
 #include "bench/cli.hpp"
 #include "bench/config/config.hpp"
 #include "core/errors.hpp"
+#include "core/suggest.hpp"
 
 using namespace dmabench;
 using json = nlohmann::json;
@@ -244,4 +245,104 @@ TEST(CliFlags, ARunThatMeasuredNothingExitsSixUnlessAllowed) {
             "dmabench: nothing was measured: no case was ok (1 skipped, 1 failed); most often skipped: no reason given "
             "(1 of 1)\n");
   EXPECT_NE(usage().find("--allow-empty"), std::string::npos);
+}
+
+// Issue 52, habits: nccl-tests' long names are the same flags (given twice counts both names), -a is --axis.
+TEST(CliFlags, NcclTestsLongNamesAreAliases) {
+  EXPECT_EQ(with_flags(kBase, {"--iters", "7", "--warmup_iters=3"}), with_flags(kBase, {"-n", "7", "-w", "3"}));
+  EXPECT_EQ(with_flags(kBase, {"--minbytes", "1K", "--maxbytes", "1M", "--stepfactor", "4"}),
+            with_flags(kBase, {"-b", "1K", "-e", "1M", "-f", "4"}));
+  EXPECT_EQ(with_flags(kBase, {"-a", "rotate=1,2"}), with_flags(kBase, {"--axis", "rotate=1,2"}));
+  const auto error = [](std::vector<std::string> args) { return error_of([&] { parse_cli(args); }); };
+  EXPECT_EQ(error({"--iters", "5", "-n", "6"}), "--iterations: given twice; give it once");
+  EXPECT_EQ(error({"-w", "1", "--warmup_iters", "2"}), "--warmup: given twice; give it once");
+  EXPECT_EQ(error({"--iters"}), "--iters: missing value");
+  EXPECT_EQ(error_of([] { parse_config(kBase, parse_cli({"--iters", "0"}).overrides); }).rfind(
+                "--iters (the config's iterations): expected an integer from 1 to", 0), 0U);
+  // nccl-tests' flags without an equivalent: refused with what dmabench offers instead
+  EXPECT_EQ(error({"--ngpus", "2"}).rfind("--ngpus: nccl-tests' --ngpus has no dmabench equivalent; instead: "
+                                          "no GPUs-per-thread count here: --devices LIST names the GPUs", 0), 0U);
+  EXPECT_EQ(error({"-g", "8"}).rfind("-g: nccl-tests' --ngpus has no dmabench equivalent; instead:", 0), 0U);
+  EXPECT_NE(error({"--op=sum"}).find("instead: no reduction operator: --patterns LIST"), std::string::npos);
+  EXPECT_NE(error({"-T", "10"}).find("instead: --case-timeout S"), std::string::npos);
+  for (const char* flag : {"-g", "--ngpus", "-t", "--nthreads", "-d", "--datatype", "-o", "--op", "-z", "--blocking",
+                           "-m", "--agg_iters", "-G", "--cudagraph", "-T", "--timeout", "-p", "--parallel_init", "-C",
+                           "--report_cputime", "-R", "--local_register"}) {
+    const std::string m = error({flag, "1"});
+    EXPECT_NE(m.find("has no dmabench equivalent; instead: "), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+  const std::string text = usage();
+  for (const char* s : {"--iters", "--warmup_iters", "-a, --axis", "KEY=[1,2,4]", "KEY=[START:STOP:STEP]", "per rank"})
+    EXPECT_NE(text.find(s), std::string::npos) << s;
+}
+
+TEST(CliFlags, DidYouMean) {
+  EXPECT_EQ(edit_distance("iteration", "iterations"), 1U);
+  EXPECT_EQ(edit_distance("cpoy", "copy"), 1U);  // a swap is one edit
+  EXPECT_EQ(edit_distance("--warmup-iters", "--warmup_iters"), 0U);
+  EXPECT_EQ(closest("--iteration", {"--warmup", "--iterations"}), "--iterations");
+  EXPECT_EQ(closest("-x", {"-n", "-w"}), "");  // one letter: no guess
+  EXPECT_EQ(closest("--frobnicate", {"--iterations", "--config"}), "");
+  EXPECT_EQ(closest("--fast", {"--list"}), "");  // two edits in four letters: no guess
+  EXPECT_EQ(did_you_mean("hots", {"auto", "host"}), " (did you mean host?)");
+  EXPECT_EQ(did_you_mean("zzz", {"auto", "host"}), "");
+  const auto error = [](std::vector<std::string> args) { return error_of([&] { parse_cli(args); }); };
+  const auto config_error = [](std::vector<std::string> args) {
+    return error_of([&] { parse_config(kBase, parse_cli(args).overrides); });
+  };
+  EXPECT_EQ(error({"--iteration", "5"}).rfind("unknown argument '--iteration' (did you mean --iterations?); accepted: "
+                                               "a preset name first, --config", 0), 0U);
+  EXPECT_EQ(error({"--iter=5"}).rfind("unknown argument '--iter=5' (did you mean --iters?); accepted:", 0), 0U);
+  EXPECT_EQ(error({"--warmup-iters", "5"}).rfind("unknown argument '--warmup-iters' (did you mean --warmup_iters?)", 0), 0U);
+  EXPECT_EQ(error({"--mnibytes", "5"}).rfind("unknown argument '--mnibytes' (did you mean --minbytes?)", 0), 0U);
+  EXPECT_EQ(error({"--frobnicate"}).rfind("unknown argument '--frobnicate'; accepted:", 0), 0U);
+  EXPECT_EQ(error({"--backend", "hots"}), "--backend: unknown backend 'hots' (did you mean host?); accepted: auto, host, cuda, hip");
+  EXPECT_EQ(error({"--cpu-choice", "quite"}), "--cpu-choice: unknown mode 'quite' (did you mean quiet?); accepted: quiet, off");
+  EXPECT_EQ(error({"--benchmark_filte=x"}).rfind("unknown Google Benchmark flag '--benchmark_filte' (did you mean "
+                                                  "--benchmark_filter?); accepted:", 0), 0U);
+  EXPECT_EQ(config_error({"--patterns", "cpoy"}).rfind("--patterns (the config's patterns[0]): unknown value 'cpoy' (did you "
+                                                        "mean copy?); accepted:", 0), 0U);
+  EXPECT_NE(config_error({"--engines", "hots"}).find("unknown engine 'hots' (did you mean host?); accepted:"), std::string::npos);
+  EXPECT_NE(config_error({"--set", "iteration=5"}).find("key 'iteration' is unknown (did you mean iterations?)"),
+            std::string::npos);
+  EXPECT_EQ(config_error({"--engines", "warp"}).find("did you mean"), std::string::npos);
+  EXPECT_EQ(error({"quik"}).rfind("unknown preset 'quik' (did you mean quick?); the presets (", 0), 0U);
+}
+
+// nvbench's --axis forms: [V1,V2] and [START:STOP:STEP] (STOP included), beside V1,V2.
+TEST(CliFlags, NvbenchAxisForms) {
+  const auto axis = [](const std::string& v) { return parse_cli({"-a", v}).overrides.at(0).value; };
+  EXPECT_EQ(axis("rotate=[1,2,4]"), json({1, 2, 4}));
+  EXPECT_EQ(axis("rotate=[1:4:1]"), json({1, 2, 3, 4}));
+  EXPECT_EQ(axis("rotate=[1:4]"), json({1, 2, 3, 4}));
+  EXPECT_EQ(axis("rotate=[0:10:4]"), json({0, 4, 8}));
+  EXPECT_EQ(axis("rotate=[3:3]"), json({3}));
+  EXPECT_EQ(axis("k=[18446744073709551610:18446744073709551615:3]"), json({18446744073709551610ULL, 18446744073709551613ULL}));
+  EXPECT_EQ(axis("sizes=[4KiB,1MiB]"), json({"4KiB", "1MiB"}));
+  EXPECT_EQ(axis("rotate=1,2"), json({1, 2}));
+  EXPECT_EQ(parse_cli({"--axis=rotate=[1:2]"}).overrides.at(0).flag, "--axis rotate");
+  EXPECT_EQ(with_flags(kBase, {"-a", "sizes=[4096,8192]"}), with_flags(kBase, {"--axis", "sizes=4096,8192"}));
+  const auto error = [](const std::string& v) { return error_of([&] { parse_cli({"-a", v}); }); };
+  const std::string forms = "; accepted: KEY=V1,V2, KEY=[V1,V2] or KEY=[START:STOP:STEP] (nvbench's range: whole numbers, "
+                            "STOP included, STEP 1 when left out, at most 10000 values)";
+  EXPECT_EQ(error("k=[1:4:0]"), "--axis: 'k=[1:4:0]': STEP is 0" + forms);
+  EXPECT_EQ(error("k=[4:1]"), "--axis: 'k=[4:1]': STOP is below START" + forms);
+  EXPECT_EQ(error("k=[a:4]"), "--axis: 'k=[a:4]': START, STOP and STEP are whole numbers" + forms);
+  EXPECT_EQ(error("k=[1:2:3:4]"), "--axis: 'k=[1:2:3:4]': a range is START:STOP or START:STOP:STEP" + forms);
+  EXPECT_EQ(error("k=[0:100000]"), "--axis: 'k=[0:100000]': more than 10000 values" + forms);
+  EXPECT_EQ(error("k=[1,2"), "--axis: 'k=[1,2' is not an axis" + forms);
+  EXPECT_EQ(error("k=1,2]"), "--axis: 'k=1,2]' is not an axis" + forms);
+  EXPECT_EQ(error("k=[]"), "--axis: 'k=[]' is not an axis" + forms);
+  EXPECT_EQ(error("k=[[1]]"), "--axis: 'k=[[1]]' is not an axis" + forms);
+  EXPECT_EQ(error("k=[1:2,3]"), "--axis: 'k=[1:2,3]' mixes a list and a range" + forms);
+  EXPECT_EQ(error_of([] { parse_cli({"-a"}); }), "-a: missing value");
+}
+
+// -b/-e are bytes per rank: the console's size column says so; KB/MB/GB are refused as ambiguous.
+TEST(CliFlags, SizesPerRankAndUnambiguousUnits) {
+  EXPECT_EQ(error_of([] { parse_config(kBase, parse_cli({"-b", "1MB"}).overrides); }),
+            "-b (the config's sizes): '1MB' is ambiguous (MB: powers of 1000 or of 1024?); accepted: 1MiB (powers of "
+            "1024, as M alone) or the bytes 1000000 (powers of 1000)");
+  EXPECT_EQ(with_flags(kBase, {"-b", "1M"}), with_flags(kBase, {"-b", "1048576"}));
 }

@@ -11,10 +11,8 @@ TEST(Units, ParsesPlainAndUnits) {
   EXPECT_EQ(parse_bytes("4KiB", "f"), 4096u);
   EXPECT_EQ(parse_bytes("4K", "f"), 4096u);
   EXPECT_EQ(parse_bytes("4kib", "f"), 4096u);
-  EXPECT_EQ(parse_bytes("4KB", "f"), 4000u);
   EXPECT_EQ(parse_bytes("1MiB", "f"), 1048576u);
   EXPECT_EQ(parse_bytes("1GiB", "f"), 1073741824u);
-  EXPECT_EQ(parse_bytes("2GB", "f"), 2000000000u);
   EXPECT_EQ(parse_bytes("1TiB", "f"), 1099511627776u);
   EXPECT_EQ(parse_bytes("1.5KiB", "f"), 1536u);
   EXPECT_EQ(parse_bytes(" 64 MiB ", "f"), 64u << 20);
@@ -31,6 +29,25 @@ TEST(Units, RejectsBadSizesNamingTheField) {
       EXPECT_NE(std::string(e.what()).find("accepted"), std::string::npos) << e.what();
     }
   }
+}
+
+// Issue 52: KB/MB/GB/TB were powers of 1000 beside M's 1024, silently; now refused with both unambiguous spellings.
+TEST(Units, RefusesAmbiguousDecimalUnits) {
+  const auto error_of = [](const char* text) {
+    try {
+      parse_bytes(text, "-b");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error_of("1MB"), "-b: '1MB' is ambiguous (MB: powers of 1000 or of 1024?); accepted: 1MiB (powers of 1024, "
+                             "as M alone) or the bytes 1000000 (powers of 1000)");
+  EXPECT_NE(error_of("4KB").find("4KiB (powers of 1024, as K alone) or the bytes 4000 "), std::string::npos);
+  EXPECT_NE(error_of("2gb").find("2GiB (powers of 1024, as G alone) or the bytes 2000000000 "), std::string::npos);
+  EXPECT_NE(error_of("1.5TB").find("the bytes 1500000000000 "), std::string::npos);
+  EXPECT_EQ(parse_bytes("1M", "f"), 1048576u);  // nccl-tests' M stays a power of 1024
+  EXPECT_EQ(parse_bytes("1000000", "f"), 1000000u);
 }
 
 TEST(Units, FormatsExactBinaryUnits) {

@@ -2,6 +2,7 @@
 
 #include "core/json_input.hpp"
 #include "core/quote.hpp"
+#include "core/suggest.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -207,7 +208,8 @@ Config parse_config(const json& doc, const std::string& base_dir) {
   if (!doc.is_object()) throw InputError("config: the document must be a JSON object");
   for (const auto& [k, _] : doc.items())
     if (std::find(config_keys().begin(), config_keys().end(), k) == config_keys().end())
-      throw InputError(fmt::format("config: key '{}' is unknown; accepted: {}", k, fmt::join(config_keys(), ", ")));
+      throw InputError(fmt::format("config: key '{}' is unknown{}; accepted: {}", k, did_you_mean(k, config_keys()),
+                                   fmt::join(config_keys(), ", ")));
   if (!doc.contains("sweeps")) return parse_sweep(doc, base_dir);
   const json& list = doc["sweeps"];
   if (!list.is_array() || list.empty())
@@ -226,7 +228,8 @@ Config parse_config(const json& doc, const std::string& base_dir) {
       if (k == "sweeps" || k == "power" || k == "description")
         fail(where + "." + k, "not allowed in a sweep (sweeps do not nest; power and description are run-wide)");
       if (std::find(config_keys().begin(), config_keys().end(), k) == config_keys().end())
-        fail(where + "." + k, fmt::format("unknown key; accepted: {}", fmt::join(config_keys(), ", ")));
+        fail(where + "." + k, fmt::format("unknown key{}; accepted: {}", did_you_mean(k, config_keys()),
+                                          fmt::join(config_keys(), ", ")));
       merged[k] = v;
     }
     try {

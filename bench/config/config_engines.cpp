@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "bench/config/config_parse.hpp"
+#include "core/suggest.hpp"
 
 namespace dmabench::config_parse {
 namespace {
@@ -36,7 +37,8 @@ std::vector<EngineVariant> parse_engine(const json& item, const std::string& fie
     fail(field, fmt::format("expected an engine name or {{\"name\": ..., \"options\": {{...}}}}, got {}", show(item)));
   }
   const EngineSpec* spec = find_engine_spec(name);
-  if (!spec) fail(field, fmt::format("unknown engine '{}'; accepted: {}", name, fmt::join(engine_names(), ", ")));
+  if (!spec) fail(field, fmt::format("unknown engine '{}'{}; accepted: {}", name, did_you_mean(name, engine_names()),
+                                      fmt::join(engine_names(), ", ")));
 
   std::vector<EngineVariant> variants = {EngineVariant{name, json::object()}};
   for (const auto& [key, value] : options.items()) {

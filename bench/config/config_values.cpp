@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "bench/config/config_parse.hpp"
+#include "core/suggest.hpp"
 
 #include "core/quote.hpp"
 #include "patterns/pattern.hpp"
@@ -101,7 +102,8 @@ std::vector<std::string> parse_names(const json& v, const std::string& field, co
       return;
     }
     if (std::find(accepted.begin(), accepted.end(), s) == accepted.end())
-      fail(where, fmt::format("unknown value '{}'; accepted: {} (or \"all\")", s, fmt::join(accepted, ", ")));
+      fail(where, fmt::format("unknown value '{}'{}; accepted: {} (or \"all\")", s, did_you_mean(s, accepted),
+                              fmt::join(accepted, ", ")));
     if (std::find(out.begin(), out.end(), s) != out.end()) fail(where, fmt::format("'{}' is listed twice", s));
     out.push_back(s);
   };

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "core/suggest.hpp"
 
 #ifndef DMABENCH_CONFIGS_DIR
 #define DMABENCH_CONFIGS_DIR ""
@@ -90,8 +91,8 @@ std::string preset_path(const std::string& name) {
     if (p.name == name) return p.path;
     names.push_back(p.name);
   }
-  throw InputError(fmt::format("unknown preset '{}'; the presets ({}) are {} (dmabench --presets describes them)", name,
-                               dir, fmt::join(names, ", ")));
+  throw InputError(fmt::format("unknown preset '{}'{}; the presets ({}) are {} (dmabench --presets describes them)", name,
+                               did_you_mean(name, names), dir, fmt::join(names, ", ")));
 }
 
 std::string presets_text() {

@@ -88,7 +88,7 @@ std::string CaseTable::header() const {
   std::string line = cells(h);
   // the figures' headers in the places of the figures (cells() leaves them blank for a row without them)
   const std::size_t figures = 9 + 2 + w_.pattern + 2 + w_.variant + 2 + w_.timing + 2 + w_.devices + 2;
-  line.replace(0, 9, cell("size", 9, true));
+  line.replace(0, 9, cell("size/rank", 9, true));  // bytes per rank, not nccl-tests' all-gather total
   line.replace(figures, 9 + 4 + 6 + 2 + 8 + 2 + 10 + 2 + 10,
                fmt::format("{:>9} +- {:>6}  {:>8}  {:>10}  {:>10}", "p50", "95%", "samples", "algbw GB/s", "busbw GB/s"));
   return fmt::format("{}\n", line.substr(0, line.find_last_not_of(' ') + 1));

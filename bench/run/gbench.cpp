@@ -19,6 +19,7 @@
 #include "bench/output/console.hpp"
 #include "core/json_file.hpp"
 #include "core/errors.hpp"
+#include "core/suggest.hpp"
 #include "core/units.hpp"
 #include "version.hpp"
 
@@ -390,7 +391,8 @@ const FlagSpec& checked_spec(const std::string& arg) {
     std::vector<std::string> names;
     for (const auto& s : flag_specs())
       if (!s.refused) names.emplace_back(s.name);
-    throw InputError(fmt::format("unknown Google Benchmark flag '{}'; accepted: {}", name, fmt::join(names, ", ")));
+    throw InputError(fmt::format("unknown Google Benchmark flag '{}'{}; accepted: {}", name, did_you_mean(name, names),
+                                 fmt::join(names, ", ")));
   }
   const bool has_value = arg.size() > name.size();
   if (!has_value && f->value != Value::boolean)
