@@ -67,7 +67,7 @@ if(rev STREQUAL "" OR rev STREQUAL "unknown")
 endif()
 if(NOT rev STREQUAL "")
   string(REGEX REPLACE "-dirty$" ".dirty" rev "${rev}")
-  if(rev MATCHES "^[0-9a-f]+(\.dirty)?$")
+  if(rev MATCHES "^[0-9a-f]+([.]dirty)?$")
     set(rev "g${rev}")   # a bare hash, as git describe --always gives it without a tag
   endif()
   string(REGEX REPLACE "[^A-Za-z0-9.+~]" "." rev "${rev}")
