@@ -24,7 +24,16 @@ from .reader import load, read_journal
 from .schema import check_document
 from .text import ResultsError, fmt_num, fmt_size, parse_size, quote, table
 
-__version__ = "1.0"
+
+
+def _version():
+    """The one version of dmabench: dmabench/VERSION, shipped in the package (CMake and setuptools read it too)."""
+    import os
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "VERSION"), encoding="utf-8") as f:
+        return f.read().strip()
+
+
+__version__ = _version()
 __all__ = ["MissingExtra", "PATTERN_ORDER", "ResultsError", "beside", "case_class", "case_key", "case_table",
            "check_document", "columns_apart", "command_bytes", "engine_options_in_name", "fmt_num", "fmt_size",
            "history_frame", "keyed", "labels_apart", "load", "machine_label", "p50_interval", "parse_size",

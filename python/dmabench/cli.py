@@ -2,6 +2,7 @@
 
 usage: dmabench-results COMMAND [ARGS...]      (dmabench-results COMMAND --help: that command's options)
        dmabench-results report KIND [ARGS...]
+       dmabench-results --version                (the package's version, dmabench's: python/dmabench/VERSION)
 
 Each subcommand is the command line of a script that scripts/ still carries as a thin shim (`scripts/compare.py
 A B` runs `dmabench-results compare A B`), with the same options, output and exit codes; messages name the
@@ -97,6 +98,10 @@ def main(argv=None):
     if argv[:1] in (["-h"], ["--help"]):
         sys.stdout.write(usage({**COMMANDS, "report": Command(None, None, None, "a report: " + ", ".join(REPORTS))},
                                head))
+        return 0
+    if argv[:1] == ["--version"]:
+        from . import __version__
+        sys.stdout.write(f"{PROG} {__version__}\n")
         return 0
     if not argv:
         return fail(PROG, f"a command is needed: {', '.join([*COMMANDS, 'report'])} (--help says what each does)")

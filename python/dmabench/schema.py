@@ -1,7 +1,9 @@
 """The checks of a results document (`dmabench/1`): what every record must hold, so that the commands never fail on
 a malformed file with a traceback. check_number / check_kind / show are the checks' building blocks, also for
 reports that check fields of their own."""
+import json
 import math
+import os
 
 from .keys import engine_options_in_name
 from .text import INT64, ResultsError, quote
@@ -104,6 +106,54 @@ def check_document(doc, where=lambda i: f"results[{i}]"):
             check_kind(d, dict, f"context.machine.devices[{i}]")
     for i, r in enumerate(doc["results"]):
         check_record(r, where(i))
+    validate_with_schema(doc, where)
+
+
+SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results.schema.json")
+_validator = []  # the compiled validator, made once: [] not yet, [None] jsonschema missing, [validator]
+
+
+def results_schema():
+    """The machine-readable JSON Schema (draft 2020-12) of a results file, shipped in the package:
+    dmabench/results.schema.json (results/SCHEMA.md has the meanings)."""
+    with open(SCHEMA_FILE, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def schema_validator():
+    """A jsonschema validator of results_schema(), or None where the jsonschema package is missing (Debian:
+    python3-jsonschema); check_document's own checks, which hold everything the schema holds, then stand alone."""
+    if not _validator:
+        try:
+            import jsonschema
+        except ImportError:
+            _validator.append(None)
+        else:
+            _validator.append(jsonschema.Draft202012Validator(results_schema()))
+    return _validator[0]
+
+
+def schema_path(path, where=lambda i: f"results[{i}]"):
+    """A jsonschema error's path (deque of keys and indices) as check_document names fields: results[3].latency_us.p50."""
+    path, out = list(path), ""
+    if len(path) >= 2 and path[0] == "results" and isinstance(path[1], int):
+        out, path = where(path[1]), path[2:]
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}" if out else str(p)
+    return out or "(top level)"
+
+
+def validate_with_schema(doc, where=lambda i: f"results[{i}]"):
+    """ResultsError naming the path of the first place `doc` breaks results.schema.json (in document order), where
+    jsonschema is installed; nothing otherwise (check_document's own checks have run)."""
+    validator = schema_validator()
+    if validator is None:
+        return
+    errors = sorted(validator.iter_errors(doc), key=lambda e: [(isinstance(p, str), p) for p in e.absolute_path])
+    if errors:
+        e = errors[0]
+        raise ResultsError(f"{schema_path(e.absolute_path, where)}: {quote(e.message, 200)} "
+                           f"(results.schema.json: {'/'.join(map(str, e.absolute_schema_path))})")
 
 
 def check_record(r, where):

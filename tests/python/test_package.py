@@ -97,6 +97,15 @@ def test_pip_install_offline_then_every_subcommand(tmp_path, editable):
     assert p.returncode == 0, p.stderr[-3000:]
     exe = env_dir / "bin" / "dmabench-results"
     assert exe.exists()
+    # the one version (python/dmabench/VERSION): the installed command, the module and the package's metadata
+    with open(os.path.join(PACKAGE, "dmabench", "VERSION"), encoding="utf-8") as f:
+        version = f.read().strip()
+    p = subprocess.run([exe, "--version"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout == f"dmabench-results {version}\n", (p.stdout, p.stderr)
+    p = subprocess.run([env_dir / "bin" / "python", "-c", "import dmabench, importlib.metadata as m; "
+                        "print(dmabench.__version__, m.version('dmabench'))"], capture_output=True, text=True, env=env,
+                       cwd=tmp_path)
+    assert p.stdout.split() == [version, version], (p.stdout, p.stderr)
     where = subprocess.run([env_dir / "bin" / "python", "-c", "import dmabench; print(dmabench.__file__)"],
                            capture_output=True, text=True, env=env, cwd=tmp_path)
     assert where.stdout.startswith(os.fspath(src)) if editable else os.fspath(env_dir) in where.stdout, where

@@ -399,28 +399,97 @@ def test_dma_latte_report_baseline(tmp_path):
     assert "speedup over plain `ce schedule=pcpy` (enqueue, event)" in p.stdout and "| sdma schedule=b2b |" not in p.stdout
 
 
+# The notebook's documented setup (docs/user-guide.md, "The notebook"), step by step, once per test process: a venv
+# that sees the system's packages, the package installed into it offline, its kernel installed under the name
+# `dmabench` for the user (HOME is a directory of the test's own), then nbconvert with that kernel; no PYTHONPATH.
+NOTEBOOK_SETUP = [
+    ["python3", "-m", "venv", "--system-site-packages", "{venv}"],
+    ["{venv}/bin/pip", "install", "--no-build-isolation", "--no-index", "--quiet", "{src}"],
+    ["{venv}/bin/python", "-m", "ipykernel", "install", "--user", "--name", "dmabench"],
+]
+_NOTEBOOK_KERNEL = []  # [HOME] of the kernel set up by the steps above, made once
+
+
+def notebook_kernel_home():
+    """A HOME whose user kernel `dmabench` is the venv of NOTEBOOK_SETUP; skips where a step cannot run here."""
+    if _NOTEBOOK_KERNEL:
+        return _NOTEBOOK_KERNEL[0]
+    import atexit
+    import tempfile
+    if subprocess.run([sys.executable, "-c", "import ipykernel"], capture_output=True).returncode:
+        pytest.skip("ipykernel is not installed (Debian: apt install python3-ipykernel)")
+    home = tempfile.mkdtemp(prefix="dmabench-notebook-")
+    atexit.register(shutil.rmtree, home, True)
+    src = os.path.join(home, "python")  # a copy: pip writes build/ and *.egg-info beside the sources
+    shutil.copytree(PACKAGE, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "JUPYTER_DATA_DIR",
+                                                            "JUPYTER_PATH")}
+    env["HOME"] = home
+    for step in NOTEBOOK_SETUP:
+        argv = [a.format(venv=os.path.join(home, "venv"), src=src) for a in step]
+        if argv[0] == "python3":
+            argv[0] = sys.executable
+        p = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=home, timeout=600)
+        if p.returncode and step is NOTEBOOK_SETUP[0]:
+            pytest.skip(f"python3 -m venv failed (Debian: apt install python3-venv): {p.stderr[-300:]}")
+        assert p.returncode == 0, (argv, p.stderr[-3000:])
+    _NOTEBOOK_KERNEL.append(home)
+    return home
+
+
 def execute_notebook(tmp_path, results):
     """The code cells' outputs of notebooks/explore.ipynb run headless on `results` (DMABENCH_RESULTS: paths, as
-    bytes where they are not UTF-8); skips where jupyter-nbconvert is not installed."""
+    bytes where they are not UTF-8) with the kernel of the documented setup (notebook_kernel_home), the package
+    imported from the venv as installed, never from the checkout; skips where jupyter-nbconvert is not installed."""
     nbconvert = shutil.which("jupyter-nbconvert") or shutil.which("jupyter")
     if not nbconvert:
         pytest.skip("jupyter-nbconvert is not installed (scripts/test.sh installs it on Debian)")
+    home = notebook_kernel_home()
     nb_dir = tmp_path / "notebooks"
     nb_dir.mkdir()
     shutil.copy(os.path.join(ROOT, "notebooks", "explore.ipynb"), nb_dir)
-    env = dict(os.environb, PATH=os.fsencode(os.path.dirname(sys.executable)) + os.pathsep.encode() +
-               os.environb.get(b"PATH", b""))
+    env = {k: v for k, v in os.environb.items() if k not in (b"PYTHONPATH", b"PYTHONHOME", b"JUPYTER_DATA_DIR",
+                                                              b"JUPYTER_PATH")}
+    env[b"HOME"] = os.fsencode(home)
     env[b"DMABENCH_RESULTS"] = b",".join(os.fsencode(p) for p in results)
-    env[b"PYTHONPATH"] = os.fsencode(PACKAGE_ENV["PYTHONPATH"])  # `import dmabench`, as an installed package
     cmd = ([nbconvert] if nbconvert.endswith("nbconvert") else [nbconvert, "nbconvert"]) + [
-        "--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=300", "--output", "out.ipynb",
-        str(nb_dir / "explore.ipynb")]
+        "--to", "notebook", "--execute", "--ExecutePreprocessor.kernel_name=dmabench",
+        "--ExecutePreprocessor.timeout=300", "--output", "out.ipynb", str(nb_dir / "explore.ipynb")]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=nb_dir, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     out = json.loads((nb_dir / "out.ipynb").read_text())
     outputs = [o for c in out["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     return outputs
+
+
+def test_the_notebook_imports_the_installed_package(tmp_path):
+    """The kernel of the documented setup imports dmabench from its venv, not from the checkout."""
+    home = notebook_kernel_home()
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                     "source": "import dmabench; print(dmabench.__file__)"}],
+          "metadata": {"kernelspec": {"name": "dmabench", "display_name": "dmabench", "language": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "where.ipynb").write_text(json.dumps(nb))
+    nbconvert = shutil.which("jupyter-nbconvert") or pytest.skip("jupyter-nbconvert is not installed")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    env["HOME"] = home
+    p = subprocess.run([nbconvert, "--to", "notebook", "--execute", "--ExecutePreprocessor.kernel_name=dmabench",
+                        "--output", "out.ipynb", str(tmp_path / "where.ipynb")], capture_output=True, text=True,
+                       env=env, cwd=tmp_path, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    outputs = json.loads((tmp_path / "out.ipynb").read_text())["cells"][0]["outputs"]
+    text = "".join("".join(o.get("text", "")) for o in outputs)  # a stream's text: a string or a list of lines
+    assert text.startswith(os.path.join(home, "venv")), text
+
+
+def test_the_documented_notebook_setup_is_the_tested_one():
+    guide = open(os.path.join(ROOT, "docs", "user-guide.md"), encoding="utf-8").read()
+    for step in NOTEBOOK_SETUP:
+        line = " ".join(a.replace("{venv}", "~/dmabench-venv").replace("{src}", "./python") for a in step
+                        if a != "--quiet")
+        assert line in guide, line
+    assert "jupyter nbconvert --to notebook --execute --ExecutePreprocessor.kernel_name=dmabench" in guide
 
 
 def test_notebook_executes_headless(tmp_path):
