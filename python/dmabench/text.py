@@ -7,8 +7,10 @@ import reprlib
 
 
 INT64 = 1 << 63  # what dmabench writes and pandas holds: 64-bit integers
-UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
-         "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
+# K, M, G, T are powers of 1024 as in nccl-tests; KB, MB, GB, TB are refused as ambiguous, as the binary does
+UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30,
+         "t": 1 << 40, "tib": 1 << 40}
+AMBIGUOUS_UNITS = {"kb": ("KiB", 10**3), "mb": ("MiB", 10**6), "gb": ("GiB", 10**9), "tb": ("TiB", 10**12)}
 
 
 MAX_MESSAGE = 270  # characters of a ResultsError: with `<script>: error: ` before it, a line of at most 300
@@ -136,6 +138,10 @@ def parse_size(text, tool=None):
     anything else."""
     from fractions import Fraction
     m = re.fullmatch(r"\s*(\d{1,30}(?:\.\d{1,30})?)\s*([a-zA-Z]*)\s*", text)
+    if m and m.group(2).lower() in AMBIGUOUS_UNITS:
+        binary, decimal = AMBIGUOUS_UNITS[m.group(2).lower()]
+        raise ResultsError(f"{quote(text)} is ambiguous ({m.group(2)}: powers of 1000 or of 1024?); accepted: "
+                           f"{m.group(1)}{binary} (powers of 1024) or the bytes {int(Fraction(m.group(1)) * decimal)}")
     if not m or m.group(2).lower() not in UNITS:
         raise ResultsError(f"{quote(text)} is not a size such as 64KiB")
     size = int(Fraction(m.group(1)) * UNITS[m.group(2).lower()])

@@ -87,3 +87,18 @@ def test_bad_claims_are_one_line_errors():
         claim("versus", f"{XO}/crossover.json", "h2d:mapped", "sm sms=12", "ce-batch", "16", "big")
     with pytest.raises(ResultsError, match="No closing quotation"):
         generated.render('crossover-claims versus "sm', ROOT)
+
+
+def test_sizes_take_binary_units_and_refuse_the_ambiguous_decimal_ones():
+    """K/M/G/T and KiB/MiB/GiB/TiB are powers of 1024 (nccl-tests' M); KB/MB/GB/TB are refused naming both readings,
+    as the binary refuses them (issue 52): '1MB' was 10^6 here while '1M' was 2^20, silently."""
+    from dmabench.text import ResultsError, parse_size
+    assert parse_size("1M") == parse_size("1MiB") == 1 << 20
+    assert parse_size("64KiB") == 65536 and parse_size("4096") == 4096
+    for text, binary, decimal in (("1MB", "1MiB", "1000000"), ("4kb", "4KiB", "4000"), ("2GB", "2GiB", "2000000000")):
+        try:
+            parse_size(text)
+        except ResultsError as e:
+            assert "ambiguous" in str(e) and binary in str(e) and decimal in str(e), str(e)
+        else:
+            raise AssertionError(f"{text} accepted")
