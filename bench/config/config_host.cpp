@@ -39,7 +39,9 @@ Layout one_layout(Layout l, std::uint64_t b, std::uint64_t n, const std::string&
   }
   if (l.order == Layout::Order::random && t.pool) {
     if (t.pool < b * k)
-      fail(field + ".pool_bytes", fmt::format("{} is smaller than one run of {} blocks of {}", format_bytes(t.pool), k, format_bytes(b)));
+      fail(field + ".pool_bytes", k == 1 ? fmt::format("{} is smaller than one block of {}", format_bytes(t.pool), format_bytes(b))
+                                         : fmt::format("{} is smaller than one run of {} blocks of {}", format_bytes(t.pool), k,
+                                                       format_bytes(b)));
     if (n && t.pool / (b * k) < (n + k - 1) / k)
       fail(field + ".pool_bytes", fmt::format("a pool of {} holds {} runs of {} blocks of {}, fewer than the blocks ({}) need",
                                               format_bytes(t.pool), t.pool / (b * k), k, format_bytes(b), n));
