@@ -25,13 +25,14 @@ std::size_t utf8_char(std::string_view text, std::size_t i, char32_t& cp) {
 }
 
 // How one character is shown: C0 and C1 control characters and DEL as \xNN (\n, \t, \r by name), the Unicode line
-// and paragraph separators as \u2028 / \u2029, a backslash doubled, a byte that is not UTF-8 as \xNN — what
-// python/dmabench/text.py's printable does, so that neither side lets a name end, break or rewrite a terminal line.
-std::string shown(char32_t cp, std::string_view bytes) {
+// and paragraph separators as \u2028 / \u2029, a byte that is not UTF-8 as \xNN — what python/dmabench/text.py's
+// printable does, so that neither side lets a name end, break or rewrite a terminal line; a backslash doubled where
+// `backslash` (a quoted value, whose escapes must read back one way), else kept (text already escaped once).
+std::string shown(char32_t cp, std::string_view bytes, bool backslash) {
   if (cp == '\n') return "\\n";
   if (cp == '\t') return "\\t";
   if (cp == '\r') return "\\r";
-  if (cp == '\\') return "\\\\";
+  if (cp == '\\' && backslash) return "\\\\";
   if (cp < 0x20 || (cp >= 0x7f && cp < 0xA0)) return fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
   if (cp == 0x2028 || cp == 0x2029) return fmt::format("\\u{:04x}", static_cast<unsigned>(cp));
   return std::string(bytes);
@@ -39,12 +40,12 @@ std::string shown(char32_t cp, std::string_view bytes) {
 
 // `text` escaped as `shown` says; at most `limit` characters of output (0: no limit) and the number of input bytes it
 // took (never inside a UTF-8 character).
-std::string escaped(std::string_view text, std::size_t limit, std::size_t& taken) {
+std::string escaped(std::string_view text, std::size_t limit, std::size_t& taken, bool backslash = true) {
   std::string out;
   for (taken = 0; taken < text.size();) {
     char32_t cp = 0;
     std::size_t n = utf8_char(text, taken, cp);
-    const std::string piece = n ? shown(cp, text.substr(taken, n))
+    const std::string piece = n ? shown(cp, text.substr(taken, n), backslash)
                                 : fmt::format("\\x{:02x}", static_cast<unsigned char>(text[taken]));
     if (limit && out.size() + piece.size() > limit) break;
     out += piece;
@@ -85,7 +86,7 @@ std::string quote_json(const nlohmann::json& value, std::size_t cap) {
 
 std::string printable(std::string_view text) {
   std::size_t taken = 0;
-  return escaped(text, 0, taken);
+  return escaped(text, 0, taken, false);
 }
 
 std::string one_line(std::string_view message, std::size_t cap) {

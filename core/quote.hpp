@@ -17,8 +17,9 @@ inline constexpr std::size_t kQuoteCap = 80;  // characters of a value a message
 std::string quote(std::string_view text, std::size_t cap = kQuoteCap);
 // A JSON value as JSON text, quoted as above (a string keeps its quotes: "\"abc\"").
 std::string quote_json(const nlohmann::json& value, std::size_t cap = kQuoteCap);
-// `text` with every character escaped as quote does, nothing cut: C0 and C1 control characters, DEL, the Unicode
-// line and paragraph separators, backslashes and bytes that are not UTF-8 (python/dmabench/text.py's printable).
+// `text` with every character escaped as quote does, nothing cut, backslashes kept (names already escaped once, as
+// case names are, are not escaped again): C0 and C1 control characters, DEL, the Unicode line and paragraph
+// separators and bytes that are not UTF-8 (python/dmabench/text.py's printable).
 std::string printable(std::string_view text);
 // A whole message line: control characters escaped and, past `cap` characters, the middle cut
 // ("…(N characters left out)…"), so that its start (what) and end (what is accepted) stay.

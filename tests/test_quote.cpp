@@ -26,6 +26,8 @@ TEST(Quote, C1ControlsSeparatorsAndStrayBytesAreEscapedAsThePythonToolsDo) {
   EXPECT_EQ(printable("\xff\xc3(\xe2\x82"), "\\xff\\xc3(\\xe2\\x82") << "bytes that are not UTF-8 are shown, not printed raw";
   EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf") << "an overlong '/' is not a character";
   EXPECT_EQ(printable("é ü 漢 😀 \u00a0"), "é ü 漢 😀 \u00a0") << "printable UTF-8 stays as it is";
+  EXPECT_EQ(printable("a\\nb\n"), "a\\nb\\n") << "a name escaped once is not escaped again";
+  EXPECT_EQ(quote("a\\n"), "a\\\\n") << "a quoted value's backslash is doubled: its escapes read back one way";
 }
 
 TEST(Quote, NeverCutsAUtf8Character) {
