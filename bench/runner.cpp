@@ -389,44 +389,18 @@ class Sweep {
     if (shuffle) shuffle_cases(cases, *shuffle);
     return cases;
   }
-  // Each selected case as the progress line plans it: its estimated work (a case that will skip costs nearly nothing;
-  // with a power meter every case also takes its window), its class (those that skip; else the size, a class per
-  // factor of 4 of its bytes per rank: the line learns each class's time from its finished cases); its name is asked
-  // when a line names it (set_names).
-  std::vector<Progress::Planned> plan() {
-    const gbench::Loops loops(options_.benchmark_args);
-    const double window_s = power_.meter ? power_.meter->window_s() : 0;
-    std::vector<Progress::Planned> p;
-    for (const Case* c : selected_) {
-      const bool skips = static_skip(*c, engines_, backend_).has_value();
-      const int size_class = c->bytes_per_rank > 0 ? static_cast<int>(std::log2(static_cast<double>(c->bytes_per_rank))) / 2 : 0;
-      p.push_back({skips ? 1e-4 : loops.estimated_seconds(*c) + window_s,
-                   skips ? std::string("skip") : "size " + std::to_string(size_class), {}});
-    }
-    return p;
-  }
   // The progress line's text, written under the lock the timer takes too.
   void progress_write(const std::function<std::string(Progress&)>& text) {
     std::lock_guard lock(progress_mu_);
     console::write(stderr, text(progress_));
   }
 
-  // The case's line in the table; a case that never reached its samples (skipped or failed while set up),
-  // or that failed after them (a measurement beside a workload), says so on a line of its own. A case that
-  // failed while sampled is the table's error row alone (it was shown twice).
-  void show(const CaseRecord& r) {
-    if (lead_) progress_write([](Progress& p) { return p.clear(); });  // a progress line on the terminal gives way
-    const bool told = session_.show(r);
-    if (!lead_ || told) return;
-    console::say("{}: {}: {}\n", r.spec.name(), to_string(r.status), table::one_line(r.reason, std::string::npos));
-  }
-
+  // Each selected case as the progress line plans it (below).
+  std::vector<Progress::Planned> plan();
+  // The case's line in the table, or a line of its own (below).
+  void show(const CaseRecord& r);
   // Cases skipped without being set up, counted by reason: after the sweep.
-  void say_skipped() const {
-    if (lead_ && options_.verbosity > 0)
-      for (const auto& [why, n] : skipped_)
-        console::say("dmabench: skipped {} case(s), not run: {}\n", n, table::one_line(why, std::string::npos));
-  }
+  void say_skipped() const;
 
   const CliOptions& options_;
   Backend& backend_;
@@ -448,6 +422,39 @@ class Sweep {
   std::mutex progress_mu_;  // progress_ and its line: the sweep's thread and the timer's
   std::size_t done_ = 0;
 };
+
+// Each selected case as the progress line plans it: its estimated work (a case that will skip costs nearly nothing;
+// with a power meter every case also takes its window), its class (those that skip; else the size, a class per
+// factor of 4 of its bytes per rank: the line learns each class's time from its finished cases); its name is asked
+// when a line names it (set_names).
+std::vector<Progress::Planned> Sweep::plan() {
+  const gbench::Loops loops(options_.benchmark_args);
+  const double window_s = power_.meter ? power_.meter->window_s() : 0;
+  std::vector<Progress::Planned> p;
+  for (const Case* c : selected_) {
+    const bool skips = static_skip(*c, engines_, backend_).has_value();
+    const int size_class = c->bytes_per_rank > 0 ? static_cast<int>(std::log2(static_cast<double>(c->bytes_per_rank))) / 2 : 0;
+    p.push_back({skips ? 1e-4 : loops.estimated_seconds(*c) + window_s,
+                 skips ? std::string("skip") : "size " + std::to_string(size_class), {}});
+  }
+  return p;
+}
+
+// The case's line in the table; a case that never reached its samples (skipped or failed while set up),
+// or that failed after them (a measurement beside a workload), says so on a line of its own. A case that
+// failed while sampled is the table's error row alone (it was shown twice).
+void Sweep::show(const CaseRecord& r) {
+  if (lead_) progress_write([](Progress& p) { return p.clear(); });  // a progress line on the terminal gives way
+  const bool told = session_.show(r);
+  if (!lead_ || told) return;
+  console::say("{}: {}: {}\n", r.spec.name(), to_string(r.status), table::one_line(r.reason, std::string::npos));
+}
+
+void Sweep::say_skipped() const {
+  if (lead_ && options_.verbosity > 0)
+    for (const auto& [why, n] : skipped_)
+      console::say("dmabench: skipped {} case(s), not run: {}\n", n, table::one_line(why, std::string::npos));
+}
 
 void Sweep::run() {
   std::optional<PoolScope> lend;  // processes of a multi-process run each allocate every case's buffers

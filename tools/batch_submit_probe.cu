@@ -373,38 +373,47 @@ unsigned char value_of(size_t i, unsigned salt) { return static_cast<unsigned ch
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const Opts o = parse(argc, argv);
-  int cpu = -1;
-  if (o.cpu == -2) cpu = quiet_cpu();
-  else if (o.cpu >= 0) {
+// The sampling CPU as --cpu asks: the quietest (-2), a fixed one, or any; its "choice" line printed.
+int choose_cpu(const Opts& o) {
+  if (o.cpu == -2) return quiet_cpu();
+  if (o.cpu >= 0) {
     pin(o.cpu);
-    cpu = o.cpu;
-    std::printf("{\"test\":\"choice\",\"mode\":\"fixed\",\"cpu\":%d,\"core_share\":%.3f}\n", cpu, core_share());
-  } else std::printf("{\"test\":\"choice\",\"mode\":\"any\",\"cpu\":-1,\"core_share\":%.3f}\n", core_share());
+    std::printf("{\"test\":\"choice\",\"mode\":\"fixed\",\"cpu\":%d,\"core_share\":%.3f}\n", o.cpu, core_share());
+    return o.cpu;
+  }
+  std::printf("{\"test\":\"choice\",\"mode\":\"any\",\"cpu\":-1,\"core_share\":%.3f}\n", core_share());
+  return -1;
+}
 
+// What every measurement uses: the stream, two events, the host and device pools and the h2d check's staging buffer.
+struct Gpu {
+  cudaStream_t s{};
+  cudaEvent_t e0{}, e1{};
+  char* host = nullptr;
+  char* dev = nullptr;
+  char* staging = nullptr;
+};
+
+// Allocates the pools (timed) and prints the "info" line.
+Gpu setup(const Opts& o) {
+  Gpu g;
   CK(cudaSetDevice(o.device));
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, o.device));
   int runtime = 0, driver = 0;
   CK(cudaRuntimeGetVersion(&runtime));
   CK(cudaDriverGetVersion(&driver));
-  cudaStream_t s;
-  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
+  CK(cudaStreamCreateWithFlags(&g.s, cudaStreamNonBlocking));
+  CK(cudaEventCreate(&g.e0));
+  CK(cudaEventCreate(&g.e1));
   const auto a0 = Clock::now();
-  char* host = nullptr;
-  char* dev = nullptr;
-  CK(cudaHostAlloc(reinterpret_cast<void**>(&host), o.pool_bytes,
+  CK(cudaHostAlloc(reinterpret_cast<void**>(&g.host), o.pool_bytes,
                    cudaHostAllocPortable | (o.mapped ? cudaHostAllocMapped : 0)));
-  CK(cudaMalloc(reinterpret_cast<void**>(&dev), o.pool_bytes));
+  CK(cudaMalloc(reinterpret_cast<void**>(&g.dev), o.pool_bytes));
   const double alloc_s = us(a0, Clock::now()) / 1e6;
   size_t most = 0;
   for (size_t b : o.blocks) most = std::max(most, b * *std::max_element(o.ns.begin(), o.ns.end()));
-  char* staging = nullptr;  // h2d's check: the device's blocks gathered back
-  CK(cudaMallocHost(reinterpret_cast<void**>(&staging), most));
+  CK(cudaMallocHost(reinterpret_cast<void**>(&g.staging), most));  // h2d's check: the device's blocks gathered back
   std::printf("{\"test\":\"info\",\"gpu\":\"%s\",\"runtime\":%d,\"driver\":%d,\"host\":\"%s\",\"pool_bytes\":%zu,"
               "\"alloc_s\":%.3f,\"samples\":%d,\"warmup\":%d,\"seed\":%u,\"run\":%zu,\"coalesce\":%s,\"overlap_hint\":%s,"
               "\"nproc\":%ld}\n",
@@ -412,10 +421,151 @@ int main(int argc, char** argv) {
               o.seed, o.run, o.coalesce ? "true" : "false", o.overlap_hint ? "true" : "false",
               sysconf(_SC_NPROCESSORS_ONLN));
   std::fflush(stdout);
+  return g;
+}
 
+void teardown(Gpu& g) {
+  CK(cudaFreeHost(g.staging));
+  CK(cudaFree(g.dev));
+  CK(cudaFreeHost(g.host));
+  CK(cudaEventDestroy(g.e0));
+  CK(cudaEventDestroy(g.e1));
+  CK(cudaStreamDestroy(g.s));
+}
+
+// One (direction, block, n): the blocks' slots, the same for every mechanism; host and device drawn separately.
+struct Blocks {
+  bool h2d;
+  size_t b, n;
+  std::vector<char*> hp, dp;
+  Descs d;
+};
+
+Blocks place(const Opts& o, const Gpu& g, bool h2d, size_t b, size_t n) {
+  std::mt19937_64 rng(o.seed * 0x9e3779b97f4a7c15ull + b * 1000003ull + n);
+  const std::vector<size_t> hoff = offsets(o.pool_bytes, b, n, o.run, rng);
+  const std::vector<size_t> doff = offsets(o.pool_bytes, b, n, o.run, rng);
+  Blocks k{h2d, b, n, std::vector<char*>(n), std::vector<char*>(n), {}};
+  for (size_t i = 0; i < n; ++i) k.hp[i] = g.host + hoff[i], k.dp[i] = g.dev + doff[i];
+  k.d = h2d ? descriptors(k.dp, k.hp, b, o.coalesce) : descriptors(k.hp, k.dp, b, o.coalesce);
+  return k;
+}
+
+// Sources carry each block's own byte value, destinations are cleared.
+void fill(const Gpu& g, const Blocks& k, unsigned salt) {
+  for (size_t i = 0; i < k.n; ++i) {
+    if (k.h2d) {
+      std::memset(k.hp[i], value_of(i, salt), k.b);
+      CK(cudaMemsetAsync(k.dp[i], 0, k.b, g.s));
+    } else {
+      std::memset(k.hp[i], 0, k.b);
+      CK(cudaMemsetAsync(k.dp[i], value_of(i, salt), k.b, g.s));
+    }
+  }
+  CK(cudaStreamSynchronize(g.s));
+}
+
+// Every block in its slot after the samples.
+bool blocks_valid(const Gpu& g, const Blocks& k, unsigned salt) {
+  bool valid = true;
+  if (k.h2d) {
+    for (size_t i = 0; i < k.n; ++i) CK(cudaMemcpyAsync(g.staging + i * k.b, k.dp[i], k.b, cudaMemcpyDeviceToHost, g.s));
+    CK(cudaStreamSynchronize(g.s));
+    for (size_t i = 0; i < k.n && valid; ++i)
+      for (size_t j = 0; j < k.b && valid; ++j) valid = static_cast<unsigned char>(g.staging[i * k.b + j]) == value_of(i, salt);
+  } else {
+    for (size_t i = 0; i < k.n && valid; ++i)
+      for (size_t j = 0; j < k.b && valid; ++j) valid = static_cast<unsigned char>(k.hp[i][j]) == value_of(i, salt);
+  }
+  return valid;
+}
+
+// Per sample: the CPU time inside the issuing call(s), the GPU span between two events, the whole (issue to sync),
+// and the core-share reading taken just before.
+struct Samples {
+  std::vector<double> call, gpu, total, share;
+};
+
+Samples sample(const Opts& o, const Gpu& g, const Blocks& k, bool batch) {
+  const auto issue = [&] {
+    if (batch) issue_batch(k.d, k.h2d, o.device, o.overlap_hint, g.s);
+    else issue_loop(k.d, g.s);
+  };
+  for (int i = 0; i < o.warmup; ++i) {
+    issue();
+    CK(cudaStreamSynchronize(g.s));
+  }
+  Samples r;
+  for (int i = 0; i < o.samples; ++i) {
+    r.share.push_back(core_share());
+    const auto t0 = Clock::now();
+    CK(cudaEventRecord(g.e0, g.s));
+    const auto c0 = Clock::now();
+    issue();
+    const auto c1 = Clock::now();
+    CK(cudaEventRecord(g.e1, g.s));
+    CK(cudaStreamSynchronize(g.s));
+    const auto t1 = Clock::now();
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, g.e0, g.e1));
+    r.call.push_back(us(c0, c1));
+    r.gpu.push_back(ms * 1000.0);
+    r.total.push_back(us(t0, t1));
+  }
+  return r;
+}
+
+// One mechanism on one (direction, block, n): filled, sampled, checked, its "submit" line printed; its point for the fit.
+Point measure(const Opts& o, const Gpu& g, const Blocks& k, size_t m, int cpu, bool& all_valid) {
+  const unsigned salt = static_cast<unsigned>(k.n * 7 + m * 3 + k.b + (k.h2d ? 1 : 0));
+  fill(g, k, salt);
+  const Samples r = sample(o, g, k, o.mechs[m] == "batch");
+  const int cpu_now = sched_getcpu();
+  const bool valid = blocks_valid(g, k, salt);
+  all_valid = all_valid && valid;
+  const Stat sc = stat(r.call), sg = stat(r.gpu), st = stat(r.total), ss = stat(r.share);
+  const double shared = static_cast<double>(std::count_if(r.share.begin(), r.share.end(),
+                                                           [](double x) { return x > kSharedRatio; })) /
+                        r.share.size();
+  const size_t nd = k.d.dst.size();
+  std::printf("{\"test\":\"submit\",\"dir\":\"%s\",\"block\":%zu,\"n\":%zu,\"mech\":\"%s\",\"run\":%zu,"
+              "\"coalesce\":%s,\"descriptors\":%zu,\"host\":\"%s\",\"pool_bytes\":%zu,\"samples\":%d,"
+              "\"call_us\":%.3f,\"call_us_ci95\":[%.3f,%.3f],\"call_us_per_desc\":%.4f,"
+              "\"gpu_us\":%.3f,\"gpu_us_ci95\":[%.3f,%.3f],\"total_us\":%.3f,\"total_us_ci95\":[%.3f,%.3f],"
+              "\"gbps\":%.3f,\"cpu\":%d,\"cpu_now\":%d,\"core_share_p50\":%.3f,\"core_share_shared\":%.3f,"
+              "\"core_mode\":\"%s\",\"valid\":%s}\n",
+              k.h2d ? "h2d" : "d2h", k.b, k.n, o.mechs[m].c_str(), o.run, o.coalesce ? "true" : "false", nd,
+              o.mapped ? "mapped" : "pinned", o.pool_bytes, o.samples, sc.p50, sc.lo, sc.hi, sc.p50 / nd,
+              sg.p50, sg.lo, sg.hi, st.p50, st.lo, st.hi, st.p50 > 0 ? double(k.n * k.b) / (st.p50 * 1e3) : 0.0,
+              cpu, cpu_now, ss.p50, shared, ss.p50 > kSharedRatio ? "shared" : "unshared", valid ? "true" : "false");
+  std::fflush(stdout);
+  return {static_cast<double>(nd), sc.p50, sg.p50, r.call};
+}
+
+// The "fit" line of one mechanism over its points (one per n): µs per descriptor and per call, CPU and GPU.
+void print_fit(const Opts& o, const std::string& dir, size_t b, size_t m, const std::vector<Point>& p) {
+  std::vector<double> x, yc, yg, xs, ys;
+  for (const Point& q : p) {
+    x.push_back(q.x), yc.push_back(q.call_p50), yg.push_back(q.gpu_p50);
+    for (double c : q.call) xs.push_back(q.x), ys.push_back(c);
+  }
+  const Line lc = ols(x, yc), lg = ols(x, yg), la = ols(xs, ys);
+  std::printf("{\"test\":\"fit\",\"dir\":\"%s\",\"block\":%zu,\"mech\":\"%s\",\"run\":%zu,\"coalesce\":%s,"
+              "\"host\":\"%s\",\"points\":%zu,\"x\":\"descriptors\",\"call_us_per_desc\":%.4f,"
+              "\"call_us_per_call\":%.3f,\"call_r2\":%.4f,\"call_us_per_desc_ci95\":[%.4f,%.4f],"
+              "\"gpu_us_per_desc\":%.4f,\"gpu_us_per_call\":%.3f,\"gpu_r2\":%.4f}\n",
+              dir.c_str(), b, o.mechs[m].c_str(), o.run, o.coalesce ? "true" : "false", o.mapped ? "mapped" : "pinned",
+              p.size(), lc.slope, lc.intercept, lc.r2, la.slope - 1.96 * la.se, la.slope + 1.96 * la.se, lg.slope,
+              lg.intercept, lg.r2);
+  std::fflush(stdout);
+}
+
+int main(int argc, char** argv) {
+  const Opts o = parse(argc, argv);
+  const int cpu = choose_cpu(o);
+  Gpu g = setup(o);
   bool all_valid = true;
-  for (const std::string& dir : o.dirs) {
-    const bool h2d = dir == "h2d";
+  for (const std::string& dir : o.dirs)
     for (size_t b : o.blocks) {
       std::vector<std::vector<Point>> points(o.mechs.size());
       for (size_t n : o.ns) {
@@ -425,110 +575,12 @@ int main(int argc, char** argv) {
                       dir.c_str(), b, n, o.run);
           continue;
         }
-        // the same slots for every mechanism of this (direction, block, n); host and device drawn separately
-        std::mt19937_64 rng(o.seed * 0x9e3779b97f4a7c15ull + b * 1000003ull + n);
-        const std::vector<size_t> hoff = offsets(o.pool_bytes, b, n, o.run, rng);
-        const std::vector<size_t> doff = offsets(o.pool_bytes, b, n, o.run, rng);
-        std::vector<char*> hp(n), dp(n);
-        for (size_t i = 0; i < n; ++i) hp[i] = host + hoff[i], dp[i] = dev + doff[i];
-        const Descs d = h2d ? descriptors(dp, hp, b, o.coalesce) : descriptors(hp, dp, b, o.coalesce);
-        for (size_t m = 0; m < o.mechs.size(); ++m) {
-          const bool batch = o.mechs[m] == "batch";
-          const unsigned salt = static_cast<unsigned>(n * 7 + m * 3 + b + (h2d ? 1 : 0));
-          // sources carry each block's own byte value, destinations are cleared
-          for (size_t i = 0; i < n; ++i) {
-            if (h2d) {
-              std::memset(hp[i], value_of(i, salt), b);
-              CK(cudaMemsetAsync(dp[i], 0, b, s));
-            } else {
-              std::memset(hp[i], 0, b);
-              CK(cudaMemsetAsync(dp[i], value_of(i, salt), b, s));
-            }
-          }
-          CK(cudaStreamSynchronize(s));
-          const auto issue = [&] {
-            if (batch) issue_batch(d, h2d, o.device, o.overlap_hint, s);
-            else issue_loop(d, s);
-          };
-          for (int i = 0; i < o.warmup; ++i) {
-            issue();
-            CK(cudaStreamSynchronize(s));
-          }
-          std::vector<double> call, gpu, total, share;
-          for (int i = 0; i < o.samples; ++i) {
-            share.push_back(core_share());
-            const auto t0 = Clock::now();
-            CK(cudaEventRecord(e0, s));
-            const auto c0 = Clock::now();
-            issue();
-            const auto c1 = Clock::now();
-            CK(cudaEventRecord(e1, s));
-            CK(cudaStreamSynchronize(s));
-            const auto t1 = Clock::now();
-            float ms = 0;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            call.push_back(us(c0, c1));
-            gpu.push_back(ms * 1000.0);
-            total.push_back(us(t0, t1));
-          }
-          const int cpu_now = sched_getcpu();
-          // every block in its slot
-          bool valid = true;
-          if (h2d) {
-            for (size_t i = 0; i < n; ++i) CK(cudaMemcpyAsync(staging + i * b, dp[i], b, cudaMemcpyDeviceToHost, s));
-            CK(cudaStreamSynchronize(s));
-            for (size_t i = 0; i < n && valid; ++i)
-              for (size_t k = 0; k < b && valid; ++k) valid = static_cast<unsigned char>(staging[i * b + k]) == value_of(i, salt);
-          } else {
-            for (size_t i = 0; i < n && valid; ++i)
-              for (size_t k = 0; k < b && valid; ++k) valid = static_cast<unsigned char>(hp[i][k]) == value_of(i, salt);
-          }
-          all_valid = all_valid && valid;
-          const Stat sc = stat(call), sg = stat(gpu), st = stat(total), ss = stat(share);
-          const double shared = static_cast<double>(std::count_if(share.begin(), share.end(),
-                                                                   [](double r) { return r > kSharedRatio; })) /
-                                share.size();
-          const size_t nd = d.dst.size();
-          std::printf("{\"test\":\"submit\",\"dir\":\"%s\",\"block\":%zu,\"n\":%zu,\"mech\":\"%s\",\"run\":%zu,"
-                      "\"coalesce\":%s,\"descriptors\":%zu,\"host\":\"%s\",\"pool_bytes\":%zu,\"samples\":%d,"
-                      "\"call_us\":%.3f,\"call_us_ci95\":[%.3f,%.3f],\"call_us_per_desc\":%.4f,"
-                      "\"gpu_us\":%.3f,\"gpu_us_ci95\":[%.3f,%.3f],\"total_us\":%.3f,\"total_us_ci95\":[%.3f,%.3f],"
-                      "\"gbps\":%.3f,\"cpu\":%d,\"cpu_now\":%d,\"core_share_p50\":%.3f,\"core_share_shared\":%.3f,"
-                      "\"core_mode\":\"%s\",\"valid\":%s}\n",
-                      dir.c_str(), b, n, o.mechs[m].c_str(), o.run, o.coalesce ? "true" : "false", nd,
-                      o.mapped ? "mapped" : "pinned", o.pool_bytes, o.samples, sc.p50, sc.lo, sc.hi, sc.p50 / nd,
-                      sg.p50, sg.lo, sg.hi, st.p50, st.lo, st.hi, st.p50 > 0 ? double(n * b) / (st.p50 * 1e3) : 0.0,
-                      cpu, cpu_now, ss.p50, shared, ss.p50 > kSharedRatio ? "shared" : "unshared",
-                      valid ? "true" : "false");
-          std::fflush(stdout);
-          points[m].push_back({static_cast<double>(nd), sc.p50, sg.p50, call});
-        }
+        const Blocks k = place(o, g, dir == "h2d", b, n);
+        for (size_t m = 0; m < o.mechs.size(); ++m) points[m].push_back(measure(o, g, k, m, cpu, all_valid));
       }
-      for (size_t m = 0; m < o.mechs.size(); ++m) {
-        const std::vector<Point>& p = points[m];
-        std::vector<double> x, yc, yg, xs, ys;
-        for (const Point& q : p) {
-          x.push_back(q.x), yc.push_back(q.call_p50), yg.push_back(q.gpu_p50);
-          for (double c : q.call) xs.push_back(q.x), ys.push_back(c);
-        }
-        const Line lc = ols(x, yc), lg = ols(x, yg), la = ols(xs, ys);
-        std::printf("{\"test\":\"fit\",\"dir\":\"%s\",\"block\":%zu,\"mech\":\"%s\",\"run\":%zu,\"coalesce\":%s,"
-                    "\"host\":\"%s\",\"points\":%zu,\"x\":\"descriptors\",\"call_us_per_desc\":%.4f,"
-                    "\"call_us_per_call\":%.3f,\"call_r2\":%.4f,\"call_us_per_desc_ci95\":[%.4f,%.4f],"
-                    "\"gpu_us_per_desc\":%.4f,\"gpu_us_per_call\":%.3f,\"gpu_r2\":%.4f}\n",
-                    dir.c_str(), b, o.mechs[m].c_str(), o.run, o.coalesce ? "true" : "false",
-                    o.mapped ? "mapped" : "pinned", p.size(), lc.slope, lc.intercept, lc.r2, la.slope - 1.96 * la.se,
-                    la.slope + 1.96 * la.se, lg.slope, lg.intercept, lg.r2);
-        std::fflush(stdout);
-      }
+      for (size_t m = 0; m < o.mechs.size(); ++m) print_fit(o, dir, b, m, points[m]);
     }
-  }
   std::printf("{\"test\":\"end\",\"valid\":%s}\n", all_valid ? "true" : "false");
-  CK(cudaFreeHost(staging));
-  CK(cudaFree(dev));
-  CK(cudaFreeHost(host));
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  CK(cudaStreamDestroy(s));
+  teardown(g);
   return all_valid ? 0 : 1;
 }
