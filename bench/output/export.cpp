@@ -76,13 +76,19 @@ std::string cell(const json& record, const std::string& column) {
   if (column == "options") {
     std::string out;
     if (const json* o = field(record, "options"); o && o->is_object())
-      for (const auto& [k, v] : o->items()) out += (out.empty() ? "" : ",") + k + "=" + text(&v);
+      for (const auto& [k, v] : o->items()) {
+        if (!out.empty()) out += ',';
+        out += k + "=" + text(&v);
+      }
     return out;
   }
   if (column == "devices") {
     std::string out;
     if (const json* d = field(record, "devices"); d && d->is_array())
-      for (const json& v : *d) out += (out.empty() ? "" : " ") + text(&v);
+      for (const json& v : *d) {  // appended piece by piece: GCC 12 -Wrestrict false positive on "x" + string&& (-Werror)
+        if (!out.empty()) out += ' ';
+        out += text(&v);
+      }
     return out;
   }
   if (column == "beside") {
@@ -95,10 +101,16 @@ std::string cell(const json& record, const std::string& column) {
 
 std::string csv(const std::vector<json>& records) {
   std::string out;
-  for (std::size_t i = 0; i < columns().size(); ++i) out += (i ? "," : "") + csv_field(columns()[i]);
+  for (std::size_t i = 0; i < columns().size(); ++i) {
+    if (i) out += ',';
+    out += csv_field(columns()[i]);
+  }
   out += "\n";
   for (const json& r : records) {
-    for (std::size_t i = 0; i < columns().size(); ++i) out += (i ? "," : "") + csv_field(cell(r, columns()[i]));
+    for (std::size_t i = 0; i < columns().size(); ++i) {
+      if (i) out += ',';
+      out += csv_field(cell(r, columns()[i]));
+    }
     out += "\n";
   }
   return out;
@@ -113,13 +125,21 @@ std::string markdown(const std::vector<json>& records) {
   }
   std::string out = "|", rule = "|";
   for (const std::string& c : cols) {
-    out += " " + c + " |";
+    out += ' ';
+    out += c;
+    out += " |";
     rule += " --- |";
   }
-  out += "\n" + rule + "\n";
+  out += '\n';
+  out += rule;
+  out += '\n';
   for (const json& r : records) {
     out += "|";
-    for (const std::string& c : cols) out += " " + md_field(escape_non_utf8(cell(r, c))) + " |";
+    for (const std::string& c : cols) {
+      out += ' ';
+      out += md_field(escape_non_utf8(cell(r, c)));
+      out += " |";
+    }
     out += "\n";
   }
   return out;
