@@ -71,7 +71,9 @@ Config:
 Output and run:
   --out FILE           results JSON (default: dmabench-results.json); every finished case goes at once
                        into FILE.journal, FILE is rewritten at most every 2 s and whole at the end
-  --backend NAME       auto (default: the build's GPU backend when a GPU is visible, else host), host, cuda, hip
+  --backend NAME       auto (default: the build's GPU backend when a GPU is visible, else host, said on stderr and
+                       recorded), gpu (the build's GPU backend or exit 2: never host), host, cuda, hip; wins
+                       over a config's "backend"
   --devices LIST       devices to use, e.g. 0,1, all or pairs (overrides the config's "devices"); under mpirun /
                        srun: the GPU of each local rank of a node (0,0 puts two processes on GPU 0)
   --power[=SOURCE]     measure power and energy per case ({})
@@ -481,9 +483,9 @@ bool option_flag(const std::string& arg, bool has_value, const std::string& valu
     *path = file(arg.c_str());
   } else if (arg == "--backend") {
     o.backend = take("--backend");
-    if (o.backend != "auto" && o.backend != "host" && o.backend != "cuda" && o.backend != "hip")
-      throw InputError(fmt::format("--backend: unknown backend '{}'{}; accepted: auto, host, cuda, hip", o.backend,
-                                   did_you_mean(o.backend, {"auto", "host", "cuda", "hip"})));
+    if (!known_backend_choice(o.backend))
+      throw InputError(fmt::format("--backend: unknown backend '{}'{}; accepted: {}", o.backend,
+                                   did_you_mean(o.backend, backend_choices()), fmt::join(backend_choices(), ", ")));
   } else if (arg == "--devices") {
     o.devices = parse_device_list(take("--devices"), "--devices", /*repeats=*/team::launch_env().size > 1);
   } else if (arg == "--power") {

@@ -15,7 +15,7 @@ struct CliOptions {
   std::string preset;                        // --preset NAME, or NAME as the first argument (bench/config/presets.hpp)
   bool presets = false;                      // --presets: list them
   std::string out = "dmabench-results.json"; // --out FILE
-  std::string backend = "auto";              // --backend auto|host|cuda
+  std::string backend;                       // --backend auto|gpu|host|cuda|hip ("": not given: the config's, else auto)
   std::optional<DeviceSet> devices;          // --devices 0,1,... | all
   bool list = false, features = false, version = false, help = false;
   std::optional<std::string> power;          // --power[=SOURCE]: measure power (overrides the config)

@@ -80,15 +80,52 @@ class Workloads {
   std::unique_ptr<beside::Load> load_;
 };
 
-std::unique_ptr<Backend> choose_backend(const std::string& wanted) {
-  if (wanted != "auto") {
-    auto b = make_backend(wanted);
-    if (!b) throw InputError(fmt::format("--backend {}: not available: {}", wanted, b.why_not()));
-    return std::move(b).value();
+// The backend the run asked for: --backend where given, else the config's "backend", else auto. auto takes the
+// build's GPU backend where it opens, else host, and the choice says why (fell_back); gpu takes the build's GPU
+// backend or is bad input: a CI job on a runner whose driver broke must not go green on host ranks.
+struct BackendChoice {
+  std::unique_ptr<Backend> backend;
+  std::string asked;      // auto, gpu, host, cuda or hip
+  std::string fell_back;  // auto that ran on host: why no GPU backend opened ("": it did not fall back)
+  json context() const {
+    return {{"asked", asked}, {"ran", backend->name()}, {"fell_back", !fell_back.empty()},
+            {"why", fell_back.empty() ? json() : json(fell_back)}};
   }
-  for (const auto& name : built_backends())
-    if (auto b = make_backend(name)) return std::move(b).value();
-  throw InputError("--backend auto: no backend is available");
+};
+
+BackendChoice choose_backend(const CliOptions& options, const Config& config) {
+  BackendChoice c;
+  const bool flag = !options.backend.empty();
+  c.asked = flag ? options.backend : config.backend.empty() ? "auto" : config.backend;
+  const std::string from = flag || config.backend.empty() ? "--backend " + c.asked
+                                                          : fmt::format("the config's \"backend\": \"{}\"", c.asked);
+  if (c.asked != "auto" && c.asked != "gpu") {
+    auto b = make_backend(c.asked);
+    if (!b) throw InputError(fmt::format("{}: not available: {}", from, b.why_not()));
+    c.backend = std::move(b).value();
+    return c;
+  }
+  std::vector<std::string> why;
+  for (const auto& name : built_backends()) {
+    if (name == "host") continue;
+    auto b = make_backend(name);
+    if (!b) {
+      why.push_back(fmt::format("{}: {}", name, b.why_not()));
+      continue;
+    }
+    c.backend = std::move(b).value();
+    return c;
+  }
+  if (why.empty()) why.emplace_back("this build has no GPU backend (built without a CUDA compiler or hipcc)");
+  if (c.asked == "gpu")
+    throw InputError(fmt::format("{}: no GPU backend opened ({}); the host backend is not taken in its place: give "
+                                 "--backend host to run on host ranks",
+                                 from, fmt::join(why, "; ")));
+  c.fell_back = fmt::format("{}", fmt::join(why, "; "));
+  auto host = make_backend("host");
+  if (!host) throw InputError(fmt::format("{}: no backend is available: {}; host: {}", from, c.fell_back, host.why_not()));
+  c.backend = std::move(host).value();
+  return c;
 }
 
 std::string device_word(const Backend& b) { return b.name() == "host" ? "host rank" : "GPU"; }
@@ -555,6 +592,7 @@ struct Start {
   Config config;  // as expanded
   std::unique_ptr<Backend> backend;
   std::vector<Case> cases;
+  json backend_choice;  // context.backend_choice: BackendChoice::context()
 };
 
 // The config, the backend, every process's rank and the cases; bad input in any process is bad input
@@ -571,7 +609,13 @@ Start start_sweep(const CliOptions& options, const std::vector<std::string>& com
     return load_config(options.config, overrides);
   });
   check_same_run(command_line, options.config, s.config);
-  s.backend = agreed_input([&] { return choose_backend(options.backend); });
+  BackendChoice chosen = agreed_input([&] { return choose_backend(options, s.config); });
+  s.backend_choice = chosen.context();
+  s.backend = std::move(chosen.backend);
+  if (!chosen.fell_back.empty() && team::world().rank() == 0)
+    console::warn("dmabench: --backend {} ran on the host backend (host ranks are threads on this CPU, not GPUs): {}; "
+                  "--backend gpu (or a config's \"backend\": \"gpu\") makes this an error\n",
+                  chosen.asked, chosen.fell_back);
   if (team::world().multi()) {  // --backend auto may pick differently where a process sees no GPU
     const auto names = team::agree_all(std::string(s.backend->name()));
     for (std::size_t r = 1; r < names.size(); ++r)
@@ -826,7 +870,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   const RunStart started = RunStart::now();  // context.started_at, and wall_s when the file is finished
   team::start();  // one process per rank when a launcher started this one
   const bool lead = team::world().rank() == 0;  // the process that prints and writes the results
-  auto [config, backend, cases] = start_sweep(options, command_line);
+  auto [config, backend, cases, backend_choice] = start_sweep(options, command_line);
   const std::optional<std::uint64_t> shuffle = shuffle_seed(options);
   const auto expectations = agreed_input([&] {
     return options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);
@@ -852,6 +896,7 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
   if (lead) {
     context = lead_context(options, command_line, config, *backend, cases, shuffle, outputs->power_trace, power,
                            cpu_choice.get());
+    context["backend_choice"] = backend_choice;
     results = std::make_unique<ResultsFile>(outputs->out.path, context, started);  // written with the first record (an existing file is kept until then)
     if (options.verbosity > 0)
       console::say("dmabench {} (git {}): backend {}, {} cases from {}{}, results -> {}\n", kVersion, git_revision(),

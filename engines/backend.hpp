@@ -51,6 +51,10 @@ class Backend {
 
 // The backends this build has, in order of preference for `--backend auto`.
 std::vector<std::string> built_backends();
+// What --backend and a config's "backend" accept: auto (the build's GPU backend where it opens, else host),
+// gpu (the build's GPU backend, never host), host, cuda, hip.
+const std::vector<std::string>& backend_choices();
+bool known_backend_choice(std::string_view choice);
 // Creates a backend, or says why it cannot (not built, no device, no driver).
 Maybe<std::unique_ptr<Backend>> make_backend(std::string_view name);
 

@@ -142,6 +142,15 @@ std::vector<std::string> built_backends() {
 #endif
 }
 
+const std::vector<std::string>& backend_choices() {
+  static const std::vector<std::string> choices = {"auto", "gpu", "host", "cuda", "hip"};
+  return choices;
+}
+
+bool known_backend_choice(std::string_view choice) {
+  return std::find(backend_choices().begin(), backend_choices().end(), choice) != backend_choices().end();
+}
+
 Maybe<std::unique_ptr<Backend>> make_backend(std::string_view name) {
   using Result = Maybe<std::unique_ptr<Backend>>;
   if (name == "host") return make_host_backend();

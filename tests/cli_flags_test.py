@@ -157,10 +157,44 @@ def bad_input(exe, tmp):
     expect("dmabench" in p.stdout + p.stderr, "first-run text")
 
 
+def backend_choice(exe, tmp):
+    """Issue 52: --backend auto says on stderr and in context.backend_choice when it ran on host ranks; gpu (the flag
+    or a config's "backend") never does: exit 2, one line; the flag wins over the config. Where a GPU backend opens
+    (the H200), auto takes it and says nothing, and gpu runs."""
+    out = os.path.join(tmp, "choice.json")
+    p = run(exe, ["-b", "4KiB", "--patterns", "copy", "-n", "3", "-w", "0", "--out", out, "-q"], 0)
+    choice = results(out)["context"]["backend_choice"]
+    ran = results(out)["context"]["backend"]
+    expect(choice["asked"] == "auto" and choice["ran"] == ran, f"backend_choice {choice}")
+    warned = [l for l in p.stderr.splitlines() if "--backend auto ran on the host backend" in l]
+    if ran == "host":
+        expect(choice["fell_back"] and choice["why"] and len(warned) == 1 and choice["why"] in warned[0]
+               and "--backend gpu" in warned[0], f"auto on host: {choice}, stderr {p.stderr!r}")
+    else:
+        expect(not choice["fell_back"] and choice["why"] is None and not warned, f"auto on {ran}: {choice} {p.stderr!r}")
+    cfg = os.path.join(tmp, "gpu-config.json")
+    with open(cfg, "w") as f:
+        json.dump({"backend": "gpu", "sizes": "4KiB", "patterns": ["copy"], "iterations": 3, "warmup": 0}, f)
+    for args, words in ((["-b", "4KiB", "--patterns", "copy", "-n", "3", "--backend", "gpu"], "--backend gpu: no GPU"),
+                        (["--config", cfg], "the config's \"backend\": \"gpu\": no GPU")):
+        os.path.exists(out) and os.remove(out)
+        p = run(exe, [*args, "--out", out, "-q"], 2 if ran == "host" else 0)
+        if ran == "host":
+            lines = p.stderr.strip().splitlines()
+            expect(len(lines) == 1 and words in lines[0] and "give --backend host" in lines[0], f"{args}: {p.stderr!r}")
+            expect(not os.path.exists(out), f"{args}: wrote {out}")
+        else:
+            expect(results(out)["context"]["backend_choice"]["asked"] == "gpu", f"{args}: asked gpu")
+    run(exe, ["--config", cfg, "--backend", "host", "--out", out, "-q"], 0)  # the flag wins over the config
+    doc = results(out)["context"]
+    expect(doc["backend_choice"] == {"asked": "host", "ran": "host", "fell_back": False, "why": None}
+           and doc["config"]["backend"] == "gpu", f"the flag over the config: {doc['backend_choice']}")
+
+
 def main():
     exe = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
-        for test in (flags_alone, habits, config_from_stdin, over_preset, processes, bad_input):
+        for test in (flags_alone, habits, config_from_stdin, over_preset, processes, bad_input, backend_choice):
             test(exe, tmp)
             print(f"ok {test.__name__}")
 

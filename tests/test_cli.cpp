@@ -28,6 +28,8 @@ TEST(Cli, ParsesFlagsInBothForms) {
   EXPECT_TRUE(o.features);
   EXPECT_TRUE(parse_cli({"--version"}).version);
   EXPECT_EQ(parse_cli({}).out, "dmabench-results.json");
+  EXPECT_EQ(parse_cli({}).backend, "");  // not given: the config's "backend", else auto (bench/runner.cpp)
+  EXPECT_EQ(parse_cli({"--backend", "gpu"}).backend, "gpu");
 }
 
 TEST(Cli, BadFlagsAreInputErrors) {
@@ -39,7 +41,8 @@ TEST(Cli, BadFlagsAreInputErrors) {
       EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
     }
   };
-  expect({"--backend", "rocm"}, "accepted: auto, host, cuda");
+  expect({"--backend", "rocm"}, "accepted: auto, gpu, host, cuda, hip");
+  expect({"--backend", "gpy"}, "unknown backend 'gpy' (did you mean gpu?)");
   expect({"--devices", "0,x"}, "'x' is not a device id");
   expect({"--devices", "0,0"}, "twice");
   expect({"--devices", ""}, "--devices");

@@ -297,7 +297,7 @@ TEST(CliFlags, DidYouMean) {
   EXPECT_EQ(error({"--warmup-iters", "5"}).rfind("unknown argument '--warmup-iters' (did you mean --warmup_iters?)", 0), 0U);
   EXPECT_EQ(error({"--mnibytes", "5"}).rfind("unknown argument '--mnibytes' (did you mean --minbytes?)", 0), 0U);
   EXPECT_EQ(error({"--frobnicate"}).rfind("unknown argument '--frobnicate'; accepted:", 0), 0U);
-  EXPECT_EQ(error({"--backend", "hots"}), "--backend: unknown backend 'hots' (did you mean host?); accepted: auto, host, cuda, hip");
+  EXPECT_EQ(error({"--backend", "hots"}), "--backend: unknown backend 'hots' (did you mean host?); accepted: auto, gpu, host, cuda, hip");
   EXPECT_EQ(error({"--cpu-choice", "quite"}), "--cpu-choice: unknown mode 'quite' (did you mean quiet?); accepted: quiet, off");
   EXPECT_EQ(error({"--benchmark_filte=x"}).rfind("unknown Google Benchmark flag '--benchmark_filte' (did you mean "
                                                   "--benchmark_filter?); accepted:", 0), 0U);

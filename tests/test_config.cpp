@@ -476,6 +476,23 @@ TEST(Config, BadSweepsSayWhere) {
   expect_error(R"({"sweeps": [{"sizes": "1KiB"}, {"patterns": ["copy"]}]})", {"sizes", "missing", "(sweeps[1])"});
 }
 
+// Issue 52: "backend" is the run's backend where the command line gives none: run-wide, one of --backend's words.
+TEST(Config, BackendIsRunWideAndOneOfTheBackendWords) {
+  EXPECT_EQ(parse(R"({"sizes": "1KiB"})").backend, "");
+  Config c = parse(R"({"backend": "gpu", "sizes": "1KiB"})");
+  EXPECT_EQ(c.backend, "gpu");
+  EXPECT_EQ(to_json(c)["backend"], "gpu");
+  EXPECT_FALSE(to_json(parse(R"({"sizes": "1KiB"})")).contains("backend"));  // files as before where not set
+  c = parse(R"({"backend": "host", "sizes": "1KiB", "sweeps": [{"patterns": ["copy"]}, {"patterns": ["bidir"]}]})");
+  EXPECT_EQ(c.backend, "host");
+  EXPECT_EQ(to_json(c)["backend"], "host");
+  EXPECT_FALSE(to_json(c)["sweeps"][0].contains("backend"));  // the run's, not a part's
+  expect_error(R"({"backend": "gpy", "sizes": "1KiB"})", {"backend", "unknown backend \"gpy\" (did you mean gpu?)",
+                                                           "accepted: auto, gpu, host, cuda, hip"});
+  expect_error(R"({"backend": ["gpu"], "sizes": "1KiB"})", {"backend", "accepted: auto, gpu"});
+  expect_error(R"({"sizes": "1KiB", "sweeps": [{"backend": "host"}]})", {"sweeps[0].backend", "run-wide"});
+}
+
 TEST(Config, InPlaceAxisMakesInPlaceCasesWherePatternsHaveThem) {
   Config c = parse(R"({"sizes": "4KiB", "patterns": ["allgather", "alltoall"], "engines": ["host"],
                        "timing": ["oneshot"], "in_place": [false, true]})");

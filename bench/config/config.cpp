@@ -18,6 +18,7 @@
 #include "patterns/pattern.hpp"
 #include "core/read_file.hpp"
 #include "core/units.hpp"
+#include "engines/backend.hpp"
 #include "power/source.hpp"
 
 namespace dmabench {
@@ -31,7 +32,7 @@ const std::vector<std::string>& config_keys() {
                                                 "devices", "timing",      "warmup",     "iterations",    "pipeline_depth", "breakdown", "power",
                                                 "overlap", "sweeps", "in_place", "max_timed_bytes", "min_iterations", "rotate",
                                                 "layout", "host_memory", "max_noise", "min_samples", "min_time", "max_time",
-                                                "max_samples", "alltoallv", "samples"};
+                                                "max_samples", "alltoallv", "samples", "backend"};
   return keys;
 }
 
@@ -110,8 +111,16 @@ int ops_per_sample(Timing t, int pipeline_depth) { return t == Timing::pipelined
 
 namespace {
 
-// "name" and "description".
+// "name", "description" and "backend".
 void parse_labels(const json& doc, Config& c) {
+  if (doc.contains("backend")) {
+    const json& v = doc["backend"];
+    if (!v.is_string() || !known_backend_choice(v.get<std::string>()))
+      fail("backend", fmt::format("unknown backend {}{}; accepted: {}", show(v),
+                                  v.is_string() ? did_you_mean(v.get<std::string>(), backend_choices()) : std::string(),
+                                  fmt::join(backend_choices(), ", ")));
+    c.backend = v.get<std::string>();
+  }
   if (doc.contains("name")) {
     if (!doc["name"].is_string()) fail("name", "expected a string");
     c.name = doc["name"].get<std::string>();
@@ -224,9 +233,10 @@ Config parse_config(const json& doc, const std::string& base_dir) {
     if (!list[i].is_object()) fail(where, fmt::format("expected an object, got {}", show(list[i])));
     json merged = base;
     merged.erase("name");
+    merged.erase("backend");  // run-wide: the whole config's (c.backend), not a part's
     for (const auto& [k, v] : list[i].items()) {
-      if (k == "sweeps" || k == "power" || k == "description")
-        fail(where + "." + k, "not allowed in a sweep (sweeps do not nest; power and description are run-wide)");
+      if (k == "sweeps" || k == "power" || k == "description" || k == "backend")
+        fail(where + "." + k, "not allowed in a sweep (sweeps do not nest; power, description and backend are run-wide)");
       if (std::find(config_keys().begin(), config_keys().end(), k) == config_keys().end())
         fail(where + "." + k, fmt::format("unknown key{}; accepted: {}", did_you_mean(k, config_keys()),
                                           fmt::join(config_keys(), ", ")));
@@ -290,10 +300,12 @@ json to_json(const Config& c) {
   if (!c.sweeps.empty()) {
     json parts = json::array();
     for (const auto& p : c.sweeps) parts.push_back(to_json(p));
-    return {{"name", c.name},
-            {"description", c.description},
-            {"power", c.power ? json{{"source", c.power_source}, {"window_s", c.power_window_s}} : json(false)},
-            {"sweeps", parts}};
+    json doc = {{"name", c.name},
+                {"description", c.description},
+                {"power", c.power ? json{{"source", c.power_source}, {"window_s", c.power_window_s}} : json(false)},
+                {"sweeps", parts}};
+    if (!c.backend.empty()) doc["backend"] = c.backend;
+    return doc;
   }
   json engines = json::array();
   for (const auto& e : c.engines) engines.push_back({{"name", e.engine}, {"options", e.options}});
@@ -302,7 +314,7 @@ json to_json(const Config& c) {
     devices.push_back(d.pairs ? (d.ids.empty() ? json("pairs") : json{{"pairs", d.ids}}) : d.all ? json("all") : json(d.ids));
   json timings = json::array();
   for (auto t : c.timings) timings.push_back(to_string(t));
-  return {{"name", c.name},     {"description", c.description}, {"sizes", c.sizes},
+  json doc = {{"name", c.name},     {"description", c.description}, {"sizes", c.sizes},
           {"patterns", c.patterns}, {"engines", engines},       {"devices", devices},
           {"timing", timings},  {"warmup", c.warmup},           {"iterations", c.iterations},
           {"max_timed_bytes", c.max_timed_bytes ? json(*c.max_timed_bytes) : json()}, {"min_iterations", c.min_iterations}, {"rotate", c.rotate},
@@ -314,6 +326,8 @@ json to_json(const Config& c) {
           {"layout", layouts_json(c.layouts)},
           {"host_memory", host_json(c.host)},
           {"alltoallv", routings_json(c.routings)}};
+  if (!c.backend.empty()) doc["backend"] = c.backend;
+  return doc;
 }
 
 DeviceSet parse_device_list(const std::string& text, const std::string& field, bool repeats) {

@@ -40,6 +40,7 @@ struct DeviceSet {
 struct Config {
   std::string name;
   std::string description;
+  std::string backend;  // "backend": the run's --backend where the command line gives none ("": auto); run-wide
   std::vector<std::uint64_t> sizes;  // bytes per rank, in sweep order
   std::vector<std::string> patterns;
   std::vector<EngineVariant> engines;

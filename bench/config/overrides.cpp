@@ -16,7 +16,9 @@ using namespace config_parse;
 namespace {
 
 // The run-wide keys a sweep may not set (config.cpp's parse_config).
-bool run_wide(const std::string& top) { return top == "name" || top == "description" || top == "power" || top == "sweeps"; }
+bool run_wide(const std::string& top) {
+  return top == "name" || top == "description" || top == "power" || top == "sweeps" || top == "backend";
+}
 
 std::vector<std::string> segments(const std::string& key) {
   std::vector<std::string> out;
