@@ -11,6 +11,10 @@
 # finds its presets from where it is.
 include(GNUInstallDirs)
 
+# The installed program finds the libraries it was linked against outside the system directories (a CUDA toolkit
+# from NVIDIA's runfile in /usr/local/cuda-*/lib, NCCL beside it, ROCm in /opt/rocm/lib): its RUNPATH names their
+# directories. Libraries in the system directories come from the Debian packages that Depends names.
+set_target_properties(dmabench PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 install(TARGETS dmabench RUNTIME DESTINATION bin COMPONENT dmabench)
 install(DIRECTORY configs/ DESTINATION share/dmabench/configs COMPONENT dmabench)
 install(FILES README.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT dmabench)
@@ -92,5 +96,14 @@ if(DMABENCH_DEB_SHLIBDEPS AND DMABENCH_DPKG_SHLIBDEPS)
 endif()
 if(DMABENCH_PYTHON_PACKAGE)
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3")
+endif()
+# A GPU toolkit that no Debian package owns (NVIDIA's runfile, AMD's ROCm installer) cannot be named in Depends:
+# the description says what the program needs there (tests/install_revision_test.py checks the RUNPATH covers it).
+set(toolkit "")
+if(DMABENCH_HAVE_CUDA_BACKEND AND CUDAToolkit_LIBRARY_DIR AND NOT CUDAToolkit_LIBRARY_DIR MATCHES "^/usr/lib")
+  set(toolkit "the CUDA ${CUDAToolkit_VERSION_MAJOR} toolkit's libcudart, libcublas, libcupti and NCCL in ${CUDAToolkit_LIBRARY_DIR}")
+endif()
+if(toolkit)
+  set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "Built against ${toolkit} (no Debian package owns them: the program's RUNPATH names that directory; a node needs the same libraries there or on its library path).")
 endif()
 include(CPack)

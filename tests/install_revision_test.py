@@ -112,6 +112,53 @@ def check_deb(cpack, build_dir, work, want):
     root = os.path.join(work, "deb-root")
     run(["dpkg-deb", "-x", deb, root])
     expect_revision(os.path.join(root, "usr", "bin", "dmabench"), want, f"packaged ({debs[0]})")
+    check_deb_libraries(deb, os.path.join(root, "usr", "bin", "dmabench"), build_dir)
+
+
+def deb_libraries(binary):
+    """The shared libraries `ldd` resolves for the binary: {soname: path}; fails on any it does not find."""
+    out = run(["ldd", binary])
+    missing = [l.strip() for l in out.splitlines() if "not found" in l]
+    if missing:
+        fail(f"ldd {binary}: not found: {missing}")
+    return {m.group(1): m.group(2) for m in re.finditer(r"^\s*(\S+) => (/\S+) \(0x", out, re.M)}
+
+
+def check_deb_libraries(deb, binary, build_dir):
+    """Issue 52: the .deb unpacked into a clean root (dpkg -x) starts: ldd resolves every library, the Debian package
+    of each library the binary needs itself (NEEDED; the rest come with those packages) is named in Depends
+    (dpkg-shlibdeps' names: libfmt9, libstdc++6, ...) or, for one that no package owns (a CUDA toolkit from NVIDIA's
+    runfile), its directory in the binary's RUNPATH; and the RUNPATH names no directory of the build tree."""
+    libraries = deb_libraries(binary)
+    dynamic = run(["readelf", "-d", binary]) if shutil.which("readelf") else ""
+    needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic))
+    if needed:
+        libraries = {k: v for k, v in libraries.items() if k in needed}
+    runpath = re.findall(r"\((?:RUNPATH|RPATH)\)\s+Library (?:runpath|rpath): \[([^\]]*)\]", dynamic)
+    runpath = [os.path.realpath(d) for r in runpath for d in r.split(":") if d]
+    leaked = [d for d in runpath if d.startswith(os.path.realpath(build_dir))]
+    if leaked:
+        fail(f"the packaged binary's RUNPATH names the build tree: {leaked}")
+    if not shutil.which("dpkg-shlibdeps") or not shutil.which("dpkg-query"):
+        say(f"packaged binary: ldd resolves its {len(libraries)} libraries; no dpkg-shlibdeps: Depends not checked")
+        return
+    depends = run(["dpkg-deb", "-f", deb, "Depends"])
+    named = {alt.strip().split(" ")[0].split(":")[0] for part in depends.split(",") for alt in part.split("|") if alt.strip()}
+    unnamed = []
+    for soname, path in sorted(libraries.items()):
+        owner = subprocess.run(["dpkg-query", "-S", os.path.realpath(path)], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+        if owner.returncode != 0:  # /usr/lib vs /lib (merged /usr): ask for the path as ldd gave it
+            owner = subprocess.run(["dpkg-query", "-S", path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                   text=True)
+        package = owner.stdout.split(":")[0].strip() if owner.returncode == 0 else ""
+        if package and package not in named:
+            unnamed.append(f"{soname} ({package})")
+        elif not package and os.path.dirname(os.path.realpath(path)) not in runpath:
+            unnamed.append(f"{soname} (no package owns {path} and the RUNPATH {runpath} does not name its directory)")
+    if unnamed:
+        fail(f"{os.path.basename(deb)}: Depends ({depends.strip()!r}) names no package for {', '.join(unnamed)}")
+    say(f"packaged binary: ldd resolves its {len(libraries)} libraries, each one's package in Depends: {depends.strip()}")
 
 
 def main():
