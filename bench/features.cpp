@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "bench/config/presets.hpp"
 #include "bench/output/console.hpp"
 #include "patterns/pattern.hpp"
 #include "core/read_file.hpp"
@@ -241,22 +242,45 @@ std::string config_description(const std::string& path) {
   }
 }
 
+// An installed tree's `relative` file: <exe>/../`relative` (share/doc/dmabench/..., bin/dmabench-results); "" if not
+// there.
+std::string installed_file(const std::string& relative) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const fs::path p = (exe.parent_path() / ".." / relative).lexically_normal();
+  return fs::is_regular_file(p, ec) ? p.string() : "";
+}
+
+// The first steps, each valid where this program is: in a source tree (or a build directory inside one), or
+// installed (`cmake --install`, the .deb: bin/ beside share/dmabench/configs and share/doc/dmabench).
 void print_first_steps(Text& out, const std::string& program) {
-  const std::string quick = source_file("configs/quick.json");
+  std::string quick = source_file("configs/quick.json");
+  if (const std::string presets = presets_dir(); quick.empty() && !presets.empty()) quick = presets + "/quick.json";
   const std::string summarize = source_file("scripts/summarize.py");
+  const std::string results_tool = summarize.empty() ? installed_file("bin/dmabench-results") : std::string();
   const std::string exe = shell_word(program.empty() ? std::string("dmabench") : program);
   const std::string what = quick.empty() ? std::string() : config_description(quick);
   out("\na first sweep{}:\n", what.empty() ? std::string() : " (configs/quick.json: " + what + ")");
   out("  {} --config {} --out results/first.json\n", exe,
       quick.empty() ? std::string("configs/quick.json") : shell_word(quick));
   if (quick.empty()) out("  (configs/quick.json is in the dmabench source tree: run it from there)\n");
-  out("then: python3 {} results/first.json   (tables of the results)\n",
-      summarize.empty() ? std::string("scripts/summarize.py") : shell_word(summarize));
+  if (!summarize.empty())
+    out("then: python3 {} results/first.json   (tables of the results)\n", shell_word(summarize));
+  else if (!results_tool.empty())
+    out("then: {} summarize results/first.json   (tables of the results)\n", shell_word(results_tool));
+  else
+    out("then: dmabench-results summarize results/first.json   (tables of the results: the Python package, "
+        "pip install ./python from the dmabench source tree)\n");
   out("      {} --features   (everything this build and machine support, and why not)\n", exe);
   out("      {} --help       (every flag)\n", exe);
   std::vector<std::string> docs;
   for (const char* doc : {"README.md", "docs/user-guide.md"})
     if (const std::string found = source_file(doc); !found.empty()) docs.push_back(found);
+  if (docs.empty())
+    for (const char* doc : {"share/doc/dmabench/README.md", "share/doc/dmabench/docs/user-guide.md"})
+      if (const std::string found = installed_file(doc); !found.empty()) docs.push_back(found);
   out("docs: {}\n", docs.empty() ? std::string("README.md and docs/ in the dmabench source tree")
                                  : fmt::format("{}", fmt::join(docs, ", ")));
 }

@@ -18,6 +18,7 @@ Exit 0 pass, 1 fail, 77 skipped (not a git checkout, or no git).
 """
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -92,6 +93,34 @@ def check_installed(cmake, build_dir, prefix, want):
         if not os.path.isfile(os.path.join(prefix, "share", "doc", "dmabench", doc)):
             fail(f"not installed: share/doc/dmabench/{doc}")
     say(f"installed into {prefix}: --presets lists {configs}, `dmabench quick --list` expands, docs there")
+    check_first_steps(binary, prefix)
+
+
+def check_first_steps(binary, prefix):
+    """Issue 52: the installed program's no-argument screen names what is installed, and its steps run: the first
+    sweep's config in <prefix>/share/dmabench/configs, the summary by <prefix>/bin/dmabench-results, the docs in
+    <prefix>/share/doc/dmabench (it named configs/quick.json, scripts/summarize.py and the source tree before)."""
+    with tempfile.TemporaryDirectory() as away:  # not the source tree: nothing there to find by a relative path
+        lines = run([binary], cwd=away).splitlines()
+        sweep = next((i for i, l in enumerate(lines) if l.startswith("a first sweep")), None)
+        then = next((l for l in lines if l.startswith("then: ")), "")
+        docs = next((l for l in lines if l.startswith("docs: ")), "")
+        if sweep is None or not then or not docs:
+            fail("installed, no arguments: no first sweep, then or docs line:\n" + "\n".join(lines))
+        argv = shlex.split(lines[sweep + 1])
+        quick = os.path.join(prefix, "share", "dmabench", "configs", "quick.json")
+        if argv[:2] != [binary, "--config"] or not os.path.samefile(argv[2], quick):
+            fail(f"installed: the first sweep {argv} does not name {quick}")
+        run(argv + ["--backend", "host", "--benchmark_filter=copy/host/oneshot/.*/4KiB", "-q"], cwd=away)
+        summary = shlex.split(then[len("then: "):].split("   (")[0])
+        if not os.path.samefile(summary[0], os.path.join(prefix, "bin", "dmabench-results")):
+            fail(f"installed: the summary step {summary} is not {prefix}/bin/dmabench-results")
+        if "| copy" not in run(summary, cwd=away):
+            fail(f"installed: {summary} printed no table of the first sweep")
+        named = docs[len("docs: "):].split(", ")
+        if not all(os.path.isfile(d) and d.startswith(os.path.join(prefix, "share", "doc", "dmabench")) for d in named):
+            fail(f"installed: the docs line names {named}, not the installed docs")
+    say("installed, no arguments: the first sweep, its summary and the docs are the installed ones, and run")
 
 
 def check_deb(cpack, build_dir, work, want):
