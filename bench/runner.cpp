@@ -490,7 +490,8 @@ void Sweep::show(const CaseRecord& r) {
 void Sweep::say_skipped() const {
   if (lead_ && options_.verbosity > 0)
     for (const auto& [why, n] : skipped_)
-      console::say("dmabench: skipped {} case(s), not run: {}\n", n, table::one_line(why, std::string::npos));
+      console::say("dmabench: skipped {} case(s), not run: {}{}\n", n, table::one_line(why, std::string::npos),
+                   n > 1 && options_.verbosity < 2 ? " (the table lists the first; -v lists each)" : "");
 }
 
 void Sweep::run() {
@@ -521,7 +522,9 @@ void Sweep::run_one(const Case& c) {
                    backend_);
   if (auto why = ex.static_skip_reason()) {
     ex.setup();
-    if (session_.shows_every_case()) show(ex.record());  // the table's row (Google Benchmark's reporters: the summary)
+    // the table's row for a reason's first case, every case's with -v (the closing lines count them all; Google
+    // Benchmark's reporters: the summary only)
+    if (session_.shows_every_case() && (skipped_[*why] == 0 || options_.verbosity >= 2)) show(ex.record());
     recorder_.add(ex.record());
     ++skipped_[*why];
     return;

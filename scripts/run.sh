@@ -8,6 +8,10 @@ ensure_packages
 build_dmabench
 cd "$DMABENCH_ROOT"
 if [ $# -eq 0 ]; then
-  set -- --config configs/quick.json --out results/latest.json
+  rc=0
+  "$BUILD_DIR/dmabench" --config configs/quick.json --out results/latest.json || rc=$?
+  echo "next: python3 scripts/summarize.py results/latest.json   (its tables); $BUILD_DIR/dmabench --presets   (what" \
+    "else to measure); docs/user-guide.md   (sweeps, results, comparing runs)"
+  exit "$rc"
 fi
 exec "$BUILD_DIR/dmabench" "$@"
