@@ -1,6 +1,7 @@
 // bench/output/progress.hpp: the [k/N] progress line, driven by a fake clock.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "bench/output/progress.hpp"
@@ -166,6 +167,46 @@ TEST(Progress, CasesLeftTakeTheMeanTimeOfTheirFinishedClass) {
   Progress by_work(work, /*terminal=*/false, u.clock());
   u.now_s += 14.0;
   EXPECT_EQ(by_work.case_done(5, "b0"), "[5/8] 14s elapsed, ~14s left: b0\n");
+}
+
+// The remainder is summed a class at a time (O(classes) a line, not O(cases)): the same as the rule applied case by
+// case — a class with finished cases at its mean, other planned cases at the finished work's rate, cases beyond the
+// plan at the mean finished case — at every step of a sweep of mixed classes, zero work and uneven times.
+TEST(Progress, TheRemainderByClassesIsTheRuleCaseByCase) {
+  std::vector<Progress::Planned> plan;
+  const char* groups[] = {"", "a", "b", "c", "skip"};
+  for (int i = 0; i < 120; ++i) plan.push_back({(i % 7 == 0) ? 0.0 : 0.5 + (i * 37 % 11), groups[i * 13 % 5], ""});
+  FakeClock t;
+  Progress p(plan, /*terminal=*/false, t.clock());
+  std::vector<double> took;  // each finished case's seconds
+  auto rule = [&](std::size_t i) {  // predicted_s(i), case by case, from the finished cases
+    double sum_s = 0, work = 0, group_s = 0;
+    std::size_t group_n = 0;
+    for (std::size_t j = 0; j < took.size(); ++j) {
+      sum_s += took[j];
+      work += plan[j].work;
+      if (!plan[i].group.empty() && plan[j].group == plan[i].group) {
+        group_s += took[j];
+        ++group_n;
+      }
+    }
+    if (group_n > 0) return group_s / static_cast<double>(group_n);
+    if (work > 0) return plan[i].work * sum_s / work;
+    return took.empty() ? 0.0 : sum_s / static_cast<double>(took.size());
+  };
+  for (std::size_t k = 1; k <= plan.size(); ++k) {
+    const double dt = 0.25 + static_cast<double>(k * 29 % 17);
+    t.now_s += dt;
+    took.push_back(dt);
+    p.case_done(k, "x");
+    if (k == plan.size()) break;
+    t.now_s += 0.5;  // the running case, half a second in
+    double want = std::max(0.0, rule(k) - 0.5);
+    for (std::size_t i = k + 1; i < plan.size(); ++i) want += rule(i);
+    ASSERT_NEAR(p.remaining_s(), want, 1e-5 * std::max(1.0, want)) << "after case " << k;
+    t.now_s -= 0.5;
+  }
+  EXPECT_EQ(p.remaining_s(), 0.0);
 }
 
 // While a case runs, the line names it and counts its time; its own prediction runs down (never below 0).

@@ -27,7 +27,12 @@ Progress::Progress(std::size_t total_cases, bool terminal, Clock clock, std::siz
 Progress::Progress(std::vector<double> work, bool terminal, Clock clock, std::size_t columns)
     : Progress(work.size(), terminal, std::move(clock), columns) {
   for (const double w : work) plan_.push_back({std::isfinite(w) && w > 0 ? w : 0, "", ""});
-  for (const Planned& p : plan_) estimates_ = estimates_ || p.work > 0;
+  for (const Planned& p : plan_) {
+    estimates_ = estimates_ || p.work > 0;
+    auto& [work_left, n] = left_by_group_[p.group];
+    work_left += p.work;
+    ++n;
+  }
 }
 
 Progress::Progress(std::vector<Planned> plan, bool terminal, Clock clock, std::size_t columns)
@@ -36,6 +41,9 @@ Progress::Progress(std::vector<Planned> plan, bool terminal, Clock clock, std::s
   for (Planned& p : plan_) {
     p.work = std::isfinite(p.work) && p.work > 0 ? p.work : 0;
     estimates_ = estimates_ || p.work > 0;
+    auto& [work_left, n] = left_by_group_[p.group];
+    work_left += p.work;
+    ++n;
   }
 }
 
@@ -48,12 +56,34 @@ double Progress::predicted_s(std::size_t i) const {
   return done > 0 ? done_s_ / static_cast<double>(done) : 0;  // the mean finished case
 }
 
+// predicted_s summed over the unfinished cases a class at a time: a class with finished cases at its mean, else (and
+// the cases of no class) at the rate of the finished work where there are estimates, else at the mean finished case;
+// cases beyond the plan at the mean finished case.
+double Progress::unfinished_s() const {
+  const std::size_t done = seconds_.size();
+  const double mean = done > 0 ? done_s_ / static_cast<double>(done) : 0;
+  const bool by_rate = estimates_ && done_work_ > 0;
+  double sum = 0;
+  for (const auto& [group, left] : left_by_group_) {
+    const auto& [work, n] = left;
+    if (n == 0) continue;
+    const auto g = group.empty() ? by_group_.end() : by_group_.find(group);
+    if (g != by_group_.end() && g->second.second > 0)
+      sum += static_cast<double>(n) * g->second.first / static_cast<double>(g->second.second);
+    else
+      sum += by_rate ? work * done_s_ / done_work_ : static_cast<double>(n) * mean;
+  }
+  const std::size_t planned_or_done = std::max(plan_.size(), done);
+  if (total_ > planned_or_done) sum += static_cast<double>(total_ - planned_or_done) * mean;
+  return sum;
+}
+
 double Progress::remaining_s() const {
   const std::size_t done = seconds_.size();
   if (done >= total_) return 0;
   const double running_s = clock_() - case_start_s_;
-  double left = std::max(0.0, predicted_s(done) - running_s);
-  for (std::size_t i = done + 1; i < total_; ++i) left += predicted_s(i);
+  const double running_predicted = predicted_s(done);
+  const double left = std::max(0.0, running_predicted - running_s) + std::max(0.0, unfinished_s() - running_predicted);
   return std::round(left * 1e6) / 1e6;  // to the microsecond: a sum of equal shares is not floored a second short
 }
 
@@ -84,6 +114,9 @@ std::string Progress::case_done(std::size_t k, const std::string& case_name) {
       done_s_ += seconds_.back();
       if (i < plan_.size()) {
         done_work_ += plan_[i].work;
+        auto& [work_left, n] = left_by_group_[plan_[i].group];
+        work_left -= plan_[i].work;
+        --n;
         if (!plan_[i].group.empty()) {
           auto& [sum_s, n] = by_group_[plan_[i].group];
           sum_s += seconds_.back();
