@@ -102,14 +102,22 @@ def records(path):
         return []
 
 
-def frag_section(work):
-    res = records(os.path.join(work, "frag.json"))
-    print("== frag (configs/fragmentation.json): GB/s (p50), coalesce off/on")
+def ok_records(path, title):
+    """The ok records of a results file, after its heading and counts; None (and "not run") where it is missing."""
+    res = records(path)
+    print(f"== {title}")
     if res is None:
         print("   not run")
-        return
+        return None
     ok = [r for r in res if r.get("status") == "ok"]
     print(f"   {len(res)} records, {len(ok)} ok, {sum(r.get('status') == 'failed' for r in res)} failed")
+    return ok
+
+
+def frag_section(work):
+    ok = ok_records(os.path.join(work, "frag.json"), "frag (configs/fragmentation.json): GB/s (p50), coalesce off/on")
+    if ok is None:
+        return
     cell = {}
     for r in ok:
         lay = r.get("layout", {})
@@ -128,13 +136,10 @@ def frag_section(work):
 
 
 def desc_section(work, fits):
-    res = records(os.path.join(work, "desc.json"))
-    print("== desc (configs/descriptors.json): us per block, OLS slope of dmabench's p50 over n, beside the probe's")
-    if res is None:
-        print("   not run")
+    ok = ok_records(os.path.join(work, "desc.json"),
+                    "desc (configs/descriptors.json): us per block, OLS slope of dmabench's p50 over n, beside the probe's")
+    if ok is None:
         return
-    ok = [r for r in res if r.get("status") == "ok"]
-    print(f"   {len(res)} records, {len(ok)} ok, {sum(r.get('status') == 'failed' for r in res)} failed")
     by = {}
     for r in ok:
         lay = r.get("layout", {})
