@@ -32,6 +32,8 @@ import tempfile
 
 # Fresh paths the committed files lack, on purpose, with the reason. A path covers its subtree.
 NEW = {
+    "context.backend_choice": "SCHEMA.md backend_choice: what --backend (or the config's backend) asked and whether auto "
+                              "fell back to host ranks (issue 52), added after the committed files",
     "context.cpu_choice": "SCHEMA.md cpu_choice: the sampling thread's CPU choice (issue 50: figures from a quiet core), "
                           "added after the committed files",
     "results[].cpu_choice": "SCHEMA.md cpu_choice: where a case's samples were taken and what the choice did (issue 50), "
