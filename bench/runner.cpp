@@ -491,7 +491,8 @@ void Sweep::say_skipped() const {
   if (lead_ && options_.verbosity > 0)
     for (const auto& [why, n] : skipped_)
       console::say("dmabench: skipped {} case(s), not run: {}{}\n", n, table::one_line(why, std::string::npos),
-                   n > 1 && options_.verbosity < 2 ? " (the table lists the first; -v lists each)" : "");
+                   n > 1 && options_.verbosity < 2 && session_.shows_every_case() ? " (the table lists the first; -v lists each)"
+                                                                                  : "");
 }
 
 void Sweep::run() {
@@ -615,10 +616,6 @@ Start start_sweep(const CliOptions& options, const std::vector<std::string>& com
   BackendChoice chosen = agreed_input([&] { return choose_backend(options, s.config); });
   s.backend_choice = chosen.context();
   s.backend = std::move(chosen.backend);
-  if (!chosen.fell_back.empty() && team::world().rank() == 0)
-    console::warn("dmabench: --backend {} ran on the host backend (host ranks are threads on this CPU, not GPUs): {}; "
-                  "--backend gpu (or a config's \"backend\": \"gpu\") makes this an error\n",
-                  chosen.asked, chosen.fell_back);
   if (team::world().multi()) {  // --backend auto may pick differently where a process sees no GPU
     const auto names = team::agree_all(std::string(s.backend->name()));
     for (std::size_t r = 1; r < names.size(); ++r)
@@ -892,6 +889,10 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     return 0;
   });
   if (lead && !outputs->out.note.empty()) console::say("dmabench: {}\n", outputs->out.note);
+  if (lead && backend_choice.value("fell_back", false))  // said once the input is agreed: bad input stays one line
+    console::warn("dmabench: backend {} ran on the host backend (host ranks are threads on this CPU, not GPUs): {}; "
+                  "--backend gpu (or a config's \"backend\": \"gpu\") makes this an error\n",
+                  backend_choice.value("asked", ""), backend_choice.value("why", ""));
   RunPower power;
   std::unique_ptr<ResultsFile> results;
   json context;

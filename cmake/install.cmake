@@ -101,7 +101,7 @@ endif()
 # the description says what the program needs there (tests/install_revision_test.py checks the RUNPATH covers it).
 set(toolkit "")
 if(DMABENCH_HAVE_CUDA_BACKEND AND CUDAToolkit_LIBRARY_DIR AND NOT CUDAToolkit_LIBRARY_DIR MATCHES "^/usr/lib")
-  set(toolkit "the CUDA ${CUDAToolkit_VERSION_MAJOR} toolkit's libcudart, libcublas, libcupti and NCCL in ${CUDAToolkit_LIBRARY_DIR}")
+  set(toolkit "the CUDA ${CUDAToolkit_VERSION_MAJOR} toolkit's libraries (libcudart, libcublas, libcupti) in ${CUDAToolkit_LIBRARY_DIR}")
 endif()
 if(toolkit)
   set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "Built against ${toolkit} (no Debian package owns them: the program's RUNPATH names that directory; a node needs the same libraries there or on its library path).")

@@ -118,7 +118,8 @@ def check_first_steps(binary, prefix):
         if "| copy" not in run(summary, cwd=away):
             fail(f"installed: {summary} printed no table of the first sweep")
         named = docs[len("docs: "):].split(", ")
-        if not all(os.path.isfile(d) and d.startswith(os.path.join(prefix, "share", "doc", "dmabench")) for d in named):
+        docs_dir = os.path.realpath(os.path.join(prefix, "share", "doc", "dmabench"))
+        if not all(os.path.isfile(d) and os.path.realpath(d).startswith(docs_dir + os.sep) for d in named):
             fail(f"installed: the docs line names {named}, not the installed docs")
     say("installed, no arguments: the first sweep, its summary and the docs are the installed ones, and run")
 
@@ -177,8 +178,11 @@ def check_deb_libraries(deb, binary, build_dir):
     for soname, path in sorted(libraries.items()):
         owner = subprocess.run(["dpkg-query", "-S", os.path.realpath(path)], stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, text=True)
-        if owner.returncode != 0:  # /usr/lib vs /lib (merged /usr): ask for the path as ldd gave it
-            owner = subprocess.run(["dpkg-query", "-S", path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        for alias in (path, re.sub(r"^/usr/lib/", "/lib/", os.path.realpath(path)),
+                      re.sub(r"^/lib/", "/usr/lib/", os.path.realpath(path))):  # merged /usr: dpkg knows one of them
+            if owner.returncode == 0:
+                break
+            owner = subprocess.run(["dpkg-query", "-S", alias], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                    text=True)
         package = owner.stdout.split(":")[0].strip() if owner.returncode == 0 else ""
         if package and package not in named:
