@@ -5,7 +5,9 @@ the winner table the crossover report prints, at every measured cell, and docs/t
 agrees; planted records carry their CPU cost, coalescing and SM budget through; bad input is exit 2 and one line;
 the fit recovers a planted slope within its interval and refuses fewer than 3 distinct n.
 
-Run by ctest (test `scripts`) with a python3 that has pytest, numpy and jsonschema (python3-jsonschema).
+Run by ctest (test `scripts`) with a python3 that has pytest; the schema checks need jsonschema and the fit's numpy
+(python3-jsonschema, python3-numpy: scripts/test.sh installs them); each skips with the reason where its module is
+missing (the GPU machine has no jsonschema).
 """
 import json
 import os
@@ -13,8 +15,6 @@ import re
 import subprocess
 import sys
 
-import jsonschema
-import numpy
 import pytest
 
 from test_blocks_report import block_result
@@ -25,6 +25,14 @@ from dmabench.reports import crossover, descriptor_fit, thresholds
 XO = os.path.join(ROOT, "results", "h200x1", "crossover")
 FILES = [os.path.join(XO, "crossover.json"), os.path.join(XO, "crossover-d2d.json")]
 KIB = 1024
+
+
+def np_or_skip():
+    return pytest.importorskip("numpy", reason="python3-numpy (the descriptor fit's `frames` extra)")
+
+
+def validator():
+    return pytest.importorskip("jsonschema", reason="python3-jsonschema (scripts/test.sh installs it)")
 
 
 def export(*argv):
@@ -53,6 +61,7 @@ def report():
 
 def test_the_h200_export_validates_against_the_shipped_schema(h200):
     _, doc = h200
+    jsonschema = validator()
     jsonschema.Draft7Validator.check_schema(schema())
     jsonschema.validate(doc, schema())
     assert (doc["schema"], doc["version"], doc["timing"]) == ("dmabench-thresholds", 1, "oneshot")
@@ -171,7 +180,7 @@ def test_planted_cpu_cost_coalescing_and_sm_budget(tmp_path):
     p = export(planted(tmp_path), "--out", tmp_path / "t.json")
     assert p.returncode == 0, p.stderr
     doc = json.loads((tmp_path / "t.json").read_text())
-    jsonschema.validate(doc, schema())
+    validator().validate(doc, schema())
     (t,) = doc["platforms"][0]["tables"]
     assert doc["platforms"][0]["device"] == "GPU X" and doc["platforms"][0]["driver"] is None
     assert t["mechanisms"]["ce-batch coalesce=true"]["coalesce"] is True
@@ -223,6 +232,7 @@ def test_bad_input_is_exit_2_and_one_line(tmp_path, what):
 # ---- the per-descriptor fit -----------------------------------------------------------------------
 
 def synthetic(seed, a=6.4, b=0.49, sd=2.0, counts=(1, 4, 16, 64, 256, 1024), repeats=5):
+    numpy = np_or_skip()
     rng = numpy.random.default_rng(seed)
     ns = numpy.repeat(counts, repeats)
     return ns, a + b * ns + rng.normal(0, sd, ns.size)
@@ -263,7 +273,7 @@ def breakdown_record(n, submit, gpu, engine="ce-batch", block=4 * KIB, **extra):
 
 
 def test_fit_records_reads_the_breakdown_fields():
-    rng = numpy.random.default_rng(3)
+    rng = np_or_skip().random.default_rng(3)
     records = [breakdown_record(n, 2 + 0.37 * n + rng.normal(0, 0.5), 10 + 0.12 * n + rng.normal(0, 0.5))
                for n in (1, 16, 64, 256, 1024) for _ in range(3)]
     records.append(breakdown_record(4096, 1e9, 1e9, status="failed", reason="x"))  # not counted
