@@ -13,6 +13,7 @@
 #include "bench/config/presets.hpp"
 #include "bench/output/console.hpp"
 #include "patterns/pattern.hpp"
+#include "core/exe_dir.hpp"
 #include "core/read_file.hpp"
 #include "core/revision.hpp"
 #include "engines/backend.hpp"
@@ -220,8 +221,8 @@ std::string source_file(const std::string& relative) {
   namespace fs = std::filesystem;
   std::error_code ec;  // any error: not there
   if (fs::is_regular_file(relative, ec)) return relative;
-  fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  if (ec) return "";
+  fs::path dir = exe_dir();
+  if (dir.empty()) return "";
   for (int up = 0; up < 4 && !dir.empty(); ++up, dir = dir.parent_path()) {
     if (fs::is_regular_file(dir / relative, ec)) return (dir / relative).string();
     if (dir == dir.root_path()) break;
@@ -246,10 +247,10 @@ std::string config_description(const std::string& path) {
 // there.
 std::string installed_file(const std::string& relative) {
   namespace fs = std::filesystem;
+  const fs::path bin = exe_dir();
+  if (bin.empty()) return "";
   std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  const fs::path p = (exe.parent_path() / ".." / relative).lexically_normal();
+  const fs::path p = (bin / ".." / relative).lexically_normal();
   return fs::is_regular_file(p, ec) ? p.string() : "";
 }
 

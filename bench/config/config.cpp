@@ -297,14 +297,15 @@ Config load_config(const std::string& path, const std::vector<ConfigOverride>& o
 }
 
 json to_json(const Config& c) {
+  // nlohmann::json's objects keep their keys sorted: the order below is not the file's
+  json doc = {{"name", c.name},
+              {"description", c.description},
+              {"power", c.power ? json{{"source", c.power_source}, {"window_s", c.power_window_s}} : json(false)}};
+  if (!c.backend.empty()) doc["backend"] = c.backend;
   if (!c.sweeps.empty()) {
     json parts = json::array();
     for (const auto& p : c.sweeps) parts.push_back(to_json(p));
-    json doc = {{"name", c.name},
-                {"description", c.description},
-                {"power", c.power ? json{{"source", c.power_source}, {"window_s", c.power_window_s}} : json(false)},
-                {"sweeps", parts}};
-    if (!c.backend.empty()) doc["backend"] = c.backend;
+    doc["sweeps"] = parts;
     return doc;
   }
   json engines = json::array();
@@ -314,19 +315,17 @@ json to_json(const Config& c) {
     devices.push_back(d.pairs ? (d.ids.empty() ? json("pairs") : json{{"pairs", d.ids}}) : d.all ? json("all") : json(d.ids));
   json timings = json::array();
   for (auto t : c.timings) timings.push_back(to_string(t));
-  json doc = {{"name", c.name},     {"description", c.description}, {"sizes", c.sizes},
+  doc.update({{"sizes", c.sizes},
           {"patterns", c.patterns}, {"engines", engines},       {"devices", devices},
           {"timing", timings},  {"warmup", c.warmup},           {"iterations", c.iterations},
           {"max_timed_bytes", c.max_timed_bytes ? json(*c.max_timed_bytes) : json()}, {"min_iterations", c.min_iterations}, {"rotate", c.rotate},
           {"sampling", sampling_json(c.sampling)},
           {"pipeline_depth", c.pipeline_depth}, {"breakdown", c.breakdown}, {"samples", c.samples},
-          {"power", c.power ? json{{"source", c.power_source}, {"window_s", c.power_window_s}} : json(false)},
           {"overlap", overlap_json(c.overlap)},
           {"in_place", c.in_place},
           {"layout", layouts_json(c.layouts)},
           {"host_memory", host_json(c.host)},
-          {"alltoallv", routings_json(c.routings)}};
-  if (!c.backend.empty()) doc["backend"] = c.backend;
+          {"alltoallv", routings_json(c.routings)}});
   return doc;
 }
 

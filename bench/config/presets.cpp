@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "core/exe_dir.hpp"
 #include "core/suggest.hpp"
 
 #ifndef DMABENCH_CONFIGS_DIR
@@ -25,11 +26,9 @@ namespace {
 std::vector<std::string> candidates() {
   std::vector<std::string> dirs;
   if (const char* env = std::getenv("DMABENCH_CONFIGS"); env && *env) return {env};  // set: the only place
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    dirs.push_back((exe.parent_path() / ".." / "share" / "dmabench" / "configs").lexically_normal().string());
-    dirs.push_back((exe.parent_path() / ".." / "configs").lexically_normal().string());
+  if (const fs::path bin = exe_dir(); !bin.empty()) {
+    dirs.push_back((bin / ".." / "share" / "dmabench" / "configs").lexically_normal().string());
+    dirs.push_back((bin / ".." / "configs").lexically_normal().string());
   }
   if (*DMABENCH_CONFIGS_DIR) dirs.emplace_back(DMABENCH_CONFIGS_DIR);
   return dirs;
