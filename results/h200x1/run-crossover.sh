@@ -15,19 +15,9 @@
 #             24 KiB cell follow the pool?
 #   check     scripts/gpu-check.sh: the README's whole test command (its log is copied here)
 # Everything goes under $WORK, packed into $OUT/crossover.tar.gz. DMABENCH_GIT_REVISION names the revision.
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0
-OUT="${OUT:-$PWD}"
-WORK="${WORK:-$PWD/build/out-crossover}"
-STEPS="${STEPS:-info build budget map probe}"
-REV="${DMABENCH_GIT_REVISION:-unknown}"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
+experiment crossover "info build budget map probe" crossover_probe
 PROCS="${PROCS:-3}"
-mkdir -p "$OUT" "$WORK"
-log() { echo "[$(date +%T)] $*" | tee -a "$WORK/steps.log"; }
-want() { [[ " $STEPS " == *" $1 "* ]]; }
-pack() { tar czf "$OUT/crossover.tar.gz" -C "$WORK" --exclude crossover_probe .; }
-trap pack EXIT
-B="${DMABENCH_BIN:-build/dmabench}"
 P="$WORK/crossover_probe"
 DEFAULT_CELLS=""
 for d in h2d d2h d2d; do

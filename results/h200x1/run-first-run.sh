@@ -5,16 +5,11 @@
 # checked against configs/expect/h200.json (the figures of the earlier tree still hold); every GPU test (the
 # registry-driven suites, the toy pattern on every GPU engine). Everything goes under $WORK, packed into
 # $OUT/first-run.tar.gz.
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0
-OUT="${OUT:-$PWD}"
-WORK="${WORK:-$PWD/out-first-run}"
-mkdir -p "$OUT" "$WORK"
-log() { echo "[$(date +%T)] $*" | tee -a "$WORK/steps.log"; }
-pack() { tar czf "$OUT/first-run.tar.gz" -C "$WORK" .; }
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
+experiment first-run "all"
 log "build"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$WORK/configure.log" 2>&1 &&
-  cmake --build build-gpu -j "$(nproc)" >"$WORK/build.log" 2>&1 || { log "build failed"; tail -40 "$WORK/build.log"; pack; exit 1; }
+  cmake --build build-gpu -j "$(nproc)" >"$WORK/build.log" 2>&1 || { log "build failed"; tail -40 "$WORK/build.log"; exit 1; }
 nvidia-smi >"$WORK/nvidia-smi.txt" 2>&1
 B=build-gpu/dmabench
 (cd "$WORK" && timeout 60 "$OLDPWD/$B" >bare.txt 2>bare.err); log "bare rc=$?"
@@ -24,5 +19,4 @@ timeout 60 $B --config configs/pairs.json --out "$WORK/pairs.json" --check confi
 log "pairs-check rc=$?"
 timeout "${GPU_TESTS_S:-330}" build-gpu/tests/dmabench_gpu_tests --gtest_filter="${GPU_TESTS:-*}" >"$WORK/gpu-tests.log" 2>&1
 log "gpu tests rc=$?"
-pack
-log "done"
+log "done"  # (packed on exit)

@@ -11,20 +11,11 @@
 #   gate      dmabench-results gate-rates on configs/gate-gpu.json: AA (4) A/A comparisons and INJ (4) against the shim
 #             spinning SPIN_NS (2000) ns before each runtime copy or launch call of NEW's processes; GPROCS (6)
 #             processes a side, GRERUNS (1) re-run looks, GBUDGET (90) s of re-runs a comparison
-# Everything goes under $WORK, packed into $OUT/gate.tar.gz. DMABENCH_GIT_REVISION names the revision.
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
-OUT="${OUT:-$PWD}"
-WORK="${WORK:-$PWD/out-gate}"
-STEPS="${STEPS:-info build gpucheck kvpool gate}"
-REV="${DMABENCH_GIT_REVISION:-unknown}"
+# Everything goes under $WORK, packed into $OUT/gate.tar.gz (scripts/experiment.sh: OUT, WORK, REV, log, want, pack).
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
+experiment gate "info build gpucheck kvpool gate"
 PROCS="${PROCS:-8}" AA="${AA:-4}" INJ="${INJ:-4}" SPIN_NS="${SPIN_NS:-2000}" OFF="${OFF:-0}"
 GPROCS="${GPROCS:-6}" GRERUNS="${GRERUNS:-1}" GBUDGET="${GBUDGET:-90}"
-mkdir -p "$OUT" "$WORK"
-log() { echo "[$(date +%T)] $*" | tee -a "$WORK/steps.log"; }
-want() { [[ " $STEPS " == *" $1 "* ]]; }
-pack() { tar czf "$OUT/gate.tar.gz" -C "$WORK" .; }
-trap pack EXIT
 B="$PWD/build/dmabench"
 SHIM="$PWD/build/libdmabench_slowdown_shim.so"
 PROBE="$PWD/build/vcpu_probe"

@@ -17,19 +17,9 @@
 #   selfcmp    two runs (A, B) each of `dmabench --processes PROCS` (5) on configs/noise-repeat.json and
 #              configs/moe-decode.json
 # Everything goes under $WORK, packed into $OUT/levels.tar.gz. DMABENCH_GIT_REVISION names the revision.
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0
-OUT="${OUT:-$PWD}"
-WORK="${WORK:-$PWD/out-levels}"
-STEPS="${STEPS:-info build pools alternate}"
-REV="${DMABENCH_GIT_REVISION:-unknown}"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
+experiment levels "info build pools alternate" host_probe
 PROCS="${PROCS:-5}"
-mkdir -p "$OUT" "$WORK"
-log() { echo "[$(date +%T)] $*" | tee -a "$WORK/steps.log"; }
-want() { [[ " $STEPS " == *" $1 "* ]]; }
-pack() { tar czf "$OUT/levels.tar.gz" -C "$WORK" --exclude host_probe .; }
-trap pack EXIT
-B="${DMABENCH_BIN:-build/dmabench}"
 P="$WORK/host_probe"
 SHAPES=(--tests paged-h2d,paged-d2h --page-sizes 4KiB,64KiB --pages 1024,64 --pool-bytes 4GiB --paged-reps 0 --paged-iters 30)
 KV=(--tests paged-h2d,paged-d2h --page-sizes 4KiB,16KiB,64KiB,512KiB --pages 64,1024 --pool-bytes 4GiB --paged-reps 0

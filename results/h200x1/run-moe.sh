@@ -7,17 +7,8 @@
 #             pair_tokens of chosen ce cases of the moe step, to set beside their p50
 # Everything goes under $WORK, packed into $OUT/moe.tar.gz. DMABENCH_GIT_REVISION names the revision (the copy of the
 # tree on the machine has no .git); DMABENCH_BIN runs a binary carried from an earlier start instead of building.
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0
-OUT="${OUT:-$PWD}"
-WORK="${WORK:-$PWD/out-moe}"
-STEPS="${STEPS:-moe probe}"
-REV="${DMABENCH_GIT_REVISION:-unknown}"
-mkdir -p "$OUT" "$WORK"
-log() { echo "[$(date +%T)] $*" | tee -a "$WORK/steps.log"; }
-want() { [[ " $STEPS " == *" $1 "* ]]; }
-pack() { tar czf "$OUT/moe.tar.gz" -C "$WORK" .; }
-trap pack EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
+experiment moe "moe probe"
 nvidia-smi >"$WORK/nvidia-smi.txt" 2>&1
 if want gpucheck; then
   DMABENCH_GIT_REVISION="$REV" timeout 560 bash scripts/gpu-check.sh --machine h200x1 >"$WORK/gpu-check.out" 2>&1
@@ -25,7 +16,6 @@ if want gpucheck; then
   cp results/h200x1/gpu-check/"$REV".log "$WORK/" 2>/dev/null
   tail -3 "$WORK/gpu-check.out"
 fi
-B="${DMABENCH_BIN:-build/dmabench}"
 if want moe && ! [ -x "$B" ]; then
   log "build"
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDMABENCH_GIT_REVISION="$REV" >"$WORK/configure.log" 2>&1 &&

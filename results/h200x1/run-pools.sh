@@ -11,17 +11,8 @@
 # Everything goes under $WORK, packed into $OUT/pools.tar.gz; the binary is copied to $OUT/dmabench. DMABENCH_GIT_REVISION
 # names the revision (the copy of the tree on the machine has no .git); DMABENCH_BIN runs a binary carried from an
 # earlier start instead of building.
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0
-OUT="${OUT:-$PWD}"
-WORK="${WORK:-$PWD/out-pools}"
-STEPS="${STEPS:-gpucheck runsh kvpool setup repeat}"
-REV="${DMABENCH_GIT_REVISION:-unknown}"
-mkdir -p "$OUT" "$WORK"
-log() { echo "[$(date +%T)] $*" | tee -a "$WORK/steps.log"; }
-want() { [[ " $STEPS " == *" $1 "* ]]; }
-pack() { tar czf "$OUT/pools.tar.gz" -C "$WORK" .; }
-trap pack EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
+experiment pools "gpucheck runsh kvpool setup repeat"
 nvidia-smi >"$WORK/nvidia-smi.txt" 2>&1
 if want gpucheck; then
   DMABENCH_GIT_REVISION="$REV" timeout 540 bash scripts/gpu-check.sh --machine h200x1 >"$WORK/gpu-check.out" 2>&1

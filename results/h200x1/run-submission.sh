@@ -25,28 +25,12 @@
 # If the one command is cut short, run the rest in a second call on the same warm machine, e.g.
 #   STEPS="frag desc" bash results/h200x1/run-submission.sh    (build/ and WORK are kept between calls there)
 # Everything goes under $WORK, packed into $OUT/submission.tar.gz. DMABENCH_GIT_REVISION names the revision.
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
-T0=$(date +%s)
-OUT="${OUT:-$PWD}"
-WORK="${WORK:-$PWD/build/out-submission}"
-STEPS="${STEPS:-info build probe frag desc}"
-REV="${DMABENCH_GIT_REVISION:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
-PROCS="${PROCS:-3}" PPROCS="${PPROCS:-5}" BUDGET="${BUDGET:-570}" PACK_S="${PACK_S:-20}"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
+BUDGET="${BUDGET:-570}"
+experiment submission "info build probe frag desc" batch_submit_probe
+PROCS="${PROCS:-3}" PPROCS="${PPROCS:-5}"
 COAL_RUNS="${COAL_RUNS:-1 16}"
 POOL=4294967296
-mkdir -p "$OUT" "$WORK"
-log() { echo "[$(date +%T)] $*" | tee -a "$WORK/steps.log"; }
-want() { [[ " $STEPS " == *" $1 "* ]]; }
-pack() { tar czf "$OUT/submission.tar.gz" -C "$WORK" --exclude batch_submit_probe .; }
-trap pack EXIT
-# seconds a step may take: at most $1, never past the script's deadline less the packing; 0 when under $2
-slot() {
-  local left=$(( BUDGET - ($(date +%s) - T0) - PACK_S )) t=$1
-  [ "$left" -lt "$t" ] && t=$left
-  [ "$t" -lt "$2" ] && t=0
-  echo "$t"
-}
 B="${DMABENCH_BIN:-$PWD/build/dmabench}"
 P="$WORK/batch_submit_probe"
 log "start rev=$REV steps='$STEPS' budget=${BUDGET}s"

@@ -1,15 +1,9 @@
 #!/usr/bin/env bash
 # How results/h200x1/traffic/ was made (issue 28) on a one-GPU H200 machine: build, the reference loop
 # (tools/beside_probe.cu), then dmabench. STEPS picks the steps (default all: probe pairs check loaded
-# beside tests); everything goes under $WORK (default ./out-traffic), packed into $OUT/traffic.tar.gz.
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0
-OUT="${OUT:-$PWD}"
-WORK="${WORK:-$PWD/out-traffic}"
-STEPS="${STEPS:-probe pairs check loaded beside tests}"
-mkdir -p "$OUT" "$WORK"
-log() { echo "[$(date +%T)] $*" | tee -a "$WORK/steps.log"; }
-want() { [[ " $STEPS " == *" $1 "* ]]; }
+# beside tests); everything goes under $WORK (default build/out-traffic), packed into $OUT/traffic.tar.gz.
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
+experiment traffic "probe pairs check loaded beside tests"
 log "build"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDMABENCH_TESTS=ON >"$WORK/configure.log" 2>&1 &&
   cmake --build build-gpu -j "$(nproc)" >"$WORK/build.log" 2>&1 || { log "build failed"; tail -40 "$WORK/build.log"; exit 1; }
@@ -43,5 +37,4 @@ if want tests; then
   timeout 300 build-gpu/tests/dmabench_gpu_tests --gtest_filter="${GPU_TESTS:-*}" >"$WORK/gpu-tests.log" 2>&1
   log "gpu tests rc=$?"
 fi
-tar czf "$OUT/traffic.tar.gz" -C "$WORK" .
-log "done"
+log "done"  # (packed on exit)

@@ -1,0 +1,49 @@
+"""scripts/experiment.sh, the preamble the experiment drivers (results/<machine>/run-*.sh) share (issue 53): its
+functions do what its header says, and no driver writes its own copy of them again."""
+import os
+import re
+import subprocess
+import tarfile
+
+from test_scripts import ROOT, tracked
+
+LIBRARY = os.path.join(ROOT, "scripts", "experiment.sh")
+
+
+def bash(script, env):
+    return subprocess.run(["bash", "-c", f'source "{LIBRARY}"\n{script}'], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, **env))
+
+
+def test_the_preamble_sets_the_run_and_packs_on_exit(tmp_path):
+    out, work = tmp_path / "out", tmp_path / "work"
+    p = bash('experiment trial "one two" secret\n'
+             'want one && echo "one wanted"; want three || echo "three not"; want tw || echo "tw not"\n'
+             'log "a step"; echo kept > "$WORK/kept.txt"; echo hidden > "$WORK/secret"\n'
+             'echo "rev=$REV b=$B nvls=$NCCL_NVLS_ENABLE steps=$STEPS"',
+             {"OUT": str(out), "WORK": str(work), "DMABENCH_GIT_REVISION": "abc123", "STEPS": ""})
+    assert p.returncode == 0, p.stderr
+    assert "one wanted" in p.stdout and "three not" in p.stdout and "tw not" in p.stdout
+    assert "rev=abc123 b=build/dmabench nvls=0 steps=one two" in p.stdout  # STEPS empty: the default
+    assert re.search(r"^\[\d\d:\d\d:\d\d\] a step$", (work / "steps.log").read_text(), re.M)
+    with tarfile.open(out / "trial.tar.gz") as t:  # packed at exit, the exclude left out
+        names = {os.path.normpath(n) for n in t.getnames()}
+    assert {"kept.txt", "steps.log"} <= names and "secret" not in names, names
+
+
+def test_slot_keeps_a_step_within_the_budget(tmp_path):
+    env = {"OUT": str(tmp_path), "WORK": str(tmp_path / "w")}
+    p = bash('experiment s "x"\necho "$(slot 300 30)"', env)  # no BUDGET: the step's own limit
+    assert p.stdout.split() == ["300"], p.stdout + p.stderr
+    p = bash('BUDGET=100 PACK_S=20\nexperiment s "x"\necho "$(slot 300 30) $(slot 60 90)"', env)
+    assert p.stdout.split() == ["80", "0"], p.stdout + p.stderr  # 100 s less the packing; under the minimum: 0
+
+
+def test_no_driver_writes_the_preamble_again():
+    drivers = [f for f in tracked("results") if re.search(r"/run-[^/]+\.sh$", f)]
+    assert drivers
+    for f in drivers:
+        text = open(f, encoding="utf-8").read()
+        assert 'scripts/experiment.sh"' in text and re.search(r"^experiment \S+ ", text, re.M), f
+        for own in (r"^log\(\)", r"^want\(\)", r"^pack\(\)", r"^slot\(\)", r"^OUT=", r"^WORK=", r"^trap pack"):
+            assert not re.search(own, text, re.M), (f, own)
