@@ -28,7 +28,7 @@ experiment() {
   OUT="${OUT:-$PWD}"
   WORK="${WORK:-$PWD/build/out-$name}"
   STEPS="${STEPS:-$default_steps}"
-  REV="${DMABENCH_GIT_REVISION:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
+  REV="${DMABENCH_GIT_REVISION:-$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)}"
   B="${DMABENCH_BIN:-build/dmabench}"
   PACK_S="${PACK_S:-20}"
   mkdir -p "$OUT" "$WORK"

@@ -2,7 +2,8 @@
 # Issue 50 on one H200 (not yet run: no GPU was lent when it was written). STEPS picks the steps:
 #   info      the machine: nvidia-smi, CPUs, memory
 #   build     dmabench and the slowdown shim (tools/slowdown_shim.cpp: libdmabench_slowdown_shim.so), Release
-#   gpucheck  scripts/gpu-check.sh: the README's test command, every ctest entry (its log is copied here)
+#   gpucheck  scripts/gpu-check.sh: the README's test command, every ctest entry (its log is copied here; the machine's
+#             folder named from nvidia-smi)
 #   kvpool    configs/kv-pool.json in PROCS (8) fresh processes, each followed by the independent probe
 #             (tools/vcpu_probe.cu --cpus quiet: the same CPU choice, its own code, a 4 GiB pool as kv-pool's); merged
 #             by scripts/merge_runs.py: how far paged ce-batch at 4-64 KiB moves between processes (issue 50's target:
@@ -32,9 +33,10 @@ if want build; then
   log "build done"
 fi
 if want gpucheck; then
-  DMABENCH_GIT_REVISION="$REV" timeout 560 bash scripts/gpu-check.sh --machine h200x1 >"$WORK/gpu-check.out" 2>&1
+  # the folder named from nvidia-smi (h200x1, or h100x1 where the device lent an H100 for the call)
+  DMABENCH_GIT_REVISION="$REV" timeout 560 bash scripts/gpu-check.sh >"$WORK/gpu-check.out" 2>&1
   log "gpu-check rc=$?"
-  cp results/h200x1/gpu-check/"$REV".log "$WORK/" 2>/dev/null
+  cp results/*/gpu-check/"$REV".log "$WORK/" 2>/dev/null
   grep -E "Passed|Failed|tests passed|gpu-check" "$WORK/gpu-check.out" | tail -12
 fi
 if want kvpool; then

@@ -35,8 +35,12 @@ def test_slot_keeps_a_step_within_the_budget(tmp_path):
     env = {"OUT": str(tmp_path), "WORK": str(tmp_path / "w")}
     p = bash('experiment s "x"\necho "$(slot 300 30)"', env)  # no BUDGET: the step's own limit
     assert p.stdout.split() == ["300"], p.stdout + p.stderr
-    p = bash('BUDGET=100 PACK_S=20\nexperiment s "x"\necho "$(slot 300 30) $(slot 60 90)"', env)
+    # the clock held at the start (date is read in experiment and again in slot: a second may tick between them)
+    p = bash('BUDGET=100 PACK_S=20\nexperiment s "x"\ndate() { echo "$T0"; }\necho "$(slot 300 30) $(slot 60 90)"', env)
     assert p.stdout.split() == ["80", "0"], p.stdout + p.stderr  # 100 s less the packing; under the minimum: 0
+    p = bash('BUDGET=100 PACK_S=20\nexperiment s "x"\ndate() { echo $((T0 + 50)); }\necho "$(slot 300 31) $(slot 60 10)"',
+             env)
+    assert p.stdout.split() == ["0", "30"], p.stdout + p.stderr  # 50 s gone: 30 left; a step that needs 31 gets none
 
 
 def test_no_driver_writes_the_preamble_again():
