@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 50 on one H200 (not yet run: no GPU was lent when it was written). STEPS picks the steps:
+# Issue 50 on one GPU (run on the H200 at 836a3afb064f: ../h200x1/gate, levels/quiet-core; on an H100 the device lent
+# instead at cc3647f549d5: ../h100x1/gate). STEPS picks the steps:
 #   info      the machine: nvidia-smi, CPUs, memory
 #   build     dmabench and the slowdown shim (tools/slowdown_shim.cpp: libdmabench_slowdown_shim.so), Release
 #   gpucheck  scripts/gpu-check.sh: the README's test command, every ctest entry (its log is copied here; the machine's
