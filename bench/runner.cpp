@@ -43,6 +43,7 @@
 #include "bench/output/junit.hpp"
 #include "bench/measure/calibration.hpp"
 #include "bench/run/run_case.hpp"
+#include "bench/run/transfer_load.hpp"
 #include "core/cpus.hpp"
 #include "bench/cases/cases.hpp"
 #include "bench/run/watchdog.hpp"
@@ -66,7 +67,7 @@ class Workloads {
     if (key != key_ || !load_) {
       load_.reset();  // free the previous workload's buffers first
       key_.clear();
-      auto made = beside::make_load(backend_, spec, devices);
+      auto made = beside::make_load(backend_, spec, devices, beside::transfer_maker());
       if (!made) throw std::runtime_error("compute workload: " + made.why_not());
       load_ = std::move(made).value();
       key_ = key;

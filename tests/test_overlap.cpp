@@ -7,6 +7,7 @@
 #include "bench/run/run_case.hpp"
 #include "bench/measure/overlap.hpp"
 #include "bench/beside/load.hpp"
+#include "bench/run/transfer_load.hpp"
 #include "engines/backend.hpp"
 #include "engines/registry.hpp"
 #include "tests/test_support.hpp"
@@ -80,7 +81,7 @@ json run_overlap(CaseExecution& ex, const std::function<beside::Load&()>& worklo
 // The case run beside the workload its overlap names, made by beside::make_load: the record.
 json run_beside_its_workload(const Case& c, Engine& engine, Backend& backend) {
   CaseExecution ex(testing_support::planned(c), &engine, "", backend);
-  auto made = beside::make_load(backend, c.overlap->compute, c.devices);
+  auto made = beside::make_load(backend, c.overlap->compute, c.devices, beside::transfer_maker());
   if (!made) return {{"status", "no workload"}, {"reason", made.why_not()}};
   std::unique_ptr<beside::Load> load = std::move(made).value();
   return run_overlap(ex, [&]() -> beside::Load& { return *load; });

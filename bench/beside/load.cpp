@@ -57,9 +57,13 @@ WhyNot unsupported(const Backend& backend, const Spec& spec) {
 #endif
 }
 
-Maybe<std::unique_ptr<Load>> make_load(Backend& backend, const Spec& spec, const std::vector<int>& devices) {
+Maybe<std::unique_ptr<Load>> make_load(Backend& backend, const Spec& spec, const std::vector<int>& devices,
+                                       const TransferMaker& transfer) {
   if (auto why = unsupported(backend, spec)) return Maybe<std::unique_ptr<Load>>::no(*why);
-  if (spec.kind == "transfer") return make_transfer_load(backend, spec, devices);
+  if (spec.kind == "transfer") {
+    if (!transfer) return Maybe<std::unique_ptr<Load>>::no("a transfer workload is made by the case runner (none given)");
+    return transfer(backend, spec, devices);
+  }
 #ifdef DMABENCH_HAVE_GPU
   if (backend.name() != "host") return make_gpu_load(spec, devices);
 #endif

@@ -4,6 +4,7 @@
 // workload took as its devices measured it. A workload is written once per kind behind this
 // interface; the harness drives it and owns the arithmetic (bench/overlap.hpp).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,12 +71,13 @@ class Load {
 // Why `backend` cannot run `spec` in this build, or nullopt (cheap: allocates nothing).
 WhyNot unsupported(const Backend& backend, const Spec& spec);
 
-// Creates a workload of `spec` on `devices` of `backend`, or the reason it cannot.
-Maybe<std::unique_ptr<Load>> make_load(Backend& backend, const Spec& spec, const std::vector<int>& devices);
-// The transfer workload (bench/run/transfer_load.cpp): its engine's operation prepared and validated on
-// `devices`; throws with the reason it cannot run. `engine`: one to use instead of a new engine of spec.variant
-// (tests).
-std::unique_ptr<Load> make_transfer_load(Backend& backend, const Spec& spec, const std::vector<int>& devices,
-                                         std::unique_ptr<Engine> engine = nullptr);
+// What makes a "transfer" workload: a case's own operation on an engine, which only the case runner can set up
+// (bench/run/transfer_load.hpp). The caller that sees both rooms passes it: this room never calls up into run/.
+using TransferMaker = std::function<std::unique_ptr<Load>(Backend&, const Spec&, const std::vector<int>&)>;
+
+// Creates a workload of `spec` on `devices` of `backend`, or the reason it cannot; a "transfer" spec through
+// `transfer` (none given: the reason).
+Maybe<std::unique_ptr<Load>> make_load(Backend& backend, const Spec& spec, const std::vector<int>& devices,
+                                       const TransferMaker& transfer = {});
 
 }  // namespace dmabench::beside

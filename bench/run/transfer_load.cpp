@@ -4,6 +4,8 @@
 // every case (bench/run/run_case.hpp: prepared, validated once before it is used, sampled pipelined), so
 // every engine and pattern that can be a case can be a background; each run's destinations are
 // poisoned before it and checked after it (data_problem), so both sides of an overlap case are validated.
+#include "bench/run/transfer_load.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -15,7 +17,6 @@
 
 #include "patterns/pattern.hpp"
 #include "bench/run/run_case.hpp"
-#include "bench/beside/load.hpp"
 #include "core/errors.hpp"
 #include "engines/registry.hpp"
 
@@ -118,6 +119,12 @@ class TransferLoad final : public Load {
 std::unique_ptr<Load> make_transfer_load(Backend& backend, const Spec& spec, const std::vector<int>& devices,
                                          std::unique_ptr<Engine> engine) {
   return std::make_unique<TransferLoad>(backend, spec, devices, std::move(engine));
+}
+
+TransferMaker transfer_maker() {
+  return [](Backend& backend, const Spec& spec, const std::vector<int>& devices) {
+    return make_transfer_load(backend, spec, devices);
+  };
 }
 
 }  // namespace dmabench::beside
