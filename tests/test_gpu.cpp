@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/run/run_case.hpp"
+#include "bench/run/transfer_load.hpp"
 #include "tests/test_support.hpp"
 #include "tests/toy_pattern.hpp"
 #include "bench/measure/overlap.hpp"
@@ -725,7 +726,7 @@ TEST(GpuOverlap, TransferBesideTransferValidatesBothSides) {
     oc.compute.variant = {"ce", with_defaults("ce", json::object())};
     oc.duration_ms = 50;
     oc.rounds = 2;
-    auto made = beside::make_load(*backend, oc.compute, {0});
+    auto made = beside::make_load(*backend, oc.compute, {0}, beside::transfer_maker());
     ASSERT_TRUE(made) << made.why_not();
     std::unique_ptr<beside::Load> load = std::move(made).value();
     for (const std::string name : {"ce", "ce-batch", "sm"}) {

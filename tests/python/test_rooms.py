@@ -25,7 +25,7 @@ MAY_USE = {
     "engines": ["engines/options", "gpu", "team"],   # how it moves: engines and their registry
     "bench/output": ["core"],                    # the console, the results file, reports, progress
     "bench/sampling": ["core"],                  # statistics and the stopping rule
-    "bench/beside": ["engines"],                 # what runs beside a case (compute, host stream; transfer's interface)
+    "bench/beside": ["engines"],                 # what runs beside a case (compute, host stream; transfer's maker passed in)
     "bench/config": ["patterns", "power", "engines", "bench/sampling", "bench/beside"],  # configs and presets
     "bench/cases": ["bench/config"],             # a config's cases and their plans
     "bench/measure": ["bench/cases", "bench/output"],   # timing, validation, overlap, power of one case
