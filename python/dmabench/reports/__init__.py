@@ -1,2 +1,2 @@
-"""The reports of dmabench results, one module each (`dmabench-results report KIND`): blocks, crossover, moe,
-overlap, setup, dma_latte, host_reference, matrix."""
+"""The reports of dmabench results, one module each (`dmabench-results report KIND`): blocks, crossover (a
+sub-package: read, fits, decisions, md, plots, cli), moe, overlap, setup, dma_latte, host_reference, matrix."""
