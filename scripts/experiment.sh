@@ -5,7 +5,7 @@
 #   WORK   where everything is written ($WORK, else build/out-NAME: under the ignored build/, kept between calls on
 #          a warm machine)
 #   STEPS  the steps to run ($STEPS, else DEFAULT STEPS)
-#   REV    the revision measured (DMABENCH_GIT_REVISION, else git's 12-digit HEAD, else unknown)
+#   REV    the revision measured (DMABENCH_GIT_REVISION, else git describe --always --dirty --abbrev=12, else unknown)
 #   B      the program (DMABENCH_BIN, else build/dmabench)
 #   T0     the start, in seconds since the epoch
 # exports NCCL_NVLS_ENABLE=0 (NVLink multicast stays off) and PYTHONPATH with the tree's python/, sets
