@@ -444,6 +444,16 @@ def leftovers(out):
     return [f for f in os.listdir(d) if f.startswith(base + ".")]
 
 
+def journal_lines(out):
+    """Lines in OUT's journal so far; 0 where there is none (not yet, or the run ended and removed it, even between
+    a look for it and its reading)."""
+    try:
+        with open(out + ".journal") as f:
+            return sum(1 for _ in f)
+    except FileNotFoundError:
+        return 0
+
+
 def host_sweep(tmp, name, **cfg):
     base = {"patterns": ["copy"], "engines": ["host"], "devices": [[0, 1]], "timing": "oneshot", "warmup": 0}
     base.update(cfg)
@@ -486,7 +496,7 @@ def interrupted_run(exe, tmp, sig, name):
                          stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
     while time.time() < deadline:
-        if os.path.exists(out + ".journal") and sum(1 for _ in open(out + ".journal")) > 3:
+        if journal_lines(out) > 3:
             break
         time.sleep(0.02)
     p.send_signal(getattr(signal_mod, sig))
@@ -550,7 +560,7 @@ def exit_codes(exe, configs, tmp):
     cfg9, out9 = host_sweep(tmp, "kill", sizes=list(range(1 << 20, (1 << 20) + 3000)), iterations=3)
     p = subprocess.Popen([exe, "--backend", "host", "--config", cfg9, "--out", out9], stdout=subprocess.DEVNULL)
     deadline = time.time() + 60
-    while time.time() < deadline and not (os.path.exists(out9 + ".journal") and sum(1 for _ in open(out9 + ".journal")) > 20):
+    while time.time() < deadline and journal_lines(out9) <= 20:
         time.sleep(0.02)
     p.send_signal(signal_mod.SIGKILL)
     p.wait()
@@ -585,7 +595,7 @@ def exit_codes(exe, configs, tmp):
                 os.remove(f)
         t0 = time.time()
         p = subprocess.Popen([exe, "--backend", "host", "--config", config, "--out", out], stdout=subprocess.DEVNULL)
-        while not (os.path.exists(out + ".journal") and sum(1 for _ in open(out + ".journal")) >= 2):
+        while journal_lines(out) < 2:
             # A short run can end, and remove its journal, between two looks (the 4-case run on a 16-core GPU
             # machine did): its end bounds its first record from above, late by its last 3 cases (1-byte copies).
             if p.poll() is not None:

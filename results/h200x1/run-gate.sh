@@ -34,7 +34,7 @@ if want build; then
   log "build done"
 fi
 if want gpucheck; then
-  # the folder named from nvidia-smi (h200x1, or h100x1 where the device lent an H100 for the call)
+  # the folder named from nvidia-smi (h200x1; h100-80gb-hbm3x1 where the device lent an H100 for the call)
   DMABENCH_GIT_REVISION="$REV" timeout 560 bash scripts/gpu-check.sh >"$WORK/gpu-check.out" 2>&1
   log "gpu-check rc=$?"
   cp results/*/gpu-check/"$REV".log "$WORK/" 2>/dev/null
