@@ -103,6 +103,46 @@ def summary(result, kind, k, busy, code, seconds):
             "failed_cases": sum(r["verdict"] == "failed" for r in result["cases"])}
 
 
+def spread(r):
+    """The widest between-process p50 interval of a compared case, high over low, of BASE's and NEW's."""
+    return max(hi / lo for lo, hi in (r.get("base_p50_interval_us") or [1, 1], r.get("new_p50_interval_us") or [1, 1])
+               if lo and hi)
+
+
+def cases_markdown(rates_path):
+    """The ambiguous launch-bound cases of a gate-rates measurement's A/A comparisons, by pattern and engine, with
+    their widest between-process spread, and the injected comparisons' reach, from the ab.json files beside its
+    rates.json (the README prose about which cases could not be called quotes this)."""
+    with open(rates_path, encoding="utf-8") as f:
+        doc = json.load(f)
+    where = os.path.dirname(rates_path)
+    groups, reach = {}, []
+    for c in doc["comparisons"]:
+        with open(os.path.join(where, f"{c['kind']}-{c['index']:02d}", "ab.json"), encoding="utf-8") as f:
+            rows = [r for r in json.load(f)["cases"] if r.get("class") == "launch-bound" and "p50_ratio" in r]
+        if c["kind"] == "aa":
+            for r in rows:
+                if r["verdict"] == "ambiguous":
+                    key = ("MoE step" if r["pattern"] == "alltoallv" else r["pattern"], r["engine"])
+                    groups.setdefault(key, []).append(spread(r))
+        else:
+            slow = [r for r in rows if r["verdict"] == "slower"]
+            rest = [r for r in rows if r["verdict"] != "slower"]
+            top = max(rest, key=lambda r: r["p50_ratio"]) if rest else None
+            reach.append([f"{c['kind']}-{c['index']:02d}", str(len(slow)),
+                          f"{min(r['p50_ratio'] for r in slow):.3f}" if slow else "–",
+                          f"{top['p50_ratio']:.3f} ({top['verdict']}, `{top['case']}`)" if top else "–"])
+    total = sum(len(v) for v in groups.values())
+    out = table(["A/A ambiguous launch-bound (pattern, engine)", "cases", "widest between-process spread"],
+                [[f"{p} `{e}`", str(len(v)), f"{max(v):.2f}x"] for (p, e), v in
+                 sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))] + [["all", str(total), "–"]])
+    out += ("\n\nSpread: a case's between-process p50 interval (`base_p50_interval_us`, `new_p50_interval_us`; "
+            "coverage as `levels.coverage`: at least 95% from 6 processes), high over low, the wider of BASE and NEW.\n\n")
+    out += table(["injected", "launch-bound cases called slower", "smallest ratio called slower",
+                  "largest ratio not called slower (verdict, case)"], reach)
+    return out
+
+
 def rates(comparisons):
     """The rates of rates.json from its comparisons."""
     aa = [c for c in comparisons if c["kind"] == "aa"]

@@ -10,7 +10,8 @@ usage: dmabench-results tables FILE.md... [--check]
 Rewrites each block of each FILE with what its command prints now; --check writes nothing and exits 1 naming the
 first block whose text differs (tests/python/test_generated_tables.py runs it over every markdown file of the tree).
 The commands (arguments split as a shell would: quote one that holds a space): `gate-rates --table RATES.json`
-(dmabench.gate_rates.markdown); `levels-spread LABEL=LEVELS.json...` (per levels file: how far its processes' p50s
+(dmabench.gate_rates.markdown); `gate-cases RATES.json` (the cases it could not call, from the ab.json files
+beside it: dmabench.gate_rates.cases_markdown); `levels-spread LABEL=LEVELS.json...` (per levels file: how far its processes' p50s
 spread, max/min per case); `levels-selfcmp LABEL=A.json,B.json...` (two runs of one build: half-widths from both runs,
 one-process pairs, processes needed: dmabench.selfcmp_text); `crossover-claims step|versus|pool ...` (the figures
 results/h200x1/crossover/README.md quotes: dmabench.crossover_text); `quiet-core spread|slow|probe KV.tgz` (the quiet
@@ -68,7 +69,17 @@ def levels_spread_table(args, root):
     return table(["run", "processes", "ok cases", "median max/min p50", "cases above 1.1x", "worst"], rows)
 
 
-COMMANDS = {"gate-rates": gate_rates_table, "levels-spread": levels_spread_table,
+def gate_cases_table(args, root):
+    """`gate-cases RATES.json`: which cases a gate-rates measurement could not call, from its ab.json files."""
+    if len(args) != 1:
+        raise ResultsError(f"gate-cases {' '.join(args)}: expected gate-cases RATES.json")
+    try:
+        return gate_rates.cases_markdown(os.path.join(root, args[0]))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ResultsError(f"{args[0]}: {type(e).__name__}: {e}") from None
+
+
+COMMANDS = {"gate-rates": gate_rates_table, "gate-cases": gate_cases_table, "levels-spread": levels_spread_table,
             "levels-selfcmp": selfcmp_text.generated_block, "crossover-claims": crossover_text.generated_block,
             "quiet-core": quiet_core.generated_block}
 

@@ -59,3 +59,29 @@ def test_the_rates_table_states_what_its_counts_bound():
     assert 0.1 < upper_bound(1, 30) < 0.2 and upper_bound(5, 5) == 1.0 and upper_bound(0, 0) == 1.0
     text = open(f"{ROOT}/results/ci-vm-2cpu/README.md", encoding="utf-8").read()
     assert "is at most 9.5% (0 of 30)" in text
+
+
+def test_gate_cases_counts_the_ambiguous_cases_of_planted_comparisons(tmp_path):
+    """`gate-cases` reads each comparison's ab.json beside rates.json: the A/A ambiguous launch-bound cases by pattern
+    and engine with their widest between-process spread; per injected comparison its reach. Bad input: one error."""
+    def case(pattern, engine, verdict, ratio, lo=100.0, hi=110.0):
+        return {"case": f"{pattern}/{engine}", "pattern": pattern, "engine": engine, "class": "launch-bound",
+                "verdict": verdict, "p50_ratio": ratio, "base_p50_interval_us": [lo, hi],
+                "new_p50_interval_us": [100.0, 105.0]}
+    plan = {"aa-01": [case("h2d", "ce-batch", "ambiguous", 1.1, 100, 300), case("alltoallv", "ce", "ambiguous", 1.0),
+                      case("d2h", "ce", "same", 1.0, 100, 900)],
+            "inj-01": [case("h2d", "ce", "slower", 1.3), case("h2d", "ce", "slower", 1.2),
+                       case("d2h", "sm", "ambiguous", 1.25)]}
+    for name, rows in plan.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "ab.json").write_text(json.dumps({"cases": rows}))
+    comparisons = [{"kind": "aa", "index": 1}, {"kind": "inj", "index": 1}]
+    (tmp_path / "rates.json").write_text(json.dumps({"comparisons": comparisons}))
+    text = generated.render(f"gate-cases {tmp_path}/rates.json", "/")
+    assert "| h2d `ce-batch` | 1 | 3.00x |" in text and "| MoE step `ce` | 1 | 1.10x |" in text, text
+    assert "| all | 2 | – |" in text and "d2h `ce`" not in text.split("Spread:")[0], text  # `same` is not listed
+    assert "| inj-01 | 2 | 1.200 | 1.250 (ambiguous, `d2h/sm`) |" in text, text
+    with pytest.raises(ResultsError, match="expected gate-cases RATES.json"):
+        generated.render("gate-cases", "/")
+    with pytest.raises(ResultsError, match="FileNotFoundError"):
+        generated.render(f"gate-cases {tmp_path}/none.json", "/")
