@@ -149,7 +149,7 @@ void check_together(const CliOptions& o) {
     throw InputError("--order-seed: a seed orders the cases at random; it does not go with --order config");
 }
 
-// --processes N, --order ORDER, --order-seed S (bench/levels.hpp).
+// --processes N, --order ORDER, --order-seed S (bench/levels/levels.hpp).
 void order_flag(const std::string& flag, const std::string& v, CliOptions& o) {
   if (flag == "--processes") {
     const Maybe<std::uint64_t> n = whole_number(v);

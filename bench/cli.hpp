@@ -25,7 +25,7 @@ struct CliOptions {
   std::string packets_dir;                   // --packets DIR: per-case packet dumps (engines that write packets)
   std::string check;                         // --check FILE: expectations or a reference results file
   gbench::Flags benchmark_args;              // --benchmark_* flags, each checked as parse_cli adds it
-  int processes = 1;                         // --processes N: the sweep in N fresh processes, merged (bench/levels.hpp)
+  int processes = 1;                         // --processes N: the sweep in N fresh processes, merged (bench/levels/levels.hpp)
   std::string order;                         // --order config|random ("": config, random under --processes)
   std::optional<std::uint64_t> order_seed;   // --order-seed S: the random order's seed (none: drawn, recorded)
   std::string cpu_choice = "quiet";          // --cpu-choice quiet|off (bench/measure/cpu_choice.hpp)

@@ -59,7 +59,7 @@ Guard::Guard(bool restore) : restore_(restore) {
   sigemptyset(&hup.sa_mask);
   sigaction(SIGHUP, &hup, &g_old_hup);
   // Let them in now that they are handled: a process that --processes started has them blocked from its fork until
-  // here (bench/levels_run.cpp: spawn), so that one passed on before this point waits for this handler.
+  // here (bench/levels/levels_run.cpp: spawn), so that one passed on before this point waits for this handler.
   sigset_t stops;
   sigemptyset(&stops);
   sigaddset(&stops, SIGINT);

@@ -1,4 +1,4 @@
-// Levels across fresh processes (bench/levels.hpp): the merge of three synthetic process files against the
+// Levels across fresh processes (bench/levels/levels.hpp): the merge of three synthetic process files against the
 // hand-computed figures of tests/data/levels/expected.json (scripts/merge_runs.py is tested against the same file),
 // nine processes for a 95% interval, and the shuffle behind --order random.
 #include <fstream>
@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/cases/cases.hpp"
-#include "bench/levels.hpp"
+#include "bench/levels/levels.hpp"
 
 using namespace dmabench;
 using json = nlohmann::json;

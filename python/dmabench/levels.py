@@ -2,7 +2,7 @@
 levels document (results/SCHEMA.md, "Levels across fresh processes"; standard library only).
 
 `merge(docs, files)` is the merge, `refuse_unmergeable(docs, files)` what scripts/merge_runs.py (its command line)
-refuses before it. dmabench --processes merges the same way (bench/levels.cpp); tests/data/levels/expected.json
+refuses before it. dmabench --processes merges the same way (bench/levels/levels.cpp); tests/data/levels/expected.json
 binds both. The checks of dmabench.schema.check_document come first: fields it does not check (`cpu`,
 `case_index`, `iterations`, `layout`, `context.calibration`) are read only where they have the expected type."""
 import copy

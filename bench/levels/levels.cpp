@@ -1,4 +1,4 @@
-#include "bench/levels.hpp"
+#include "bench/levels/levels.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// --processes N (bench/levels.hpp): the sweep in N fresh processes of this program, one after another, then the
+// --processes N (bench/levels/levels.hpp): the sweep in N fresh processes of this program, one after another, then the
 // levels file. Each process is this program started again with the same arguments, its own --out in
 // `<out>.processes/` and its own order; it runs in a process group of its own, so that a terminal's Ctrl-C reaches
 // this process alone, which passes it on once (a second signal would kill the process in flight).
@@ -27,7 +27,7 @@
 #include "bench/run/gbench.hpp"
 #include "bench/output/console.hpp"
 #include "core/interrupt.hpp"
-#include "bench/levels.hpp"
+#include "bench/levels/levels.hpp"
 #include "bench/output/out_file.hpp"
 #include "core/datagen.hpp"
 #include "core/errors.hpp"

@@ -1,4 +1,4 @@
-#include "bench/processes.hpp"
+#include "bench/levels/processes.hpp"
 
 #include <unistd.h>
 
