@@ -12,12 +12,13 @@
 #include <fmt/ranges.h>
 
 #include "bench/check.hpp"
-#include "bench/run/gbench.hpp"
+#include "bench/run/gbench_flags.hpp"
 #include "core/errors.hpp"
 #include "core/json_input.hpp"
 #include "core/suggest.hpp"
 #include "core/units.hpp"
 #include "bench/config/presets.hpp"
+#include "engines/backend.hpp"
 #include "power/source.hpp"
 #include "team/team.hpp"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "bench/config/config.hpp"
-#include "bench/run/gbench.hpp"
+#include "bench/run/gbench_flags.hpp"
 
 namespace dmabench {
 

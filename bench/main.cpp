@@ -11,7 +11,7 @@
 #include "bench/cli.hpp"
 #include "bench/features.hpp"
 #include "bench/config/presets.hpp"
-#include "bench/run/gbench.hpp"
+#include "bench/run/gbench_flags.hpp"
 #include "bench/output/console.hpp"
 #include "bench/output/report.hpp"
 #include "core/interrupt.hpp"

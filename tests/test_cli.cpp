@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "bench/cli.hpp"
-#include "bench/run/gbench.hpp"
+#include "bench/run/gbench_flags.hpp"
 #include "bench/config/presets.hpp"
 #include "core/errors.hpp"
 

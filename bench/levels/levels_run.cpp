@@ -24,7 +24,7 @@
 #include "bench/output/export.hpp"
 #include "bench/output/junit.hpp"
 #include "bench/config/config.hpp"
-#include "bench/run/gbench.hpp"
+#include "bench/run/gbench_flags.hpp"
 #include "bench/output/console.hpp"
 #include "core/interrupt.hpp"
 #include "bench/levels/levels.hpp"

@@ -1,9 +1,9 @@
 #pragma once
-// The Google Benchmark adapter: the flags dmabench checks for it, and the Session through which each
-// case is sampled (one registered benchmark, manual time) and shown with counters from its record.
+// The Google Benchmark adapter: the flags dmabench checks for it (gbench_flags.hpp, included here; what only
+// parses flags includes that alone), and the Session through which each case is sampled (one registered
+// benchmark, manual time) and shown with counters from its record.
 #include <sstream>
 #include <functional>
-#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <regex>
@@ -11,48 +11,10 @@
 #include <vector>
 
 #include "bench/output/case_table.hpp"
+#include "bench/run/gbench_flags.hpp"
 #include "bench/run/run_case.hpp"
 
 namespace dmabench::gbench {
-
-// Google Benchmark's flags (those of 1.7, the version Debian 12 ships), each a row of one table (gbench.cpp
-// flag_specs(): its spelling, its value, whether dmabench refuses it, whether Google Benchmark is given it).
-enum class Flag {
-  filter, repetitions, min_time, min_warmup_time, format, out, out_format, color, counters_tabular, context,
-  enable_random_interleaving, list_tests, report_aggregates_only, display_aggregates_only, perf_counters, time_unit
-};
-// Its spelling: "--benchmark_filter".
-const char* flag_name(Flag f);
-
-// The --benchmark_* flags of a run. Each is checked once, as it is added: add() refuses (InputError, one line) a
-// flag Google Benchmark does not know, a value it would reject (it prints its usage and exits) or that makes no
-// sense, a flag dmabench cannot honour, a flag given twice, and a filter that is not a regular expression. What a
-// Flags holds has passed; it is read by Flag, never by name.
-class Flags {
- public:
-  Flags() = default;
-  Flags(std::initializer_list<std::string> args);  // add() of each, in order
-  explicit Flags(const std::vector<std::string>& args);
-  void add(const std::string& arg);
-  bool has(Flag f) const;
-  // The value as given; "" when the flag is not given or is a boolean given bare.
-  std::string value(Flag f) const;
-  // A boolean flag given bare or as true, yes or 1.
-  bool on(Flag f) const;
-  const std::vector<std::string>& args() const { return args_; }
-  // The flags Google Benchmark itself is given: all but those dmabench implements around it
-  // (--benchmark_filter: dmabench selects the cases, Filter; --benchmark_out and --benchmark_out_format:
-  // the Session writes that file, once for the whole sweep).
-  std::vector<std::string> library_args() const;
-
- private:
-  const std::string* find(Flag f) const;
-  std::vector<std::string> args_;
-};
-
-// --benchmark_repetitions times the most iterations of a case: the samples dmabench keeps for one case,
-// at most 10^7 (InputError).
-void check_samples(const Flags& flags, int most_iterations);
 
 // Who samples a case in a run with these flags. Google Benchmark's manual-time loop takes the case's `iterations`
 // per repetition (--benchmark_repetitions repeats it), or as many as --benchmark_min_time asks; dmabench's adaptive
