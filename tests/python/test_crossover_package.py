@@ -1,50 +1,44 @@
 """dmabench.reports.crossover's import plan (issue 53): its modules in layers, each importing only the ones below it
 (no circle, and never the package itself), each well under the size of a hub, and the names the single module
 crossover.py had still importable from the package."""
-import ast
 import os
+import subprocess
+import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from package_layers import ROOT, hubs, imports, layer_violations, modules
 
 PACKAGE = os.path.join(ROOT, "python", "dmabench", "reports", "crossover")
 LAYERS = ["read", "fits", "decisions", "md", "plots", "cli"]  # the bottom first
 MAX_FILE_LINES = 300
 
 
-def imports(name):
-    """(the modules of the package that module `name` imports: from .x import ..., from . import x; whether it imports
-    the package itself: from .. import crossover, from ..crossover import ..., dmabench.reports.crossover)."""
-    tree = ast.parse(open(os.path.join(PACKAGE, name + ".py"), encoding="utf-8").read())
-    siblings, package = set(), False
-    for n in ast.walk(tree):
-        if isinstance(n, ast.ImportFrom) and n.level == 1:
-            siblings |= {n.module} if n.module else {a.name for a in n.names}
-        elif isinstance(n, ast.ImportFrom):
-            module = n.module or ""
-            package |= (n.level == 2 and (module == "crossover" or any(a.name == "crossover" for a in n.names))) or \
-                module.startswith("dmabench.reports.crossover")
-        elif isinstance(n, ast.Import):
-            package |= any(a.name.startswith("dmabench.reports.crossover") for a in n.names)
-    return siblings, package
-
-
 def test_every_module_is_in_a_layer():
-    found = sorted(f[:-3] for f in os.listdir(PACKAGE) if f.endswith(".py") and f not in ("__init__.py", "__main__.py"))
-    assert found == sorted(LAYERS)
+    assert modules(PACKAGE) == sorted(LAYERS)
 
 
 def test_each_module_imports_only_the_layers_below_it():
-    for i, name in enumerate(LAYERS):
-        siblings, package = imports(name)
-        assert siblings <= set(LAYERS[:i]), (name, siblings - set(LAYERS[:i]))
-        assert not package, name
+    assert layer_violations(PACKAGE, "dmabench.reports.crossover", LAYERS) == []
+
+
+def test_the_layer_check_sees_a_module_that_imports_the_package(tmp_path):
+    (tmp_path / "low.py").write_text("from .high import x\n")
+    (tmp_path / "high.py").write_text("from ..crossover import markdown\n")
+    assert imports(str(tmp_path), "dmabench.reports.crossover", "high") == (set(), True)
+    assert layer_violations(str(tmp_path), "dmabench.reports.crossover", ["low", "high"]) == [
+        ("low", ["high"], ""), ("high", [], "imports the package itself")]
 
 
 def test_no_module_is_a_hub():
-    for f in os.listdir(PACKAGE):
-        if f.endswith(".py"):
-            n = len(open(os.path.join(PACKAGE, f), encoding="utf-8").read().split("\n"))
-            assert n <= MAX_FILE_LINES, (f, n)
+    assert hubs(PACKAGE, MAX_FILE_LINES) == []
+
+
+def test_help_runs_and_prints_the_usage():
+    """`python3 -m dmabench.reports.crossover --help`: exit 0 and argparse's usage with the options the docstring names."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    p = subprocess.run([sys.executable, "-m", "dmabench.reports.crossover", "--help"], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("usage: crossover.py") and all(o in p.stdout for o in ("--markdown", "--json", "--plots"))
 
 
 def test_the_single_module_s_names_are_importable_from_the_package():
