@@ -282,6 +282,25 @@ TEST(Overlap, TransferWorkloadRunsBesideACaseWithBothSidesValidated) {
   }
 }
 
+// make_load makes a `transfer` workload only through the maker its caller passes (the case runner's,
+// beside::transfer_maker()): without one it refuses with the reason instead of calling up into bench/run.
+TEST(Overlap, TransferWorkloadIsMadeOnlyThroughTheMakerGiven) {
+  auto backend = host_backend();
+  const beside::Spec s = beside_transfer("d2h").overlap->compute;
+  const auto refused = beside::make_load(*backend, s, {0});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.why_not().find("a transfer workload is made by the case runner (none given)"), std::string::npos)
+      << refused.why_not();
+  int calls = 0;
+  const beside::TransferMaker counting = [&](Backend& b, const beside::Spec& spec, const std::vector<int>& devices) {
+    ++calls;
+    return beside::transfer_maker()(b, spec, devices);
+  };
+  const auto made = beside::make_load(*backend, s, {0}, counting);
+  ASSERT_TRUE(made) << made.why_not();
+  EXPECT_EQ(calls, 1);
+}
+
 TEST(Overlap, WrongDataOnTheBackgroundSideFailsTheCase) {
   auto backend = host_backend();
   auto engine = make_engine("host").value();
