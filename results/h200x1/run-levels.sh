@@ -33,9 +33,9 @@ if want info; then
   log "info"
 fi
 if want gpucheck; then
-  DMABENCH_GIT_REVISION="$REV" timeout 560 bash scripts/gpu-check.sh --machine h200x1 >"$WORK/gpu-check.out" 2>&1
+  DMABENCH_GIT_REVISION="$REV" timeout 560 bash scripts/gpu-check.sh >"$WORK/gpu-check.out" 2>&1
   log "gpu-check rc=$?"
-  cp results/h200x1/gpu-check/"$REV".log "$WORK/" 2>/dev/null
+  cp results/*/gpu-check/"$REV".log "$WORK/" 2>/dev/null  # the folder gpu-check named from nvidia-smi
   grep -E "agreement |Passed|Failed|tests passed|gpu-check" "$WORK/gpu-check.out" | tail -12
 fi
 if want build; then

@@ -15,9 +15,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
 experiment pools "gpucheck runsh kvpool setup repeat"
 nvidia-smi >"$WORK/nvidia-smi.txt" 2>&1
 if want gpucheck; then
-  DMABENCH_GIT_REVISION="$REV" timeout 540 bash scripts/gpu-check.sh --machine h200x1 >"$WORK/gpu-check.out" 2>&1
+  DMABENCH_GIT_REVISION="$REV" timeout 540 bash scripts/gpu-check.sh >"$WORK/gpu-check.out" 2>&1
   log "gpu-check rc=$?"
-  cp results/h200x1/gpu-check/"$REV".log "$WORK/" 2>/dev/null
+  cp results/*/gpu-check/"$REV".log "$WORK/" 2>/dev/null  # the folder gpu-check named from nvidia-smi
   tail -3 "$WORK/gpu-check.out"
 fi
 B="${DMABENCH_BIN:-build/dmabench}"  # DMABENCH_BIN: a binary built on an earlier start of this machine kind, carried
