@@ -117,8 +117,8 @@ def long_python(path, function_limit, class_limit):
 
 
 def code_files():
-    """The files whose length test_no_long_file bounds: the C++ of SOURCE_DIRS but tools/ (one-off probes), and the
-    Python of PYTHON_DIRS."""
+    """The files whose length test_no_long_file bounds: the C++ of SOURCE_DIRS but tools/ (stand-alone probes and a
+    shim), and the Python of PYTHON_DIRS."""
     tools = os.path.join(ROOT, "tools") + os.sep
     return [f for f in source_files() if not f.startswith(tools)] + python_files()
 
