@@ -172,6 +172,53 @@ void read_smaps(std::uintptr_t addr, Frames& f) {
   }
 }
 
+// Entry bits (Documentation/admin-guide/mm/pagemap.rst): 63 present, 0-54 the page frame number (0 without
+// CAP_SYS_ADMIN).
+constexpr std::uint64_t kPresent = 1ull << 63, kPfnMask = (1ull << 55) - 1;
+
+// The pagemap entries of a range, page by page in order: present pages, runs of consecutive frames and
+// the 2 MiB frames, into `f` (and huge_pages, any_pfn).
+struct FrameWalk {
+  FrameWalk(Frames& frames, std::size_t page_bytes) : f(frames), ps(page_bytes), per_huge((2u << 20) / ps) {}
+
+  Frames& f;
+  const std::size_t ps;
+  const std::size_t per_huge;  // base pages in a 2 MiB frame
+  std::uint64_t prev_pfn = 0, run = 0, huge_pages = 0;
+  bool prev_present = false, any_pfn = false;
+  // a 2 MiB-aligned chunk of the range: its first page's frame, and whether it is still one aligned frame
+  std::uint64_t chunk_first_pfn = 0;
+  std::size_t chunk_ok = 0;
+
+  void add(std::uint64_t page, std::uint64_t e) {
+    const std::uint64_t pfn = e & kPfnMask;
+    const bool present = (e & kPresent) != 0;
+    any_pfn = any_pfn || pfn != 0;
+    if (present) {
+      ++f.present;
+      if (prev_present && pfn == prev_pfn + 1) {
+        ++run;
+      } else {
+        ++f.runs;
+        run = 1;
+      }
+      f.largest_run_bytes = std::max<std::size_t>(f.largest_run_bytes, run * ps);
+    }
+    prev_present = present;
+    prev_pfn = pfn;
+    // 2 MiB chunks wholly inside the range: every page present, frames following the first, the first aligned
+    if (page % per_huge == 0) {
+      chunk_first_pfn = pfn;
+      chunk_ok = present && pfn % per_huge == 0 ? 1 : 0;
+    } else if (chunk_ok && present && pfn == chunk_first_pfn + page % per_huge) {
+      ++chunk_ok;
+    } else {
+      chunk_ok = 0;
+    }
+    if (chunk_ok == per_huge) huge_pages += per_huge;
+  }
+};
+
 }  // namespace
 
 Frames read_frames(const void* p, std::size_t bytes) {
@@ -191,16 +238,8 @@ Frames read_frames(const void* p, std::size_t bytes) {
     f.why = fmt::format("/proc/self/pagemap: {}", std::strerror(errno));
     return f;
   }
-  // Entry bits (Documentation/admin-guide/mm/pagemap.rst): 63 present, 0-54 the page frame number (0 without
-  // CAP_SYS_ADMIN).
-  constexpr std::uint64_t kPresent = 1ull << 63, kPfnMask = (1ull << 55) - 1;
-  const std::size_t per_huge = (2u << 20) / ps;  // base pages in a 2 MiB frame
   std::vector<std::uint64_t> entries(std::min<std::size_t>(f.pages, 1u << 16));
-  std::uint64_t prev_pfn = 0, run = 0, huge_pages = 0;
-  bool prev_present = false, any_pfn = false;
-  // a 2 MiB-aligned chunk of the range: its first page's frame, and whether it is still one aligned frame
-  std::uint64_t chunk_first_pfn = 0;
-  std::size_t chunk_ok = 0;
+  FrameWalk walk(f, ps);
   for (std::size_t at = 0; at < f.pages;) {
     const std::size_t k = std::min(entries.size(), f.pages - at);
     const ssize_t got = ::pread(fd, entries.data(), k * 8, static_cast<off_t>((first + at) * 8));
@@ -209,44 +248,18 @@ Frames read_frames(const void* p, std::size_t bytes) {
       ::close(fd);
       return f;
     }
-    for (std::size_t i = 0; i < k; ++i) {
-      const std::uint64_t page = first + at + i, e = entries[i], pfn = e & kPfnMask;
-      const bool present = (e & kPresent) != 0;
-      any_pfn = any_pfn || pfn != 0;
-      if (present) {
-        ++f.present;
-        if (prev_present && pfn == prev_pfn + 1) {
-          ++run;
-        } else {
-          ++f.runs;
-          run = 1;
-        }
-        f.largest_run_bytes = std::max<std::size_t>(f.largest_run_bytes, run * ps);
-      }
-      prev_present = present;
-      prev_pfn = pfn;
-      // 2 MiB chunks wholly inside the range: every page present, frames following the first, the first aligned
-      if (page % per_huge == 0) {
-        chunk_first_pfn = pfn;
-        chunk_ok = present && pfn % per_huge == 0 ? 1 : 0;
-      } else if (chunk_ok && present && pfn == chunk_first_pfn + page % per_huge) {
-        ++chunk_ok;
-      } else {
-        chunk_ok = 0;
-      }
-      if (chunk_ok == per_huge) huge_pages += per_huge;
-    }
+    for (std::size_t i = 0; i < k; ++i) walk.add(first + at + i, entries[i]);
     at += k;
   }
   ::close(fd);
-  if (f.present > 0 && !any_pfn) {
+  if (f.present > 0 && !walk.any_pfn) {
     f.why = "page frame numbers read as 0: reading them needs CAP_SYS_ADMIN (root)";
     f.runs = 0;
     f.largest_run_bytes = 0;
     return f;
   }
   f.readable = true;
-  f.huge_fraction = static_cast<double>(huge_pages) / static_cast<double>(f.pages);
+  f.huge_fraction = static_cast<double>(walk.huge_pages) / static_cast<double>(f.pages);
   return f;
 }
 

@@ -147,7 +147,10 @@ std::vector<Feature> nvidia_features(const BuildFacts& b) {
   };
 }
 
-std::vector<Feature> amd_features(const BuildFacts& b) {
+namespace {
+
+// The rows of amd_features() for the HIP runtime, RCCL and the HSA runtime.
+std::vector<Feature> amd_runtime_features(const BuildFacts& b) {
   const std::string hip = b.hip ? "HIP " + b.hip_version : "no HIP";
   const std::string hsa = b.hsa ? "HSA AMD interface " + b.hsa_interface : "no HSA";
   return {
@@ -182,6 +185,12 @@ std::vector<Feature> amd_features(const BuildFacts& b) {
       row("SDMA engine counts from the runtime (HSA_AMD_AGENT_INFO_NUM_SDMA_ENG / _XGMI_ENG)", "ROCm >= 5.7",
           b.hip && b.hsa && b.hsa_sdma_info, "from the HSA agent",
           "read from /sys/class/kfd/kfd/topology/nodes/*/properties (num_sdma_engines, num_sdma_xgmi_engines) instead"),
+  };
+}
+
+// The rows of amd_features() for the KFD queues of the sdma engine, rocBLAS and rocm-smi.
+std::vector<Feature> amd_kfd_features(const BuildFacts& b) {
+  return {
       row("sdma engine on KFD queues (libhsakmt: SDMA / SDMA_XGMI queues, raw packets written by the host, hardware "
           "TIMESTAMP and hsaKmtGetClockCounters)",
           "libhsakmt's headers and library at configure time (find_package(hsakmt), or hsakmt.h and libhsakmt; Debian "
@@ -217,6 +226,14 @@ std::vector<Feature> amd_features(const BuildFacts& b) {
                              "rsmi_dev_power_get)",
           "rocm_smi.h was not found at configure time"),
   };
+}
+
+}  // namespace
+
+std::vector<Feature> amd_features(const BuildFacts& b) {
+  std::vector<Feature> rows = amd_runtime_features(b);
+  for (Feature& f : amd_kfd_features(b)) rows.push_back(std::move(f));
+  return rows;
 }
 
 std::vector<FeatureTable> feature_tables(const BuildFacts& b) {

@@ -48,14 +48,6 @@ std::optional<double> Meter::traced_power_W(int channel) {
 
 namespace {
 
-// One read of a channel by the sampler of Meter::window (kept for the trace).
-struct Reading {
-  double t;
-  int channel;
-  double energy;
-  std::optional<double> power;
-};
-
 // Operations completed by time t: whole batches that ended by then, plus the elapsed share of a batch t
 // falls inside (its operations are taken as evenly spread over it), whose operations go to *edge_ops.
 template <class Spans>
@@ -87,9 +79,54 @@ void count_window_ops(Windows& windows, const Spans& spans) {
 
 }  // namespace
 
-Meter::WindowRun Meter::window(const std::vector<int>& channels, const Batch& batch) {
+// One read of a channel by the sampler of Meter::window (kept for the trace).
+struct Meter::Reading {
+  double t;
+  int channel;
+  double energy;
+  std::optional<double> power;
+};
+
+double Meter::sample_windows(const std::vector<int>& channels, double limit, const std::atomic<bool>& stop,
+                             std::vector<Window>& w, std::vector<Reading>& readings) {
   const std::size_t n = channels.size();
-  std::vector<Window> w(n);
+  double longest_round = 0;
+  std::vector<int> phase(n, 0);  // 0: waiting for the first update, 1: inside, 2: closed
+  std::vector<double> last(n), total(n, 0.0);  // raw reading; energy since the start, unwrapped read by read
+  for (std::size_t i = 0; i < n; ++i) last[i] = source_->energy_J(channels[i]);
+  const double start = now_s();
+  double round_start = start;
+  while (!stop.load(std::memory_order_relaxed)) {
+    bool all_closed = true;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (phase[i] == 2) continue;
+      const double e = source_->energy_J(channels[i]);
+      const double t = now_s();
+      if (trace_) readings.push_back({t, channels[i], e, traced_power_W(channels[i])});
+      if (e != last[i]) {  // the counter updated between the previous read and this one
+        total[i] += delta_J(last[i], e);
+        if (phase[i] == 0) {
+          w[i].t0 = t, w[i].e0 = total[i], phase[i] = 1;
+        } else if (t - w[i].t0 >= window_s_) {
+          w[i].t1 = t, w[i].e1 = total[i], phase[i] = 2;
+        }
+      }
+      last[i] = e;
+      all_closed = all_closed && phase[i] == 2;
+    }
+    const double now = now_s();
+    longest_round = std::max(longest_round, now - round_start);
+    round_start = now;
+    if (all_closed) break;
+    if (now - start > limit)
+      throw std::runtime_error(fmt::format("the {} energy counter did not advance within {:.1f} s", source_->name(), limit));
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return longest_round;
+}
+
+Meter::WindowRun Meter::window(const std::vector<int>& channels, const Batch& batch) {
+  std::vector<Window> w(channels.size());
   double longest_period = 0.5;
   for (int c : channels)
     if (c < static_cast<int>(period_s_.size()) && period_s_[c]) longest_period = std::max(longest_period, *period_s_[c]);
@@ -104,37 +141,7 @@ Meter::WindowRun Meter::window(const std::vector<int>& channels, const Batch& ba
   double longest_round = 0;
   std::thread sampler([&] {
     try {
-      std::vector<int> phase(n, 0);  // 0: waiting for the first update, 1: inside, 2: closed
-      std::vector<double> last(n), total(n, 0.0);  // raw reading; energy since the start, unwrapped read by read
-      for (std::size_t i = 0; i < n; ++i) last[i] = source_->energy_J(channels[i]);
-      const double start = now_s();
-      double round_start = start;
-      while (!stop.load(std::memory_order_relaxed)) {
-        bool all_closed = true;
-        for (std::size_t i = 0; i < n; ++i) {
-          if (phase[i] == 2) continue;
-          const double e = source_->energy_J(channels[i]);
-          const double t = now_s();
-          if (trace_) readings.push_back({t, channels[i], e, traced_power_W(channels[i])});
-          if (e != last[i]) {  // the counter updated between the previous read and this one
-            total[i] += delta_J(last[i], e);
-            if (phase[i] == 0) {
-              w[i].t0 = t, w[i].e0 = total[i], phase[i] = 1;
-            } else if (t - w[i].t0 >= window_s_) {
-              w[i].t1 = t, w[i].e1 = total[i], phase[i] = 2;
-            }
-          }
-          last[i] = e;
-          all_closed = all_closed && phase[i] == 2;
-        }
-        const double now = now_s();
-        longest_round = std::max(longest_round, now - round_start);
-        round_start = now;
-        if (all_closed) break;
-        if (now - start > limit)
-          throw std::runtime_error(fmt::format("the {} energy counter did not advance within {:.1f} s", source_->name(), limit));
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-      }
+      longest_round = sample_windows(channels, limit, stop, w, readings);
     } catch (...) {
       sampler_error = std::current_exception();
     }

@@ -6,6 +6,7 @@
 // calling thread while a sampler thread reads the counters, so a slow counter read (NVML: ~4 ms)
 // never leaves the device idle. The window's busy fraction (time inside batches over the window)
 // is measured and reported; operations at the edges are counted by interpolation inside the batch.
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -112,6 +113,13 @@ class Meter {
   void summarize_window(const WindowRun& run, const std::vector<int>& channels, double bytes_per_op,
                         Measurement& r) const;
   std::optional<double> traced_power_W(int channel);
+  struct Reading;  // one read of a channel by the sampler (kept for the trace)
+  // The sampler of window(): reads every channel of `channels` in turn until every window of `w` is closed or
+  // `stop` is set, each window opening and closing on observed counter updates; with a trace, every read into
+  // `readings`. Returns the longest round of reads. Throws on source errors or when a counter does not advance
+  // within `limit` seconds.
+  double sample_windows(const std::vector<int>& channels, double limit, const std::atomic<bool>& stop,
+                        std::vector<Window>& w, std::vector<Reading>& readings);
 
   std::unique_ptr<Source> source_;
   double window_s_;

@@ -71,13 +71,8 @@ std::vector<T> values(const json& doc, const std::string& key, T fallback,
   return axis<T>(doc[key], "alltoallv." + key, one);
 }
 
-}  // namespace
-
-std::vector<Routing> parse_routings(const json& v, const std::string& base_dir) {
-  if (!v.is_object()) fail("alltoallv", fmt::format("expected an object ({}), got {}", fmt::join(keys(), ", "), show(v)));
-  for (const auto& [k, _] : v.items())
-    if (std::find(keys().begin(), keys().end(), k) == keys().end())
-      fail("alltoallv." + k, fmt::format("unknown key; accepted: {}", fmt::join(keys(), ", ")));
+// The "splits" axis: a value or a list of them, none listed twice ("uniform" without the key).
+std::vector<Splits> splits_axis(const json& v, const std::string& base_dir) {
   std::vector<Splits> splits;
   if (v.contains("splits")) {
     const json& s = v["splits"];
@@ -92,6 +87,17 @@ std::vector<Routing> parse_routings(const json& v, const std::string& base_dir) 
   } else {
     splits.push_back(Splits{});
   }
+  return splits;
+}
+
+}  // namespace
+
+std::vector<Routing> parse_routings(const json& v, const std::string& base_dir) {
+  if (!v.is_object()) fail("alltoallv", fmt::format("expected an object ({}), got {}", fmt::join(keys(), ", "), show(v)));
+  for (const auto& [k, _] : v.items())
+    if (std::find(keys().begin(), keys().end(), k) == keys().end())
+      fail("alltoallv." + k, fmt::format("unknown key; accepted: {}", fmt::join(keys(), ", ")));
+  const std::vector<Splits> splits = splits_axis(v, base_dir);
   const Routing d;
   const auto token_bytes = values<std::uint64_t>(v, "token_bytes", d.token_bytes, [](const json& x, const std::string& f) {
     const std::uint64_t b = parse_size(x, f);

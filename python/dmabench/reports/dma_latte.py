@@ -73,41 +73,52 @@ def run(argv=None):
     for timing in ("oneshot", "pipelined"):
         out.append(f"\n**Best DMA variant vs best NCCL mode, {timing}** (p50 µs; ratio = DMA / NCCL; "
                    "busbw GB/s of each at that size; NCCL CE = `nccl cta_policy=zero`)\n")
-        rows = []
-        for pattern in groups:
-            for s in sizes:
-                dma = [(p50[k], k[1]) for k in p50 if k[0] == pattern and k[2] == timing and k[3] == s and k[1].split(" ")[0] in DMA]
-                nccl = [(p50[k], k[1]) for k in p50 if k[0] == pattern and k[2] == timing and k[3] == s and k[1].startswith("nccl")]
-                ce_coll = [(p50[k], k[1]) for k in p50 if k[0] == pattern and k[2] == timing and k[3] == s and "cta_policy=zero" in k[1]]
-                if not dma or not nccl:
-                    continue
-                (td, vd), (tn, vn) = min(dma), min(nccl)
-                tce = min(ce_coll)[0] if ce_coll else None
-                rows.append([pattern_label(*pattern), fmt_size(s), f"{vd}", p50_text(rec[(pattern, vd, timing, s)]), f"{vn}",
-                             p50_text(rec[(pattern, vn, timing, s)]), f"{td / tn:.2f}",
-                             f"{tce / td:.2f}" if tce else "–",
-                             f"{bus[(pattern, vd, timing, s)]:.1f}", f"{bus[(pattern, vn, timing, s)]:.1f}",
-                             f"{max(bus[(pattern, v, timing, s)] for _, v in ce_coll):.1f}" if ce_coll else "–"])
         out.append(table(["pattern", "size/rank", "best DMA", "p50", "best NCCL", "p50", "DMA/NCCL",
-                          "NCCL CE / DMA", "DMA busbw", "NCCL busbw", "NCCL CE busbw"], rows))
+                          "NCCL CE / DMA", "DMA busbw", "NCCL busbw", "NCCL CE busbw"],
+                         _best_dma_vs_nccl_rows(groups, sizes, timing, rec, p50, bus)))
     if any(p50_interval(r) or r.get("noisy") is True for r in res):
         out.append("\n" + NOISY_LEGEND)
     if a.breakdown:
         out.append("\n**Latency breakdown of one copy, GPU 0 → GPU 1, oneshot** (µs, medians; shares of the untraced total)\n")
-        rows = []
-        for r in sorted(bres, key=lambda r: (variant(r), r["bytes_per_rank"])):
-            b = r["breakdown_us"]
-            if "error" in b:
-                rows.append([variant(r), fmt_size(r["bytes_per_rank"]), "error: " + b["error"][:60]] + [""] * 7)
-                continue
-            t = b["total"]
-            rows.append([variant(r), fmt_size(r["bytes_per_rank"]), f"{t:.1f}", f"{b['control']:.2f}", f"{b['schedule']:.2f}",
-                         f"{b['copy']:.2f}", f"{b['sync']:.2f}", f"{100 * (t - b['copy']) / t:.0f}%",
-                         f"{100 * b['control'] / t:.0f}% / {100 * b['copy'] / t:.0f}%", f"{b['aligned_fraction']:.2f}" if b.get("aligned_fraction") is not None else "–"])
         out.append(table(["variant", "size", "total", "control", "schedule", "copy", "sync", "not copy",
-                          "control / copy share", "aligned"], rows))
+                          "control / copy share", "aligned"], _breakdown_rows(bres, variant)))
     print("\n".join(out).lstrip("\n"))
     return 0
+
+
+def _best_dma_vs_nccl_rows(groups, sizes, timing, rec, p50, bus):
+    """The rows of the best DMA variant vs best NCCL mode table at `timing`: one per pattern and size that has both."""
+    rows = []
+    for pattern in groups:
+        for s in sizes:
+            dma = [(p50[k], k[1]) for k in p50 if k[0] == pattern and k[2] == timing and k[3] == s and k[1].split(" ")[0] in DMA]
+            nccl = [(p50[k], k[1]) for k in p50 if k[0] == pattern and k[2] == timing and k[3] == s and k[1].startswith("nccl")]
+            ce_coll = [(p50[k], k[1]) for k in p50 if k[0] == pattern and k[2] == timing and k[3] == s and "cta_policy=zero" in k[1]]
+            if not dma or not nccl:
+                continue
+            (td, vd), (tn, vn) = min(dma), min(nccl)
+            tce = min(ce_coll)[0] if ce_coll else None
+            rows.append([pattern_label(*pattern), fmt_size(s), f"{vd}", p50_text(rec[(pattern, vd, timing, s)]), f"{vn}",
+                         p50_text(rec[(pattern, vn, timing, s)]), f"{td / tn:.2f}",
+                         f"{tce / td:.2f}" if tce else "–",
+                         f"{bus[(pattern, vd, timing, s)]:.1f}", f"{bus[(pattern, vn, timing, s)]:.1f}",
+                         f"{max(bus[(pattern, v, timing, s)] for _, v in ce_coll):.1f}" if ce_coll else "–"])
+    return rows
+
+
+def _breakdown_rows(bres, variant):
+    """The rows of the latency breakdown table: one per case of the breakdown file, by variant and size."""
+    rows = []
+    for r in sorted(bres, key=lambda r: (variant(r), r["bytes_per_rank"])):
+        b = r["breakdown_us"]
+        if "error" in b:
+            rows.append([variant(r), fmt_size(r["bytes_per_rank"]), "error: " + b["error"][:60]] + [""] * 7)
+            continue
+        t = b["total"]
+        rows.append([variant(r), fmt_size(r["bytes_per_rank"]), f"{t:.1f}", f"{b['control']:.2f}", f"{b['schedule']:.2f}",
+                     f"{b['copy']:.2f}", f"{b['sync']:.2f}", f"{100 * (t - b['copy']) / t:.0f}%",
+                     f"{100 * b['control'] / t:.0f}% / {100 * b['copy'] / t:.0f}%", f"{b['aligned_fraction']:.2f}" if b.get("aligned_fraction") is not None else "–"])
+    return rows
 
 
 if __name__ == "__main__":
