@@ -26,13 +26,11 @@ PYTHON_DIRS = ["python/dmabench", "scripts"]
 
 # Definitions allowed to be longer, each (path, how the definition's first line starts).
 # An entry that is no longer needed fails test_every_allowed_entry_is_still_needed.
-ALLOWED = {("bench/runner.cpp", "int run(")}  # being split (issue 53 item 1)
+ALLOWED = set()
 
 # Code files kept longer than MAX_FILE_LINES today, each {path: why, one line}. An entry whose file is no longer
 # that long fails test_every_long_file_is_still_long.
 LONG_FILES = {
-    "bench/runner.cpp": "being split (issue 53 item 1)",
-    "bench/run/gbench.cpp": "being split (issue 53 item 1)",
     "gpu/kfd.cpp": "the KFD layer through libhsakmt (session, devices and memory, SDMA queues, the platform, host memory "
                    "endpoints) in one anonymous namespace whose sections share its types; not split yet",
     "engines/sdma.cpp": "the sdma engine: SdmaOperation (buffers, trigger and completion words, packets, queues, posting, "
