@@ -57,6 +57,19 @@ mount_once() {  # mount_once TARGET ARGS...: mounts unless something is mounted 
   mount "$@" "$target"
   MOUNTED+=("$target")
 }
+# The tree's bind mount. A run killed outright (SIGKILL, a VM stopped) leaves its mount behind, bound
+# to whatever tree that run checked; reusing it would build that other tree (and then miss this tree's
+# build directory). So a mount there that is not this tree is taken down first. Two runs at once are
+# kept apart by a lock on the chroot (the second waits).
+mount_tree() {
+  local target="$CHROOT$SRC_IN_CHROOT"
+  if mountpoint -q "$target" && [ "$(stat -c %d:%i "$target")" != "$(stat -c %d:%i "$ROOT")" ]; then
+    log "a stale mount of another tree at $target (left by a run that was killed): unmounting it"
+    umount "$target" 2>/dev/null || umount -l "$target" || die "could not unmount the stale $target"
+  fi
+  mount_once "$target" --bind "$ROOT"
+  [ "$(stat -c %d:%i "$target")" = "$(stat -c %d:%i "$ROOT")" ] || die "$target is not $ROOT after mounting it"
+}
 in_chroot() {
   chroot "$CHROOT" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
@@ -147,6 +160,9 @@ install_packages() {
 }
 
 log "chroot: $CHROOT (DMABENCH_ROCM_CHROOT); build: $ROOT/$BUILD_NAME"
+mkdir -p "$(dirname "$CHROOT")"
+exec 9>"$CHROOT.lock"  # one run at a time per chroot: a second one waits here
+flock -n 9 || { log "another check-rocm run holds $CHROOT.lock: waiting for it"; flock 9; }
 if [ ! -f "$STAMP" ]; then
   create_chroot
   install_packages
@@ -162,7 +178,7 @@ log "ROCm in the chroot: hipcc $ROCM_VERSION"
 
 # ---- build and test the current tree -------------------------------------------------------------
 mount_once "$CHROOT/proc" -t proc proc
-mount_once "$CHROOT$SRC_IN_CHROOT" --bind "$ROOT"
+mount_tree
 BUILD="$SRC_IN_CHROOT/$BUILD_NAME"
 
 step "GPU targets this hipcc accepts (gfx942, and gfx90a / gfx950 where it compiles them)"
