@@ -218,7 +218,8 @@ in_chroot "$BUILD/dmabench" --features >&2 || die "dmabench --features failed"
 step_done
 
 step "ctest (every test but scripts; GPU tests skip without a GPU)"
-in_chroot bash -c "cd $BUILD && ctest --output-on-failure -E '^scripts\$' $*" >&2 || die "tests failed"
+in_chroot bash -c "cd $BUILD && ctest --output-on-failure --parallel ${DMABENCH_TEST_JOBS:-$(nproc)} -E '^scripts\$' $*" >&2 ||
+  die "tests failed"
 step_done
 
 log "ok: hip backend on ROCm $ROCM_VERSION for $ARCHS, in $(( $(date +%s) - T0 )) s"
