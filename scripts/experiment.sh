@@ -15,6 +15,10 @@
 #   pack           $WORK into $OUT/NAME.tar.gz, the excludes left out (also run when the script exits)
 #   slot MAX MIN   seconds a step may take: at most MAX, never past BUDGET (when set) from T0 less PACK_S (20);
 #                  0 when that is under MIN
+#   gpu_check [S]  scripts/gpu-check.sh (the README's test command, every ctest entry) within S seconds (560), its
+#                  output in $WORK/gpu-check.out; the log it leaves for this revision under each machine's folder
+#                  (results/<machine>/gpu-check/$REV.log, the folder named from nvidia-smi) copied as
+#                  $WORK/gpu-check-<machine>.log, so two machines' logs of one revision stay apart; returns its status
 # (issue 53: the ~15 lines each driver repeated)
 experiment() {
   local name="$1" default_steps="$2"
@@ -53,4 +57,18 @@ slot() {
   fi
   [ "$t" -lt "$2" ] && t=0
   echo "$t"
+}
+
+gpu_check() {
+  local rc=0 f machine
+  DMABENCH_GIT_REVISION="$REV" timeout "${1:-560}" bash scripts/gpu-check.sh >"$WORK/gpu-check.out" 2>&1 || rc=$?
+  log "gpu-check rc=$rc"
+  for f in results/*/gpu-check/"$REV".log; do
+    [ -f "$f" ] || continue
+    machine="${f#results/}"
+    machine="${machine%%/*}"
+    cp "$f" "$WORK/gpu-check-$machine.log"
+  done
+  grep -E "agreement |Passed|Failed|tests passed|gpu-check" "$WORK/gpu-check.out" | tail -12
+  return "$rc"
 }

@@ -89,9 +89,6 @@ if want pool; then
   log "pool probe done"
 fi
 if want check; then
-  DMABENCH_GIT_REVISION="$REV" timeout "${CHECK_TIMEOUT:-560}" bash scripts/gpu-check.sh >"$WORK/gpu-check.out" 2>&1
-  log "gpu-check rc=$?"
-  cp results/*/gpu-check/"$REV".log "$WORK/" 2>/dev/null  # the folder gpu-check named from nvidia-smi
-  grep -E "Passed|Failed|tests passed|gpu-check" "$WORK/gpu-check.out" | tail -12
+  gpu_check "${CHECK_TIMEOUT:-560}"
 fi
 log "done"

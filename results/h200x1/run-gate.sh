@@ -35,10 +35,7 @@ if want build; then
 fi
 if want gpucheck; then
   # the folder named from nvidia-smi (h200x1; h100-80gb-hbm3x1 where the device lent an H100 for the call)
-  DMABENCH_GIT_REVISION="$REV" timeout 560 bash scripts/gpu-check.sh >"$WORK/gpu-check.out" 2>&1
-  log "gpu-check rc=$?"
-  cp results/*/gpu-check/"$REV".log "$WORK/" 2>/dev/null
-  grep -E "Passed|Failed|tests passed|gpu-check" "$WORK/gpu-check.out" | tail -12
+  gpu_check 560
 fi
 if want kvpool; then
   mkdir -p "$WORK/kv"

@@ -33,10 +33,7 @@ if want info; then
   log "info"
 fi
 if want gpucheck; then
-  DMABENCH_GIT_REVISION="$REV" timeout 560 bash scripts/gpu-check.sh >"$WORK/gpu-check.out" 2>&1
-  log "gpu-check rc=$?"
-  cp results/*/gpu-check/"$REV".log "$WORK/" 2>/dev/null  # the folder gpu-check named from nvidia-smi
-  grep -E "agreement |Passed|Failed|tests passed|gpu-check" "$WORK/gpu-check.out" | tail -12
+  gpu_check 560
 fi
 if want build; then
   nvcc -O2 -std=c++17 -arch=sm_90 -o "$P" tools/host_probe.cu >"$WORK/probe-build.log" 2>&1 &

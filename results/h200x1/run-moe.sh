@@ -11,10 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
 experiment moe "moe probe"
 nvidia-smi >"$WORK/nvidia-smi.txt" 2>&1
 if want gpucheck; then
-  DMABENCH_GIT_REVISION="$REV" timeout 560 bash scripts/gpu-check.sh >"$WORK/gpu-check.out" 2>&1
-  log "gpu-check rc=$?"
-  cp results/*/gpu-check/"$REV".log "$WORK/" 2>/dev/null  # the folder gpu-check named from nvidia-smi
-  tail -3 "$WORK/gpu-check.out"
+  gpu_check 560
 fi
 if want moe && ! [ -x "$B" ]; then
   log "build"

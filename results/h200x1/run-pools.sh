@@ -15,10 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
 experiment pools "gpucheck runsh kvpool setup repeat"
 nvidia-smi >"$WORK/nvidia-smi.txt" 2>&1
 if want gpucheck; then
-  DMABENCH_GIT_REVISION="$REV" timeout 540 bash scripts/gpu-check.sh >"$WORK/gpu-check.out" 2>&1
-  log "gpu-check rc=$?"
-  cp results/*/gpu-check/"$REV".log "$WORK/" 2>/dev/null  # the folder gpu-check named from nvidia-smi
-  tail -3 "$WORK/gpu-check.out"
+  gpu_check 540
 fi
 B="${DMABENCH_BIN:-build/dmabench}"  # DMABENCH_BIN: a binary built on an earlier start of this machine kind, carried
 if ! [ -x "$B" ]; then
