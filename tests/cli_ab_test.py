@@ -21,13 +21,10 @@ import subprocess
 import sys
 import tempfile
 
+from driver_common import expect
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
-
-
-def expect(cond, msg):
-    if not cond:
-        sys.exit("FAIL: " + msg)
 
 
 def tool(*args, rc=None):

@@ -17,7 +17,8 @@ import sys
 import tempfile
 import time
 
-from cli_test import expect, host_sweep, leftovers, run  # noqa: E402
+from cli_test import host_sweep, leftovers, run  # noqa: E402
+from driver_common import expect
 
 
 def bad(exe, args, fragments, keep):

@@ -23,7 +23,8 @@ import sys
 import tempfile
 import time
 
-from cli_test import expect, host_sweep  # noqa: E402
+from cli_test import host_sweep  # noqa: E402
+from driver_common import expect
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ISO_MS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")

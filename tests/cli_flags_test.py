@@ -14,10 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-
-def expect(cond, msg):
-    if not cond:
-        sys.exit("FAIL: " + msg)
+from driver_common import expect
 
 
 def run(exe, args, rc, stdin=None, pass_fds=()):

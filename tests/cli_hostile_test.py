@@ -24,12 +24,9 @@ import sys
 import tempfile
 import time
 
+from driver_common import expect
+
 LINE_MAX = 700
-
-
-def expect(cond, msg):
-    if not cond:
-        sys.exit("FAIL: " + msg)
 
 
 def run(exe, *args, rc=None, timeout=120):

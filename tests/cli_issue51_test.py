@@ -27,10 +27,7 @@ import sys
 import tempfile
 import time
 
-
-def expect(cond, msg):
-    if not cond:
-        sys.exit("FAIL: " + msg)
+from driver_common import expect
 
 
 def run(exe, *args, rc=None, cwd=None, user=None, timeout=120):

@@ -20,10 +20,7 @@ import sys
 import tempfile
 import time
 
-
-def expect(cond, msg):
-    if not cond:
-        sys.exit("FAIL: " + msg)
+from driver_common import expect
 
 
 def run(exe, *args, env=None, rc=None):

@@ -28,16 +28,13 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
+from driver_common import expect
+
 SKIP = 77
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
 for k in ("DMABENCH_HOST_FAULT", "DMABENCH_SOFT_SDMA_FAULT"):
     ENV.pop(k, None)
-
-
-def expect(cond, msg):
-    if not cond:
-        sys.exit("FAIL: " + msg)
 
 
 def mpirun(np, *args, env=None, timeout=300, cwd=None):

@@ -20,32 +20,14 @@ usage: cli_pairs_test.py DMABENCH SCRIPTS_DIR
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
+
+from driver_common import expect, run, write_json as write
 
 # A slow link must stand far beyond what a busy 2-core CI machine does to a healthy 1 MiB host copy: there a
 # healthy case's p50 was seen at 6 ms (0.17 GB/s, 0.5% of its reference); the slowed one takes >= 200 ms.
 SLOW_MS = 200
-
-
-def run(cmd, env=None, rc=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
-    if rc is not None and p.returncode != rc:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}, expected {rc}\nstdout:\n{p.stdout[-4000:]}\n"
-                 f"stderr:\n{p.stderr[-4000:]}")
-    return p
-
-
-def expect(cond, msg):
-    if not cond:
-        sys.exit("FAIL: " + msg)
-
-
-def write(path, doc):
-    with open(path, "w") as f:
-        json.dump(doc, f)
-    return path
 
 
 def console_matrix(stdout, key):

@@ -20,30 +20,12 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from driver_common import ROOT, expect, run, write_json as write
+
 XSD = os.path.join(ROOT, "tests", "data", "junit.xsd")
-
-
-def expect(cond, msg):
-    if not cond:
-        sys.exit("FAIL: " + msg)
-
-
-def run(cmd, rc, env=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
-    expect(p.returncode == rc, f"{' '.join(cmd)} exited {p.returncode}, expected {rc}\nstdout:\n{p.stdout[-3000:]}\n"
-                               f"stderr:\n{p.stderr[-3000:]}")
-    return p
-
-
-def write(path, doc):
-    with open(path, "w") as f:
-        json.dump(doc, f)
-    return path
 
 
 def junit_cases(path):

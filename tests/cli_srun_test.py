@@ -22,12 +22,9 @@ import sys
 import tempfile
 import time
 
+from driver_common import expect
+
 SKIP = 77
-
-
-def expect(cond, msg):
-    if not cond:
-        sys.exit("FAIL: " + msg)
 
 
 def free_port():

@@ -14,31 +14,18 @@ usage: cli_tables_test.py DMABENCH
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+import driver_common
+from driver_common import ROOT, expect, write_json as write
 
-
-def expect(cond, msg):
-    if not cond:
-        sys.exit("FAIL: " + msg)
+ENV = {"PYTHONPATH": os.path.join(ROOT, "python")}
 
 
 def run(cmd, rc):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=ENV)
-    expect(p.returncode == rc, f"{' '.join(cmd)} exited {p.returncode}, expected {rc}\nstdout:\n{p.stdout[-3000:]}\n"
-                               f"stderr:\n{p.stderr[-3000:]}")
-    return p
-
-
-def write(path, doc):
-    with open(path, "w") as f:
-        json.dump(doc, f)
-    return path
+    return driver_common.run(cmd, rc, env=ENV)
 
 
 def exported(results):

@@ -21,6 +21,8 @@ import sys
 import shutil
 import tempfile
 
+from driver_common import expect
+
 SKIP = 77
 LAT = ["min", "p50", "mean", "p95", "p99", "max", "stddev"]
 FIELDS = ["name", "pattern", "engine", "options", "devices", "ranks", "bytes", "bytes_per_rank", "timing",
@@ -44,11 +46,6 @@ def run_config(exe, tmp, name, cfg, backend):
     run(exe, "--config", path, "--backend", backend, "--out", out, check_rc=0)
     with open(out) as f:
         return json.load(f)
-
-
-def expect(cond, msg):
-    if not cond:
-        sys.exit("FAIL: " + msg)
 
 
 def check_results(doc, expect_backend):
