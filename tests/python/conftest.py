@@ -1,0 +1,36 @@
+"""The suite in parts (tests/CMakeLists.txt: ctest's scripts_1 ... scripts_N): DMABENCH_PYTEST_SHARD=k/N keeps the
+k-th of N contiguous runs of the collected tests, so the parts together are the whole suite, each test once, in
+collection order (a module's tests stay together but at a part's edge, so its module fixtures run at most twice).
+Unset, the whole suite runs."""
+import os
+
+import pytest
+
+
+def shard_of(spec):
+    """(k, n) from "k/n", 1 <= k <= n; a UsageError naming what is accepted otherwise."""
+    try:
+        k, n = (int(v) for v in spec.split("/"))
+    except ValueError:
+        k = n = 0
+    if not 1 <= k <= n:
+        raise pytest.UsageError(f"DMABENCH_PYTEST_SHARD={spec!r}: expected k/n with 1 <= k <= n, e.g. 2/3")
+    return k, n
+
+
+def part(items, k, n):
+    """The k-th of n contiguous runs of `items`, the sizes differing by one at most."""
+    q, r = divmod(len(items), n)
+    start = (k - 1) * q + min(k - 1, r)
+    return items[start:start + q + (1 if k <= r else 0)]
+
+
+def pytest_collection_modifyitems(config, items):
+    spec = os.environ.get("DMABENCH_PYTEST_SHARD", "")
+    if not spec:
+        return
+    k, n = shard_of(spec)
+    kept = part(items, k, n)
+    ids = {id(i) for i in kept}
+    config.hook.pytest_deselected(items=[i for i in items if id(i) not in ids])
+    items[:] = kept
