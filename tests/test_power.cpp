@@ -232,11 +232,16 @@ TEST(PowerMeter, SlowCounterReadsKeepTheWindowBusy) {
   const double slack = edges_W * (round_s + 0.02) / window_s;
   EXPECT_NEAR(r["uncertainty_W"].get<double>(), edges_W + other_W, slack + 1e-9) << r.dump();
   // relative: that over the active watts, the duty's (1 - busy) / busy, and the edge batches' operations (2 batches
-  // of 10 per window at most: half of them over the window's operations)
+  // of 10 per window at most: half of them over the window's operations). The meter takes the largest share over the
+  // channels and `ops` is channel 0's window: another channel's window may hold fewer operations, by its two edge
+  // batches and by what runs in the read round and update period its ends may be off by (above). Under a parallel
+  // load that was 25 operations fewer (the CI VM, ctest --parallel 2; the bound then assumed at most 20).
   const double busy = r["busy_fraction"].get<double>(), ops = r["ops"].get<double>();
   const double base = r["uncertainty_W"].get<double>() / r["active_W"].get<double>() + (1 - busy) / busy;
+  const double fewest_ops = ops - 20 - ops / window_s * (round_s + 0.02);
+  ASSERT_GT(fewest_ops, 100) << r.dump();
   EXPECT_GE(r["uncertainty"].get<double>(), base - 1e-9) << r.dump();
-  EXPECT_LE(r["uncertainty"].get<double>(), base + 10.0 / (ops - 20) + 1e-9) << r.dump();
+  EXPECT_LE(r["uncertainty"].get<double>(), base + 10.0 / fewest_ops + 1e-9) << r.dump();
 }
 
 // A batch that leaves the "device" idle most of the time (an untimed arm step 4x as long as the
