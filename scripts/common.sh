@@ -89,7 +89,7 @@ file:/usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h          libopenmpi-dev
 cmd:hipcc                                                     hipcc
 file:/usr/include/hip/hip_runtime.h                           libamdhip64-dev
 file:/usr/include/hsa/hsa_ext_amd.h                           libhsa-runtime-dev
-file:/usr/include/hsakmt/hsakmt.h                             libhsakmt-dev
+file:/usr/include/hsakmt*                                     libhsakmt-dev
 file:/usr/lib/python3/dist-packages/pandas/__init__.py        python3-pandas
 file:/usr/lib/python3/dist-packages/matplotlib/__init__.py    python3-matplotlib
 file:/usr/lib/python3/dist-packages/lxml/__init__.py          python3-lxml
