@@ -8,7 +8,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
 RUNS="${2:-3}"
-JOBS="${DMABENCH_TEST_JOBS:-$(nproc)}"
+JOBS="${DMABENCH_TEST_JOBS:-${CTEST_PARALLEL_LEVEL:-$(nproc)}}"  # as scripts/test.sh
 [ -f "$BUILD/CTestTestfile.cmake" ] || { echo "test-under-load: no ctest tree in $BUILD (build it first)" >&2; exit 2; }
 case "$RUNS" in ''|*[!0-9]*|0) echo "test-under-load: RUNS must be a positive integer, got '$RUNS'" >&2; exit 2;; esac
 

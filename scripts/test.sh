@@ -15,9 +15,9 @@ build_dmabench  # AUTO: CUDA where nvcc is, else HIP where hipcc is, plus host
 JOBS="${DMABENCH_TEST_JOBS:-${CTEST_PARALLEL_LEVEL:-$(nproc)}}"
 (cd "$BUILD_DIR" && ctest --output-on-failure --parallel "$JOBS" "$@")
 # build/ took CUDA: check the HIP backend too where ROCm is installed. The Python suite (label python:
-# scripts_1 ... scripts_N, independent of the build), `install_revision` (its own host-only build of a clone: ~7 minutes on CI, the
-# same whichever backend build/ has) and the tests labelled host-timing (the host engines' sweeps and verdicts,
-# whose code is the same in every build) ran once already.
+# scripts_1 ... scripts_N, independent of the build), `install_revision` (its own host-only build of a clone:
+# ~7 minutes on CI, the same whichever backend build/ has) and the tests labelled host-timing (the host engines'
+# sweeps and verdicts, whose code is the same in every build) ran once already.
 if [ "${DMABENCH_SKIP_HIP:-0}" != 1 ] && hip_available && grep -q '^DMABENCH_HAVE_CUDA_BACKEND:INTERNAL=ON' "$BUILD_DIR/CMakeCache.txt"; then
   log "HIP backend: building into build-hip/"
   BUILD_DIR="$DMABENCH_ROOT/build-hip" CMAKE_ARGS="-DDMABENCH_CUDA=OFF -DDMABENCH_HIP=ON -DDMABENCH_WERROR=ON ${CMAKE_ARGS:-}" build_dmabench

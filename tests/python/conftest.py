@@ -18,19 +18,23 @@ def shard_of(spec):
     return k, n
 
 
-def part(items, k, n):
-    """The k-th of n contiguous runs of `items`, the sizes differing by one at most."""
-    q, r = divmod(len(items), n)
+def bounds(count, k, n):
+    """[start, end) of the k-th of n contiguous runs of `count` items, the sizes differing by one at most."""
+    q, r = divmod(count, n)
     start = (k - 1) * q + min(k - 1, r)
-    return items[start:start + q + (1 if k <= r else 0)]
+    return start, start + q + (1 if k <= r else 0)
+
+
+def part(items, k, n):
+    """The k-th of n contiguous runs of `items`."""
+    start, end = bounds(len(items), k, n)
+    return items[start:end]
 
 
 def pytest_collection_modifyitems(config, items):
     spec = os.environ.get("DMABENCH_PYTEST_SHARD", "")
     if not spec:
         return
-    k, n = shard_of(spec)
-    kept = part(items, k, n)
-    ids = {id(i) for i in kept}
-    config.hook.pytest_deselected(items=[i for i in items if id(i) not in ids])
-    items[:] = kept
+    start, end = bounds(len(items), *shard_of(spec))
+    config.hook.pytest_deselected(items=items[:start] + items[end:])
+    items[:] = items[start:end]
