@@ -12,12 +12,13 @@
 #             against the probe's (target: within 5%); the first OFF (0) rounds also run a process with --cpu-choice off
 #   gate      dmabench-results gate-rates on configs/gate-gpu.json: AA (4) A/A comparisons and INJ (4) against the shim
 #             spinning SPIN_NS (2000) ns before each runtime copy or launch call of NEW's processes; GPROCS (6)
-#             processes a side, GRERUNS (1) re-run looks, GBUDGET (90) s of re-runs a comparison
+#             processes a side, GRERUNS (1) re-run looks, GBUDGET (90) s of re-runs a comparison, GSEED (1) the seed
+#             (a second call with another seed adds comparisons: `gate-rates --table A/rates.json B/rates.json` merges)
 # Everything goes under $WORK, packed into $OUT/gate.tar.gz (scripts/experiment.sh: OUT, WORK, REV, log, want, pack).
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
 experiment gate "info build gpucheck kvpool gate"
 PROCS="${PROCS:-8}" AA="${AA:-4}" INJ="${INJ:-4}" SPIN_NS="${SPIN_NS:-2000}" OFF="${OFF:-0}"
-GPROCS="${GPROCS:-6}" GRERUNS="${GRERUNS:-1}" GBUDGET="${GBUDGET:-90}"
+GPROCS="${GPROCS:-6}" GRERUNS="${GRERUNS:-1}" GBUDGET="${GBUDGET:-90}" GSEED="${GSEED:-1}"
 B="$PWD/build/dmabench"
 SHIM="$PWD/build/libdmabench_slowdown_shim.so"
 PROBE="$PWD/build/vcpu_probe"
@@ -67,7 +68,7 @@ fi
 if want gate; then
   python3 -m dmabench.cli gate-rates --bin "$B" --out "$WORK/gate" --aa "$AA" --injected "$INJ" \
     --inject "LD_PRELOAD=$SHIM" --inject "DMABENCH_SHIM_SPIN_NS=$SPIN_NS" --busy-share 0 \
-    --processes "$GPROCS" --reruns "$GRERUNS" --budget "$GBUDGET" \
+    --processes "$GPROCS" --reruns "$GRERUNS" --budget "$GBUDGET" --seed "$GSEED" \
     -- --config configs/gate-gpu.json >"$WORK/gate.log" 2>&1
   log "gate-rates rc=$?"
   tail -20 "$WORK/gate.log"
