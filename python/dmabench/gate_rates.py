@@ -4,7 +4,8 @@ a slowdown injected outside the timing code, each a whole `dmabench-results ab` 
 usage: dmabench-results gate-rates --bin DMABENCH --out DIR [--aa 30] [--injected 10] [--stretch 10:5 | --inject K=V...]
                                    [--busy-share 0.5] [--processes 6] [--reruns 2] [--budget 300] [--seed S]
                                    -- DMABENCH_ARGS...
-       dmabench-results gate-rates --table DIR/rates.json     (the README table of a finished measurement)
+       dmabench-results gate-rates --table DIR/rates.json...  (the README table of a finished measurement; several
+                                                               rates.json of one setting, each its own seed: merged)
 
 A/A: `ab DMABENCH DMABENCH` (every verdict other than same is wrong: slower and faster are false alarms, ambiguous
 is undecided). Every second A/A comparison (--busy-share of them) runs beside a busy loop on the machine's last CPU
@@ -208,7 +209,9 @@ def markdown(doc):
     lines = [f"Settings: `{s['command']}`, {s['processes']} processes per side and look, up to {s['reruns']} re-run "
              f"look(s), alpha {s['alpha']:g}, minimum change {s['min_change']}; injected in NEW: `{what}`"
              + (" (launch-bound:bandwidth-bound percent)" if "DMABENCH_HOST_FAULT" in inject else "")
-             + f". Machine: {s['machine']}.", "",
+             + f". Machine: {s['machine']}."
+             + (f" Merged from {len(s['seed'])} parts, seeds {', '.join(map(str, s['seed']))}."
+                if isinstance(s.get("seed"), list) else ""), "",
              table(["A/A comparisons", "count", "with a slower case", "with a slower or faster case",
                     "cases ambiguous", "launch-bound ambiguous", "bandwidth-bound ambiguous"],
                    [[label, str(r[f"aa_{label}"]["comparisons"]), str(r[f"aa_{label}"]["with_slower"]),
@@ -235,6 +238,50 @@ def markdown(doc):
     return "\n".join(lines)
 
 
+def load(path):
+    """A rates.json, checked for what markdown() reads."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        if not isinstance(doc["settings"]["command"], str) or not isinstance(doc["rates"]["aa"], int):
+            raise ValueError("settings.command or rates.aa of the wrong type")
+        return doc
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ResultsError(f"{path}: not a gate-rates rates.json ({type(e).__name__}: {e})") from None
+
+
+# Settings two measurements may differ in and still be one measurement's parts: the seed (each part its own, so that
+# no two comparisons share a case order).
+MERGE_FREE = ("seed",)
+
+
+def merge(docs):
+    """One rates.json from several of one setting (a measurement split over calls, each with its own seed): the
+    comparisons of all, numbered in order, the rates over all of them. Settings must agree but for the seed; two
+    parts with one seed are refused (their comparisons would repeat one another's case orders)."""
+    if len(docs) == 1:
+        return docs[0]
+    if not all(isinstance(d.get("comparisons"), list) for d in docs):
+        raise ResultsError("gate-rates --table: a part without its comparisons cannot be merged")
+    first = {k: v for k, v in docs[0]["settings"].items() if k not in MERGE_FREE}
+    seeds = [d["settings"].get("seed") for d in docs]
+    if len(set(seeds)) != len(seeds):
+        raise ResultsError(f"gate-rates --table: parts with one seed ({seeds}): the same case orders twice")
+    for d in docs[1:]:
+        other = {k: v for k, v in d["settings"].items() if k not in MERGE_FREE}
+        if other != first:
+            diff = sorted(k for k in set(first) | set(other) if first.get(k) != other.get(k))
+            raise ResultsError(f"gate-rates --table: the parts differ in {', '.join(diff)}: not one measurement")
+    comparisons, count = [], {}
+    for d in docs:
+        for c in d["comparisons"]:
+            count[c["kind"]] = count.get(c["kind"], 0) + 1
+            comparisons.append({**c, "index": count[c["kind"]], "seed": d["settings"].get("seed")})
+    settings = {**docs[0]["settings"], "seed": seeds}
+    return {"schema": "dmabench-gate-rates/1", "settings": settings, "comparisons": comparisons,
+            "rates": rates(comparisons)}
+
+
 def machine():
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
@@ -251,13 +298,9 @@ def main(argv=None, tool=TOOL):
 def run(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["--table"]:
-        if len(argv) != 2:
-            raise ResultsError("--table takes one rates.json")
-        try:
-            with open(argv[1], encoding="utf-8") as f:
-                print(markdown(json.load(f)))
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise ResultsError(f"{argv[1]}: not a gate-rates rates.json ({type(e).__name__}: {e})") from None
+        if len(argv) < 2:
+            raise ResultsError("--table takes one rates.json or more (several: one setting, merged)")
+        print(markdown(merge([load(path) for path in argv[1:]])))
         return 0
     if "--" not in argv:
         raise ResultsError("expected `-- DMABENCH_ARGS...` (e.g. -- --preset gate-host --backend host)")

@@ -9,8 +9,8 @@ usage: dmabench-results tables FILE.md... [--check]
 
 Rewrites each block of each FILE with what its command prints now; --check writes nothing and exits 1 naming the
 first block whose text differs (tests/python/test_generated_tables.py runs it over every markdown file of the tree).
-The commands (arguments split as a shell would: quote one that holds a space): `gate-rates --table RATES.json`
-(dmabench.gate_rates.markdown); `gate-cases RATES.json` (the cases it could not call, from the ab.json files
+The commands (arguments split as a shell would: quote one that holds a space): `gate-rates --table RATES.json...`
+(dmabench.gate_rates.markdown; several: merged); `gate-cases RATES.json` (the cases it could not call, from the ab.json files
 beside it: dmabench.gate_rates.cases_markdown); `levels-spread LABEL=LEVELS.json...` (per levels file: how far its processes' p50s
 spread, max/min per case); `levels-selfcmp LABEL=A.json,B.json...` (two runs of one build: half-widths from both runs,
 one-process pairs, processes needed: dmabench.selfcmp_text); `crossover-claims step|versus|pool ...` (the figures
@@ -35,14 +35,9 @@ BLOCK = re.compile(r"(<!-- generated: (?P<command>[^>]*?) -->\n)(?P<body>.*?)(<!
 
 
 def gate_rates_table(args, root):
-    if len(args) != 2 or args[0] != "--table":
-        raise ResultsError(f"gate-rates {' '.join(args)}: expected gate-rates --table RATES.json")
-    path = os.path.join(root, args[1])
-    try:
-        with open(path, encoding="utf-8") as f:
-            return gate_rates.markdown(json.load(f))
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ResultsError(f"{args[1]}: {type(e).__name__}: {e}") from None
+    if len(args) < 2 or args[0] != "--table":
+        raise ResultsError(f"gate-rates {' '.join(args)}: expected gate-rates --table RATES.json...")
+    return gate_rates.markdown(gate_rates.merge([gate_rates.load(os.path.join(root, a)) for a in args[1:]]))
 
 
 def levels_spread_table(args, root):
