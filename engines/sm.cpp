@@ -29,7 +29,7 @@ class SmOperation final : public GpuOperation {
       }
   }
   // The grid and, under a budget, the multiprocessors the blocks ran on (the most over the launches' kernels:
-  // each buffer set's last launch); sm_budget null without one.
+  // each buffer set's first launch); sm_budget null without one.
   nlohmann::json details() const override {
     long long grid = 0;
     int used = 0, multiprocessors = 0;
@@ -47,7 +47,7 @@ class SmOperation final : public GpuOperation {
     return d;
   }
   void launch() override {
-    for (const auto& [rank, kernel] : kernels_[plan().set_of(launches_++)]) {
+    for (auto& [rank, kernel] : kernels_[plan().set_of(launches_++)]) {
       gpu::set_device(device(rank));
       kernel.launch(stream(rank));
     }
@@ -59,11 +59,12 @@ class SmOperation final : public GpuOperation {
   bool budgeted_;
 };
 
-constexpr std::size_t kMaxJobs = 65535;  // the grid's y dimension
+constexpr std::size_t kMaxJobs = 65535;  // the grid's y dimension, one row a job (not under a budget: one dimension)
 
-std::map<int, std::size_t> count_jobs(const Plan& plan) {
+// The copy jobs a launch of each local issuer holds (its transfers, merged where coalesce is on).
+std::map<int, std::size_t> count_jobs(const Plan& plan, const SmOptions& o) {
   std::map<int, std::size_t> n;
-  for (const Transfer& t : plan.transfers) ++n[t.issuer];
+  for (int r : team::local_issuers(plan)) n[r] = o.coalesce ? coalesce(plan.issued_by(r)).size() : plan.issued_by(r).size();
   return n;
 }
 
@@ -87,15 +88,16 @@ class SmEngine final : public Engine {
     return std::make_unique<OptionsOf<SmOptions>>(SmOptions::from(options));
   }
   WhyNot unsupported(const Plan& plan, const TypedOptions& options, int) const override {
-    if (auto why = budget_unsupported(plan, options_of<SmOptions>(options))) return why;
+    const SmOptions& o = options_of<SmOptions>(options);
+    if (auto why = budget_unsupported(plan, o)) return why;
     for (int r = 0; r < plan.ranks(); ++r)
       for (const Location& l : {plan.src_location(r), plan.dst_location(r)})
         if (l.host && l.kind != HostKind::mapped)
           return fmt::format("sm loads and stores host memory from a kernel: it needs host kind mapped (pinned and mapped "
                              "into the GPU's address space), not {}",
                              to_string(l.kind));
-    for (const auto& [rank, jobs] : count_jobs(plan))
-      if (jobs > kMaxJobs)
+    for (const auto& [rank, jobs] : count_jobs(plan, o))
+      if (o.sms == 0 && jobs > kMaxJobs)
         return fmt::format("sm's copy kernel takes at most {} copies per launch (one grid row each); GPU {} has {}", kMaxJobs,
                            plan.devices[rank], jobs);
     for (const Transfer& t : plan.transfers) {

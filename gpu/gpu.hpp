@@ -251,11 +251,11 @@ class CopyKernel {
   // jobs x blocks per job. sm_budget > 0 instead holds the copy to that many thread blocks (so at most
   // that many multiprocessors): a one-dimensional grid of sm_budget blocks that share the jobs' parts.
   CopyKernel(int device, std::vector<CopyJob> jobs, int blocks_total, int sm_budget = 0);
-  void launch(const Stream& stream) const;
+  void launch(const Stream& stream);
   // The launch's thread blocks.
   long long grid_blocks() const;
-  // Under a budget, the distinct multiprocessors the last launch's blocks ran on (synchronous read);
-  // nullopt without a budget or before a launch.
+  // Under a budget, the distinct multiprocessors the first launch's blocks ran on (synchronous read; only the
+  // first launch records them); nullopt without a budget or before a launch.
   std::optional<int> sms_used() const;
 
  private:
@@ -266,6 +266,7 @@ class CopyKernel {
   int budget_ = 0;
   int parts_ = 1;
   bool aligned16_ = false;
+  bool launched_ = false;  // the first launch recorded each block's multiprocessor
 };
 
 }  // namespace dmabench::gpu

@@ -62,23 +62,28 @@ __global__ void check_kernel(const std::uint8_t* buf, std::size_t bytes, std::ui
   }
 }
 
+// The one copy loop of both copy kernels: this thread's elements first, first + stride, ... below end, loaded
+// kCopyUnroll at a time before they are stored.
 template <typename V>
-__global__ void __launch_bounds__(kCopyThreads) copy_kernel(const CopyJob* jobs, int blocks_per_job) {
-  const CopyJob job = jobs[blockIdx.y];
-  const std::size_t n = job.bytes / sizeof(V);
-  const V* __restrict__ src = static_cast<const V*>(job.src);
-  V* __restrict__ dst = static_cast<V*>(job.dst);
-  const std::size_t stride = static_cast<std::size_t>(blocks_per_job) * blockDim.x;
-  for (std::size_t base = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; base < n;
-       base += stride * kCopyUnroll) {
+__device__ __forceinline__ void copy_strided(const V* __restrict__ src, V* __restrict__ dst, std::size_t first,
+                                             std::size_t end, std::size_t stride) {
+  for (std::size_t base = first; base < end; base += stride * kCopyUnroll) {
     V v[kCopyUnroll];
 #pragma unroll
     for (int k = 0; k < kCopyUnroll; ++k)
-      if (base + k * stride < n) v[k] = src[base + k * stride];
+      if (base + k * stride < end) v[k] = src[base + k * stride];
 #pragma unroll
     for (int k = 0; k < kCopyUnroll; ++k)
-      if (base + k * stride < n) dst[base + k * stride] = v[k];
+      if (base + k * stride < end) dst[base + k * stride] = v[k];
   }
+}
+
+template <typename V>
+__global__ void __launch_bounds__(kCopyThreads) copy_kernel(const CopyJob* jobs, int blocks_per_job) {
+  const CopyJob job = jobs[blockIdx.y];
+  copy_strided(static_cast<const V*>(job.src), static_cast<V*>(job.dst),
+               blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x, job.bytes / sizeof(V),
+               static_cast<std::size_t>(blocks_per_job) * blockDim.x);
 }
 
 // The multiprocessor (NVIDIA SM, AMD CU) this block runs on.
@@ -94,29 +99,19 @@ __device__ __forceinline__ int sm_id() {
 
 // The copy held to an SM budget: a one-dimensional grid of exactly the budget's blocks (so at most that
 // many multiprocessors hold it), each taking items b, b + grid, ... of jobs x parts (item i is part
-// i % parts of job i / parts: a job split so that a few large jobs still spread over the grid). Each block
-// records the multiprocessor it ran on, for the record's sms_used.
+// i % parts of job i / parts: a job split so that a few large jobs still spread over the grid). Where
+// sm_of_block is given (a CopyKernel's first launch only: no extra store in the launches timed after it),
+// each block records the multiprocessor it ran on, for the record's sms_used.
 template <typename V>
 __global__ void __launch_bounds__(kCopyThreads) budget_copy_kernel(const CopyJob* jobs, int njobs, int parts, int* sm_of_block) {
-  if (threadIdx.x == 0) sm_of_block[blockIdx.x] = sm_id();
+  if (sm_of_block != nullptr && threadIdx.x == 0) sm_of_block[blockIdx.x] = sm_id();
   const long long items = static_cast<long long>(njobs) * parts;
   for (long long i = blockIdx.x; i < items; i += gridDim.x) {
     const CopyJob job = jobs[i / parts];
     const auto part = static_cast<std::size_t>(i % parts);
     const std::size_t n = job.bytes / sizeof(V);
-    const std::size_t lo = n * part / parts, hi = n * (part + 1) / parts;
-    const V* __restrict__ src = static_cast<const V*>(job.src);
-    V* __restrict__ dst = static_cast<V*>(job.dst);
-    const std::size_t stride = blockDim.x;
-    for (std::size_t base = lo + threadIdx.x; base < hi; base += stride * kCopyUnroll) {
-      V v[kCopyUnroll];
-#pragma unroll
-      for (int k = 0; k < kCopyUnroll; ++k)
-        if (base + k * stride < hi) v[k] = src[base + k * stride];
-#pragma unroll
-      for (int k = 0; k < kCopyUnroll; ++k)
-        if (base + k * stride < hi) dst[base + k * stride] = v[k];
-    }
+    copy_strided(static_cast<const V*>(job.src), static_cast<V*>(job.dst), n * part / parts + threadIdx.x,
+                 n * (part + 1) / parts, static_cast<std::size_t>(blockDim.x));
   }
 }
 
@@ -302,11 +297,12 @@ CopyKernel::CopyKernel(int device, std::vector<CopyJob> jobs, int blocks_total, 
   DMABENCH_GPU_CHECK(GPU(Memcpy)(table_.data(), jobs.data(), jobs.size() * sizeof(CopyJob), GPU(MemcpyHostToDevice)));
 }
 
-void CopyKernel::launch(const Stream& stream) const {
+void CopyKernel::launch(const Stream& stream) {
   if (jobs_ == 0) return;
   const auto* table = static_cast<const CopyJob*>(table_.data());
   if (budget_ > 0) {
-    auto* sms = static_cast<int*>(sm_of_block_.data());
+    int* sms = launched_ ? nullptr : static_cast<int*>(sm_of_block_.data());
+    launched_ = true;
     if (aligned16_)
       budget_copy_kernel<uint4><<<budget_, kCopyThreads, 0, native(stream)>>>(table, jobs_, parts_, sms);
     else

@@ -691,6 +691,19 @@ TEST(GpuHostMemory, AnSmBudgetHoldsTheCopyToItsMultiprocessors) {
                                      engine("sm"), *backend));
   EXPECT_EQ(both["status"], "skipped");
   EXPECT_NE(both["reason"].get<std::string>().find("give one"), std::string::npos) << both.dump();
+  // The unbudgeted kernel's grid has a row per copy (at most 65535); a budget's grid is one-dimensional and takes more.
+  Layout many = gpu_blocks(Layout::Order::random);
+  const std::size_t blocks = 65535 + 64;
+  many.pool_bytes = 2 * blocks * 4096;
+  const json budgeted = to_json(run_case(host_gpu_case("h2d", "sm", {{"sms", 4}}, HostKind::mapped, many, devs, blocks * 4096),
+                                         engine("sm"), *backend));
+  ASSERT_EQ(budgeted["status"], "ok") << budgeted["reason"];
+  EXPECT_EQ(budgeted["validated"], true);
+  EXPECT_LE(budgeted["engine_details"]["sms_used"].get<int>(), 4) << budgeted["engine_details"].dump();
+  const json rows = to_json(run_case(host_gpu_case("h2d", "sm", json::object(), HostKind::mapped, many, devs, blocks * 4096),
+                                     engine("sm"), *backend));
+  EXPECT_EQ(rows["status"], "skipped") << rows.dump();
+  EXPECT_NE(rows["reason"].get<std::string>().find("at most 65535 copies"), std::string::npos) << rows["reason"];
 }
 #endif
 

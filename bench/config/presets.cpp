@@ -64,9 +64,11 @@ std::string presets_dir(std::vector<std::string>* looked_at) {
   return "";
 }
 
-std::vector<Preset> list_presets() {
+namespace {
+
+// The presets of one configs directory (none where dir is empty): each caller resolves the directory once.
+std::vector<Preset> presets_in(const std::string& dir) {
   std::vector<Preset> out;
-  const std::string dir = presets_dir();
   if (dir.empty()) return out;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -78,6 +80,10 @@ std::vector<Preset> list_presets() {
   return out;
 }
 
+}  // namespace
+
+std::vector<Preset> list_presets() { return presets_in(presets_dir()); }
+
 std::string preset_path(const std::string& name) {
   std::vector<std::string> looked;
   const std::string dir = presets_dir(&looked);
@@ -86,7 +92,7 @@ std::string preset_path(const std::string& name) {
                                  "--config FILE)",
                                  name, fmt::join(looked, ", ")));
   std::vector<std::string> names;
-  for (const Preset& p : list_presets()) {
+  for (const Preset& p : presets_in(dir)) {
     if (p.name == name) return p.path;
     names.push_back(p.name);
   }
@@ -95,9 +101,10 @@ std::string preset_path(const std::string& name) {
 }
 
 std::string presets_text() {
-  const auto presets = list_presets();
+  const std::string dir = presets_dir();
+  const auto presets = presets_in(dir);
   if (presets.empty()) return "no presets: no configs directory found (set DMABENCH_CONFIGS)\n";
-  std::string out = fmt::format("presets ({}): dmabench NAME [flags], or --preset NAME\n", presets_dir());
+  std::string out = fmt::format("presets ({}): dmabench NAME [flags], or --preset NAME\n", dir);
   for (const Preset& p : presets) out += fmt::format("  {:<28} {}\n", p.name, p.description);
   return out;
 }
