@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # A paired A/B run of two builds on one GPU (docs/ci.md's recipe: build main and the change, run the pair in one job):
-# BASE_SRC (a source tree of the base revision: `git archive BASE | tar -x -C build-base-src`, carried beside the
-# working tree) and this tree, each built (Release, DMABENCH_CUDA=ON, in parallel), then `dmabench-results ab` on
+# BASE_SRC (a source tree of the base revision; made from BASE_TAR where it is absent: `git archive BASE -- CMakeLists.txt
+# LICENSE README.md cmake amd bench core engines gpu patterns power team tools tests python configs scripts notebooks
+# docs | xz > ab-base-REV.tar.xz` (all but results/), an
+# untracked file that travels with the working tree, under the device's 64 MiB, where the tree's results/ are ~62)
+# and this tree, each built (Release, DMABENCH_CUDA=ON, in parallel), then `dmabench-results ab` on
 # CONFIG (configs/sm-kernel.json: issue 53 item 9's sm kernel before and after) with ABPROCS (6) fresh processes a
 # side, ABRERUNS (1) re-run looks, ABBUDGET (240) s. STEPS picks the steps: info build ab. Everything goes under
 # $WORK, packed into $OUT/ab-builds.tar.gz; the per-process files are kept (ab's DIR/base/, DIR/new/).
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
 experiment ab-builds "info build ab"
-BASE_SRC="${BASE_SRC:-$PWD/build-base-src}" CONFIG="${CONFIG:-configs/sm-kernel.json}"
+BASE_SRC="${BASE_SRC:-$PWD/build-base-src}" BASE_TAR="${BASE_TAR:-$(ls ab-base-*.tar.xz 2>/dev/null | head -1)}" CONFIG="${CONFIG:-configs/sm-kernel.json}"
 ABPROCS="${ABPROCS:-6}" ABRERUNS="${ABRERUNS:-1}" ABBUDGET="${ABBUDGET:-240}"
 BASE_BIN="$BASE_SRC/build/dmabench" NEW_BIN="$PWD/build/dmabench"
+if [ ! -d "$BASE_SRC" ] && [ -n "$BASE_TAR" ]; then
+  mkdir -p "$BASE_SRC" && tar -xJf "$BASE_TAR" -C "$BASE_SRC" || { log "cannot unpack $BASE_TAR"; exit 2; }
+  r="${BASE_TAR##*ab-base-}"
+  echo "${r%.tar.xz}" >"$BASE_SRC/REVISION"
+fi
 log "start rev=$REV base=$(cat "$BASE_SRC/REVISION" 2>/dev/null || echo '?') steps='$STEPS' config=$CONFIG"
 if want info; then
   { echo "revision $REV, base $(cat "$BASE_SRC/REVISION" 2>/dev/null)"; nvidia-smi; nproc; lscpu | head -25; } \
