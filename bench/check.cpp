@@ -2,6 +2,7 @@
 
 #include "bench/verdict.hpp"
 #include "bench/output/console.hpp"
+#include "patterns/pattern.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -357,7 +358,8 @@ std::optional<Verdict> Expectations::judge(const json& r, const json& machine) c
   v.name = r.value("name", "?");
   v.metric = e["metric"].get<std::string>();
   v.tolerance_pct = e.value("tolerance_pct", tolerance_pct_);
-  const bool bidirectional = r.value("pattern", "") == "bidir" || r.value("pattern", "") == "h2d-bidir";
+  const Pattern* pattern = find_pattern(r.value("pattern", ""));
+  const bool bidirectional = pattern != nullptr && pattern->bidirectional();
   const double efficiency = e.value("efficiency", 1.0);
   if (e.contains("expect")) {
     v.expected = e["expect"].get<double>();

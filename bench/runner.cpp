@@ -32,6 +32,7 @@
 #include "bench/output/junit.hpp"
 #include "bench/measure/calibration.hpp"
 #include "bench/sweep/sweep.hpp"
+#include "patterns/pattern.hpp"
 #include "core/cpus.hpp"
 #include "bench/cases/cases.hpp"
 #include "engines/registry.hpp"
@@ -127,6 +128,7 @@ json run_context(const CliOptions& options, const std::vector<std::string>& comm
   context["command_line"] = args;
   context["backend"] = backend.name();
   context["engines"] = engine_specs_json();
+  context["patterns"] = pattern_specs_json();
   context["machine"] = backend.context();
   context["config_file"] = escape_non_utf8(options.config);
   context["config"] = to_json(config);

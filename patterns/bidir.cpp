@@ -10,6 +10,7 @@ class Bidir final : public Pattern {
   std::string_view name() const override { return "bidir"; }
   std::string_view description() const override { return "rank 0 <-> rank 1, both directions at once"; }
   int ranks_used(int available) const override { return available >= 2 ? 2 : 0; }
+  bool bidirectional() const override { return true; }
   Plan plan(const std::vector<int>& devices, std::size_t bytes) const override {
     Plan p;
     p.pattern = "bidir";

@@ -9,6 +9,7 @@ class Copy final : public Pattern {
   std::string_view name() const override { return "copy"; }
   std::string_view description() const override { return "rank 0 -> rank 1, one direction"; }
   int ranks_used(int available) const override { return available >= 2 ? 2 : 0; }
+  bool has_breakdown() const override { return true; }
   Plan plan(const std::vector<int>& devices, std::size_t bytes) const override {
     Plan p;
     p.pattern = "copy";

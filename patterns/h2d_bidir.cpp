@@ -14,6 +14,7 @@ class H2dBidir final : public Pattern {
   std::string_view description() const override { return "host <-> GPU memory, both directions at once, one GPU"; }
   int ranks_used(int available) const override { return available >= 1 ? 1 : 0; }
   bool uses_host_memory() const override { return true; }
+  bool bidirectional() const override { return true; }
   Plan plan(const std::vector<int>& devices, std::size_t bytes) const override {
     Plan p;
     p.pattern = "h2d-bidir";

@@ -27,6 +27,28 @@ const Pattern* find_pattern(std::string_view name) {
   return nullptr;
 }
 
+std::string_view pairing(const Pattern& p) {
+  if (p.ranks_used(1) == 1 && p.ranks_used(2) == 1) return "one-device";
+  if (p.ranks_used(1) == 0 && p.ranks_used(2) == 2 && p.ranks_used(3) == 2) return "two-device";
+  return "";
+}
+
+nlohmann::json pattern_specs_json() {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Pattern* p : all_patterns()) {
+    const std::string_view pairs = pairing(*p);
+    out.push_back({{"name", p->name()},
+                   {"description", p->description()},
+                   {"bidirectional", p->bidirectional()},
+                   {"host_memory", p->uses_host_memory()},
+                   {"routed", p->routed()},
+                   {"breakdown", p->has_breakdown()},
+                   {"in_place", p->in_place() != nullptr},
+                   {"pairs", pairs.empty() ? nlohmann::json() : nlohmann::json(pairs)}});
+  }
+  return out;
+}
+
 void register_pattern(const Pattern& pattern) {
   if (pattern.name().empty()) throw std::invalid_argument("register_pattern: a pattern needs a name");
   if (find_pattern(pattern.name()))

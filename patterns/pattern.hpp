@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "patterns/routing.hpp"
 #include "core/plan.hpp"
 
@@ -29,6 +31,11 @@ class Pattern {
   // Whether the pattern is planned from a routing (alltoallv): its cases come from the config's "alltoallv" axis and
   // take their size from it (tokens_per_rank x token_bytes), not from "sizes".
   virtual bool routed() const { return false; }
+  // Whether data moves both ways at once (bidir, h2d-bidir): a link's expected rate counts both directions.
+  virtual bool bidirectional() const { return false; }
+  // Whether the four-phase latency breakdown (bench/measure/breakdown.cpp: one copy's control, schedule, copy and
+  // sync) applies: a pattern of one copy (copy).
+  virtual bool has_breakdown() const { return false; }
   // The plan of a routed pattern for these devices (the routing may put several ranks on one); throws
   // std::logic_error for a pattern that is not routed, InputError for a routing that cannot be made.
   virtual Plan plan_routed(const std::vector<int>& devices, const Routing& routing) const;
@@ -38,17 +45,26 @@ class Pattern {
 const std::vector<const Pattern*>& all_patterns();
 const Pattern* find_pattern(std::string_view name);  // nullptr when unknown
 
+// What each pattern is, in the registry's order (the order reports print them in): name, description and the
+// properties above, plus "pairs": "one-device" or "two-device" for patterns that measure one device or one pair
+// (devices "pairs"; null for those on all their devices at once). The results file's context.patterns; Python reads
+// these (python/dmabench/patterns.json holds them for files written before the field), never a list of its own.
+nlohmann::json pattern_specs_json();
+// "one-device", "two-device" or "" (runs on all its devices at once): which devices "pairs" gives the pattern.
+std::string_view pairing(const Pattern& pattern);
+
 // Adds a pattern defined outside this directory (a test's toy pattern, an experiment) to the registry:
 // configs, case expansion and every suite that loops over all_patterns() see it from then on. The
 // pattern must outlive its use (a static object); register before building cases, from one thread.
 // Throws std::invalid_argument when the name is empty or a pattern of that name exists.
 void register_pattern(const Pattern& pattern);
 
-// The built-in patterns, in the registry's order (--list, a config without "patterns"): each X(name) is a
+// The built-in patterns, in the registry's order (--list, a config without "patterns", the reports' display order):
+// each X(name) is a
 // `const Pattern& name_pattern()` defined in a file of this directory. A new pattern is its file and one
 // word here (CMake builds every patterns/*.cpp).
 #define DMABENCH_PATTERNS(X) \
-  X(copy) X(bidir) X(allgather) X(alltoall) X(h2d) X(d2h) X(h2d_bidir) X(host_to_all) X(all_to_host) X(alltoallv) X(d2d)
+  X(copy) X(d2d) X(bidir) X(allgather) X(alltoall) X(alltoallv) X(h2d) X(d2h) X(h2d_bidir) X(host_to_all) X(all_to_host)
 
 #define DMABENCH_DECLARE_PATTERN(name) const Pattern& name##_pattern();
 DMABENCH_PATTERNS(DMABENCH_DECLARE_PATTERN)

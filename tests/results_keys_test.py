@@ -34,6 +34,8 @@ import tempfile
 NEW = {
     "context.backend_choice": "SCHEMA.md backend_choice: what --backend (or the config's backend) asked and whether auto "
                               "fell back to host ranks (issue 52), added after the committed files",
+    "context.patterns": "SCHEMA.md patterns: what each pattern is (issue 53: pattern properties live on the pattern), "
+                        "added after the committed files",
     "context.cpu_choice": "SCHEMA.md cpu_choice: the sampling thread's CPU choice (issue 50: figures from a quiet core), "
                           "added after the committed files",
     "results[].cpu_choice": "SCHEMA.md cpu_choice: where a case's samples were taken and what the choice did (issue 50), "
@@ -246,6 +248,12 @@ def main():
               "overlap": any("error" not in r.get("overlap", {"error": 1}) for r in by_status["ok"]),
               "breakdown": any("breakdown_us" in r for r in by_status["ok"])}
     problems += [f"the fresh sweep has no ok record with {k}" for k, v in wanted.items() if not v]
+    # the Python package's built-in pattern properties are what the program writes (issue 53: one owner, C++)
+    packaged = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "dmabench", "patterns.json")
+    with open(packaged, encoding="utf-8") as f:
+        if json.load(f) != docs[0]["context"].get("patterns"):
+            problems.append("python/dmabench/patterns.json differs from the program's context.patterns: rewrite it from "
+                            "a fresh results file (json.dump(doc['context']['patterns'], f, indent=1))")
     if by_status["failed"] and "bad_alloc" not in by_status["failed"][0]["reason"]:
         problems.append(f"unexpected failure: {by_status['failed'][0]['name']}: {by_status['failed'][0]['reason']}")
 

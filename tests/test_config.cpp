@@ -130,7 +130,8 @@ TEST(Config, DefaultsWhenOnlySizesGiven) {
   Config c = parse(R"({"sizes": "4KiB"})");
   EXPECT_EQ(c.sizes, std::vector<std::uint64_t>{4096});
   // the registry's patterns: the built-in ones, then any registered at run time (tests/test_extending.cpp)
-  std::vector<std::string> every{"copy", "bidir", "allgather", "alltoall", "h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"};
+  std::vector<std::string> every{"copy", "d2d", "bidir", "allgather", "alltoall", "alltoallv",
+                                 "h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"};
   for (std::size_t i = every.size(); i < all_patterns().size(); ++i) every.emplace_back(all_patterns()[i]->name());
   EXPECT_EQ(c.patterns, every);
   EXPECT_EQ(c.engines.size(), 7u);  // host, ce, ce-batch, sm, nccl, hsa, sdma

@@ -121,10 +121,10 @@ INSTANTIATE_TEST_SUITE_P(Patterns, AllPatterns,
 TEST(Patterns, RegistryKnowsEveryPattern) {
   // the eleven built-in patterns first, in this order; patterns registered at run time (a test's toy
   // pattern, tests/test_extending.cpp) follow them
-  const std::vector<const Pattern*> builtin = {&copy_pattern(), &bidir_pattern(), &allgather_pattern(),
-                                               &alltoall_pattern(), &h2d_pattern(), &d2h_pattern(),
-                                               &h2d_bidir_pattern(), &host_to_all_pattern(), &all_to_host_pattern(),
-                                               &alltoallv_pattern(), &d2d_pattern()};
+  const std::vector<const Pattern*> builtin = {&copy_pattern(),      &d2d_pattern(),         &bidir_pattern(),
+                                               &allgather_pattern(), &alltoall_pattern(),    &alltoallv_pattern(),
+                                               &h2d_pattern(),       &d2h_pattern(),         &h2d_bidir_pattern(),
+                                               &host_to_all_pattern(), &all_to_host_pattern()};
   ASSERT_GE(all_patterns().size(), builtin.size());
   EXPECT_EQ(std::vector<const Pattern*>(all_patterns().begin(), all_patterns().begin() + builtin.size()), builtin);
   EXPECT_NE(allgather_pattern().in_place(), nullptr);
@@ -134,6 +134,30 @@ TEST(Patterns, RegistryKnowsEveryPattern) {
   for (const char* none : {"copy", "bidir"}) EXPECT_EQ(find_pattern(none)->in_place(), nullptr) << none;
   EXPECT_EQ(find_pattern("reduce"), nullptr);
   for (const Pattern* p : all_patterns()) EXPECT_EQ(find_pattern(p->name()), p);
+}
+
+// Issue 53: what a pattern is lives on the pattern (bench/check.cpp's two directions, the breakdown's one copy,
+// devices "pairs") and reaches Python whole through context.patterns, in the registry's (display) order.
+TEST(Patterns, PropertiesLiveOnThePatternAndReachTheResultsFile) {
+  for (const Pattern* p : all_patterns()) {
+    const std::string n(p->name());
+    EXPECT_EQ(p->bidirectional(), n == "bidir" || n == "h2d-bidir") << n;
+    EXPECT_EQ(p->has_breakdown(), n == "copy") << n;
+    const bool one = n == "h2d" || n == "d2h" || n == "h2d-bidir" || n == "d2d";
+    EXPECT_EQ(pairing(*p), one ? "one-device" : n == "copy" || n == "bidir" ? "two-device" : "") << n;
+  }
+  const nlohmann::json specs = pattern_specs_json();
+  ASSERT_EQ(specs.size(), all_patterns().size());
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const Pattern& p = *all_patterns()[i];
+    EXPECT_EQ(specs[i]["name"], p.name());
+    EXPECT_EQ(specs[i]["bidirectional"], p.bidirectional());
+    EXPECT_EQ(specs[i]["breakdown"], p.has_breakdown());
+    EXPECT_EQ(specs[i]["host_memory"], p.uses_host_memory());
+    EXPECT_EQ(specs[i]["routed"], p.routed());
+    EXPECT_EQ(specs[i]["in_place"], p.in_place() != nullptr);
+    EXPECT_EQ(specs[i]["pairs"].is_null(), pairing(p).empty()) << specs[i].dump();
+  }
 }
 
 TEST(Patterns, DevicesMapRanks) {

@@ -63,16 +63,20 @@ std::vector<int> device_ids(const DeviceSet& set, int device_count, const std::v
 }
 
 // devices "pairs": the device lists a pattern runs on, one case each. Two-device patterns (copy, bidir) get
-// every ordered pair, one-device patterns (h2d, d2h, h2d-bidir) every device alone; where there is no
-// pair (one device) the whole list, so that the case is skipped with the pattern's reason.
+// every ordered pair, one-device patterns (h2d, d2h, h2d-bidir) every device alone (patterns/pattern.hpp:
+// pairing); where there is no pair (one device) the whole list, so that the case is skipped with the pattern's reason.
 std::vector<std::vector<int>> device_pairs(const std::string& pattern_name, const std::vector<int>& ids) {
   const Pattern* p = pattern_of(pattern_name, false);
-  const bool one = p->ranks_used(1) == 1 && p->ranks_used(2) == 1;
-  const bool two = p->ranks_used(1) == 0 && p->ranks_used(2) == 2 && p->ranks_used(3) == 2;
-  if (!one && !two)
-    throw InputError(fmt::format("devices: \"pairs\" applies to patterns on one or two devices (copy, bidir, h2d, d2h, "
-                                 "h2d-bidir); '{}' runs on all its devices at once: give it a device list",
-                                 pattern_name));
+  const bool one = pairing(*p) == "one-device";
+  const bool two = pairing(*p) == "two-device";
+  if (!one && !two) {
+    std::vector<std::string_view> paired;
+    for (const Pattern* q : all_patterns())
+      if (!pairing(*q).empty()) paired.push_back(q->name());
+    throw InputError(fmt::format("devices: \"pairs\" applies to patterns on one or two devices ({}); '{}' runs on all "
+                                 "its devices at once: give it a device list",
+                                 fmt::join(paired, ", "), pattern_name));
+  }
   std::vector<std::vector<int>> out;
   for (int a : ids) {
     if (one) out.push_back({a});
@@ -137,7 +141,7 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
                      .layout = layout,
                      .routing = routing,
                      .host = host,
-                     .breakdown = config.breakdown && pattern_name == "copy" && timing == Timing::oneshot,
+                     .breakdown = config.breakdown && pattern->has_breakdown() && timing == Timing::oneshot,
                      .keep_samples = config.samples,
                      .overlap = config.overlap,
                      .not_runnable = not_runnable,

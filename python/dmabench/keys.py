@@ -7,7 +7,28 @@ import re
 from .text import INT64, fmt_size, quote
 
 
-PATTERN_ORDER = ["copy", "d2d", "bidir", "allgather", "alltoall", "alltoallv", "h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"]
+def _builtin_patterns():
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "patterns.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+# What each pattern is, as the program writes it (context.patterns: patterns/pattern.hpp's pattern_specs_json; name,
+# description, bidirectional, host_memory, routed, breakdown, in_place, pairs), in its display order (the registry's).
+# patterns.json holds the built-in ones for files written before the field; tests/results_keys_test.py keeps it equal
+# to what the program writes. No list of pattern names is kept anywhere else in Python.
+PATTERNS = _builtin_patterns()
+PATTERN_ORDER = [p["name"] for p in PATTERNS]
+
+
+def pattern_specs(doc=None):
+    """The patterns a results document's program knew (its context.patterns), else the built-in ones."""
+    specs = ((doc or {}).get("context") or {}).get("patterns")
+    return specs if isinstance(specs, list) and specs else PATTERNS
+
+
+def pattern_spec(name, doc=None):
+    """One pattern's properties ({} for a name the program did not know)."""
+    return next((p for p in pattern_specs(doc) if p.get("name") == name), {})
 
 
 def p50_interval(result):

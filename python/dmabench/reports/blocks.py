@@ -32,7 +32,8 @@ import re
 import sys
 
 from ..files import add_emit_arguments, emit
-from ..keys import interval_text, NOISY_LEGEND, p50_interval, pattern_label, software_times, variant, versions_caption
+from ..keys import (interval_text, NOISY_LEGEND, p50_interval, PATTERN_ORDER, pattern_label, software_times, variant,
+                    versions_caption)
 from ..reader import load
 from ..schema import check_kind, check_number
 from ..text import fmt_num, fmt_size, printable, quote, ResultsError, table
@@ -40,7 +41,6 @@ from ..tool import arg_parser, run_tool
 
 TOOL = "blocks_report.py"
 REPORT_SCHEMA = "dmabench-blocks-report/1"
-PATTERNS = ["copy", "d2d", "bidir", "h2d", "d2h", "h2d-bidir", "host-to-all", "all-to-host"]
 HOST_KINDS = ["pinned", "mapped", "registered", "pageable"]
 MIN_FIT_POINTS = 3
 
@@ -296,7 +296,7 @@ def analyse(key, section, refs):
 
 def section_order(key):
     pattern, in_place, host, timing, devices, arrangement = key
-    rank = PATTERNS.index(pattern) if pattern in PATTERNS else len(PATTERNS)
+    rank = PATTERN_ORDER.index(pattern) if pattern in PATTERN_ORDER else len(PATTERN_ORDER)
     kind = (HOST_KINDS.index(host[0]) if host[0] in HOST_KINDS else len(HOST_KINDS), *host) if host else (-1,)
     return rank, pattern, in_place, kind, devices, tuple("" if x is None else str(x) for x in arrangement)
 

@@ -18,7 +18,7 @@ target, 1 some pair beyond it (or no pair at all), 2 bad input: an unreadable or
 import sys
 
 from ..files import read_bytes, write_file
-from ..keys import engine_options_in_name, interval_text, NOISY_LEGEND, p50_interval
+from ..keys import engine_options_in_name, interval_text, NOISY_LEGEND, p50_interval, pattern_spec
 from ..reader import load, parse_json
 from ..schema import check_kind, check_number
 from ..text import fmt_size, ResultsError, table
@@ -87,7 +87,8 @@ def pairs(probe, records):
     out = []
     for where, p in probe:
         test = p.get("test", "")
-        if test in ("h2d", "d2h", "h2d-bidir") and field(p, "bytes", where) >= 64 << 20:
+        spec = pattern_spec(test)  # the probe's contiguous tests are named after the one-GPU host patterns
+        if spec.get("pairs") == "one-device" and spec.get("host_memory") and field(p, "bytes", where) >= 64 << 20:
             ce = [r for r in records if plain(r, "ce", "pinned")]
             for timing, name in (("oneshot", "oneshot_us_p50"), ("pipelined", "b2b_per_op_us_median")):
                 r = find(ce, pattern=test, bytes_per_rank=p["bytes"], timing=timing, kind="contiguous")

@@ -17,7 +17,7 @@ import re
 import sys
 
 from ..reader import load
-from ..keys import interval_text, NOISY_LEGEND
+from ..keys import interval_text, NOISY_LEGEND, pattern_spec
 from ..text import cell, printable, ResultsError
 from ..tool import arg_parser, run_tool
 
@@ -40,9 +40,10 @@ def main(argv=None, tool=TOOL):
 def pair_of(r, word):
     """(source, destination) labels of a record that measures one pair, else None."""
     devs, pattern = r["devices"], r["pattern"]
-    if pattern in ("copy", "bidir") and len(devs) == 2:
+    spec = pattern_spec(pattern)
+    if spec.get("pairs") == "two-device" and len(devs) == 2:
         return f"{word} {devs[0]}", f"{word} {devs[1]}"
-    if pattern in ("h2d", "d2h", "h2d-bidir") and len(devs) == 1:
+    if spec.get("pairs") == "one-device" and spec.get("host_memory") and len(devs) == 1:
         node = (r.get("host_memory") or {}).get("numa_node")
         host = f"host node {node}" if isinstance(node, int) else "host"
         gpu = f"{word} {devs[0]}"
