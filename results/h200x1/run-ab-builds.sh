@@ -2,8 +2,8 @@
 # A paired A/B run of two builds on one GPU (docs/ci.md's recipe: build main and the change, run the pair in one job):
 # BASE_SRC (a source tree of the base revision; made from BASE_TAR where it is absent: `git archive BASE -- CMakeLists.txt
 # LICENSE README.md cmake amd bench core engines gpu patterns power team tools tests python configs scripts notebooks
-# docs | xz > ab-base-REV.tar.xz` (all but results/), an
-# untracked file that travels with the working tree, under the device's 64 MiB, where the tree's results/ are ~62)
+# docs | xz > ab-base-REV.tar.xz` (all but results/: the device
+# takes 64 MiB with the tree, whose results/ are ~62; the archive is ignored by git: name it in the call's carry)
 # and this tree, each built (Release, DMABENCH_CUDA=ON, in parallel), then `dmabench-results ab` on
 # CONFIG (configs/sm-kernel.json: issue 53 item 9's sm kernel before and after) with ABPROCS (6) fresh processes a
 # side, ABRERUNS (1) re-run looks, ABBUDGET (240) s. STEPS picks the steps: info build ab. Everything goes under
