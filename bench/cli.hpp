@@ -44,6 +44,10 @@ struct CliOptions {
 // nothing, and a CI job on such a runner must not go green (issue 52). --allow-empty makes it 0.
 inline constexpr int kExitNothingMeasured = 6;
 
+// Set by --processes for its second and later processes: the first one already said that backend auto fell back to
+// host ranks (each process still records it in context.backend_choice).
+inline constexpr const char* kFallbackSaid = "DMABENCH_FALLBACK_SAID";
+
 // A finished run's exit code: 1 a case failed; 6 no case ok (without --allow-empty); 5 a --check failed; else 0.
 int finished_run_code(const CliOptions& o, int ok, int failed, bool checked);
 // The closing line of a run in which no case was ok: nothing was measured, and why (the most common skip

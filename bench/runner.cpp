@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -397,7 +398,8 @@ void claim_outputs(const CliOptions& options, const std::vector<Case>& cases, bo
 // What the lead process says once the input is agreed: --out's note, and a backend auto that fell back to host.
 void say_start_notes(const Outputs& outputs, const json& backend_choice) {
   if (!outputs.out.note.empty()) console::say("dmabench: {}\n", outputs.out.note);
-  if (backend_choice.value("fell_back", false))  // said once the input is agreed: bad input stays one line
+  // said once the input is agreed (bad input stays one line), and once a run: --processes' later processes are quiet
+  if (backend_choice.value("fell_back", false) && std::getenv(kFallbackSaid) == nullptr)
     console::warn("dmabench: backend {} ran on the host backend (host ranks are threads on this CPU, not GPUs): {}; "
                   "--backend gpu (or a config's \"backend\": \"gpu\") makes this an error\n",
                   backend_choice.value("asked", ""), backend_choice.value("why", ""));

@@ -170,6 +170,15 @@ def backend_choice(exe, tmp):
                and "--backend gpu" in warned[0], f"auto on host: {choice}, stderr {p.stderr!r}")
     else:
         expect(not choice["fell_back"] and choice["why"] is None and not warned, f"auto on {ran}: {choice} {p.stderr!r}")
+    # --processes: said once for the run, recorded by every process
+    many = os.path.join(tmp, "choice-processes.json")
+    p = run(exe, ["-b", "4KiB", "--patterns", "copy", "-n", "3", "-w", "0", "--processes", "3", "--out", many, "-q",
+                  "--allow-empty"], 0)
+    warned = [l for l in p.stderr.splitlines() if "backend auto ran on the host backend" in l]
+    expect(len(warned) == (1 if ran == "host" else 0), f"--processes 3: {len(warned)} fallback lines: {p.stderr!r}")
+    expect(all(x["backend_choice"]["fell_back"] == (ran == "host") for x in
+               [results(os.path.join(many + ".processes", f"process-{k}.json"))["context"] for k in (1, 2, 3)]),
+           "every process records the fallback")
     cfg = os.path.join(tmp, "gpu-config.json")
     with open(cfg, "w") as f:
         json.dump({"backend": "gpu", "sizes": "4KiB", "patterns": ["copy"], "iterations": 3, "warmup": 0}, f)

@@ -204,6 +204,8 @@ std::optional<Left> run_all(const CliOptions& options, const std::vector<std::st
     if (code != 0 && code != 1 && code != 5 && code != kExitNothingMeasured) left.stop_code = code;
     if (interrupt::requested()) left.stop_code = interrupt::exit_code();
     if (left.stop_code) left.stopped_in = k;
+    // the first process said it where backend auto fell back to host ranks; the rest record it and stay quiet
+    ::setenv(kFallbackSaid, "1", 1);
     if (auto doc = read_results(file)) {
       left.docs.push_back(std::move(*doc));
       left.files.push_back({file, code});
