@@ -792,7 +792,7 @@ def moe_host(exe, configs, tmp):
     cfg = json.load(open(os.path.join(configs, "moe.json")))
     for part in cfg["sweeps"]:
         a = part["alltoallv"]
-        a["tokens_per_rank"] = {(1, 4, 16, 64, 256): [1, 4, 16], (4096, 8192, 16384): [64, 256]}.get(
+        a["tokens_per_rank"] = {(1, 4, 16, 64, 256): [1, 4, 16], (4096, 8192, 16384): [64]}.get(
             tuple(a["tokens_per_rank"]) if isinstance(a["tokens_per_rank"], list) else (), a["tokens_per_rank"])
         if isinstance(a.get("splits"), str) and a["splits"].startswith("file:"):  # read from the config's folder
             a["splits"] = "file:" + os.path.join(configs, a["splits"][len("file:"):])
