@@ -272,6 +272,47 @@ TEST(Config, ExpandOrdersAxesAndNamesCases) {
   EXPECT_EQ(seeds.size(), cases.size());
 }
 
+// The run settings go from the config to every case whole (issue 53): one RunSettings value, the pipeline depth and
+// the breakdown as configured, no field relayed by hand; what differs per case is derived from it by one Case function
+// each (ops_per_sample, timed_iterations, breakdown_applies). A new run setting is one field of RunSettings plus its
+// parse and echo (docs/extending.md, "A new run setting"): this test needs no line for it.
+TEST(Config, CasesCarryTheRunSettingsWhole) {
+  const Config c = parse(R"({"sizes": ["1KiB", "64MiB"], "patterns": ["copy", "allgather"], "engines": ["host"],
+                            "timing": ["oneshot", "pipelined"], "iterations": 50, "warmup": 3, "pipeline_depth": 6,
+                            "max_timed_bytes": "1GiB", "min_iterations": 2, "max_noise": 0.05, "breakdown": true,
+                            "samples": true, "overlap": {"compute": "stream", "bytes": "1MiB"}})");
+  EXPECT_EQ(c.run.pipeline_depth, 6);
+  EXPECT_TRUE(c.run.breakdown);
+  EXPECT_TRUE(c.run.keep_samples);
+  const auto cases = expand(c, 2, {0, 1}, "host rank");
+  ASSERT_EQ(cases.size(), 8u);
+  std::map<std::string, int> timed;
+  for (const Case& k : cases) {
+    EXPECT_EQ(k.run, c.run) << k.name();  // whole: the configured depth and breakdown, iterations before any cap
+    EXPECT_EQ(k.ops_per_sample(), k.timing == Timing::pipelined ? 6 : 1) << k.name();
+    EXPECT_EQ(k.breakdown_applies(), k.pattern == "copy" && k.timing == Timing::oneshot) << k.name();
+    timed[k.name()] = k.timed_iterations();
+  }
+  EXPECT_EQ(timed["copy/host/oneshot/dev=0,1/1KiB/beside=stream-1MiB"], 50);
+  EXPECT_EQ(timed["copy/host/oneshot/dev=0,1/64MiB/beside=stream-1MiB"], 16);    // 1 GiB / 64 MiB
+  EXPECT_EQ(timed["copy/host/pipelined/dev=0,1/64MiB/beside=stream-1MiB"], 2);   // 1 GiB / (64 MiB x 6)
+  EXPECT_EQ(timed["allgather/host/pipelined/dev=0,1/64MiB/beside=stream-1MiB"], 2);  // 1, raised to min_iterations
+  // A case made by hand follows the same rules: the depth it holds is the configured one.
+  Case hand{.pattern = "copy", .timing = Timing::oneshot, .run = {.pipeline_depth = 8}};
+  EXPECT_EQ(hand.ops_per_sample(), 1);
+  hand.timing = Timing::pipelined;
+  EXPECT_EQ(hand.ops_per_sample(), 8);
+  EXPECT_FALSE(hand.breakdown_applies());
+  // The echo writes the settings as the config gave them, under the keys it had.
+  const json echo = to_json(c);
+  EXPECT_EQ(echo["pipeline_depth"], 6);
+  EXPECT_EQ(echo["warmup"], 3);
+  EXPECT_EQ(echo["iterations"], 50);
+  EXPECT_EQ(echo["samples"], true);
+  EXPECT_EQ(echo["breakdown"], true);
+  EXPECT_EQ(echo["sampling"]["max_noise"], 0.05);
+}
+
 TEST(Config, ExpandRejectsMissingDevicesAndFlagsTooFew) {
   Config c = parse(R"({"sizes": 1, "devices": [0, 2], "engines": ["ce"]})");
   try {
