@@ -111,7 +111,7 @@ std::vector<Case> sweep_cases(const CliOptions& options, Config& config, const B
   }
   std::vector<Case> cases = expand(config, device_count, backend.default_devices(), device_word(backend));
   int most_iterations = 0;
-  for (const auto& c : cases) most_iterations = std::max(most_iterations, c.iterations);
+  for (const auto& c : cases) most_iterations = std::max(most_iterations, c.timed_iterations());
   gbench::check_samples(options.benchmark_args, most_iterations);
   for_each_part(config, [&](Config& c) {
     for (auto& set : c.devices)

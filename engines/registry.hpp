@@ -19,6 +19,7 @@ namespace dmabench {
 struct EngineVariant {
   std::string engine;
   Options options;  // every option of the engine, defaults filled in
+  bool operator==(const EngineVariant&) const = default;
 };
 
 struct EngineSpec {

@@ -56,7 +56,9 @@ std::string write_temp(const std::string& name, const std::string& text) {
 }
 
 Case moe_case(const std::string& engine, int devices, const Routing& r, json options = json::object()) {
-  Case c{.pattern = "alltoallv", .variant = EngineVariant{engine, with_defaults(engine, options)}, .warmup = 1, .iterations = 3};
+  Case c{.pattern = "alltoallv",
+         .variant = EngineVariant{engine, with_defaults(engine, options)},
+         .run = {.warmup = 1, .iterations = 3}};
   for (int i = 0; i < devices; ++i) c.devices.push_back(i);
   c.routing = r;
   c.bytes_per_rank = r.tokens_per_rank * r.token_bytes;

@@ -29,7 +29,7 @@ Case paged(const std::string& pattern, std::size_t count, std::size_t pool, Host
   l.order = Layout::Order::random;
   l.pool_bytes = pool;
   Case c{.pattern = pattern, .variant = EngineVariant{"host", json::object()}, .devices = {0}, .bytes_per_rank = count * 4096,
-         .timing = timing, .warmup = 1, .iterations = 3};
+         .timing = timing, .run = {.warmup = 1, .iterations = 3, .pipeline_depth = 1}};
   c.layout = l;
   c.host.kind = kind;
   return testing_support::planned(c);

@@ -15,8 +15,9 @@ Case sdma_case(json options) {
               .variant = EngineVariant{"sdma", std::move(options)},
               .devices = {0, 1},
               .bytes_per_rank = 64 << 10,
-              .warmup = 1,
-              .iterations = 4};
+              .run = {.warmup = 1,
+                      .iterations = 4,
+                      .pipeline_depth = 1}};
 }
 
 TEST(CaseSeed, DefaultsGivenOrLeftOutAreOneCase) {

@@ -138,9 +138,9 @@ TEST(Config, DefaultsWhenOnlySizesGiven) {
   ASSERT_EQ(c.devices.size(), 1u);
   EXPECT_TRUE(c.devices[0].all);
   EXPECT_EQ(c.timings.size(), 2u);
-  EXPECT_EQ(c.warmup, 5);
-  EXPECT_EQ(c.iterations, 100);
-  EXPECT_EQ(c.pipeline_depth, 20);
+  EXPECT_EQ(c.run.warmup, 5);
+  EXPECT_EQ(c.run.iterations, 100);
+  EXPECT_EQ(c.run.pipeline_depth, 20);
 }
 
 TEST(Config, SizeRangeWithFactor) {
@@ -259,10 +259,10 @@ TEST(Config, ExpandOrdersAxesAndNamesCases) {
   EXPECT_EQ(cases[1].name(), "copy/host/oneshot/dev=0,1/4KiB");
   EXPECT_EQ(cases[2].name(), "copy/host/pipelined/dev=0,1/1KiB");
   EXPECT_EQ(cases[4].name(), "allgather/host/oneshot/dev=0,1,2/1KiB");
-  EXPECT_EQ(cases[0].pipeline_depth, 1);
-  EXPECT_EQ(cases[2].pipeline_depth, 3);
-  EXPECT_EQ(cases[0].iterations, 7);
-  EXPECT_EQ(cases[0].warmup, 2);
+  EXPECT_EQ(cases[0].ops_per_sample(), 1);
+  EXPECT_EQ(cases[2].ops_per_sample(), 3);
+  EXPECT_EQ(cases[0].timed_iterations(), 7);
+  EXPECT_EQ(cases[0].run.warmup, 2);
   std::set<std::string> names;
   std::set<std::uint64_t> seeds;
   for (const auto& k : cases) {
@@ -271,6 +271,47 @@ TEST(Config, ExpandOrdersAxesAndNamesCases) {
   }
   EXPECT_EQ(names.size(), cases.size());
   EXPECT_EQ(seeds.size(), cases.size());
+}
+
+// The run settings go from the config to every case whole (issue 53): one RunSettings value, the pipeline depth and
+// the breakdown as configured, no field relayed by hand; what differs per case is derived from it by one Case function
+// each (ops_per_sample, timed_iterations, breakdown_applies). A new run setting is one field of RunSettings plus its
+// parse and echo (docs/extending.md, "A new run setting"): this test needs no line for it.
+TEST(Config, CasesCarryTheRunSettingsWhole) {
+  const Config c = parse(R"({"sizes": ["1KiB", "64MiB"], "patterns": ["copy", "allgather"], "engines": ["host"],
+                            "timing": ["oneshot", "pipelined"], "iterations": 50, "warmup": 3, "pipeline_depth": 6,
+                            "max_timed_bytes": "1GiB", "min_iterations": 2, "max_noise": 0.05, "breakdown": true,
+                            "samples": true, "overlap": {"compute": "stream", "bytes": "1MiB"}})");
+  EXPECT_EQ(c.run.pipeline_depth, 6);
+  EXPECT_TRUE(c.run.breakdown);
+  EXPECT_TRUE(c.run.keep_samples);
+  const auto cases = expand(c, 2, {0, 1}, "host rank");
+  ASSERT_EQ(cases.size(), 8u);
+  std::map<std::string, int> timed;
+  for (const Case& k : cases) {
+    EXPECT_EQ(k.run, c.run) << k.name();  // whole: the configured depth and breakdown, iterations before any cap
+    EXPECT_EQ(k.ops_per_sample(), k.timing == Timing::pipelined ? 6 : 1) << k.name();
+    EXPECT_EQ(k.breakdown_applies(), k.pattern == "copy" && k.timing == Timing::oneshot) << k.name();
+    timed[k.name()] = k.timed_iterations();
+  }
+  EXPECT_EQ(timed["copy/host/oneshot/dev=0,1/1KiB/beside=stream-1MiB"], 50);
+  EXPECT_EQ(timed["copy/host/oneshot/dev=0,1/64MiB/beside=stream-1MiB"], 16);    // 1 GiB / 64 MiB
+  EXPECT_EQ(timed["copy/host/pipelined/dev=0,1/64MiB/beside=stream-1MiB"], 2);   // 1 GiB / (64 MiB x 6)
+  EXPECT_EQ(timed["allgather/host/pipelined/dev=0,1/64MiB/beside=stream-1MiB"], 2);  // 1, raised to min_iterations
+  // A case made by hand follows the same rules: the depth it holds is the configured one.
+  Case hand{.pattern = "copy", .timing = Timing::oneshot, .run = {.pipeline_depth = 8}};
+  EXPECT_EQ(hand.ops_per_sample(), 1);
+  hand.timing = Timing::pipelined;
+  EXPECT_EQ(hand.ops_per_sample(), 8);
+  EXPECT_FALSE(hand.breakdown_applies());
+  // The echo writes the settings as the config gave them, under the keys it had.
+  const json echo = to_json(c);
+  EXPECT_EQ(echo["pipeline_depth"], 6);
+  EXPECT_EQ(echo["warmup"], 3);
+  EXPECT_EQ(echo["iterations"], 50);
+  EXPECT_EQ(echo["samples"], true);
+  EXPECT_EQ(echo["breakdown"], true);
+  EXPECT_EQ(echo["sampling"]["max_noise"], 0.05);
 }
 
 TEST(Config, ExpandRejectsMissingDevicesAndFlagsTooFew) {
@@ -328,24 +369,24 @@ TEST(Config, CeOptionAxesAndNames) {
 TEST(Config, OverlapWorkloadIsParsedAndNamesTheCase) {
   Config c = parse(R"({"sizes": "4KiB", "patterns": ["copy"], "engines": ["host"], "timing": ["oneshot"],
                        "overlap": {"compute": "gemm", "m": 256, "n": 8192, "k": 4096, "dtype": "fp16", "rounds": 5}})");
-  ASSERT_TRUE(c.overlap.has_value());
-  EXPECT_EQ(c.overlap->compute.kind, "gemm");
-  EXPECT_EQ(c.overlap->compute.m, 256);
-  EXPECT_EQ(c.overlap->compute.n, 8192);
-  EXPECT_EQ(c.overlap->compute.k, 4096);
-  EXPECT_EQ(c.overlap->compute.dtype, "fp16");
-  EXPECT_EQ(c.overlap->rounds, 5);
-  EXPECT_DOUBLE_EQ(c.overlap->duration_ms, 50.0);
+  ASSERT_TRUE(c.run.overlap.has_value());
+  EXPECT_EQ(c.run.overlap->compute.kind, "gemm");
+  EXPECT_EQ(c.run.overlap->compute.m, 256);
+  EXPECT_EQ(c.run.overlap->compute.n, 8192);
+  EXPECT_EQ(c.run.overlap->compute.k, 4096);
+  EXPECT_EQ(c.run.overlap->compute.dtype, "fp16");
+  EXPECT_EQ(c.run.overlap->rounds, 5);
+  EXPECT_DOUBLE_EQ(c.run.overlap->duration_ms, 50.0);
   const auto cases = expand(c, 2, {0, 1}, "GPU");
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_EQ(cases[0].name(), "copy/host/oneshot/dev=0,1/4KiB/beside=gemm-fp16-256x8192x4096");
-  EXPECT_DOUBLE_EQ(c.overlap->compute.work_per_launch(), 2.0 * 256 * 8192 * 4096);
+  EXPECT_DOUBLE_EQ(c.run.overlap->compute.work_per_launch(), 2.0 * 256 * 8192 * 4096);
   EXPECT_EQ(to_json(c)["overlap"]["compute"], "gemm");
 
   Config s = parse(R"({"sizes": "4KiB", "overlap": {"compute": "stream", "bytes": "256MiB"}})");
-  EXPECT_EQ(s.overlap->compute.label(), "stream-256MiB");
-  EXPECT_DOUBLE_EQ(s.overlap->compute.work_per_launch(), 2.0 * 256 * 1024 * 1024);
-  EXPECT_FALSE(parse(R"({"sizes": "4KiB", "overlap": false})").overlap.has_value());
+  EXPECT_EQ(s.run.overlap->compute.label(), "stream-256MiB");
+  EXPECT_DOUBLE_EQ(s.run.overlap->compute.work_per_launch(), 2.0 * 256 * 1024 * 1024);
+  EXPECT_FALSE(parse(R"({"sizes": "4KiB", "overlap": false})").run.overlap.has_value());
 }
 
 TEST(Config, BadOverlapSaysWhatIsAccepted) {
@@ -366,8 +407,8 @@ TEST(Config, TransferWorkloadIsParsedAndNamesTheCase) {
                        "overlap": {"compute": "transfer", "pattern": "d2h", "bytes": "8MiB",
                                    "engine": {"name": "host", "options": {}}, "host_memory": {"kind": "mapped"},
                                    "pipeline_depth": 3}})");
-  ASSERT_TRUE(c.overlap.has_value());
-  const beside::Spec& w = c.overlap->compute;
+  ASSERT_TRUE(c.run.overlap.has_value());
+  const beside::Spec& w = c.run.overlap->compute;
   EXPECT_EQ(w.kind, "transfer");
   EXPECT_EQ(w.pattern, "d2h");
   EXPECT_EQ(w.bytes, 8u << 20);
@@ -381,11 +422,11 @@ TEST(Config, TransferWorkloadIsParsedAndNamesTheCase) {
   // Written back, the config parses to the same workload.
   const json back = to_json(c);
   EXPECT_EQ(back["overlap"]["engine"]["name"], "host");
-  EXPECT_EQ(parse_config(json{{"sizes", "1KiB"}, {"overlap", back["overlap"]}}).overlap->compute.label(), w.label());
+  EXPECT_EQ(parse_config(json{{"sizes", "1KiB"}, {"overlap", back["overlap"]}}).run.overlap->compute.label(), w.label());
   // Defaults: 256 MiB d2h on ce, pinned; options not at their default name the variant.
   Config d = parse(R"({"sizes": 1, "overlap": {"compute": "transfer", "engine": {"name": "ce", "options": {"streams": 2}}}})");
-  EXPECT_EQ(d.overlap->compute.label(), "transfer-d2h-ce,streams=2-256MiB");
-  EXPECT_EQ(d.overlap->compute.variant.options["streams"], 2);
+  EXPECT_EQ(d.run.overlap->compute.label(), "transfer-d2h-ce,streams=2-256MiB");
+  EXPECT_EQ(d.run.overlap->compute.variant.options["streams"], 2);
 }
 
 TEST(Config, BadTransferWorkloadSaysWhatIsAccepted) {
@@ -448,13 +489,13 @@ TEST(Config, SweepsOverrideTheTopLevelAndConcatenate) {
   EXPECT_TRUE(c.power);
   EXPECT_EQ(c.sweeps[0].name, "decode");
   EXPECT_EQ(c.sweeps[1].name, "ml[1]");
-  EXPECT_EQ(c.sweeps[0].iterations, 7);
-  EXPECT_EQ(c.sweeps[1].iterations, 3);
+  EXPECT_EQ(c.sweeps[0].run.iterations, 7);
+  EXPECT_EQ(c.sweeps[1].run.iterations, 3);
   const auto cases = expand(c, 2, {0, 1}, "GPU");
   ASSERT_EQ(cases.size(), 3u);  // the third sweep repeats the first one's 4KiB case: kept once
   EXPECT_EQ(cases[0].name(), "allgather/host/oneshot/dev=0,1/4KiB/beside=gemm-bf16-1x8192x8192");
   EXPECT_EQ(cases[2].name(), "allgather/host/oneshot/dev=0,1/8MiB/beside=gemm-bf16-4096x8192x8192");
-  EXPECT_EQ(cases[2].iterations, 3);
+  EXPECT_EQ(cases[2].timed_iterations(), 3);
   const json j = to_json(c);
   ASSERT_EQ(j["sweeps"].size(), 3u);
   EXPECT_EQ(j["sweeps"][1]["sizes"][0], 8u << 20);
@@ -528,10 +569,10 @@ TEST(Config, MaxTimedBytesChoosesIterationsPerCase) {
   Config c = parse(R"({"sizes": ["1KiB", "1MiB", "64MiB"], "patterns": ["copy", "allgather"], "engines": ["host"],
                       "timing": ["oneshot", "pipelined"], "iterations": 100, "pipeline_depth": 4,
                       "max_timed_bytes": "1GiB", "min_iterations": 3})");
-  EXPECT_EQ(*c.max_timed_bytes, std::uint64_t{1} << 30);
-  EXPECT_EQ(c.min_iterations, 3);
+  EXPECT_EQ(*c.run.max_timed_bytes, std::uint64_t{1} << 30);
+  EXPECT_EQ(c.run.min_iterations, 3);
   std::map<std::string, int> it;
-  for (const auto& k : expand(c, 2, {0, 1}, "host rank")) it[k.name()] = k.iterations;
+  for (const auto& k : expand(c, 2, {0, 1}, "host rank")) it[k.name()] = k.timed_iterations();
   EXPECT_EQ(it["copy/host/oneshot/dev=0,1/1KiB"], 100);       // 100 KiB: under the budget
   EXPECT_EQ(it["copy/host/oneshot/dev=0,1/1MiB"], 100);       // 100 MiB
   EXPECT_EQ(it["copy/host/oneshot/dev=0,1/64MiB"], 16);       // 1 GiB / 64 MiB
@@ -545,7 +586,7 @@ TEST(Config, MaxTimedBytesChoosesIterationsPerCase) {
   EXPECT_TRUE(to_json(parse(R"({"sizes": 1})"))["max_timed_bytes"].is_null());
   // without a budget every case takes `iterations`; min_iterations above iterations is refused
   for (const auto& k : expand(parse(R"({"sizes": ["64MiB"], "engines": ["host"], "iterations": 9})"), 2, {0, 1}, "host rank"))
-    EXPECT_EQ(k.iterations, 9) << k.name();
+    EXPECT_EQ(k.timed_iterations(), 9) << k.name();
   expect_error(R"({"sizes": 1, "iterations": 5, "min_iterations": 6})", {"min_iterations", "6", "iterations (5)"});
   expect_error(R"({"sizes": 1, "max_timed_bytes": "lots"})", {"max_timed_bytes", "lots"});
   expect_error(R"({"sizes": 1, "min_iterations": 0})", {"min_iterations"});
@@ -573,38 +614,38 @@ TEST(Config, RotateIsAnAxis) {
 // samples adaptively (bench/sampling/sampler.hpp) with the config's max_noise, min_samples, min_time, max_time, max_samples.
 TEST(Config, IterationsOrAdaptiveSampling) {
   Config fixed = parse(R"({"sizes": 1, "engines": ["host"], "patterns": ["copy"], "iterations": 7, "max_noise": 0.05})");
-  EXPECT_FALSE(fixed.sampling.adaptive);
-  EXPECT_EQ(fixed.iterations, 7);
-  EXPECT_DOUBLE_EQ(fixed.sampling.max_noise, 0.05);  // judges `noisy` in fixed mode too
+  EXPECT_FALSE(fixed.run.sampling.adaptive);
+  EXPECT_EQ(fixed.run.iterations, 7);
+  EXPECT_DOUBLE_EQ(fixed.run.sampling.max_noise, 0.05);  // judges `noisy` in fixed mode too
   json j = to_json(fixed);
   EXPECT_EQ(j["iterations"], 7);
   EXPECT_EQ(j["sampling"], json::parse(R"({"mode": "fixed", "max_noise": 0.05, "min_samples": null, "min_time": null,
                                            "max_time": null, "max_samples": null})"));
   const Config defaults = parse(R"({"sizes": 1, "engines": ["host"], "patterns": ["copy"]})");
-  EXPECT_TRUE(defaults.sampling.adaptive);
-  EXPECT_DOUBLE_EQ(defaults.sampling.max_noise, 0.01);
-  EXPECT_EQ(defaults.sampling.min_samples, 10);
-  EXPECT_DOUBLE_EQ(defaults.sampling.min_time_s, 0);
-  EXPECT_DOUBLE_EQ(defaults.sampling.max_time_s, 1.0);
-  EXPECT_EQ(defaults.sampling.max_samples, 100000);
+  EXPECT_TRUE(defaults.run.sampling.adaptive);
+  EXPECT_DOUBLE_EQ(defaults.run.sampling.max_noise, 0.01);
+  EXPECT_EQ(defaults.run.sampling.min_samples, 10);
+  EXPECT_DOUBLE_EQ(defaults.run.sampling.min_time_s, 0);
+  EXPECT_DOUBLE_EQ(defaults.run.sampling.max_time_s, 1.0);
+  EXPECT_EQ(defaults.run.sampling.max_samples, 100000);
   const Config a = parse(R"({"sizes": 1, "engines": ["host"], "patterns": ["copy"], "timing": "oneshot", "max_noise": 0.005, "min_samples": 20,
                              "min_time": 0.5, "max_time": 15, "max_samples": 5000})");
-  EXPECT_TRUE(a.sampling.adaptive);
+  EXPECT_TRUE(a.run.sampling.adaptive);
   j = to_json(a);
   EXPECT_EQ(j["sampling"], json::parse(R"({"mode": "adaptive", "max_noise": 0.005, "min_samples": 20, "min_time": 0.5,
                                            "max_time": 15.0, "max_samples": 5000})"));
   const auto cases = expand(a, 2, {0, 1}, "host rank");
   ASSERT_EQ(cases.size(), 1u);
-  EXPECT_TRUE(cases[0].sampling.adaptive);
-  EXPECT_EQ(cases[0].sampling.max_samples, 5000);
-  EXPECT_FALSE(expand(fixed, 2, {0, 1}, "host rank")[0].sampling.adaptive);
+  EXPECT_TRUE(cases[0].run.sampling.adaptive);
+  EXPECT_EQ(cases[0].run.sampling.max_samples, 5000);
+  EXPECT_FALSE(expand(fixed, 2, {0, 1}, "host rank")[0].run.sampling.adaptive);
   // The mode is per sweep part: a part that gives iterations is fixed, the others adaptive.
   const Config parts = parse(R"({"sizes": 1, "engines": ["host"], "patterns": ["copy"],
                                  "sweeps": [{"timing": "oneshot", "max_time": 0.5}, {"timing": "pipelined", "iterations": 3}]})");
   ASSERT_EQ(parts.sweeps.size(), 2u);
-  EXPECT_TRUE(parts.sweeps[0].sampling.adaptive);
-  EXPECT_DOUBLE_EQ(parts.sweeps[0].sampling.max_time_s, 0.5);
-  EXPECT_FALSE(parts.sweeps[1].sampling.adaptive);
+  EXPECT_TRUE(parts.sweeps[0].run.sampling.adaptive);
+  EXPECT_DOUBLE_EQ(parts.sweeps[0].run.sampling.max_time_s, 0.5);
+  EXPECT_FALSE(parts.sweeps[1].run.sampling.adaptive);
   EXPECT_EQ(to_json(parts)["sweeps"][1]["sampling"]["mode"], "fixed");
   // an adaptive key at the top level reaches every part: one that gives iterations is refused, naming it
   expect_error(R"({"sizes": 1, "max_time": 0.5, "sweeps": [{"timing": "oneshot"}, {"iterations": 3}]})",

@@ -49,8 +49,8 @@ TEST(CoreShare, EveryTimedSampleOfACaseHasAReading) {
   auto host = make_engine("host").value();
   Case c = testing_support::planned(Case{.pattern = "copy", .variant = EngineVariant{"host", json::object()},
                                           .devices = {0, 1}, .bytes_per_rank = 4096, .timing = Timing::oneshot,
-                                          .warmup = 2, .iterations = 7});
-  c.keep_samples = true;
+                                          .run = {.warmup = 2, .iterations = 7}});
+  c.run.keep_samples = true;
   CaseRecord r = run_case(c, host.get(), *backend);
   ASSERT_EQ(r.status, Status::ok) << r.reason;
   ASSERT_TRUE(r.core_share.has_value());
@@ -61,7 +61,7 @@ TEST(CoreShare, EveryTimedSampleOfACaseHasAReading) {
   EXPECT_EQ(j["core_share"]["ratios"].size(), 7u);
   EXPECT_EQ(j["samples_us"].size(), 7u);
 
-  c.keep_samples = false;
+  c.run.keep_samples = false;
   gbench::Session session({}, 60, false, "");
   CaseHooks hooks{.sampler = [&](CaseExecution& e) { return session.sample(e); }};
   CaseExecution ex(c, host.get(), "", *backend);

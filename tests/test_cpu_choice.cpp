@@ -195,7 +195,7 @@ TEST(CpuChoice, ACaseRunsOnTheChosenCpuAndTheThreadIsReleasedAfter) {
   auto host = make_engine("host").value();
   Case c = testing_support::planned(Case{.pattern = "copy", .variant = EngineVariant{"host", json::object()},
                                           .devices = {0, 1}, .bytes_per_rank = 4096, .timing = Timing::oneshot,
-                                          .warmup = 2, .iterations = 9});
+                                          .run = {.warmup = 2, .iterations = 9}});
   CaseRecord r = run_case(c, host.get(), *backend, CaseHooks{.cpu_choice = choice.get()});
   ASSERT_EQ(r.status, Status::ok) << r.reason;
   ASSERT_TRUE(r.cpu_choice.has_value());

@@ -40,9 +40,9 @@ Case toy_case(const std::string& pattern, const std::string& engine, int ranks, 
                                        .devices = devs,
                                        .bytes_per_rank = bytes,
                                        .timing = timing,
-                                       .warmup = 1,
-                                       .iterations = 3,
-                                       .pipeline_depth = timing == Timing::pipelined ? 3 : 1});
+                                       .run = {.warmup = 1,
+                                               .iterations = 3,
+                                               .pipeline_depth = timing == Timing::pipelined ? 3 : 1}});
 }
 
 std::unique_ptr<Engine> host_engine(const std::string& name) {

@@ -37,7 +37,7 @@ class FailingOperation final : public testing_support::ForwardingOperation {
 
 Case copy_case() {
   return Case{.pattern = "copy", .variant = EngineVariant{"host", json::object()}, .devices = {0, 1},
-              .bytes_per_rank = 4096, .timing = Timing::oneshot, .warmup = 1, .iterations = 5};
+              .bytes_per_rank = 4096, .timing = Timing::oneshot, .run = {.warmup = 1, .iterations = 5}};
 }
 
 }  // namespace
@@ -131,22 +131,22 @@ TEST(GbenchLoops, EstimatesFollowTheWork) {
   const Case small = copy_case();  // 4 KiB, 1 warm-up, 5 samples
   Case big = small, more = small, adaptive = small;
   big.bytes_per_rank = 64u << 20;
-  more.iterations = 500;
-  adaptive.sampling.adaptive = true;
-  adaptive.sampling.max_time_s = 0.5;
+  more.run.iterations = 500;
+  adaptive.run.sampling.adaptive = true;
+  adaptive.run.sampling.max_time_s = 0.5;
   EXPECT_GT(loops.estimated_seconds(big), 10 * loops.estimated_seconds(small));
   EXPECT_GT(loops.estimated_seconds(more), 2 * loops.estimated_seconds(small));
   EXPECT_NEAR(loops.estimated_seconds(adaptive), 0.5, 0.01);
-  adaptive.sampling.min_time_s = 3.0;  // never less than min_time
+  adaptive.run.sampling.min_time_s = 3.0;  // never less than min_time
   EXPECT_NEAR(loops.estimated_seconds(adaptive), 3.0, 0.01);
   EXPECT_GT(gbench::Loops({"--benchmark_repetitions=3"}).estimated_seconds(more), 2 * loops.estimated_seconds(more));
   EXPECT_NEAR(gbench::Loops({"--benchmark_min_time=0.5"}).estimated_seconds(small), 0.5, 0.01);
   // beside a workload: its rounds alone and with the case, each at least duration_ms (a 4 KiB case's 20 samples
   // are far shorter): 2 x 3 x 50 ms more
   Case beside = small;
-  beside.overlap = OverlapConfig{};
+  beside.run.overlap = OverlapConfig{};
   EXPECT_NEAR(loops.estimated_seconds(beside) - loops.estimated_seconds(small), 0.3, 0.01);
-  beside.overlap->rounds = 1;
-  beside.overlap->duration_ms = 500;
+  beside.run.overlap->rounds = 1;
+  beside.run.overlap->duration_ms = 500;
   EXPECT_NEAR(loops.estimated_seconds(beside) - loops.estimated_seconds(small), 1.0, 0.01);
 }

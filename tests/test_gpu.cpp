@@ -176,9 +176,9 @@ TEST_P(GpuEngines, EveryPatternValidates) {
            .bytes_per_rank = bytes,
            .timing = timing,
            .in_place = named.in_place,
-           .warmup = 2,
-           .iterations = 5,
-           .pipeline_depth = timing == Timing::pipelined ? 4 : 1};
+           .run = {.warmup = 2,
+                   .iterations = 5,
+                   .pipeline_depth = timing == Timing::pipelined ? 4 : 1}};
     c = testing_support::planned(c);
     const json r = to_json(run_case(c, e, *backend));
     if (exchange_skipped(c, *e, r)) continue;
@@ -220,9 +220,9 @@ TEST(GpuEngines, ARegisteredToyPatternRunsOnEveryEngine) {
                                                    .devices = devs,
                                                    .bytes_per_rank = (std::size_t{1} << 20) + 3,
                                                    .timing = timing,
-                                                   .warmup = 1,
-                                                   .iterations = 3,
-                                                   .pipeline_depth = timing == Timing::pipelined ? 3 : 1});
+                                                   .run = {.warmup = 1,
+                                                           .iterations = 3,
+                                                           .pipeline_depth = timing == Timing::pipelined ? 3 : 1}});
       const json r = to_json(run_case(c, e, *backend));
       ASSERT_EQ(r["status"], "ok") << c.name() << ": " << r["reason"];
       EXPECT_EQ(r["validated"], true) << c.name();
@@ -303,9 +303,9 @@ TEST_P(GpuVariants, ValidateOnEveryPatternAndTiming) {
              .bytes_per_rank = bytes,
              .timing = timing,
              .in_place = named.in_place,
-             .warmup = 1,
-             .iterations = 4,
-             .pipeline_depth = timing == Timing::pipelined ? 3 : 1,
+             .run = {.warmup = 1,
+                     .iterations = 4,
+                     .pipeline_depth = timing == Timing::pipelined ? 3 : 1},
              .rotate = rotate};
       c = testing_support::planned(c);
       const json r = to_json(run_case(c, e, *backend));
@@ -345,10 +345,10 @@ TEST(GpuEngines, BreakdownOfACopy) {
            .devices = devs,
            .bytes_per_rank = bytes,
            .timing = Timing::oneshot,
-           .warmup = 2,
-           .iterations = 10,
-           .pipeline_depth = 1,
-           .breakdown = true};
+           .run = {.warmup = 2,
+                   .iterations = 10,
+                   .pipeline_depth = 1,
+                   .breakdown = true}};
     const json r = to_json(run_case(testing_support::planned(c), engine("ce"), *backend));  // breakdown: after the samples, max(20, iterations) passes
     ASSERT_EQ(r["status"], "ok") << r["reason"];
     const json b = r["breakdown_us"];
@@ -374,9 +374,9 @@ TEST(GpuEngines, SmBlocksOptionValidates) {
            .devices = devs,
            .bytes_per_rank = (std::size_t{8} << 20) + 48,
            .timing = Timing::oneshot,
-           .warmup = 0,
-           .iterations = 1,
-           .pipeline_depth = 1};
+           .run = {.warmup = 0,
+                   .iterations = 1,
+                   .pipeline_depth = 1}};
     CaseExecution ex(testing_support::planned(c), engine("sm"), "", *backend);
     ex.setup();
     EXPECT_EQ(ex.status(), Status::ok) << c.name() << ": " << ex.reason();
@@ -390,9 +390,9 @@ TEST(GpuEngines, TooLargeIsSkippedWithReason) {
          .devices = {0},
          .bytes_per_rank = std::size_t{1} << 40,
          .timing = Timing::oneshot,
-         .warmup = 0,
-         .iterations = 1,
-         .pipeline_depth = 1};
+         .run = {.warmup = 0,
+                 .iterations = 1,
+                 .pipeline_depth = 1}};
   CaseExecution ex(testing_support::planned(c), engine("ce"), "", *backend);
   ex.setup();
   EXPECT_EQ(ex.status(), Status::skipped);
@@ -419,9 +419,9 @@ TEST(GpuPower, NvmlReadingsAreSane) {
          .devices = gpus,
          .bytes_per_rank = std::size_t{1} << 30,
          .timing = Timing::oneshot,
-         .warmup = 1,
-         .iterations = 3,
-         .pipeline_depth = 1};
+         .run = {.warmup = 1,
+                 .iterations = 3,
+                 .pipeline_depth = 1}};
   const json p = with_power(c, *backend, *meter, gpus)["power"];
   std::printf("1 GiB copy loop: %s\n", p.dump().c_str());
   ASSERT_FALSE(p.contains("error")) << p.dump();
@@ -447,9 +447,9 @@ TEST(GpuPower, MeterAgreesWithATwoEndedLoop) {
          .devices = gpus,
          .bytes_per_rank = std::size_t{256} << 20,
          .timing = Timing::oneshot,
-         .warmup = 2,
-         .iterations = 5,
-         .pipeline_depth = 1};
+         .run = {.warmup = 2,
+                 .iterations = 5,
+                 .pipeline_depth = 1}};
   const json measured = with_power(c, *backend, *meter, gpus);
   const json& p = measured["power"];
   std::printf("meter: %s\n", p.dump().c_str());
@@ -460,7 +460,7 @@ TEST(GpuPower, MeterAgreesWithATwoEndedLoop) {
   const double p50_s = measured["latency_us"]["p50"].get<double>() * 1e-6;
   Case r = c;
   r.timing = Timing::pipelined;
-  r.pipeline_depth = static_cast<int>(std::ceil(3.0 / p50_s));
+  r.run.pipeline_depth = static_cast<int>(std::ceil(3.0 / p50_s));
   CaseExecution ref(testing_support::planned(r), engine("ce"), "", *backend);
   ref.setup();
   ASSERT_EQ(ref.status(), Status::ok) << ref.reason();
@@ -489,10 +489,10 @@ TEST(GpuPower, MeterAgreesWithATwoEndedLoop) {
     active_J += end[ch]->energy_J - start[ch]->energy_J - ctx["channels"][gpus[ch]]["idle_W"].get<double>() * s_ch;
     seconds = std::max(seconds, s_ch);
   }
-  const double gb = static_cast<double>(r.pipeline_depth) * static_cast<double>(2 * c.bytes_per_rank) / 1e9;
+  const double gb = static_cast<double>(r.run.pipeline_depth) * static_cast<double>(2 * c.bytes_per_rank) / 1e9;
   const double ref_J_GB = active_J / gb;
   std::printf("two-ended loop: %d all-gathers in %.3f s, %.1f J above idle, %.4f J/GB; meter %.4f J/GB (ratio %.3f)\n",
-              r.pipeline_depth, seconds, active_J, ref_J_GB, meter_J_GB, meter_J_GB / ref_J_GB);
+              r.run.pipeline_depth, seconds, active_J, ref_J_GB, meter_J_GB, meter_J_GB / ref_J_GB);
   EXPECT_NEAR(meter_J_GB, ref_J_GB, 0.10 * ref_J_GB);
   EXPECT_GE(p["busy_fraction"].get<double>(), power::kMinBusyFraction) << p.dump();
 }
@@ -537,10 +537,10 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
              .devices = devs,
              .bytes_per_rank = bytes,
              .timing = timing,
-             .warmup = 2,
-             .iterations = 20,
-             .pipeline_depth = timing == Timing::pipelined ? 4 : 1,
-             .overlap = oc};
+             .run = {.warmup = 2,
+                     .iterations = 20,
+                     .pipeline_depth = timing == Timing::pipelined ? 4 : 1,
+                     .overlap = oc}};
       // the same workload on its own, measured when the case asks for it: right after the case's
       // timed samples, just before the overlap runs (GEMM clocks follow power and temperature)
       double reference = 0;
@@ -586,8 +586,8 @@ Case host_gpu_case(const std::string& pattern, const std::string& engine_name, c
          .devices = devs,
          .bytes_per_rank = bytes,
          .timing = Timing::oneshot,
-         .warmup = 1,
-         .iterations = 4};
+         .run = {.warmup = 1,
+                 .iterations = 4}};
   c.layout = layout;
   c.host.kind = kind;
   return testing_support::planned(c);
@@ -746,7 +746,8 @@ TEST(GpuOverlap, TransferBesideTransferValidatesBothSides) {
       Engine* e = engine(name);
       if (!e) continue;
       Case c{.pattern = "h2d", .variant = EngineVariant{name, with_defaults(name, json::object())}, .devices = {0},
-             .bytes_per_rank = 64 << 10, .timing = Timing::oneshot, .warmup = 5, .iterations = 50, .overlap = oc};
+             .bytes_per_rank = 64 << 10, .timing = Timing::oneshot,
+             .run = {.warmup = 5, .iterations = 50, .overlap = oc}};
       if (name == "sm") c.host.kind = HostKind::mapped;
       const json r = to_json(run_case(testing_support::planned(c), e, *backend,
                                       CaseHooks{.workload = [&]() -> beside::Load& { return *load; }}));
@@ -843,8 +844,8 @@ Case agreement_case(const std::string& pattern, const std::string& engine_name, 
     layout.pool_bytes = std::size_t{256} << 20;
   }
   Case c = host_gpu_case(pattern, engine_name, json::object(), kind, layout, devices, block > 0 ? block * blocks : 64u << 20);
-  c.warmup = 3;
-  c.iterations = 30;
+  c.run.warmup = 3;
+  c.run.iterations = 30;
   return testing_support::planned(c);
 }
 

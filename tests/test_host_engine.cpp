@@ -28,9 +28,9 @@ Case make_case(const std::string& pattern, int ranks, std::size_t bytes, Timing 
               .bytes_per_rank = bytes,
               .timing = timing,
               .in_place = named.in_place,
-              .warmup = 1,
-              .iterations = 5,
-              .pipeline_depth = timing == Timing::pipelined ? 4 : 1,
+              .run = {.warmup = 1,
+                      .iterations = 5,
+                      .pipeline_depth = timing == Timing::pipelined ? 4 : 1},
               .not_runnable = used > 0 ? "" : "too few"};
 }
 
@@ -163,7 +163,7 @@ TEST(HostEngine, PipelinedSampleIsPerOperation) {
   auto backend = host_backend();
   auto engine = make_engine("host").value();
   Case c = make_case("copy", 2, 8 << 20, Timing::pipelined);
-  c.pipeline_depth = 8;
+  c.run.pipeline_depth = 8;
   CaseExecution ex(testing_support::planned(c), engine.get(), "", *backend);
   ex.setup();
   ASSERT_EQ(ex.status(), Status::ok) << ex.reason();

@@ -38,7 +38,7 @@ Case host_case(const std::string& pattern, std::size_t bytes, const Layout& layo
   std::vector<int> devs;
   for (int i = 0; i < ranks; ++i) devs.push_back(i);
   Case c{.pattern = pattern, .variant = EngineVariant{"host", json::object()}, .devices = devs, .bytes_per_rank = bytes,
-         .timing = Timing::oneshot, .warmup = 1, .iterations = 3};
+         .timing = Timing::oneshot, .run = {.warmup = 1, .iterations = 3}};
   c.layout = layout;
   c.host.kind = kind;
   return testing_support::planned(c);

@@ -66,10 +66,10 @@ Case overlap_case(const std::string& kind, Timing timing = Timing::oneshot) {
               .devices = {0, 1},
               .bytes_per_rank = 64 << 10,
               .timing = timing,
-              .warmup = 1,
-              .iterations = 10,
-              .pipeline_depth = timing == Timing::pipelined ? 4 : 1,
-              .overlap = o};
+              .run = {.warmup = 1,
+                      .iterations = 10,
+                      .pipeline_depth = timing == Timing::pipelined ? 4 : 1,
+                      .overlap = o}};
 }
 
 json run_overlap(CaseExecution& ex, const std::function<beside::Load&()>& workload) {
@@ -81,7 +81,7 @@ json run_overlap(CaseExecution& ex, const std::function<beside::Load&()>& worklo
 // The case run beside the workload its overlap names, made by beside::make_load: the record.
 json run_beside_its_workload(const Case& c, Engine& engine, Backend& backend) {
   CaseExecution ex(testing_support::planned(c), &engine, "", backend);
-  auto made = beside::make_load(backend, c.overlap->compute, c.devices, beside::transfer_maker());
+  auto made = beside::make_load(backend, c.run.overlap->compute, c.devices, beside::transfer_maker());
   if (!made) return {{"status", "no workload"}, {"reason", made.why_not()}};
   std::unique_ptr<beside::Load> load = std::move(made).value();
   return run_overlap(ex, [&]() -> beside::Load& { return *load; });
@@ -160,7 +160,7 @@ TEST(Overlap, HostStreamWorkloadRunsBesideEveryTiming) {
   ASSERT_NE(engine, nullptr);
   for (Timing t : {Timing::oneshot, Timing::pipelined}) {
     Case c = overlap_case("stream", t);
-    c.overlap->duration_ms = 100;  // long enough for samples on a busy 2-core machine (30 ms missed them under load)
+    c.run.overlap->duration_ms = 100;  // long enough for samples on a busy 2-core machine (30 ms missed them under load)
     const json r = run_beside_its_workload(c, *engine, *backend);
     ASSERT_EQ(r["status"], "ok") << r["reason"];
     const json& o = r["overlap"];
@@ -184,7 +184,7 @@ TEST(Overlap, WorkloadTheBackendLacksSkipsTheCase) {
   CaseExecution ex(testing_support::planned(overlap_case("gemm")), engine.get(), "", *backend);
   ASSERT_TRUE(ex.static_skip_reason().has_value());
   EXPECT_NE(ex.static_skip_reason()->find("needs a GPU backend"), std::string::npos) << *ex.static_skip_reason();
-  const auto load = beside::make_load(*backend, overlap_case("gemm").overlap->compute, {0, 1});
+  const auto load = beside::make_load(*backend, overlap_case("gemm").run.overlap->compute, {0, 1});
   EXPECT_FALSE(load);
   EXPECT_NE(load.why_not().find("gemm"), std::string::npos) << load.why_not();
 }
@@ -245,11 +245,11 @@ Case beside_transfer(const std::string& pattern) {
   Case c = overlap_case("transfer");
   c.pattern = "h2d";
   c.devices = {0};
-  c.overlap->compute.pattern = pattern;
-  c.overlap->compute.variant = {"host", with_defaults("host", json::object())};
-  c.overlap->compute.bytes = 8 << 20;
-  c.overlap->compute.depth = 2;
-  c.overlap->duration_ms = 100;  // long enough for samples on a busy 2-core machine (30 ms missed them under load)
+  c.run.overlap->compute.pattern = pattern;
+  c.run.overlap->compute.variant = {"host", with_defaults("host", json::object())};
+  c.run.overlap->compute.bytes = 8 << 20;
+  c.run.overlap->compute.depth = 2;
+  c.run.overlap->duration_ms = 100;  // long enough for samples on a busy 2-core machine (30 ms missed them under load)
   return c;
 }
 
@@ -286,7 +286,7 @@ TEST(Overlap, TransferWorkloadRunsBesideACaseWithBothSidesValidated) {
 // beside::transfer_maker()): without one it refuses with the reason instead of calling up into bench/run.
 TEST(Overlap, TransferWorkloadIsMadeOnlyThroughTheMakerGiven) {
   auto backend = host_backend();
-  const beside::Spec s = beside_transfer("d2h").overlap->compute;
+  const beside::Spec s = beside_transfer("d2h").run.overlap->compute;
   const auto refused = beside::make_load(*backend, s, {0});
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.why_not().find("a transfer workload is made by the case runner (none given)"), std::string::npos)
@@ -309,7 +309,7 @@ TEST(Overlap, WrongDataOnTheBackgroundSideFailsTheCase) {
   // Right when it is validated before use, wrong in every run after: only the per-run check sees it.
   auto host = make_engine("host").value();  // outlives the load, whose engine wraps it
   auto load = beside::make_transfer_load(
-      *backend, c.overlap->compute, c.devices,
+      *backend, c.run.overlap->compute, c.devices,
       std::make_unique<testing_support::WrappingEngine>(breaks_later(*host)));
   const json r = run_overlap(ex, [&]() -> beside::Load& { return *load; });
   EXPECT_EQ(r["status"], "failed");
@@ -321,7 +321,7 @@ TEST(Overlap, WrongDataOnTheBackgroundSideFailsTheCase) {
 
 TEST(Overlap, TransferWorkloadThatCannotRunSaysWhy) {
   auto backend = host_backend();
-  beside::Spec s = beside_transfer("copy").overlap->compute;  // copy needs two devices; the case has one
+  beside::Spec s = beside_transfer("copy").run.overlap->compute;  // copy needs two devices; the case has one
   try {
     beside::make_transfer_load(*backend, s, {0});
     FAIL() << "a copy on one device was made";
@@ -341,7 +341,7 @@ TEST(Overlap, SdmaBackgroundNamesTheEnginesItUsed) {
   ASSERT_TRUE(sdma) << sdma.why_not();
   Case c = beside_transfer("d2h");
   c.variant = EngineVariant{"sdma", with_defaults("sdma", json::object())};
-  c.overlap->compute.variant = {"sdma", with_defaults("sdma", json::object())};
+  c.run.overlap->compute.variant = {"sdma", with_defaults("sdma", json::object())};
   const json r = run_beside_its_workload(c, **sdma, *backend);
   ASSERT_EQ(r["status"], "ok") << r["reason"];
   const json& o = r["overlap"];

@@ -313,9 +313,9 @@ TEST(PowerMeter, FailingSourceKeepsTheCaseLatency) {
          .devices = {0, 1},
          .bytes_per_rank = 4096,
          .timing = Timing::oneshot,
-         .warmup = 1,
-         .iterations = 5,
-         .pipeline_depth = 1};
+         .run = {.warmup = 1,
+                 .iterations = 5,
+                 .pipeline_depth = 1}};
   auto owned = std::make_unique<FakeSource>(1, 80.0, 20.0, 0.01);
   FakeSource& src = *owned;
   power::Meter meter(std::move(owned), 0.3);

@@ -170,7 +170,7 @@ testing_support::WrappingEngine scripted_engine(Engine& host, std::function<doub
 Case adaptive_case(const Sampling& rule) {
   return testing_support::planned(Case{.pattern = "copy", .variant = EngineVariant{"host", json::object()},
                                        .devices = {0, 1}, .bytes_per_rank = 4096, .timing = Timing::oneshot,
-                                       .warmup = 2, .iterations = 100, .sampling = rule});
+                                       .run = {.warmup = 2, .iterations = 100, .sampling = rule}});
 }
 
 }  // namespace
@@ -213,7 +213,7 @@ TEST(AdaptiveRunCase, AScriptedEngineStopsAsItsTimesSay) {
 
   // A case whose config gave iterations: exactly that many, whatever the noise; noisy judged all the same.
   Case fixed = adaptive_case(Sampling{});
-  fixed.iterations = 9;
+  fixed.run.iterations = 9;
   r = run_case(fixed, &noisy, *backend);
   ASSERT_EQ(r.status, Status::ok) << r.reason;
   j = to_json(r);

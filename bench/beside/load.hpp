@@ -34,6 +34,7 @@ struct Spec {
   EngineVariant variant = {"ce", nlohmann::json::object()};
   Location host = host_location();
   int depth = 4;                       // operations per launch, back to back
+  bool operator==(const Spec&) const = default;
 
   // Stable short form for case names, e.g. "gemm-bf16-8192x8192x8192" or "stream-1GiB".
   std::string label() const;

@@ -29,16 +29,6 @@ const Pattern* pattern_of(const std::string& name, bool in_place) {
   return in_place ? p->in_place() : p;
 }
 
-// Timed samples of one planned case: `iterations`, or fewer where max_timed_bytes caps the bytes
-// the timed samples move (never fewer than min_iterations).
-int case_iterations(const Config& config, const Case& c) {
-  if (!config.max_timed_bytes || !c.plan || c.plan->total_bytes == 0) return config.iterations;
-  const double per_sample = static_cast<double>(c.plan->total_bytes) * c.ops_per_sample();
-  const double fit = std::floor(static_cast<double>(*config.max_timed_bytes) / per_sample);
-  const int fewest = std::min(config.min_iterations, config.iterations);
-  return static_cast<int>(std::clamp(fit, static_cast<double>(fewest), static_cast<double>(config.iterations)));
-}
-
 // A case's largest byte count (a rank's buffers over every rotated set) must fit in 64 bits with
 // room to spare, or the plans' offsets and "needs N GiB" figures would wrap.
 void check_byte_range(std::uint64_t bytes, int ranks, int rotate) {
@@ -133,24 +123,17 @@ void add_pattern_cases(const Config& config, const std::string& pattern_name, bo
                      .bytes_per_rank = bytes,
                      .timing = timing,
                      .in_place = in_place,
-                     .warmup = config.warmup,
-                     .iterations = config.iterations,
-                     .pipeline_depth = ops_per_sample(timing, config.pipeline_depth),
-                     .sampling = config.sampling,
+                     .run = config.run,
                      .rotate = rotate,
                      .layout = layout,
                      .routing = routing,
                      .host = host,
-                     .breakdown = config.breakdown && pattern->has_breakdown() && timing == Timing::oneshot,
-                     .keep_samples = config.samples,
-                     .overlap = config.overlap,
                      .not_runnable = not_runnable,
                      .plan = std::nullopt};
               if (routing && c.not_runnable.empty())  // a routing too costly to make here is skipped, with the reason
                 c.not_runnable = routing_too_costly(*routing, routing->ranks > 0 ? routing->ranks : static_cast<int>(devs.size()),
                                                     free_host_bytes());
               plan_case(c);
-              c.iterations = case_iterations(config, c);
               out.push_back(std::move(c));
             }
 }
@@ -198,7 +181,23 @@ std::string Case::name() const {
                      layout.blocks ? fmt::format("/{}", layout.label(bytes_per_rank)) : std::string(),
                      routing ? fmt::format("/moe={}", routing->label()) : std::string(),
                      rotate > 1 ? fmt::format("/rotate={}", rotate) : std::string(),
-                     overlap ? fmt::format("/beside={}", overlap->compute.label()) : std::string());
+                     run.overlap ? fmt::format("/beside={}", run.overlap->compute.label()) : std::string());
+}
+
+int Case::ops_per_sample() const { return timing == Timing::pipelined ? run.pipeline_depth : 1; }
+
+int Case::timed_iterations() const {
+  if (!run.max_timed_bytes || !plan || plan->total_bytes == 0) return run.iterations;
+  const double per_sample = static_cast<double>(plan->total_bytes) * ops_per_sample();
+  const double fit = std::floor(static_cast<double>(*run.max_timed_bytes) / per_sample);
+  const int fewest = std::min(run.min_iterations, run.iterations);
+  return static_cast<int>(std::clamp(fit, static_cast<double>(fewest), static_cast<double>(run.iterations)));
+}
+
+// The pattern says whether the four-phase breakdown applies (Pattern::has_breakdown: one copy); its passes are oneshot.
+bool Case::breakdown_applies() const {
+  const Pattern* p = find_pattern(pattern);
+  return run.breakdown && p != nullptr && p->has_breakdown() && timing == Timing::oneshot;
 }
 
 std::uint64_t Case::seed() const {
@@ -224,7 +223,7 @@ std::uint64_t Case::seed() const {
       {"layout", to_json(layout)},
       {"host", p && p->uses_host_memory() ? nlohmann::json{{"kind", to_string(host.kind)}, {"numa", host.numa.label()}}
                                           : nlohmann::json()},
-      {"beside", overlap ? overlap->compute.to_json() : nlohmann::json()}};
+      {"beside", run.overlap ? run.overlap->compute.to_json() : nlohmann::json()}};
   if (routing) id["routing"] = routing->to_json();  // only where there is one: every other case keeps its seed
   return fnv1a(id.dump());
 }

@@ -20,23 +20,28 @@ struct Case {
   std::uint64_t bytes_per_rank = 0;
   Timing timing = Timing::oneshot;
   bool in_place = false;  // the pattern's in-place form (Pattern::in_place)
-  int warmup = 0, iterations = 0, pipeline_depth = 1;
-  // Operations per timed sample (the record's `pipeline_depth`): ops_per_sample(timing, pipeline_depth).
-  int ops_per_sample() const { return dmabench::ops_per_sample(timing, pipeline_depth); }
-  Sampling sampling;  // fixed (`iterations` samples) or adaptive (bench/sampling/sampler.hpp); not part of what the case is (seed)
+  // How it is run: its config's run settings, whole and as configured (bench/config/run_settings.hpp). Not part of
+  // what the case is (seed), but through ops_per_sample(). What differs per case is derived by the functions below.
+  RunSettings run;
   int rotate = 1;  // buffer sets the operations cycle through (the plan's `sets`)
   Layout layout;   // contiguous, or blocks (patterns/layout.hpp)
   // Routed patterns (alltoallv): the routing the plan is made from (patterns/routing.hpp); bytes_per_rank is
   // then its tokens_per_rank x token_bytes.
   std::optional<Routing> routing;
   Location host = host_location();  // host-memory patterns: the kind and NUMA request of their host buffers
-  bool breakdown = false;    // measure the four-phase latency breakdown after timing
-  bool keep_samples = false;  // the record keeps every timed sample (the config's "samples"); not what the case is
-  std::optional<OverlapConfig> overlap;  // also measured beside this compute workload
   std::string not_runnable;  // non-empty: the case is skipped with this reason (e.g. too few devices)
   // What moves, made by plan_case() (expand() does it); empty when the case is not runnable.
   std::optional<Plan> plan;
   std::size_t index = 0;  // its place in the config's expansion (0-based; the record's `case_index`)
+
+  // Operations per timed sample (the record's `pipeline_depth`): run.pipeline_depth when pipelined, 1 when oneshot.
+  int ops_per_sample() const;
+  // Timed samples of a fixed sampling: run.iterations, or fewer where run.max_timed_bytes caps the bytes they move
+  // (S x ops_per_sample() x samples; never fewer than run.min_iterations). Chosen from the plan's bytes, so two runs
+  // of one config take the same samples everywhere.
+  int timed_iterations() const;
+  // Whether the four-phase latency breakdown is measured after timing: run.breakdown, for oneshot copies only.
+  bool breakdown_applies() const;
 
   // Unique, stable name, e.g. "allgather/sm,blocks=auto/oneshot/dev=0,1/64KiB" (Google Benchmark's
   // name). Options at their default are left out; in-place cases start "allgather-inplace/",

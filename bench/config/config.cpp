@@ -27,12 +27,15 @@ namespace {
 
 constexpr int kMaxRotate = 4096;
 
+// The keys a config may have: its own, then the run settings' (config_run.cpp).
 const std::vector<std::string>& config_keys() {
-  static const std::vector<std::string> keys = {"name",    "description", "sizes",      "patterns",      "engines",
-                                                "devices", "timing",      "warmup",     "iterations",    "pipeline_depth", "breakdown", "power",
-                                                "overlap", "sweeps", "in_place", "max_timed_bytes", "min_iterations", "rotate",
-                                                "layout", "host_memory", "max_noise", "min_samples", "min_time", "max_time",
-                                                "max_samples", "alltoallv", "samples", "backend"};
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k = {"name",     "description", "sizes",  "patterns",    "engines",   "devices",
+                                  "timing",   "power",       "sweeps", "in_place",    "rotate",    "layout",
+                                  "host_memory", "alltoallv", "backend"};
+    k.insert(k.end(), run_setting_keys().begin(), run_setting_keys().end());
+    return k;
+  }();
   return keys;
 }
 
@@ -106,8 +109,6 @@ void parse_power(const json& v, Config& c) {
 }  // namespace
 
 std::string_view to_string(Timing t) { return t == Timing::oneshot ? "oneshot" : "pipelined"; }
-
-int ops_per_sample(Timing t, int pipeline_depth) { return t == Timing::pipelined ? pipeline_depth : 1; }
 
 namespace {
 
@@ -196,17 +197,9 @@ Config parse_sweep(const json& doc, const std::string& base_dir) {
   c.devices = doc.contains("devices") ? parse_devices(doc["devices"]) : std::vector<DeviceSet>{DeviceSet{true, {}}};
   c.timings = doc.contains("timing") ? parse_timings(doc["timing"])
                                      : std::vector<Timing>{Timing::oneshot, Timing::pipelined};
-  if (doc.contains("warmup")) c.warmup = parse_int(doc["warmup"], "warmup", 0, 1000000);
-  parse_sampling(doc, c);
-  if (doc.contains("pipeline_depth")) c.pipeline_depth = parse_int(doc["pipeline_depth"], "pipeline_depth", 1, 1000000);
+  parse_run_settings(doc, c.run);
   if (doc.contains("rotate")) c.rotate = parse_rotate(doc["rotate"]);
   if (doc.contains("power")) parse_power(doc["power"], c);
-  for (const char* key : {"breakdown", "samples"}) {
-    if (!doc.contains(key)) continue;
-    if (!doc[key].is_boolean()) fail(key, fmt::format("expected true or false, got {}", show(doc[key])));
-    (std::string(key) == "breakdown" ? c.breakdown : c.samples) = doc[key].get<bool>();
-  }
-  if (doc.contains("overlap")) c.overlap = parse_overlap(doc["overlap"]);
   if (doc.contains("in_place")) c.in_place = parse_in_place(doc["in_place"], c.patterns);
   return c;
 }
@@ -317,15 +310,12 @@ json to_json(const Config& c) {
   for (auto t : c.timings) timings.push_back(to_string(t));
   doc.update({{"sizes", c.sizes},
           {"patterns", c.patterns}, {"engines", engines},       {"devices", devices},
-          {"timing", timings},  {"warmup", c.warmup},           {"iterations", c.iterations},
-          {"max_timed_bytes", c.max_timed_bytes ? json(*c.max_timed_bytes) : json()}, {"min_iterations", c.min_iterations}, {"rotate", c.rotate},
-          {"sampling", sampling_json(c.sampling)},
-          {"pipeline_depth", c.pipeline_depth}, {"breakdown", c.breakdown}, {"samples", c.samples},
-          {"overlap", overlap_json(c.overlap)},
+          {"timing", timings},  {"rotate", c.rotate},
           {"in_place", c.in_place},
           {"layout", layouts_json(c.layouts)},
           {"host_memory", host_json(c.host)},
           {"alltoallv", routings_json(c.routings)}});
+  doc.update(run_settings_json(c.run));
   return doc;
 }
 

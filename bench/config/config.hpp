@@ -10,24 +10,14 @@
 
 #include "patterns/layout.hpp"
 #include "patterns/routing.hpp"
-#include "bench/sampling/sampler.hpp"
-#include "bench/beside/load.hpp"
+#include "bench/config/run_settings.hpp"
 #include "engines/registry.hpp"
 
 namespace dmabench {
 
+// The timing axis: one operation per timed sample, or run.pipeline_depth of them back to back (Case::ops_per_sample()).
 enum class Timing { oneshot, pipelined };
 std::string_view to_string(Timing t);
-// Operations per timed sample: the pipeline depth when pipelined, 1 when oneshot (whatever depth is configured).
-int ops_per_sample(Timing t, int pipeline_depth);
-
-// Communication beside compute: the workload an overlap case runs beside, and how long.
-struct OverlapConfig {
-  beside::Spec compute;
-  double duration_ms = 50;  // each compute run lasts at least this long alone
-  int rounds = 3;           // alternating compute-alone / compute-with-communication runs
-  int min_samples = 20;     // each run lasts at least this many communication samples (alone)
-};
 
 struct DeviceSet {
   bool all = false;      // "all": every device of the backend
@@ -49,17 +39,9 @@ struct Config {
   // Placement axis: false = out of place; true = in place, for patterns that have an in-place form
   // (allgather); other patterns get no in-place case.
   std::vector<bool> in_place = {false};
-  int warmup = 5;           // untimed samples before the timed ones
-  // Timed samples per case (at most, when max_timed_bytes is set) where the config gives `iterations` (or Google
-  // Benchmark's --benchmark_repetitions / --benchmark_min_time keep its own loop); without it, `sampling` is adaptive.
-  int iterations = 100;
-  Sampling sampling;  // fixed (`iterations` given) or adaptive, and max_noise
-  // Byte budget of one case's timed samples: a case whose samples would move more than this
-  // (S x operations per sample x iterations) takes fewer samples, down to min_iterations. Unset:
-  // every case takes `iterations`. Chosen from bytes, not measured time, so that two runs of one
-  // config take the same samples everywhere.
-  std::optional<std::uint64_t> max_timed_bytes;
-  int min_iterations = 10;
+  // How each case is run (warm-up, samples, pipeline depth, breakdown, samples kept, overlap): every case gets this
+  // value whole (Case::run; bench/config/run_settings.hpp).
+  RunSettings run;
   // Buffer rotation axis: a case keeps `rotate` sets of its buffers and successive operations
   // move successive sets (Plan::sets), so no two operations in a row touch the same bytes.
   std::vector<int> rotate = {1};
@@ -69,15 +51,10 @@ struct Config {
   std::vector<Routing> routings = {Routing{}};
   // Host-memory axis (patterns that use host memory): kinds x NUMA requests.
   std::vector<Location> host = {host_location(true)};
-  int pipeline_depth = 20;  // operations per pipelined sample
-  bool breakdown = false;   // latency breakdown of oneshot copies (needs a copy tracer: CUPTI)
-  bool samples = false;     // every timed sample in each record ("samples": true, or --samples)
   // Power: measured per ok case after its timed samples when enabled (config or --power).
   bool power = false;
   std::string power_source = "auto";  // auto, nvml, rocm-smi, rapl, none
   double power_window_s = 2.0;
-  // Overlap: every case also runs beside this compute workload (bench/measure/overlap.hpp).
-  std::optional<OverlapConfig> overlap;
   // "sweeps": parts of one run, each the top-level settings overridden by one entry of the list
   // (e.g. sizes with a matching GEMM shape). When present, the top level holds only the run-wide
   // settings (name, description, power) and cases come from the parts, in order.

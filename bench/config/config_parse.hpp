@@ -2,7 +2,8 @@
 // Internal to the config parser, shared by its files (bench/config/config.hpp is the public interface):
 // config_values.cpp: scalars, sizes and name lists, and the wording of errors; config_engines.cpp: the
 // engine variants (an engine and its option axes); config_host.cpp: buffer layouts and host memory;
-// config_overlap.cpp: the overlap workload; config_sampling.cpp: fixed or adaptive sampling; config.cpp: the document (top level, "sweeps", to_json).
+// config_overlap.cpp: the overlap workload; config_sampling.cpp: fixed or adaptive sampling; config_run.cpp: the run
+// settings (their keys, parse and echo); config.cpp: the document (top level, "sweeps", to_json).
 #include <cstddef>
 #include <algorithm>
 #include <cstdint>
@@ -86,8 +87,16 @@ json overlap_json(const std::optional<OverlapConfig>& o);
 // ---- config_sampling.cpp ----
 // "iterations" (a fixed number of samples per case, with "max_timed_bytes" and "min_iterations") or, without it,
 // adaptive sampling ("min_samples", "min_time", "max_time", "max_samples"); "max_noise" in either mode.
-void parse_sampling(const json& doc, Config& c);
+void parse_sampling(const json& doc, RunSettings& c);
 // The sampling mode and its parameters as the canonical config writes them (null: not used in this mode).
 json sampling_json(const Sampling& s);
+
+// ---- config_run.cpp ----
+// The config keys of the run settings (bench/config/run_settings.hpp).
+const std::vector<std::string>& run_setting_keys();
+// The run settings `doc` gives, into `run` (a key left out keeps run's value); throws InputError naming the key.
+void parse_run_settings(const json& doc, RunSettings& run);
+// The run settings as the canonical config writes them (keys of the results' context.config).
+json run_settings_json(const RunSettings& run);
 
 }  // namespace dmabench::config_parse

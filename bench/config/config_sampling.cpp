@@ -34,7 +34,7 @@ std::optional<std::string> first_key(const json& doc, const std::vector<std::str
 }
 
 // The mode's own limits: no adaptive key beside iterations, no fixed-count key without it, the bounds in order.
-void check_mode(const json& doc, const Config& c) {
+void check_mode(const json& doc, const RunSettings& c) {
   const Sampling& s = c.sampling;
   if (const auto k = first_key(doc, kAdaptiveKeys); k && !s.adaptive)
     fail("iterations, " + *k, fmt::format("iterations takes a fixed number of samples, {} belongs to adaptive sampling "
@@ -53,7 +53,7 @@ void check_mode(const json& doc, const Config& c) {
 
 }  // namespace
 
-void parse_sampling(const json& doc, Config& c) {
+void parse_sampling(const json& doc, RunSettings& c) {
   Sampling& s = c.sampling;
   if (doc.contains("iterations")) c.iterations = parse_int(doc["iterations"], "iterations", 1, kMaxSamples);
   if (doc.contains("max_timed_bytes")) c.max_timed_bytes = parse_size(doc["max_timed_bytes"], "max_timed_bytes");

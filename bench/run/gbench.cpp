@@ -271,25 +271,25 @@ double Loops::estimated_seconds(const Case& c) const {
   const double bytes = static_cast<double>(c.bytes_per_rank) * static_cast<double>(std::max<std::size_t>(1, c.devices.size()));
   const double sample_s = c.ops_per_sample() * (kOperationSeconds + bytes / kBytesPerSecond);
   const double setup_s = kSetupSeconds + 3 * bytes / kBytesPerSecond;  // fill, the validated operation, the check
-  double timed_s = static_cast<double>(c.iterations) * repetition_count_ * sample_s;
+  double timed_s = static_cast<double>(c.timed_iterations()) * repetition_count_ * sample_s;
   if (min_time_) {
     timed_s = std::max(min_time_s_, sample_s) * repetition_count_;
   } else if (adaptive(c)) {
-    const Sampling& s = c.sampling;
+    const Sampling& s = c.run.sampling;
     timed_s = std::min(s.max_time_s, s.max_samples * sample_s);
     timed_s = std::max({timed_s, s.min_time_s, s.min_samples * sample_s});
   }
   // beside a workload (config overlap): rounds of the workload alone and with the case, each at least duration_ms
   // and min_samples samples long
   double overlap_s = 0;
-  if (c.overlap)
-    overlap_s = 2.0 * c.overlap->rounds * std::max(c.overlap->duration_ms * 1e-3, c.overlap->min_samples * sample_s);
-  return setup_s + c.warmup * sample_s + timed_s + overlap_s;
+  if (const auto& o = c.run.overlap)
+    overlap_s = 2.0 * o->rounds * std::max(o->duration_ms * 1e-3, o->min_samples * sample_s);
+  return setup_s + c.run.warmup * sample_s + timed_s + overlap_s;
 }
 
 std::string Loops::benchmark_name(const Case& c) const {
   const bool fixed = !min_time_ && !adaptive(c);
-  return c.name() + (fixed ? fmt::format("/iterations:{}", c.iterations) : "") + "/manual_time";
+  return c.name() + (fixed ? fmt::format("/iterations:{}", c.timed_iterations()) : "") + "/manual_time";
 }
 
 Filter::Filter(const Flags& flags) : re_(compiled_filter(flags.value(Flag::filter), negate_)), loops_(flags) {}
@@ -350,7 +350,7 @@ Samples Session::library_loop(CaseExecution& ex) {
   };
   auto* b = benchmark::RegisterBenchmark(ex.spec().name().c_str(), body);
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
-  if (!loops_.min_time()) b->Iterations(ex.spec().iterations);
+  if (!loops_.min_time()) b->Iterations(ex.spec().timed_iterations());
   benchmark::RunSpecifiedBenchmarks(reporter_.get(), "all");  // dmabench selected the case (Filter)
   benchmark::ClearRegisteredBenchmarks();
   if (!error.empty()) throw std::runtime_error(error);

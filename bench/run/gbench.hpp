@@ -22,7 +22,7 @@ namespace dmabench::gbench {
 class Loops {
  public:
   explicit Loops(const Flags& flags);
-  bool adaptive(const Case& c) const { return c.sampling.adaptive && !min_time_ && !repetitions_; }
+  bool adaptive(const Case& c) const { return c.run.sampling.adaptive && !min_time_ && !repetitions_; }
   bool min_time() const { return min_time_; }  // the library chooses the count of a case it samples
   // The name Google Benchmark filters on: the case name, then "/iterations:N" where the library's loop takes a
   // fixed count, then "/manual_time".

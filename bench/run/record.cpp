@@ -209,7 +209,7 @@ json to_json(const CaseRecord& r) {
             {"in_place", c.in_place},
             {"rotate", c.rotate},
             {"pipeline_depth", c.ops_per_sample()},
-            {"warmup", c.warmup},
+            {"warmup", c.run.warmup},
             {"status", to_string(r.status)},
             {"reason", r.reason},
             {"validated", r.validated},

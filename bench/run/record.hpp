@@ -41,7 +41,7 @@ struct CaseRecord {
   bool gpu_clock = false;                   // the samples' clock (measure::Sample::gpu_clock)
   int cpu = -1;                             // the CPU the timing thread was on when the samples ended (-1: unknown)
   std::optional<measure::Timed> timed;      // the reported samples' statistics (ok cases)
-  std::vector<double> samples_us;           // every timed sample, µs per operation, in order (Case::keep_samples)
+  std::vector<double> samples_us;           // every timed sample, µs per operation, in order (Case::run.keep_samples)
   std::optional<measure::CpuChoiceCase> cpu_choice;  // where the samples were taken (--cpu-choice quiet)
   std::optional<measure::CoreShare> core_share;  // whether the sampling thread's core was shared, per sample
   nlohmann::json engine_details = nlohmann::json::object();  // Operation::details(), engine-defined

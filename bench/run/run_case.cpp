@@ -32,10 +32,10 @@ WhyNot CaseExecution::static_skip_reason() const {
     return fmt::format("engine {} runs on the {} backend; this run uses the {} backend", es->name, es->backend,
                        backend_.name());
   if (!engine_) return engine_missing_;
-  if (c.overlap && team::world().multi())
+  if (c.run.overlap && team::world().multi())
     return std::string("overlap: not measured in a multi-process run (each process would load only its own GPU)");
-  if (c.overlap)
-    if (auto why = beside::unsupported(backend_, c.overlap->compute)) return "overlap: " + *why;
+  if (c.run.overlap)
+    if (auto why = beside::unsupported(backend_, c.run.overlap->compute)) return "overlap: " + *why;
   return std::nullopt;
 }
 
@@ -195,7 +195,7 @@ void CaseExecution::set_up_steps() {
 }
 
 void CaseExecution::warm_up() {
-  for (int i = 0; i < spec().warmup; ++i) sample_seconds();
+  for (int i = 0; i < spec().run.warmup; ++i) sample_seconds();
 }
 
 double CaseExecution::sample_seconds() {
@@ -226,7 +226,7 @@ Samples CaseExecution::take_samples() {
     ratios.push_back(last_core_ratio_);
     return s;
   };
-  Samples out = dmabench::take_samples(sample, spec().sampling, spec().iterations, steady_seconds,
+  Samples out = dmabench::take_samples(sample, spec().run.sampling, spec().timed_iterations(), steady_seconds,
                                        team::world().multi() ? AgreeStop(agreed_stop) : AgreeStop());
   out.core_ratios = std::move(ratios);
   return out;
@@ -238,8 +238,8 @@ std::optional<std::string> CaseExecution::check_destinations() { return measure:
 
 void CaseExecution::set_samples(const Samples& samples) {
   if (status() != Status::ok) return;
-  measured_.timed = measure::timed(samples, *spec().plan, spec().sampling);
-  if (spec().keep_samples) measured_.samples_us = samples.us;
+  measured_.timed = measure::timed(samples, *spec().plan, spec().run.sampling);
+  if (spec().run.keep_samples) measured_.samples_us = samples.us;
   if (!samples.core_ratios.empty() && samples.core_ratios.size() == samples.us.size())
     measured_.core_share = measure::summarize_core_share(samples.core_ratios);
   measured_.cpu = measure::current_cpu();  // the thread that took the samples (the sampler's)
@@ -275,16 +275,16 @@ void CaseExecution::measure(const CaseHooks& hooks) {
   if (status() != Status::ok || !measured_.timed) return;
   const Case& c = spec();
   const LatencyStats& alone = measured_.timed->latency_us;  // what power and overlap size from
-  if (c.breakdown && !measured_.gpu_clock && team::world().multi()) {
+  if (c.breakdown_applies() && !measured_.gpu_clock && team::world().multi()) {
     measured_.breakdown.emplace();
     measured_.breakdown->error = "not measured in a multi-process run (each process would trace only its own copies)";
-  } else if (c.breakdown && !measured_.gpu_clock) {
-    measured_.breakdown = measure::measure_breakdown(subject(), std::max(20, c.iterations));
+  } else if (c.breakdown_applies() && !measured_.gpu_clock) {
+    measured_.breakdown = measure::measure_breakdown(subject(), std::max(20, c.timed_iterations()));
   }
   if (c.routing) measured_.heaviest_pair = measure::measure_heaviest_pair(subject(), 20);
   if (hooks.meter) measured_.power = measure::measure_power(subject(), *hooks.meter, hooks.power_channels, alone.p50);
-  if (c.overlap && hooks.workload) {
-    measured_.overlap = measure::measure_overlap(subject(), *c.overlap, hooks.workload, alone);
+  if (c.run.overlap && hooks.workload) {
+    measured_.overlap = measure::measure_overlap(subject(), *c.run.overlap, hooks.workload, alone);
     if (measured_.overlap->validated == false) fail(measured_.overlap->validation_error);
   }
 }

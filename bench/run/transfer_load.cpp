@@ -35,7 +35,7 @@ Case background_case(const Spec& spec, const std::vector<int>& devices) {
   c.devices = std::vector<int>(devices.begin(), devices.begin() + used);
   c.bytes_per_rank = spec.bytes;
   c.timing = Timing::pipelined;
-  c.pipeline_depth = spec.depth;
+  c.run.pipeline_depth = spec.depth;  // pipelined: each sample is `depth` operations
   c.host = spec.host;
   plan_case(c);
   return c;

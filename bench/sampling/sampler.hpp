@@ -12,13 +12,14 @@ namespace dmabench {
 
 // How a case's timed samples are taken: the config's `iterations` (fixed), or its adaptive keys.
 struct Sampling {
-  bool adaptive = false;    // false: exactly Case::iterations samples
+  bool adaptive = false;    // false: exactly Case::timed_iterations() samples
   double max_noise = 0.01;  // the p50's 95% half-width over the p50 at which adaptive sampling may stop; in either
                             // mode, a case whose interval is wider is `noisy`
   int min_samples = 10;     // adaptive: never fewer samples
   double min_time_s = 0;    // adaptive: never less sampling time before the noise may stop it
   double max_time_s = 1.0;  // adaptive: stop after this much sampling time (once min_samples are taken)
   int max_samples = 100000;  // adaptive: never more samples
+  bool operator==(const Sampling&) const = default;
 };
 
 // Why a sampling stopped: the noise target reached, the time or the sample cap run out (adaptive), or the

@@ -241,7 +241,7 @@ CaseHooks Sweep::hooks(CaseExecution& e) {
     h.meter = power_.meter.get();
     h.power_channels = power_.channels(e.spec().devices);
   }
-  if (const auto& ov = e.spec().overlap)
+  if (const auto& ov = e.spec().run.overlap)
     h.workload = [&e, this, spec = ov->compute]() -> beside::Load& { return workloads_.get(spec, e.spec().devices); };
   return h;
 }
