@@ -2,11 +2,14 @@
 input, written whole or not at all."""
 import errno
 import fcntl
+import gzip
 import io
+import lzma
 import os
 import sys
 import stat
 import tempfile
+import zlib
 
 from .text import ResultsError, json_text
 
@@ -28,9 +31,10 @@ _inputs = {}  # (device, inode) -> path of every file read_bytes read: write_fil
 
 
 def read_bytes(path, what="results file", limit=MAX_INPUT_BYTES):
-    """The bytes of the regular file at `path`; FileNotFoundError when there is none; ResultsError (one line) when it
-    is anything else (a FIFO, a device, a directory: their type is checked before they are opened, so a FIFO with no
-    writer never blocks), larger than `limit`, or unreadable."""
+    """The bytes of the regular file at `path`, decompressed where its name ends in .xz or .gz (decompress);
+    FileNotFoundError when there is none; ResultsError (one line) when it is anything else (a FIFO, a device, a
+    directory: their type is checked before they are opened, so a FIFO with no writer never blocks), larger than
+    `limit` (compressed or decompressed), unreadable, or not valid xz / gzip data."""
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
@@ -50,7 +54,51 @@ def read_bytes(path, what="results file", limit=MAX_INPUT_BYTES):
         raise ResultsError(f"cannot read {path}: {e}") from None
     if len(data) > limit:
         raise ResultsError(f"cannot read {path}: more than {limit >> 20} MiB; a {what} is at most {limit >> 20} MiB")
+    kind = compression(path)
+    if kind:  # a name ending in .xz or .gz: read decompressed, within the same limit
+        try:
+            data = decompress(data, kind, limit)
+        except ValueError as e:
+            raise ResultsError(f"cannot read {path}: {e}") from None
+        if len(data) > limit:
+            raise ResultsError(f"cannot read {path}: more than {limit >> 20} MiB decompressed; a {what} is at most "
+                               f"{limit >> 20} MiB")
     return data
+
+
+COMPRESSED = {".xz": "xz", ".gz": "gzip"}  # how a name ends -> the compression its file is read through
+JSON_SUFFIXES = (".json", ".json.xz", ".json.gz")  # a JSON file found in a directory, plain or compressed
+
+
+def compression(path):
+    """"xz" or "gzip" where the name `path` (str, bytes or a path object) ends in .xz or .gz (a committed results file
+    stored compressed: results/h200x1/crossover/crossover.json.xz), else None."""
+    name = os.fsdecode(os.fspath(path))
+    return next((kind for suffix, kind in COMPRESSED.items() if name.endswith(suffix)), None)
+
+
+def decompress(data, kind, limit=None):
+    """The bytes `data` decompressed from `kind` ("xz": lzma, every stream of it; "gzip": every member), at most
+    `limit` + 1 of them (a caller sees that more were there); ValueError `not valid xz data (why)` when they are not
+    valid (corrupt, truncated, or another format)."""
+    try:
+        with (lzma.LZMAFile(io.BytesIO(data)) if kind == "xz" else gzip.GzipFile(fileobj=io.BytesIO(data))) as f:
+            return f.read(-1 if limit is None else limit + 1)
+    except (lzma.LZMAError, EOFError, OSError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
+        raise ValueError(f"not valid {kind} data ({e})") from None
+
+
+def open_text(path, encoding="utf-8"):
+    """A text file object reading the file at `path`, as `open(path, encoding=encoding)` is; a name that ends in .xz or
+    .gz is read decompressed (decompress). Raises what open raises (OSError: FileNotFoundError where there is no file);
+    a compressed file that is not valid xz / gzip data is a ValueError, as text that is not JSON is to json.load, so
+    that a caller that reports (OSError, ValueError) as one line of a bad file says one line for it too."""
+    kind = compression(path)
+    if kind is None:
+        return open(path, encoding=encoding)
+    with open(path, "rb") as f:
+        data = f.read()
+    return io.TextIOWrapper(io.BytesIO(decompress(data, kind)), encoding=encoding)
 
 
 def _open_output(path, follow=True):

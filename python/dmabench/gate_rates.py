@@ -34,6 +34,7 @@ import sys
 import time
 
 from . import ab, verdict
+from .files import open_text
 from .text import json_text, ResultsError, table
 from .tool import arg_parser, run_tool
 
@@ -114,7 +115,7 @@ def cases_markdown(rates_path):
     """The ambiguous launch-bound cases of a gate-rates measurement's A/A comparisons, by pattern and engine, with
     their widest between-process spread, and the injected comparisons' reach, from the ab.json files beside its
     rates.json (the README prose about which cases could not be called quotes this)."""
-    with open(rates_path, encoding="utf-8") as f:
+    with open_text(rates_path) as f:
         doc = json.load(f)
     where = os.path.dirname(rates_path)
     groups, reach = {}, []
@@ -241,7 +242,7 @@ def markdown(doc):
 def load(path):
     """A rates.json, checked for what markdown() reads."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open_text(path) as f:
             doc = json.load(f)
         if not isinstance(doc["settings"]["command"], str) or not isinstance(doc["rates"]["aa"], int):
             raise ValueError("settings.command or rates.aa of the wrong type")

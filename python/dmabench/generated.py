@@ -26,7 +26,7 @@ import shlex
 import sys
 
 from . import crossover_text, gate_rates, quiet_core, selfcmp_text
-from .files import checkout_root, write_file
+from .files import checkout_root, open_text, write_file
 from .text import ResultsError, table
 from .tool import arg_parser, run_tool
 
@@ -49,7 +49,7 @@ def levels_spread_table(args, root):
         if not eq:
             raise ResultsError(f"levels-spread {arg}: expected LABEL=LEVELS.json")
         try:
-            with open(os.path.join(root, path), encoding="utf-8") as f:
+            with open_text(os.path.join(root, path)) as f:
                 doc = json.load(f)
         except (OSError, ValueError) as e:
             raise ResultsError(f"{path}: {e}") from None

@@ -16,6 +16,7 @@ import json
 import os
 import statistics
 
+from .files import open_text
 from .keys import case_class, case_key
 from .text import ResultsError, table
 
@@ -25,7 +26,7 @@ FLOOR = 0.05  # compare's threshold then: no change below it was called
 
 def load_levels(path, root):
     try:
-        with open(os.path.join(root, path), encoding="utf-8") as f:
+        with open_text(os.path.join(root, path)) as f:
             doc = json.load(f)
     except (OSError, ValueError) as e:
         raise ResultsError(f"{path}: {e}") from None

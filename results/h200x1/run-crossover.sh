@@ -15,6 +15,8 @@
 #             24 KiB cell follow the pool?
 #   check     scripts/gpu-check.sh: the README's whole test command (its log is copied here)
 # Everything goes under $WORK, packed into $OUT/crossover.tar.gz. DMABENCH_GIT_REVISION names the revision.
+# The steps write plain .json; the committed copies of crossover.json, crossover-d2d.json and crossover-report.json
+# are compressed with `xz -9e` (crossover.json.xz, ...: every reader of the package reads them as they are).
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
 experiment crossover "info build budget map probe" crossover_probe
 PROCS="${PROCS:-3}"

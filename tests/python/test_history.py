@@ -4,6 +4,7 @@ import contextlib
 import copy
 import hashlib
 import json
+import lzma
 import re
 import os
 import shutil
@@ -26,14 +27,15 @@ REPEAT = os.path.join(RESULTS, "h200x1", "pools", "start2", "repeat-pinned-2.jso
 
 def committed():
     """Every committed results file under results/ ({path: records}), found without history.py: the tracked .json
-    files whose top-level `schema` is dmabench/1, and journals (none is committed today). Tracked only: scripts/run.sh
-    leaves an untracked results/latest.json, which is no committed run (issue 52)."""
+    files (and .json.xz: committed xz-compressed, results/h200x1/crossover/) whose top-level `schema` is dmabench/1,
+    and journals (none is committed today). Tracked only: scripts/run.sh leaves an untracked results/latest.json,
+    which is no committed run (issue 52)."""
     found = {}
     for path in tracked("results"):
         if path.endswith(".journal"):
             found[path] = None
-        elif path.endswith(".json"):
-            with open(path, encoding="utf-8") as f:
+        elif path.endswith((".json", ".json.xz")):
+            with (lzma.open(path, "rt", encoding="utf-8") if path.endswith(".xz") else open(path, encoding="utf-8")) as f:
                 doc = json.load(f)
             if isinstance(doc, dict) and doc.get("schema") == "dmabench/1":
                 found[path] = len(doc["results"])
@@ -73,6 +75,7 @@ def test_every_committed_results_file_imports(committed_db):
     db, out = committed_db
     files = committed()
     assert len(files) >= 50 and None not in files.values()  # no journal is committed: each file is a whole run
+    assert sum(f.endswith(".json.xz") for f in files) >= 2  # the compressed crossover levels files are imported too
     runs, records, verdicts = counts(db)
     assert (runs, records, verdicts) == (len(files), sum(files.values()), 0)
     assert f"{len(files)} of {len(files)} runs added; {db} holds {runs} runs, {records} records" in out

@@ -3,6 +3,7 @@ package, validates every results file the checkout tracks under results/; a plan
 path, by the schema (jsonschema) and by check_document, which validates with it."""
 import copy
 import json
+import lzma
 import os
 
 import pytest
@@ -15,12 +16,13 @@ jsonschema = pytest.importorskip("jsonschema", reason="python3-jsonschema (scrip
 
 
 def results_files():
-    """Every tracked results/ file whose top level names schema dmabench/1 (journals, traces and levels inputs aside)."""
+    """Every tracked results/ file whose top level names schema dmabench/1 (journals, traces and levels inputs aside),
+    .json or .json.xz (committed xz-compressed: results/h200x1/crossover/)."""
     found = []
     for f in tracked("results"):
-        if not f.endswith(".json"):
+        if not f.endswith((".json", ".json.xz")):
             continue
-        with open(f, encoding="utf-8") as fh:
+        with (lzma.open(f, "rt", encoding="utf-8") if f.endswith(".xz") else open(f, encoding="utf-8")) as fh:
             try:
                 doc = json.load(fh)
             except ValueError:
@@ -41,6 +43,7 @@ def test_the_schema_is_a_valid_draft_2020_12_schema():
 def test_every_tracked_results_file_validates():
     files = results_files()
     assert len(files) >= 50, len(files)  # 52 runs and more when this was written
+    assert sum(f.endswith(".json.xz") for f, _ in files) >= 2, "the compressed crossover levels files are checked too"
     validator = jsonschema.Draft202012Validator(results_schema())
     for f, doc in files:
         errors = list(validator.iter_errors(doc))

@@ -54,7 +54,7 @@ def claim(*args):
 
 
 def test_the_step_keeps_time_and_rate_ratios_apart():
-    text = claim("step", f"{XO}/crossover.json", "h2d:mapped", "ce-batch", "24KiB", "28KiB", "256")
+    text = claim("step", f"{XO}/crossover.json.xz", "h2d:mapped", "ce-batch", "24KiB", "28KiB", "256")
     assert "| 64 | 262 [220, 262] | 91.7 [70.3, 93.3] | 2.86× | 6.0 | 20.0 | 3.33× | yes |" in text
     assert ("For n ≥ 256: a 28 KiB block call takes 3.08–4.51× less time than a 24 KiB one and moves 3.59–5.26× the "
             "bytes per second (5.6–7.5 → 26.9–29.5 GB/s).") in text
@@ -62,7 +62,7 @@ def test_the_step_keeps_time_and_rate_ratios_apart():
 
 
 def test_the_n16_kernel_wins_from_36_kib():
-    text = claim("versus", f"{XO}/crossover.json", "h2d:mapped", "sm sms=12", "ce-batch", "16", "36KiB")
+    text = claim("versus", f"{XO}/crossover.json.xz", "h2d:mapped", "sm sms=12", "ce-batch", "16", "36KiB")
     assert "ce-batch p50 / sm sms=12 p50 0.93–1.17×" in text
     assert "sm sms=12 wins (intervals apart) at 10 (64 KiB, 76 KiB" in text
     assert "ce-batch wins at 4 (512 KiB, 1 MiB, 2 MiB, 4 MiB)" in text
@@ -82,9 +82,9 @@ def test_bad_claims_are_one_line_errors():
     with pytest.raises(ResultsError, match="expected step"):
         claim("step", "x")
     with pytest.raises(ResultsError, match="no block group"):
-        claim("versus", f"{XO}/crossover.json", "h2d:nowhere", "sm sms=12", "ce-batch", "16", "36KiB")
+        claim("versus", f"{XO}/crossover.json.xz", "h2d:nowhere", "sm sms=12", "ce-batch", "16", "36KiB")
     with pytest.raises(ResultsError, match="not a size"):
-        claim("versus", f"{XO}/crossover.json", "h2d:mapped", "sm sms=12", "ce-batch", "16", "big")
+        claim("versus", f"{XO}/crossover.json.xz", "h2d:mapped", "sm sms=12", "ce-batch", "16", "big")
     with pytest.raises(ResultsError, match="No closing quotation"):
         generated.render('crossover-claims versus "sm', ROOT)
 

@@ -47,7 +47,7 @@ def test_blocks_report_shows_intervals_and_noisy():
 
 
 def test_crossover_report_shows_intervals_and_noisy():
-    p = run("crossover.py", os.path.join(ROOT, "results", "h200x1", "crossover", "crossover-d2d.json"))
+    p = run("crossover.py", os.path.join(ROOT, "results", "h200x1", "crossover", "crossover-d2d.json.xz"))
     assert p.returncode == 0, p.stderr
     assert "| 4 KiB | 1 | 9.19 ±0.885 noisy (?) | 9.75 ±0.0660 (?) |" in p.stdout, p.stdout[:3000]
     # the legend names the coverage these intervals have (3 processes: [min, max], 75%), not the generic one

@@ -23,7 +23,7 @@ from test_scripts import document, PACKAGE_ENV, ROOT
 from dmabench.reports import crossover, descriptor_fit, thresholds
 
 XO = os.path.join(ROOT, "results", "h200x1", "crossover")
-FILES = [os.path.join(XO, "crossover.json"), os.path.join(XO, "crossover-d2d.json")]
+FILES = [os.path.join(XO, "crossover.json.xz"), os.path.join(XO, "crossover-d2d.json.xz")]  # committed xz-compressed
 KIB = 1024
 
 

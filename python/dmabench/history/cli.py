@@ -19,10 +19,10 @@ processes and interrupted writes"). Names are printed with their control charact
 add      stores every run: its context (start, host, revision, machine kind, backend, GPUs, driver, the whole
          context) and every record (a levels file's record with its per-process p50s, records.process_p50s: the
          draws of the machine's state its processes made). All files are read and checked first and stored in one
-         transaction, so a bad file leaves the database as it was. A DIR is walked for *.json files and journals:
-         a file there that is not a dmabench results file (no `schema` "dmabench/..."; a power trace, peer links)
-         is skipped, and a journal whose results file is there too is read through that file
-         (dmabench.load).
+         transaction, so a bad file leaves the database as it was. A DIR is walked for *.json files (and *.json.xz,
+         *.json.gz: read decompressed) and journals: a file there that is not a dmabench results file (no `schema`
+         "dmabench/..."; a power trace, peer links) is skipped, and a journal whose results file is there too is
+         read through that file (dmabench.load).
          A run is the SHA-256 of its start in UTC (context.started_at, else context.date), host, revision and
          its records' names, statuses and p50s: storing it again is a no-op. A file of a stored run (same start,
          host and revision) whose records extend the stored ones (its journal first, its finished file later)

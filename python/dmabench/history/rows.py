@@ -7,7 +7,7 @@ import math
 import os
 from collections import namedtuple
 
-from ..files import JOURNAL_SUFFIX, read_bytes
+from ..files import JOURNAL_SUFFIX, JSON_SUFFIXES, read_bytes
 from ..keys import case_key, machine_label, p50_interval, variant, where
 from ..levels import process_draws
 from ..reader import escape_surrogates, load, parse_json
@@ -111,7 +111,7 @@ def results_files(arg):
         for name in sorted(files):
             path = os.path.join(d, name)
             if name.endswith(JOURNAL_SUFFIX) and not os.path.exists(path[:-len(JOURNAL_SUFFIX)]) or \
-                    name.endswith(".json") and is_results(path):
+                    name.endswith(JSON_SUFFIXES) and is_results(path):
                 found.append(path)
     if not found:
         raise ResultsError(f"{arg}: no dmabench results file under it")
@@ -119,8 +119,9 @@ def results_files(arg):
 
 
 def is_results(path):
-    """Whether a .json file found in a directory is a dmabench results file: any file that claims so, and any that is
-    not JSON (a truncated one: load says what is wrong); not a JSON document of another kind."""
+    """Whether a .json file (or .json.xz, .json.gz: read decompressed) found in a directory is a dmabench results
+    file: any file that claims so, and any that is not JSON (a truncated one: load says what is wrong); not a JSON
+    document of another kind."""
     try:
         doc = parse_json(read_bytes(path))
     except (ValueError, RecursionError):

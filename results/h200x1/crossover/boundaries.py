@@ -2,12 +2,15 @@
 """Each boundary the crossover README states, checked by tools/crossover_probe.cu at the cells on either side.
 
 usage: boundaries.py LEVELS.json [more levels files] -- PROBE.jsonl [more] [--markdown OUT.md]
+(here: boundaries.py crossover.json.xz crossover-d2d.json.xz -- probe/boundaries-*.jsonl; a levels file whose name
+ends in .xz is read decompressed)
 Per cell: dmabench's p50 (median of its processes) and its between-process interval, the probe's p50 (median of
 its processes, each the median of 30 calls) and its [min, max] over processes; per boundary: the ratio (or the
 winner) on each side, by each tool. Standard library only.
 """
 import collections
 import json
+import lzma
 import statistics
 import sys
 
@@ -29,7 +32,9 @@ def mode(r):
 def load(levels, probes):
     dm, pr = {}, collections.defaultdict(list)
     for f in levels:
-        for r in json.load(open(f))["results"]:
+        with (lzma.open(f, "rt") if f.endswith(".xz") else open(f)) as fh:
+            results = json.load(fh)["results"]
+        for r in results:
             if r["status"] == "ok" and (r.get("host_memory") or {}).get("kind") in ("mapped", None):
                 dm[(r["pattern"], mode(r), r["layout"]["block_bytes"], r["layout"]["blocks_per_op"])] = r
     for f in probes:
