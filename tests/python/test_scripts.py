@@ -35,7 +35,13 @@ def tracked(top, root=ROOT):
             listed.returncode == 0:
         files = [os.path.join(root, f) for f in listed.stdout.split("\0") if f]
         return sorted(f for f in files if os.path.isfile(f))  # a tracked file deleted in the work tree is gone
-    return sorted(os.path.join(d, f) for d, _, names in os.walk(os.path.join(root, top)) for f in names)
+    # what a build or an install leaves beside the tree is never tracked (a copy without git has them on disk)
+    generated = ("build", "__pycache__", ".pytest_cache")
+    out = []
+    for d, dirs, names in os.walk(os.path.join(root, top)):
+        dirs[:] = [x for x in dirs if x not in generated and not x.endswith(".egg-info")]
+        out += [os.path.join(d, f) for f in names]
+    return sorted(out)
 
 
 
