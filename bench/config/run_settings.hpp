@@ -5,7 +5,7 @@
 // bench/cases/cases.hpp): no setting is copied into a case field by field, and none is changed on the way. What
 // differs per case is derived from it, each by one Case function: ops_per_sample() (the pipeline depth when
 // pipelined, 1 when oneshot), timed_iterations() (`iterations`, fewer where max_timed_bytes caps them) and
-// breakdown_applies() (oneshot copies only).
+// breakdown_applies() (where the pattern has the breakdown, Pattern::has_breakdown, and the timing is oneshot).
 //
 // A new run setting is one field here, its key, parse and echo in bench/config/config_run.cpp, and nothing else
 // (docs/extending.md, "A new run setting"). This header is in bench/config/, the room below bench/cases/, so both the
