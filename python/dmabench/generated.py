@@ -15,7 +15,8 @@ beside it: dmabench.gate_rates.cases_markdown); `levels-spread LABEL=LEVELS.json
 spread, max/min per case); `levels-selfcmp LABEL=A.json,B.json...` (two runs of one build: half-widths from both runs,
 one-process pairs, processes needed: dmabench.selfcmp_text); `crossover-claims step|versus|pool ...` (the figures
 results/h200x1/crossover/README.md quotes: dmabench.crossover_text); `quiet-core spread|slow|probe KV.tgz` (the quiet
-core's kv-pool rounds on one GPU: dmabench.quiet_core).
+core's kv-pool rounds on one GPU: dmabench.quiet_core); `ab AB.json` (a paired A/B run's verdicts, every case: compare's
+table over the ab.json of `dmabench-results ab`).
 Exit codes: 0 done (or --check: every block as made), 1 --check: a block differs, 2 bad input (an unknown command, a
 missing data file, a block without its end).
 """
@@ -25,7 +26,7 @@ import re
 import shlex
 import sys
 
-from . import crossover_text, gate_rates, quiet_core, selfcmp_text
+from . import compare, crossover_text, gate_rates, quiet_core, selfcmp_text
 from .files import checkout_root, open_text, write_file
 from .text import ResultsError, table
 from .tool import arg_parser, run_tool
@@ -38,6 +39,20 @@ def gate_rates_table(args, root):
     if len(args) < 2 or args[0] != "--table":
         raise ResultsError(f"gate-rates {' '.join(args)}: expected gate-rates --table RATES.json...")
     return gate_rates.markdown(gate_rates.merge([gate_rates.load(os.path.join(root, a)) for a in args[1:]]))
+
+
+def ab_table(args, root):
+    """`ab AB.json`: a paired A/B run's verdicts, every case (compare's table over the ab.json `dmabench-results ab`
+    wrote)."""
+    if len(args) != 1:
+        raise ResultsError(f"ab {' '.join(args)}: expected ab AB.json")
+    try:
+        with open_text(os.path.join(root, args[0])) as f:
+            doc = json.load(f)
+        return compare.markdown(doc["cases"], doc["only_in_base"], doc["only_in_new"], doc["min_change"], doc["alpha"],
+                                show_all=True)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ResultsError(f"{args[0]}: not an ab.json ({type(e).__name__}: {e})") from None
 
 
 def levels_spread_table(args, root):
@@ -76,7 +91,7 @@ def gate_cases_table(args, root):
 
 COMMANDS = {"gate-rates": gate_rates_table, "gate-cases": gate_cases_table, "levels-spread": levels_spread_table,
             "levels-selfcmp": selfcmp_text.generated_block, "crossover-claims": crossover_text.generated_block,
-            "quiet-core": quiet_core.generated_block}
+            "quiet-core": quiet_core.generated_block, "ab": ab_table}
 
 
 def render(command, root):

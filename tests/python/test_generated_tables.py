@@ -85,3 +85,15 @@ def test_gate_cases_counts_the_ambiguous_cases_of_planted_comparisons(tmp_path):
         generated.render("gate-cases", "/")
     with pytest.raises(ResultsError, match="FileNotFoundError"):
         generated.render(f"gate-cases {tmp_path}/none.json", "/")
+
+
+def test_the_ab_table_is_compares_over_an_ab_json(tmp_path):
+    """`ab AB.json`: every case of a paired A/B run, as compare prints them; not an ab.json: one clear error."""
+    text = generated.regenerate("<!-- generated: ab results/h100x1/sm-kernel/ab.json -->\n<!-- end generated -->", ROOT)
+    assert "**dmabench compare**: 30 cases in both files" in text and text.count("| same |") >= 20
+    bad = tmp_path / "x.json"
+    bad.write_text("{}")
+    with pytest.raises(ResultsError, match="not an ab.json"):
+        generated.regenerate(f"<!-- generated: ab {bad} -->\n<!-- end generated -->", ROOT)
+    with pytest.raises(ResultsError, match="expected ab AB.json"):
+        generated.regenerate("<!-- generated: ab -->\n<!-- end generated -->", ROOT)
