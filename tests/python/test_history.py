@@ -87,7 +87,8 @@ def test_every_committed_results_file_imports(committed_db):
     assert start[os.path.join(RESULTS, "h200x2", "default.json")] == "2026-11-29T22:50:21.000Z"
     assert start[REPEAT] == "2026-12-03T08:01:44.548Z"
     assert {k: n for k, n in machines.items() if not k.startswith("host ")} == {
-        "1 x NVIDIA H200": sum("h200x1" in f for f in files), "2 x NVIDIA H200": sum("h200x2" in f for f in files)}
+        "1 x NVIDIA H200": sum("h200x1" in f for f in files), "2 x NVIDIA H200": sum("h200x2" in f for f in files),
+        "1 x NVIDIA H100 80GB HBM3": sum("h100x1" in f for f in files)}
     assert sum(n for k, n in machines.items() if k.startswith("host ")) == sum("ci-vm-2cpu" in f for f in files)
     p = run("history.py", "machines", "--db", db)
     assert p.returncode == 0 and f"| 2 x NVIDIA H200 | {machines['2 x NVIDIA H200']} | " in p.stdout, p.stdout
