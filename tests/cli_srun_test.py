@@ -114,6 +114,22 @@ PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe
     def run(self, cmd, timeout=180):
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=self.env, cwd=self.d)
 
+    def steps(self):
+        """This cluster's slurmstepd processes (by their SLURM_CONF): each job step's runs in a session of its own,
+        so killing slurmd's process group misses one that outlives its job (a CI rehearsal left one running)."""
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if not f.read().startswith(b"slurmstepd"):
+                        continue
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if f"SLURM_CONF={self.env['SLURM_CONF']}".encode() in f.read().split(b"\0"):
+                        found.append(int(pid))
+            except OSError:  # gone, or not ours to read
+                continue
+        return found
+
     def stop(self):
         for p in reversed(self.procs):
             if p.poll() is None:
@@ -124,6 +140,17 @@ PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
+        for pid in self.steps():  # nothing of the test's cluster may outlive the test (issue 52)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        deadline = time.time() + 10
+        while self.steps() and time.time() < deadline:
+            time.sleep(0.1)
+        left = self.steps()
+        if left:
+            sys.exit(f"FAIL: slurmstepd {left} of the test's cluster still running after it stopped")
 
 
 def sweeps(cluster, exe, d):
