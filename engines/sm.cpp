@@ -96,10 +96,11 @@ class SmEngine final : public Engine {
           return fmt::format("sm loads and stores host memory from a kernel: it needs host kind mapped (pinned and mapped "
                              "into the GPU's address space), not {}",
                              to_string(l.kind));
-    for (const auto& [rank, jobs] : count_jobs(plan, o))
-      if (o.sms == 0 && jobs > kMaxJobs)
-        return fmt::format("sm's copy kernel takes at most {} copies per launch (one grid row each); GPU {} has {}", kMaxJobs,
-                           plan.devices[rank], jobs);
+    if (o.sms == 0)  // a budget's grid is one-dimensional: no row per job, nothing to count
+      for (const auto& [rank, jobs] : count_jobs(plan, o))
+        if (jobs > kMaxJobs)
+          return fmt::format("sm's copy kernel takes at most {} copies per launch (one grid row each); GPU {} has {}",
+                             kMaxJobs, plan.devices[rank], jobs);
     for (const Transfer& t : plan.transfers) {
       if (!team::local(t.issuer)) continue;
       const int from = plan.devices[t.issuer];

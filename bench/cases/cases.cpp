@@ -57,8 +57,9 @@ std::vector<int> device_ids(const DeviceSet& set, int device_count, const std::v
 // pairing); where there is no pair (one device) the whole list, so that the case is skipped with the pattern's reason.
 std::vector<std::vector<int>> device_pairs(const std::string& pattern_name, const std::vector<int>& ids) {
   const Pattern* p = pattern_of(pattern_name, false);
-  const bool one = pairing(*p) == "one-device";
-  const bool two = pairing(*p) == "two-device";
+  const std::string_view kind = pairing(*p);
+  const bool one = kind == "one-device";
+  const bool two = kind == "two-device";
   if (!one && !two) {
     std::vector<std::string_view> paired;
     for (const Pattern* q : all_patterns())
