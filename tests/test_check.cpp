@@ -1,6 +1,8 @@
 // --check: expectations files and reference results judged against records, and every bad file refused.
+#include <algorithm>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -10,6 +12,7 @@
 
 #include "bench/check.hpp"
 #include "bench/run/record.hpp"
+#include "case_key_spec.hpp"
 #include "core/errors.hpp"
 #include "gpu/links.hpp"
 
@@ -284,6 +287,20 @@ TEST(Check, TheCaseKeyJudgesTheSharedPairsAsTheScriptsMust) {
   ASSERT_GE(doc["pairs"].size(), 10u);
   for (const json& p : doc["pairs"])
     EXPECT_EQ(case_key(p["a"]).dump() == case_key(p["b"]).dump(), p["same"].get<bool>()) << p["why"];
+}
+
+// The key's parts are python/dmabench/case_key.json's, in the program as it was built: the file is the definition.
+TEST(Check, TheCaseKeysPartsAreTheSpecsParts) {
+  std::ifstream in(std::string(DMABENCH_SOURCE_DIR) + "/python/dmabench/case_key.json");
+  const json spec = json::parse(in);
+  EXPECT_EQ(json::parse(kCaseKeySpec), spec);  // the build embedded the file as it is now
+  json alltoallv = record("alltoallv", {0, 1}, 1.0, 1);
+  alltoallv["alltoallv"] = {{"direction", "dispatch"}};
+  std::vector<std::string> parts, got;
+  for (const json& p : spec["parts"]) parts.push_back(p["part"]);
+  for (const auto& [k, v] : case_key(alltoallv).items()) got.push_back(k);
+  std::sort(parts.begin(), parts.end());
+  EXPECT_EQ(got, parts);  // json objects iterate in sorted order
 }
 
 TEST(Check, BadFilesAreInputErrorsNamingTheField) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <set>
 
 namespace dmabench {
@@ -245,51 +244,6 @@ json to_json(const CaseRecord& r) {
   if (r.power) j["power"] = power_json(*r.power);
   if (r.overlap) j["overlap"] = overlap_json(*r.overlap);
   return j;
-}
-
-namespace {
-
-// An alltoallv record's routing as case_key takes it (dmabench.keys.routing_key): the routing's fields, and
-// its trace by file name alone (its folder differs between machines); null for the other patterns.
-json routing_key(const json& record) {
-  const json moe = record.value("alltoallv", json());
-  if (!moe.is_object()) return json();
-  json id = json::object();
-  for (const char* k : {"direction", "tokens", "splits", "skew", "step", "token_bytes", "tokens_per_rank", "topk",
-                        "experts", "seed", "ranks_asked"})
-    id[k] = moe.value(k, json());
-  const json file = moe.value("file", json());
-  id["file"] = file.is_string() && !file.get<std::string>().empty()
-                   ? json(std::filesystem::path(file.get<std::string>()).filename().string())
-                   : json();
-  return id;
-}
-
-}  // namespace
-
-json case_key(const json& r) {
-  const json lay = r.value("layout", json()), host = r.value("host_memory", json()), in_place = r.value("in_place", json());
-  json layout;  // contiguous: null, as in files written before `layout`
-  if (lay.is_object() && lay.value("kind", json("contiguous")) != "contiguous") {
-    layout = lay;
-    layout.erase("blocks_per_op");
-  }
-  const std::string name = r.value("name", json()).is_string() ? r["name"].get<std::string>() : std::string();
-  const auto at = name.find("/beside=");
-  json key = {{"pattern", r.value("pattern", json())},
-              {"in_place", in_place.is_boolean() && in_place.get<bool>()},
-              {"engine", r.value("engine", json())},
-              {"options", r.value("options", json::object())},
-              {"devices", r.value("devices", json::array())},
-              {"bytes", r.value("bytes", json())},
-              {"bytes_per_rank", r.value("bytes_per_rank", json())},
-              {"timing", r.value("timing", json())},
-              {"beside", at == std::string::npos ? std::string() : name.substr(at + 8)},
-              {"rotate", r.value("rotate", json(1))},
-              {"layout", layout},
-              {"host", host.is_object() ? json::array({host.value("kind", json()), host.value("numa", json())}) : json()}};
-  if (json routing = routing_key(r); !routing.is_null()) key["routing"] = std::move(routing);
-  return key;
 }
 
 }  // namespace dmabench

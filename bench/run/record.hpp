@@ -59,14 +59,12 @@ nlohmann::json to_json(const CaseRecord& r);
 // A power window, as the record's `power` writes it (without the case's ops_per_batch).
 nlohmann::json to_json(const power::Measurement& m);
 
-// The full identity of a record's case across runs and builds (results/SCHEMA.md, "A case's identity"): what
-// python/dmabench/keys.py case_key takes, field for field, so that --check, compare.py, history.py and
-// merge_runs.py match the same records. Not the name: a name leaves options at their default out, so two files
-// whose defaults differ can give different cases one name. An object of `pattern`, `in_place`, `engine`,
-// `options`, `devices`, `bytes`, `bytes_per_rank`, `timing`, `beside` (the workload after "/beside=" in the name,
-// "" alone), `rotate`, `layout` (null when contiguous; else the record's layout less `blocks_per_op`), `host`
-// ([kind, numa] of `host_memory`, null without it) and, for alltoallv records only, `routing`. Records are keyed
-// by its dump() (sorted keys: one spelling of each key).
+// The full identity of a record's case across runs and builds (results/SCHEMA.md, "A case's identity"), as
+// python/dmabench/case_key.json defines it, the one definition python/dmabench/keys.py case_key reads too, so that
+// --check, --merge, compare and history match the same records (bench/run/case_key.cpp embeds the file at build
+// time). Not the name: a name leaves options at their default out, so two files whose defaults differ can give
+// different cases one name. An object of the file's parts by name (`pattern`, `in_place`, ..., `routing` for
+// alltoallv records only). Records are keyed by its dump() (sorted keys: one spelling of each key).
 nlohmann::json case_key(const nlohmann::json& record);
 
 }  // namespace dmabench

@@ -53,7 +53,7 @@ import sys
 
 from . import junit, verdict
 from .levels import process_draws, shared_fraction
-from .keys import beside, case_class, case_key, p50_interval, pattern_label, variant, where
+from .keys import KEY_PARTS, beside, case_class, case_key, p50_interval, pattern_label, variant, where
 from .reader import load
 from .text import fmt_num, fmt_size, json_text, printable, ResultsError, table
 from .tool import arg_parser, run_tool
@@ -107,11 +107,6 @@ def compare(base_doc, new_doc, threshold=None, alpha=verdict.ALPHA, min_change=N
     only_base = sorted(base[k].get("name") or str(k) for k in base if k not in new)
     only_new = sorted(new[k].get("name") or str(k) for k in new if k not in base)
     return rows, only_base, only_new
-
-
-# case_key's parts, in its order (dmabench.keys.case_key)
-KEY_PARTS = ("pattern", "in_place", "engine", "options", "devices", "bytes", "bytes_per_rank", "timing", "beside",
-             "rotate", "layout", "host_memory", "routing")
 
 
 def settings_apart(base_doc, new_doc, only_base, only_new):

@@ -126,18 +126,6 @@ def where(result):
     return ", ".join(parts)
 
 
-def routing_key(result):
-    """An alltoallv case's routing as part of its identity (the trace by file name: its folder differs between
-    machines), or None for the other patterns."""
-    moe = result.get("alltoallv")
-    if not isinstance(moe, dict):
-        return None
-    ident = {k: moe.get(k) for k in ("direction", "tokens", "splits", "skew", "step", "token_bytes", "tokens_per_rank", "topk",
-                                     "experts", "seed", "ranks_asked")}
-    ident["file"] = os.path.basename(str(moe["file"])) if moe.get("file") else None
-    return json.dumps(ident, sort_keys=True)
-
-
 def pattern_label(pattern, in_place=False):
     """How the scripts show a case's pattern: 'allgather', or 'allgather (in place)' when its `in_place` is true."""
     return f"{pattern} (in place)" if in_place else pattern
@@ -201,22 +189,61 @@ def case_class(result):
     return "launch-bound" if command_bytes(result) < LAUNCH_BOUND_BYTES else "bandwidth-bound"
 
 
+def _load_key_spec():
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "case_key.json"), encoding="utf-8") as f:
+        return json.load(f)["parts"]
+
+
+# The parts of a case's identity and how each is taken from a record: case_key.json, the one definition the C++
+# program embeds too (bench/run/case_key.cpp). KEY_PARTS: their names, in order.
+KEY_SPEC = _load_key_spec()
+KEY_PARTS = tuple(p["part"] for p in KEY_SPEC)
+_MISSING = object()
+
+
+def _key_value(part, result):
+    """One part of a record's key as case_key.json's rule takes it (_MISSING: an optional part left out)."""
+    value = result.get(part["field"], part.get("absent"))
+    rule = part["rule"]
+    if rule == "true":
+        return value is True
+    if rule == "after":
+        name = value if isinstance(value, str) else ""
+        return name.split(part["marker"], 1)[1] if part["marker"] in name else ""
+    if rule == "unless":
+        if not isinstance(value, dict) or value.get("kind", part["kind_absent"]) == part["plain"]:
+            return None
+        return {k: v for k, v in value.items() if k not in part["drop"]}
+    if rule in ("pick", "pick_object"):
+        if not isinstance(value, dict):
+            return _MISSING if part.get("optional") else None
+        picked = {k: value.get(k) for k in part["keys"]}
+        for k in part.get("basename", ()):
+            picked[k] = os.path.basename(picked[k]) if isinstance(picked[k], str) and picked[k] else None
+        return picked if rule == "pick_object" else [picked[k] for k in part["keys"]]
+    if rule != "value":
+        raise ValueError(f"case_key.json: unknown rule {rule!r}")
+    return value
+
+
+def _python_form(part, value):
+    form = part["python"]
+    if value is None or form == "value":
+        return value
+    return tuple(value) if form == "tuple" else json.dumps(value, sort_keys=True)
+
+
 def case_key(result):
-    """The full identity of a case across runs: pattern and placement, engine, options, devices, bytes, timing,
-    workload, rotation, block layout (contiguous: None, as in files without `layout`) and host memory (kind and NUMA
-    request) and, for alltoallv, the routing, so that pinned and mapped, 1024 x 4 KiB and 64 x 64 KiB blocks of one
-    size, or two routings of one size, stay apart."""
-    lay = result.get("layout")
-    layout = None
-    if isinstance(lay, dict) and lay.get("kind", "contiguous") != "contiguous":
-        layout = json.dumps({k: v for k, v in lay.items() if k != "blocks_per_op"}, sort_keys=True)
-    host = result.get("host_memory")
-    host = json.dumps([host.get("kind"), host.get("numa")], sort_keys=True) if isinstance(host, dict) else None
-    key = (result["pattern"], bool(result.get("in_place")), result["engine"],
-           json.dumps(result.get("options", {}), sort_keys=True), tuple(result.get("devices", [])), result.get("bytes"),
-           result["bytes_per_rank"], result["timing"], beside(result), result.get("rotate", 1), layout, host)
-    routing = routing_key(result)  # alltoallv only: every other case keeps the key it had (history databases)
-    return key if routing is None else key + (routing,)
+    """The full identity of a case across runs, as case_key.json defines it: pattern and placement, engine, options,
+    devices, bytes, timing, workload, rotation, block layout (contiguous: None, as in files without `layout`) and host
+    memory (kind and NUMA request) and, for alltoallv, the routing, so that pinned and mapped, 1024 x 4 KiB and 64 x
+    64 KiB blocks of one size, or two routings of one size, stay apart. A hashable tuple, one entry per part."""
+    key = []
+    for part in KEY_SPEC:
+        value = _key_value(part, result)
+        if value is not _MISSING:
+            key.append(_python_form(part, value))
+    return tuple(key)
 
 
 # What sets one case apart from another of the same pattern, engine variant, timing and size (case_key has all of
