@@ -90,6 +90,11 @@ class CeOperation final : public GpuOperation {
   std::optional<double> device_seconds() override;
 
   nlohmann::json details() const override;
+  std::optional<std::size_t> descriptors() const override {
+    std::size_t n = 0;
+    for (const auto& w : work_) n += w->items.size();
+    return n;
+  }
 
  private:
   std::size_t total_slots() const {

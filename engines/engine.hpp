@@ -46,6 +46,9 @@ class Operation {
   virtual std::optional<double> device_seconds() { return std::nullopt; }
   // What the engine wants recorded with the result (e.g. evidence of the path a library took).
   virtual nlohmann::json details() const { return nlohmann::json::object(); }
+  // The copies one operation submits in this process (one per copy call, batch entry or kernel job, after
+  // coalescing: the record's breakdown.descriptors); nullopt where the engine does not count them (a library call).
+  virtual std::optional<std::size_t> descriptors() const { return std::nullopt; }
   // For engines that write device commands themselves (sdma): what the first operation wrote into
   // each queue (results/SCHEMA.md, "Packet dumps"); null for the others.
   virtual nlohmann::json packet_dump() const { return nullptr; }

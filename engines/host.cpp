@@ -180,6 +180,11 @@ class HostOperation final : public Operation {
   void fill_sources(std::uint64_t seed) override;
   void poison_destinations(std::uint64_t seed) override;
   std::vector<hostmem::BufferInfo> host_buffers() const override { return host_buffers_; }
+  std::optional<std::size_t> descriptors() const override {
+    std::size_t n = 0;
+    for (const auto& w : workers_) n += w->transfers.size();
+    return n;
+  }
   std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override;
 
  private:

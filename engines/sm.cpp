@@ -24,12 +24,14 @@ class SmOperation final : public GpuOperation {
         std::vector<gpu::CopyJob> jobs;
         for (const Transfer& t : o.coalesce ? coalesce(plan.issued_by(r)) : plan.issued_by(r))
           jobs.push_back({dst(t.dst_rank, s) + t.dst_offset, src(t.src_rank, s) + t.src_offset, t.bytes});
+        if (s == 0) jobs_ += jobs.size();
         const int budget = o.sms == SmOptions::kAllSms ? gpu::properties(device(r)).multiprocessors : o.sms;
         kernels_[s].emplace_back(r, gpu::CopyKernel(device(r), std::move(jobs), o.blocks, budget));
       }
   }
   // The grid and, under a budget, the multiprocessors the blocks ran on (the most over the launches' kernels:
   // each buffer set's first launch); sm_budget null without one.
+  std::optional<std::size_t> descriptors() const override { return jobs_; }
   nlohmann::json details() const override {
     long long grid = 0;
     int used = 0, multiprocessors = 0;
@@ -56,6 +58,7 @@ class SmOperation final : public GpuOperation {
  private:
   std::vector<std::vector<std::pair<int, gpu::CopyKernel>>> kernels_;  // per buffer set
   std::size_t launches_ = 0;
+  std::size_t jobs_ = 0;  // the copy jobs of one launch of every local issuer (descriptors)
   bool budgeted_;
 };
 

@@ -74,6 +74,7 @@ def check_results(doc, expect_backend):
         if r["sampling"]["mode"] == "fixed":
             expect(r["iterations"] in {p["iterations"] for p in parts}, f"{r['name']} iterations {r['iterations']}")
         check_interval(r)
+        check_submit(r)
         n = r["ranks"]
         per = r["bytes_per_rank"]
         if r["pattern"] == "alltoallv":  # uneven: S is the bytes the routing moves, busbw the share between ranks
@@ -93,6 +94,25 @@ def check_results(doc, expect_backend):
         expect(abs(r["algbw_GBps"] - alg) <= 1e-9 * alg, f"{r['name']} algbw")
         expect(abs(r["busbw_GBps"] - alg * factor) <= 1e-9 * alg, f"{r['name']} busbw")
     return names
+
+
+def check_submit(r):
+    """An ok record's `breakdown` (the submit part, results/SCHEMA.md): inside its own interval, never longer than the
+    samples it was taken in (host clock: each sample's submit is part of that sample), per descriptor consistent."""
+    b, name = r.get("breakdown"), r["name"]
+    expect(isinstance(b, dict), f"{name}: no breakdown")
+    low, high = b["submit_interval_us"]
+    expect(0 <= low <= b["submit_us"] <= high, f"{name}: submit {b['submit_us']} outside {low}..{high}")
+    if r["clock"] == "host":
+        expect(b["submit_us"] <= r["latency_us"]["p50"], f"{name}: submit {b['submit_us']} > p50 {r['latency_us']['p50']}")
+    n = b["descriptors"]
+    expect(n is None or (isinstance(n, int) and n >= 1), f"{name}: descriptors {n}")
+    if n is None:
+        expect(b["submit_per_descriptor_us"] is None, f"{name}: a per-descriptor figure without descriptors")
+    else:
+        expect(abs(b["submit_per_descriptor_us"] - b["submit_us"] / n) <= 1e-9 * b["submit_us"] + 1e-12, f"{name}: per descriptor")
+    if r["engine"] == "host" and r["pattern"] in ("copy", "h2d", "d2h", "d2d") and r.get("layout", {}).get("blocks_per_op"):
+        expect(n == r["layout"]["blocks_per_op"], f"{name}: {n} descriptors for {r['layout']['blocks_per_op']} blocks")
 
 
 STOPS = {"adaptive": {"noise", "max_time", "max_samples"}, "fixed": {"iterations"}}

@@ -44,6 +44,8 @@ NEW = {
                                     "the host engine's own process mode), added after the committed files",
     "results[].samples_us": "SCHEMA.md samples_us: every timed sample of the case (config samples: true or --samples, "
                             "issue 42), added after the committed files",
+    "results[].breakdown": "SCHEMA.md breakdown: the CPU time inside the issuing calls per operation and the descriptors "
+                           "(issue 54 item 1), added after the committed files",
     "results[].core_share": "SCHEMA.md core_share: whether the sampling thread's core was shared with a busy hardware "
                             "thread, per sample (issue 39: the slow mode's cause), added after the committed files",
     "context.config.samples": "the config's samples setting (issue 42), as above",

@@ -212,7 +212,7 @@ struct SampleFixture {
 };
 
 TEST(Team, ASampleIsTheSlowestRanksTime) {
-  auto team = std::make_unique<ScriptedTeam>(std::deque<std::string>{sent(""), shared({0.25, false}), sent(""), shared({1e-6, true})});
+  auto team = std::make_unique<ScriptedTeam>(std::deque<std::string>{sent(""), shared({0.25, false, 0.125}), sent(""), shared({1e-6, true, 1e-9})});
   ScriptedTeam* t = team.get();
   team::WorldForTest w(std::move(team));
   SampleFixture f;
@@ -221,11 +221,40 @@ TEST(Team, ASampleIsTheSlowestRanksTime) {
   const measure::Sample slow = measure::take_sample(s);
   EXPECT_DOUBLE_EQ(slow.seconds_per_op, 0.25) << "rank 1 took 0.25 s: the sample is its time";
   EXPECT_FALSE(slow.gpu_clock);
+  EXPECT_DOUBLE_EQ(slow.submit_seconds_per_op, 0.125) << "the submit is the longest of the processes' submits";
   const measure::Sample mine = measure::take_sample(s);
   EXPECT_GE(mine.seconds_per_op, 0.002) << "rank 0 was the slower one";
   EXPECT_LT(mine.seconds_per_op, 0.2);
   EXPECT_TRUE(mine.gpu_clock) << "a GPU-clock sample on any rank makes the sample GPU-timed";
+  EXPECT_GE(mine.submit_seconds_per_op, 1e-9) << "this process's own submit, the longer one";
+  EXPECT_LE(mine.submit_seconds_per_op, mine.seconds_per_op);
   EXPECT_EQ(t->collectives, 4) << "per sample: one agreement before timing (the barrier), one gather after";
+}
+
+// The submit is the time inside launch(): an operation whose launch spins 2 ms and whose wait spins 3 ms.
+TEST(Team, TheSubmitIsTheTimeInsideTheLaunchCalls) {
+  class SlowLaunch final : public Operation {
+   public:
+    void launch() override { spin(0.002); }
+    void wait() override { spin(0.003); }
+    void fill_sources(std::uint64_t) override {}
+    void poison_destinations(std::uint64_t) override {}
+    std::optional<Mismatch> check_destinations(const Plan&, std::uint64_t) override { return std::nullopt; }
+
+   private:
+    static void spin(double seconds) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
+  };
+  SampleFixture f;
+  SlowLaunch op;
+  const measure::Subject s{f.spec, f.plan, *f.engine, *f.options, op, *f.backend};
+  const measure::Sample one = measure::take_sample(s);
+  EXPECT_GE(one.submit_seconds_per_op, 0.002);
+  EXPECT_LT(one.submit_seconds_per_op, 0.004) << "the wait is not part of the submit";
+  EXPECT_GE(one.seconds_per_op, 0.005);
 }
 
 TEST(Team, AnErrorInAnotherRanksSampleFailsItHereToo) {

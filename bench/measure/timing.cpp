@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -19,10 +20,12 @@ Sample launch_and_wait(const Subject& s) {
   const int depth = s.depth();
   const auto t0 = clock::now();
   for (int k = 0; k < depth; ++k) s.op.launch();
+  const auto issued = clock::now();
   s.op.wait();
   const auto t1 = clock::now();
-  if (auto gpu = s.op.device_seconds()) return {*gpu / depth, true};  // GPU-clock timing (gpu-flag trigger)
-  return {std::chrono::duration<double>(t1 - t0).count() / depth, false};
+  const double submit = std::chrono::duration<double>(issued - t0).count() / depth;
+  if (auto gpu = s.op.device_seconds()) return {*gpu / depth, true, submit};  // GPU-clock timing (gpu-flag trigger)
+  return {std::chrono::duration<double>(t1 - t0).count() / depth, false, submit};
 }
 
 }  // namespace
@@ -49,13 +52,20 @@ Sample take_sample(const Subject& s) {
   } catch (const std::exception& e) {
     error = e.what();
   }
-  Sample slowest{0, false};
-  // each process's (seconds per operation, timed on the GPU clock)
-  for (const auto& [seconds, gpu_clock] : team::share(std::pair{mine.seconds_per_op, mine.gpu_clock}, error)) {
+  Sample slowest{0, false, 0};
+  // each process's (seconds per operation, timed on the GPU clock, submit seconds per operation)
+  for (const auto& [seconds, gpu_clock, submit] :
+       team::share(std::tuple{mine.seconds_per_op, mine.gpu_clock, mine.submit_seconds_per_op}, error)) {
     slowest.seconds_per_op = std::max(slowest.seconds_per_op, seconds);
     slowest.gpu_clock = slowest.gpu_clock || gpu_clock;
+    slowest.submit_seconds_per_op = std::max(slowest.submit_seconds_per_op, submit);
   }
   return slowest;
+}
+
+std::optional<Submit> submit_of(const Samples& samples, std::optional<std::size_t> descriptors) {
+  if (samples.submit_us.empty() || samples.submit_us.size() != samples.us.size()) return std::nullopt;
+  return Submit{median_interval(samples.submit_us), descriptors};
 }
 
 std::optional<Timed> timed(const Samples& samples, const Plan& plan, const Sampling& rule) {

@@ -324,6 +324,7 @@ Samples Session::library_loop(CaseExecution& ex) {
   struct Invocation {
     std::vector<double> us;
     std::vector<double> core_ratios;  // the core-share reading before each sample
+    std::vector<double> submit_us;    // µs inside the launch calls per operation, each sample
     double seconds = 0;  // its loop's wall time
   };
   std::vector<Invocation> invocations;  // one per call of the body: probes, then the reported runs
@@ -339,6 +340,7 @@ Samples Session::library_loop(CaseExecution& ex) {
         st.SetIterationTime(s);
         done.us.push_back(s * 1e6);
         done.core_ratios.push_back(ex.last_core_ratio());
+        done.submit_us.push_back(ex.last_submit_us());
       }
       done.seconds = steady_seconds() - start;
     } catch (const std::exception& e) {
@@ -361,6 +363,7 @@ Samples Session::library_loop(CaseExecution& ex) {
     samples.us.insert(samples.us.end(), invocations[i].us.begin(), invocations[i].us.end());
     samples.core_ratios.insert(samples.core_ratios.end(), invocations[i].core_ratios.begin(),
                                invocations[i].core_ratios.end());
+    samples.submit_us.insert(samples.submit_us.end(), invocations[i].submit_us.begin(), invocations[i].submit_us.end());
     samples.outcome.seconds += invocations[i].seconds;
   }
   return samples;

@@ -14,6 +14,15 @@ json latency_json(const LatencyStats& s) {
           {"p99", s.p99}, {"max", s.max}, {"stddev", s.stddev}};
 }
 
+// The record's `breakdown` (results/SCHEMA.md): the submit part, measured in every timed sample.
+json submit_json(const measure::Submit& s) {
+  const json n = s.descriptors ? json(*s.descriptors) : json();
+  return {{"submit_us", s.us.p50},
+          {"submit_interval_us", json::array({s.us.low, s.us.high})},
+          {"descriptors", n},
+          {"submit_per_descriptor_us", s.descriptors && *s.descriptors > 0 ? json(s.us.p50 / *s.descriptors) : json()}};
+}
+
 json breakdown_json(const measure::Breakdown& b) {
   if (!b.error.empty()) return {{"error", b.error}};
   return {{"control", b.control_us},
@@ -222,6 +231,7 @@ json to_json(const CaseRecord& r) {
   if (r.timed && !r.samples_us.empty()) j["samples_us"] = samples_json(r.samples_us);
   if (r.timed && r.cpu_choice) j["cpu_choice"] = measure::to_json(*r.cpu_choice);
   if (r.timed && r.core_share) j["core_share"] = measure::to_json(*r.core_share, !r.samples_us.empty());
+  if (r.timed && r.submit) j["breakdown"] = submit_json(*r.submit);
   j["layout"] = to_json(c.layout);
   if (c.layout.blocks && c.plan) {
     const std::size_t blocks = c.plan->transfers.size();

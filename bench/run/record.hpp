@@ -44,6 +44,7 @@ struct CaseRecord {
   std::vector<double> samples_us;           // every timed sample, µs per operation, in order (Case::run.keep_samples)
   std::optional<measure::CpuChoiceCase> cpu_choice;  // where the samples were taken (--cpu-choice quiet)
   std::optional<measure::CoreShare> core_share;  // whether the sampling thread's core was shared, per sample
+  std::optional<measure::Submit> submit;         // the CPU time inside the issuing calls (the record's breakdown)
   nlohmann::json engine_details = nlohmann::json::object();  // Operation::details(), engine-defined
   std::vector<hostmem::BufferInfo> host_memory;  // Operation::host_buffers()
   std::optional<SetupCost> setup;                // cases that were set up

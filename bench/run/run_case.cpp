@@ -203,6 +203,7 @@ double CaseExecution::sample_seconds() {
   last_core_ratio_ = cpu_choice_ ? cpu_choice_->before_sample() : measure::read_core_share().ratio();
   const measure::Sample s = measure::take_sample(subject());
   measured_.gpu_clock = measured_.gpu_clock || s.gpu_clock;
+  last_submit_us_ = s.submit_seconds_per_op * 1e6;
   return s.seconds_per_op;
 }
 
@@ -220,15 +221,17 @@ std::optional<Stop> agreed_stop(std::optional<Stop> mine) {
 }  // namespace
 
 Samples CaseExecution::take_samples() {
-  std::vector<double> ratios;
-  const auto sample = [this, &ratios] {
+  std::vector<double> ratios, submits;
+  const auto sample = [this, &ratios, &submits] {
     const double s = sample_seconds();
     ratios.push_back(last_core_ratio_);
+    submits.push_back(last_submit_us_);
     return s;
   };
   Samples out = dmabench::take_samples(sample, spec().run.sampling, spec().timed_iterations(), steady_seconds,
                                        team::world().multi() ? AgreeStop(agreed_stop) : AgreeStop());
   out.core_ratios = std::move(ratios);
+  out.submit_us = std::move(submits);
   return out;
 }
 
@@ -242,6 +245,7 @@ void CaseExecution::set_samples(const Samples& samples) {
   if (spec().run.keep_samples) measured_.samples_us = samples.us;
   if (!samples.core_ratios.empty() && samples.core_ratios.size() == samples.us.size())
     measured_.core_share = measure::summarize_core_share(samples.core_ratios);
+  measured_.submit = measure::submit_of(samples, op_ ? op_->descriptors() : std::nullopt);
   measured_.cpu = measure::current_cpu();  // the thread that took the samples (the sampler's)
   if (!measured_.timed) fail("no timed samples were taken");
 }

@@ -44,6 +44,8 @@ class CaseExecution {
   void choose_cpu_with(measure::CpuChoice* choice) { cpu_choice_ = choice; }
   // The core-share reading taken before the last sample_seconds() (measure/core_share.hpp).
   double last_core_ratio() const { return last_core_ratio_; }
+  // The µs inside the launch calls per operation of the last sample_seconds() (measure::Sample's submit).
+  double last_submit_us() const { return last_submit_us_; }
   // The case's timed samples by its sampling rule (bench/sampling/sampler.hpp: `iterations` of them, or adaptively; the caller
   // warms up first); in a multi-process run every process stops after the same sample. Throws on runtime errors.
   Samples take_samples();
@@ -90,6 +92,7 @@ class CaseExecution {
   void set_up_steps();  // setup() but for its timing
   CaseRecord measured_;
   double last_core_ratio_ = 0;
+  double last_submit_us_ = 0;
   measure::CpuChoice* cpu_choice_ = nullptr;
 };
 

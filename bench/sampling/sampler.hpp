@@ -39,6 +39,7 @@ struct SamplingOutcome {
 struct Samples {
   std::vector<double> us;  // µs per operation, in the order taken
   std::vector<double> core_ratios;  // the core-share reading before each sample (measure/core_share.hpp), same order
+  std::vector<double> submit_us;  // µs inside the launch calls per operation (measure::Sample), same order
   SamplingOutcome outcome;
 };
 

@@ -143,24 +143,30 @@ def desc_section(work, fits):
     by = {}
     for r in ok:
         lay = r.get("layout", {})
+        b = r.get("breakdown") or {}
         by.setdefault((r["pattern"], lay.get("block_bytes"), r["engine"]), []).append(
-            (lay.get("blocks_per_op"), r["latency_us"]["p50"]))
+            (b.get("descriptors") or lay.get("blocks_per_op"), r["latency_us"]["p50"], b.get("submit_us")))
     mech = {"ce": "loop", "ce-batch": "batch"}
-    print(f"   {'dir':4} {'block':5} {'engine':9} {'dmabench':>9} {'probe total':>12} {'ratio':>6} {'probe call':>11} "
-          f"{'n=16384 p50 us':>15}")
+    print(f"   {'dir':4} {'block':5} {'engine':9} {'dmabench':>9} {'probe total':>12} {'ratio':>6} {'submit':>8} "
+          f"{'probe call':>11} {'ratio':>6} {'n=16384 p50 us':>15}")
     for key in sorted(by):
         pts = sorted(p for p in by[key] if p[0])
         slope, _ = ols([p[0] for p in pts], [p[1] for p in pts])
+        sub = [p for p in pts if p[2] is not None]
+        sub_slope = ols([p[0] for p in sub], [p[2] for p in sub])[0] if len(sub) >= 3 else None
         f = fits.get((key[0], key[1], mech.get(key[2], "")), [])
         pt = [x[2] for x in f if x[2] is not None]
         pc = [x[1] for x in f if x[1] is not None]
         pt_m = statistics.median(pt) if pt else None
+        pc_m = statistics.median(pc) if pc else None
         ratio = slope / pt_m if slope is not None and pt_m else None
+        sub_ratio = sub_slope / pc_m if sub_slope is not None and pc_m else None
         last = next((p[1] for p in pts if p[0] == 16384), None)
         print(f"   {key[0]:4} {kib(key[1]):5} {key[2]:9} {fmt(slope, '.4f'):>9} {fmt(pt_m, '.4f'):>12} {fmt(ratio, '.3f'):>6} "
-              f"{fmt(statistics.median(pc) if pc else None, '.4f'):>11} {fmt(last, '.1f'):>15}")
-    print("   (dmabench's p50 is issue to completion, so it sits beside the probe's total; the probe's call column is"
-          " the submit cost alone)")
+              f"{fmt(sub_slope, '.4f'):>8} {fmt(pc_m, '.4f'):>11} {fmt(sub_ratio, '.3f'):>6} {fmt(last, '.1f'):>15}")
+    print("   (us per descriptor: dmabench's p50 is issue to completion, beside the probe's total; dmabench's submit"
+          " (breakdown.submit_us, the CPU time inside the issuing calls) beside the probe's call, the same calls timed"
+          " by the probe's own code)")
 
 
 def main():
