@@ -10,6 +10,9 @@
 #             by scripts/merge_runs.py: how far paged ce-batch at 4-64 KiB moves between processes (issue 50's target:
 #             90% of (case, process) records within 1.1x of the case's fastest process; 46% before) and the medians
 #             against the probe's (target: within 5%); the first OFF (0) rounds also run a process with --cpu-choice off
+#   hint      configs/kv-pool-hint.json (ce-batch h2d/d2h, 1024 x 4 and 16 KiB in a 4 GiB pinned pool, overlap_hint true
+#             and false) with --processes HPROCS (3), then the probe (4 and 16 KiB pages) in HPROCS fresh processes:
+#             whether the batch's cudaMemcpyFlagPreferOverlapWithCompute is why kv-pool's h2d ce-batch was 2x the probe
 #   gate      dmabench-results gate-rates on configs/gate-gpu.json: AA (4) A/A comparisons and INJ (4) against the shim
 #             spinning SPIN_NS (2000) ns before each runtime copy or launch call of NEW's processes; GPROCS (6)
 #             processes a side, GRERUNS (1) re-run looks, GBUDGET (90) s of re-runs a comparison, GSEED (1) the seed
@@ -18,7 +21,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
 experiment gate "info build gpucheck kvpool gate"
 PROCS="${PROCS:-8}" AA="${AA:-4}" INJ="${INJ:-4}" SPIN_NS="${SPIN_NS:-2000}" OFF="${OFF:-0}"
-GPROCS="${GPROCS:-6}" GRERUNS="${GRERUNS:-1}" GBUDGET="${GBUDGET:-90}" GSEED="${GSEED:-1}"
+HPROCS="${HPROCS:-3}" GPROCS="${GPROCS:-6}" GRERUNS="${GRERUNS:-1}" GBUDGET="${GBUDGET:-90}" GSEED="${GSEED:-1}"
 B="$PWD/build/dmabench"
 SHIM="$PWD/build/libdmabench_slowdown_shim.so"
 PROBE="$PWD/build/vcpu_probe"
@@ -64,6 +67,34 @@ if want kvpool; then
   done >"$WORK/kv-analysis.md" 2>&1
   log "kv-pool analysed rc=$?"
   cat "$WORK/kv-analysis.md"
+fi
+if want hint; then
+  mkdir -p "$WORK/hint"
+  "$B" --config configs/kv-pool-hint.json --samples --processes "$HPROCS" --out "$WORK/hint/hint.json" -q \
+    >"$WORK/hint/hint.log" 2>&1
+  log "kv-pool-hint rc=$?"
+  for k in $(seq 1 "$HPROCS"); do
+    for pb in 4096 16384; do
+      "$PROBE" --cpus quiet --passes 1 --samples 30 --pool-bytes 4294967296 --page-bytes "$pb" --seed "$k" \
+        >"$WORK/hint/probe-$pb-$k.jsonl" 2>"$WORK/hint/probe-$pb-$k.err"
+      log "probe $pb B round $k rc=$?"
+    done
+  done
+  python3 - "$WORK/hint" <<'PY' | tee "$WORK/hint/summary.txt"
+import glob, json, statistics, sys
+d = sys.argv[1]
+doc = json.load(open(f"{d}/hint.json"))
+for r in doc["results"]:
+    if r.get("status") == "ok":
+        print(f"{r['name']}  overlap_hint={r['options'].get('overlap_hint')}  p50 {r['latency_us']['p50']:.1f} us "
+              f"{r.get('p50_interval_us')}")
+for pb in (4096, 16384):
+    rows = [json.loads(l) for f in sorted(glob.glob(f"{d}/probe-{pb}-*.jsonl")) for l in open(f)]
+    for k in ("batch_h2d_us", "batch_d2h_us"):
+        v = [r[k] for r in rows if k in r]
+        print(f"probe {pb} B {k}: median {statistics.median(v):.1f} us over {len(v)} lines" if v else f"probe {pb} B {k}: none")
+PY
+  pack
 fi
 if want gate; then
   python3 -m dmabench.cli gate-rates --bin "$B" --out "$WORK/gate" --aa "$AA" --injected "$INJ" \
