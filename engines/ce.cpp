@@ -62,7 +62,6 @@ struct DeviceWork {
   std::size_t host_slot_base = 0;       // flag-spin: this GPU's slots in the host-mapped array
   std::vector<gpu::Graph> graphs;       // per buffer set
   std::vector<gpu::DeviceBuffer> bounce;  // local=peer-bounce: the peer-side buffers
-  bool src_host = false, dst_host = false;  // its copies read / write host memory (ce-batch's location hints)
   std::uint32_t* word(int i) const { return static_cast<std::uint32_t*>(words.data()) + i; }
 };
 
@@ -148,8 +147,6 @@ CeOperation::CeOperation(const Plan& plan, CeOptions opt) : GpuOperation(plan, {
     w.rank = r;
     w.device = device(r);
     build_items(w, opt_.coalesce ? coalesce(plan.issued_by(r)) : plan.issued_by(r));
-    w.src_host = plan.src_location(plan.issued_by(r).front().src_rank).host;
-    w.dst_host = plan.dst_location(plan.issued_by(r).front().dst_rank).host;
     for (int set = 0; set < sets(); ++set) {  // addresses worked out once, never in launch()
       w.set_jobs.emplace_back();
       for (const Item& it : w.items) {
@@ -399,7 +396,7 @@ void CeOperation::issue(DeviceWork& w, std::uint32_t g) {
   }
   if (opt_.batch) {
     for (std::size_t l = 0; l < w.lanes.size(); ++l) {
-      gpu::copy_batch_async(w.lane_jobs[set][l], w.device, w.lanes[l], opt_.overlap_hint, w.src_host, w.dst_host);
+      gpu::copy_batch_async(w.lane_jobs[set][l], w.device, w.lanes[l], opt_.overlap_hint);
       signal(w, static_cast<int>(l), g, w.lanes[l], true);  // b2b only: one slot per lane, in lane order
     }
     return;

@@ -190,8 +190,7 @@ void Graph::launch(const Stream& stream) const {
 // library that declares it is the runtime, so a build that has it runs it.
 WhyNot copy_batch_unsupported() { return std::nullopt; }
 
-void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute,
-                      bool, bool) {
+void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute) {
   if (jobs.empty()) return;
   std::vector<void*> dsts(jobs.size());
   std::vector<void*> srcs(jobs.size());  // HIP takes void**: the sources are only read
@@ -223,7 +222,7 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
 #elif defined(DMABENCH_GPU_HIP)
 WhyNot copy_batch_unsupported() { return gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)"); }
 
-void copy_batch_async(const std::vector<CopyJob>&, int, const Stream&, bool, bool, bool) {
+void copy_batch_async(const std::vector<CopyJob>&, int, const Stream&, bool) {
   throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)").value());
 }
 #else
@@ -242,8 +241,7 @@ WhyNot copy_batch_unsupported() {
 #endif
 }
 
-void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute,
-                      bool src_host, bool dst_host) {
+void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute) {
 #if defined(DMABENCH_CUDA_HAS_BATCH)
   if (jobs.empty()) return;
   // Plain void** and size_t*: CUDA 12.8 declares the arrays without const, 12.9 and 13 with it; these
@@ -256,15 +254,11 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
     sizes[i] = jobs[i].bytes;
   }
   cudaMemcpyAttributes attr{};
-  attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-  // location hints (CUDA reads them for managed memory only; they say what the buffers are)
-  attr.srcLocHint.type = src_host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
-  attr.srcLocHint.id = src_host ? 0 : device;
-  attr.dstLocHint.type = dst_host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
-  attr.dstLocHint.id = dst_host ? 0 : device;
+  attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;  // no location hints: gpu.hpp says why
   attr.flags = prefer_overlap_with_compute ? cudaMemcpyFlagPreferOverlapWithCompute : cudaMemcpyFlagDefault;
   std::size_t attr_index = 0;
 #if CUDART_VERSION >= 13000
+  (void)device;  // named only in CUDA 12's error message below
   DMABENCH_GPU_CHECK(cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), jobs.size(), &attr, &attr_index, 1,
                                            native_stream(stream)));
 #else  // CUDA 12.8 and 12.9 also return the index of the copy that failed
@@ -283,8 +277,6 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
   (void)device;
   (void)stream;
   (void)prefer_overlap_with_compute;
-  (void)src_host;
-  (void)dst_host;
   throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch (cudaMemcpyBatchAsync)").value());
 #endif
 }

@@ -803,7 +803,7 @@ struct PlainLoop {
   void once() {
     if (kernel) kernel->launch(stream);
     else if (c.variant.engine == "ce-batch")
-      gpu::copy_batch_async(jobs, c.devices.front(), stream, true, c.pattern == "h2d", c.pattern == "d2h");
+      gpu::copy_batch_async(jobs, c.devices.front(), stream, true);
     else
       for (const auto& j : jobs) gpu::copy_async(j.dst, j.src, j.bytes, stream);
     stream.synchronize();
