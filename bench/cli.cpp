@@ -59,6 +59,7 @@ std::string usage() {
        dmabench PRESET [--out FILE] [options]   (a shipped config by name, e.g. dmabench crossover)
        dmabench -b 1KiB -e 1GiB -f 2 --patterns copy --engines ce   (a sweep from flags alone)
        dmabench             (no arguments: what this machine offers and the command of a first sweep)
+       dmabench --merge A.json B.json ... --out M.json   (N processes' files into one levels file: --merge --help)
 
 Sweeps copies and collectives over DMA/copy engines, GPU-core copy kernels, NCCL and host threads;
 validates every case's data, times it, and writes one JSON record per case.

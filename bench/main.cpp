@@ -10,6 +10,7 @@
 
 #include "bench/cli.hpp"
 #include "bench/features.hpp"
+#include "bench/levels/merge_files.hpp"
 #include "bench/config/presets.hpp"
 #include "bench/run/gbench_flags.hpp"
 #include "bench/output/console.hpp"
@@ -39,6 +40,8 @@ int main(int argc, char** argv) {
       dmabench::print_first_run(argc > 0 ? argv[0] : "dmabench");
       return 0;
     }
+    // --merge A.json B.json ... --out M.json: a mode of its own, with its own arguments (bench/levels/merge_files.hpp)
+    if (dmabench::levels::merge_mode(args)) return dmabench::levels::merge_files(args);
     const dmabench::CliOptions options = dmabench::parse_cli(args);
     if (options.help) {
       dmabench::console::say("{}", dmabench::usage());

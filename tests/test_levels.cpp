@@ -1,7 +1,10 @@
 // Levels across fresh processes (bench/levels/levels.hpp): the merge of three synthetic process files against the
-// hand-computed figures of tests/data/levels/expected.json (scripts/merge_runs.py is tested against the same file),
-// nine processes for a 95% interval, and the shuffle behind --order random.
+// hand-computed figures of tests/data/levels/expected.json (scripts/merge_runs.py, which runs `dmabench --merge`, is
+// tested against the same file), nine processes for a 95% interval, what the merge makes of records it must not
+// trust, the reader of results files and journals (results_file.hpp), and the shuffle behind --order random.
+// `--merge`'s refusals through the command line: tests/cli_merge_test.py.
 #include <fstream>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -10,6 +13,8 @@
 
 #include "bench/cases/cases.hpp"
 #include "bench/levels/levels.hpp"
+#include "bench/levels/results_file.hpp"
+#include "core/errors.hpp"
 
 using namespace dmabench;
 using json = nlohmann::json;
@@ -22,6 +27,24 @@ json read(const std::string& name) {
 }
 
 std::vector<json> processes() { return {read("process-1.json"), read("process-2.json"), read("process-3.json")}; }
+
+// A file of the tests' own, with `text`; its path.
+std::string file(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "dmabench-levels-" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// The InputError's message `f` throws ("" where it throws none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
 
 json merged() {
   return levels::merge(processes(), {{"p1.json", 0}, {"p2.json", 1}, {"p3.json", 0}}, "test",
@@ -109,6 +132,95 @@ TEST(Levels, AProcessThatEndedEarlyLeavesItsCasesMissing) {
   EXPECT_EQ(r["levels"]["interval"], "within one process");
   EXPECT_EQ(r["p50_interval_us"], docs[0]["results"][3]["p50_interval_us"]) << "one process: its own interval";
   EXPECT_EQ(r["levels"]["missing"][0]["status"], "not run");
+}
+
+TEST(Levels, RecordsItCannotTrustAreMergedAsTheyAre) {
+  std::vector<json> docs = processes();
+  json& twice = docs[0]["results"];
+  const json case_0 = twice[1];
+  twice.push_back(case_0);  // case 0 twice in process 1: its second record is a case of its own
+  twice.back()["latency_us"]["p50"] = 1000;
+  for (json& d : docs)
+    for (json& r : d["results"]) {
+      r["bytes"] = nullptr;      // S not recorded: what algbw and the p50 imply
+      r["case_index"] = "first";  // no integer: the order first seen
+      r.erase("noise");          // the within-process noise from the p50 interval
+      r["core_share"] = {{"probed", 10}, {"shared", 11}};  // more shared than probed: no share
+    }
+  docs[2]["context"].erase("calibration");
+  docs[0]["context"]["calibration"]["core_share"] = {{"threshold", 0.75}};
+  const json m = levels::merge(docs, {}, "test", json::object());
+  ASSERT_EQ(m["results"].size(), 5u);
+  EXPECT_EQ(m["results"][0]["name"], docs[0]["results"][0]["name"]) << "process 1's order";
+  const json& again = m["results"][4];
+  EXPECT_EQ(again["levels"]["processes"], 1) << "the second record of case 0 is matched with no other";
+  EXPECT_EQ(again["latency_us"]["p50"], 1000);
+  const json& r = m["results"][1];  // case 0: ok in 3 processes
+  const json& median = docs[2]["results"][2];  // process 3's, 110 µs: the median process's record
+  EXPECT_NEAR(r["algbw_GBps"].get<double>(), median["algbw_GBps"].get<double>(), 1e-9);
+  for (const json& noise : r["levels"]["noise"]) EXPECT_TRUE(noise.is_number()) << r["levels"].dump();
+  EXPECT_EQ(r["levels"]["core_shared"], json::array({nullptr, nullptr, nullptr}));
+  const json& cal = m["context"]["calibration"];
+  EXPECT_EQ(cal["core_share"]["per_process"].size(), 3u);
+  EXPECT_TRUE(cal["core_share"]["per_process"][2].is_null()) << "process 3 has no calibration";
+  docs[0]["context"].erase("calibration");
+  EXPECT_FALSE(levels::merge(docs, {}, "test", json::object())["context"].contains("calibration"))
+      << "no probes in the first process: the context keeps what it has";
+}
+
+TEST(Levels, TheReaderTakesAJournalWhereItHoldsMore) {
+  json doc = read("process-1.json");
+  const json header = {{"schema", "dmabench-journal/1"}, {"results_schema", "dmabench/1"}, {"context", doc["context"]}};
+  std::string lines = header.dump() + "\n";
+  for (const json& r : doc["results"]) lines += r.dump() + "\n";
+  const std::string journal = file("run.json.journal", lines + "{\"torn");
+  levels::ResultsRead got = levels::read_results(journal);
+  EXPECT_EQ(got.doc["results"], doc["results"]);
+  EXPECT_EQ(got.note, journal + ": line 6 is torn (the run was killed while writing it); ignored");
+  json behind = doc;
+  behind["results"].erase(behind["results"].begin() + 1, behind["results"].end());
+  const std::string results = file("run.json", behind.dump());
+  got = levels::read_results(results);
+  EXPECT_EQ(got.doc["results"].size(), 4u);
+  EXPECT_EQ(got.note, journal + ": the run that writes " + results + " has not finished; reading its journal (4 records, "
+                                                                     "1 in " + results + "; its torn line 6 ignored)");
+  file("run.json.journal", lines.substr(0, lines.find('\n') + 1));  // the header alone: the results file holds more
+  got = levels::read_results(results);
+  EXPECT_EQ(got.doc["results"].size(), 1u);
+  EXPECT_EQ(got.note, "");
+  file("run.json.journal", "[1]\n" + lines);
+  EXPECT_NE(error_of([&] { levels::read_results(results); }).find("run.json.journal: line 1: not a dmabench journal"),
+            std::string::npos);
+  file("run.json.journal", header.dump() + "\n{\n" + doc["results"][0].dump() + "\n");
+  EXPECT_NE(error_of([&] { levels::read_results(results); }).find("run.json.journal: line 2: not valid JSON"),
+            std::string::npos) << "a bad line before the last is no torn line";
+}
+
+TEST(Levels, TheReaderNamesTheFirstFieldTheMergeCannotRead) {
+  const json good = read("process-1.json");
+  const auto message = [&](const std::function<void(json&)>& change) {
+    json doc = good;
+    change(doc);
+    return error_of([&] { levels::read_results(file("bad.json", doc.dump())); });
+  };
+  EXPECT_EQ(message([](json&) {}), "");
+  const std::string at = ::testing::TempDir() + "dmabench-levels-bad.json: ";
+  EXPECT_EQ(message([](json& d) { d["results"][1]["latency_us"]["p50"] = 0; }),
+            at + "results[1].latency_us.p50: expected a positive number, got 0");
+  EXPECT_EQ(message([](json& d) { d["results"][0]["status"] = "great"; }),
+            at + "results[0].status: expected one of ok, skipped, failed, got \"great\"");
+  EXPECT_EQ(message([](json& d) { d["results"][1]["sampling"]["samples"] = 0; }),
+            at + "results[1].sampling.samples: expected a positive integer, got 0");
+  EXPECT_EQ(message([](json& d) { d["results"][1].erase("name"); }), at + "results[1].name: missing");
+  EXPECT_EQ(message([](json& d) { d["context"] = nullptr; }), at + "context: expected an object, got null");
+  EXPECT_EQ(message([](json& d) { d["schema"] = "dmabench/2"; }), at + "has schema \"dmabench/2\"; dmabench reads 'dmabench/1'");
+  EXPECT_EQ(message([](json& d) { d = json::array(); }), at + "not a dmabench results file: the top level is array, not an object");
+  EXPECT_NE(error_of([&] { levels::read_results(file("run.json.xz", "")); }).find("a compressed file (.xz)"), std::string::npos);
+  // a lone surrogate escape (no character) is read as its escaped text, as python/dmabench/reader.py reads it
+  std::string text = good.dump();
+  text.replace(text.find("\"host\":\""), 8, "\"host\":\"\\ud800");
+  const json host = levels::read_results(file("surrogate.json", text)).doc["context"]["host"];
+  EXPECT_EQ(host.get<std::string>().substr(0, 6), "\\ud800") << host;
 }
 
 TEST(Levels, TheShuffleIsReproducibleFromItsSeedAndDiffersBetweenSeeds) {

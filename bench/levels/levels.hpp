@@ -4,7 +4,8 @@
 // process to the next by more than its own interval says. `--processes N` runs the sweep in N fresh processes one
 // after another, each with its cases in its own random order, keeps their results files in `<out>.processes/`, and
 // writes --out as a levels file: per case the median over processes with the between-process interval.
-// scripts/merge_runs.py merges files of processes started otherwise the same way (tests/data/levels binds both).
+// `dmabench --merge` (merge_files.hpp) merges the files of processes started otherwise the same way: this merge is
+// the one writer of levels files (scripts/merge_runs.py and `dmabench-results ab` run the program).
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,10 +22,12 @@ struct ProcessFile {
   std::optional<int> exit_code;  // nullopt: not known (a file made elsewhere)
 };
 
-// The levels document of the results documents of N processes of one config, in process order (`docs` and
-// `files` alike): records matched by their case key (bench/run/record.hpp case_key, as merge_runs.py matches them), in
-// case_index order; context.levels holds `settings` (processes asked, order, order_seed), `merged_by` and every
-// process's part of its context. Throws std::invalid_argument when `docs` is empty.
+// The levels document of the results documents of N processes of one config (checked by results_file.hpp's
+// check_results), in process order (`docs` and `files` alike): records matched by their case key (bench/run/record.hpp
+// case_key, as compare.py and history.py match them; a case a file holds twice: its n-th record with the others'
+// n-th), in case_index order (without one: the order first seen); the context is the first process's, with
+// context.levels (`settings`: processes asked, order, order_seed; `merged`, `merged_by` and every process's part of
+// its context) and the merged context.calibration. Throws std::invalid_argument when `docs` is empty.
 nlohmann::json merge(const std::vector<nlohmann::json>& docs, const std::vector<ProcessFile>& files,
                      const std::string& merged_by, const nlohmann::json& settings);
 

@@ -13,7 +13,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <tuple>
 #include <random>
@@ -28,11 +27,11 @@
 #include "bench/output/console.hpp"
 #include "core/interrupt.hpp"
 #include "bench/levels/levels.hpp"
+#include "bench/levels/results_file.hpp"
 #include "bench/output/out_file.hpp"
 #include "core/datagen.hpp"
 #include "core/errors.hpp"
 #include "core/json_file.hpp"
-#include "core/read_file.hpp"
 #include "team/team.hpp"
 
 namespace dmabench::levels {
@@ -46,7 +45,7 @@ constexpr std::uint64_t kSeedMask = (1ull << 53) - 1;  // seeds exact in every J
 void check_flags(const CliOptions& o) {
   if (team::launch_env().size > 1)
     throw InputError("--processes: runs fresh processes one after another in one job; under mpirun / srun run the job "
-                     "several times and merge the results files with scripts/merge_runs.py");
+                     "several times and merge the results files with dmabench --merge");
   for (gbench::Flag flag : {gbench::Flag::out, gbench::Flag::format})
     if (o.benchmark_args.has(flag))
       throw InputError(fmt::format("{}: not with --processes (every process would write it); leave it out",
@@ -136,28 +135,6 @@ int wait_for(pid_t pid) {
   }
 }
 
-// A process's results: its file, or, where it did not finish it (killed), its journal's context and records.
-std::optional<json> read_results(const std::string& path) {
-  const std::string journal = path + ".journal";
-  if (std::filesystem::exists(journal)) {
-    std::ifstream in(journal);
-    std::string line;
-    json doc;
-    while (std::getline(in, line)) {
-      const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (j.is_discarded()) continue;  // a torn last line
-      if (doc.is_null()) doc = {{"schema", j.value("results_schema", "dmabench/1")}, {"context", j["context"]}, {"results", json::array()}};
-      else doc["results"].push_back(j);
-    }
-    if (!doc.is_null()) return doc;
-  }
-  auto text = read_small_file(path, std::size_t{1} << 30);
-  if (!text) return std::nullopt;
-  json doc = json::parse(*text, nullptr, false);
-  if (doc.is_discarded()) return std::nullopt;
-  return doc;
-}
-
 // The per-process directory, made, without the files of an earlier run's processes.
 std::string process_dir(const std::string& out) {
   const std::filesystem::path dir = out + ".processes";
@@ -206,11 +183,11 @@ std::optional<Left> run_all(const CliOptions& options, const std::vector<std::st
     if (left.stop_code) left.stopped_in = k;
     // the first process said it where backend auto fell back to host ranks; the rest record it and stay quiet
     ::setenv(kFallbackSaid, "1", 1);
-    if (auto doc = read_results(file)) {
-      left.docs.push_back(std::move(*doc));
+    try {  // its file, or, where it did not finish it (killed), its journal (results_file.hpp)
+      left.docs.push_back(read_results(file).doc);
       left.files.push_back({file, code});
-    } else {
-      console::warn("dmabench: process {} left no results in {} (exit {})\n", k, file, code);
+    } catch (const InputError& e) {
+      console::warn("dmabench: process {} left no results in {} (exit {}): {}\n", k, file, code, e.what());
     }
   }
   return left;

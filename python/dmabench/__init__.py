@@ -12,6 +12,7 @@ dmabench.plot needs matplotlib (the `plot` extra). Modules, one job each:
   frames   pandas DataFrames (to_frame, case_table, history_frame)
   tool     the command-line contract (run_tool: one line and exit 2 on bad input)
   extras   the optional extras (require, MissingExtra)
+  program  the dmabench program, for what only it does (find_program; merge_files: the levels merge)
   cli      the dmabench-results command; summarize, compare, export_csv, plot, history, merge_runs, levels,
            launch_compare, moe_trace, sdma_map, amd_first_run and reports.* are its subcommands
 """

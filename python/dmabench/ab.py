@@ -9,8 +9,10 @@ same DMABENCH_ARGS (a config, a preset or flags; --out, --order, --order-seed, -
 --junit and -q are ab's) in
 alternating fresh processes: round k runs one process of each side, BASE first in odd rounds and NEW first in even
 ones, each process with the cases in its own random order (`--order random --order-seed`, the seeds drawn from
---seed and recorded). Each side's processes are merged into a levels file (dmabench.levels, as merge_runs.py:
-DIR/base.json and DIR/new.json, every process's file under DIR/base/ and DIR/new/), and the cases are judged by
+--seed and recorded). Each side's processes are merged into a levels file by NEW_BIN (`NEW_BIN --merge`, merged_by
+"ab": the program is the one writer of levels files, and NEW is the build whose merge is under test; both sides
+merged by one program: DIR/base.json and DIR/new.json, every process's file under DIR/base/ and DIR/new/), and the
+cases are judged by
 compare's rule (dmabench.verdict: a rank-sum test of the per-process p50s, Benjamini-Hochberg over every case at
 --alpha, slower/faster only beyond the class minimum). Then, while --budget seconds (counted from the start) allow
 and at most --reruns times, the cases that are not decided `same` (ambiguous, slower, faster) run again in
@@ -35,10 +37,11 @@ import random
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 
 from . import compare, junit
-from .levels import merge
+from .program import merge_files
 from .reader import load
 from .text import json_text, ResultsError
 from .tool import arg_parser, run_tool
@@ -138,14 +141,23 @@ class Runner:
                 and (not p["filter"] or p["round"] in rounds)]
 
 
+def merge(runner, files):
+    """The levels document of the results files `files` (2 or more), merged by NEW's program (`--merge`)."""
+    with tempfile.TemporaryDirectory(prefix="dmabench-ab-") as tmp:
+        out = os.path.join(tmp, "levels.json")
+        merge_files(files, out, "ab", runner.bins["new"])
+        return load(out)
+
+
 def merged(runner, side, looks):
     """The levels document of a side: every case from the first look's processes, and a case re-run in looks 2..j
     (`looks`: per re-run look, (its rounds, its cases)) from the processes of looks 1..j (a case's draws are every
     process that measured it)."""
     first = runner.files(side)
-    if not first:
-        raise ResultsError(f"no {side} process wrote a results file")
-    doc = merge([load(f) for f in first], first, merged_by="ab")
+    if len(first) < 2:
+        raise ResultsError(f"{len(first) or 'no'} {side} process{'' if len(first) == 1 else 'es'} wrote a results "
+                           "file; a side's merge takes 2 or more")
+    doc = merge(runner, first)
     last = {}
     for j, (_, cases) in enumerate(looks):
         for name in cases:
@@ -153,7 +165,7 @@ def merged(runner, side, looks):
     records = {}
     for j in sorted(set(last.values())):
         every = runner.files(side, rounds=[r for more, _ in looks[:j + 1] for r in more])
-        again = merge([load(f) for f in every], every, merged_by="ab")
+        again = merge(runner, every)
         records.update({r.get("name"): r for r in again["results"] if last.get(r.get("name")) == j})
     doc["results"] = [records.get(r.get("name"), r) for r in doc["results"]]
     if looks:

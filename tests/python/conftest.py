@@ -38,3 +38,10 @@ def pytest_collection_modifyitems(config, items):
     start, end = bounds(len(items), *shard_of(spec))
     config.hook.pytest_deselected(items=items[:start] + items[end:])
     items[:] = items[start:end]
+
+
+# The dmabench program the tests run (merging.py; merge_runs.py and ab through dmabench.program): DMABENCH_BINARY as
+# ctest passes it, else this checkout's build/dmabench where that is built, so that no other dmabench on PATH is taken.
+_BUILT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "build", "dmabench")
+if not os.environ.get("DMABENCH_BINARY") and os.access(_BUILT, os.X_OK):
+    os.environ["DMABENCH_BINARY"] = _BUILT

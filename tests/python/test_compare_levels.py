@@ -5,10 +5,10 @@ import json
 import re
 import sys
 
+from merging import merged
 from test_scripts import SCRIPTS, document, result, run, with_interval, write
 
 from dmabench import compare
-from dmabench import levels
 from dmabench import case_class, command_bytes
 
 SIZES = {1024: 10.0, 4096: 11.0, 65536: 14.0, 512 << 10: 40.0, 64 << 20: 2000.0}  # bytes per rank: p50 µs
@@ -28,9 +28,12 @@ def one_process(scale=1.0, launch=1.0, cases=SIZES, moved=LAUNCH_BOUND):
 
 
 def levels_doc(factors, **kw):
-    """The levels file of len(factors) processes, process k at one_process(factors[k])."""
+    """The levels file of len(factors) processes, process k at one_process(factors[k]); one factor: a levels file of
+    two processes of which the second ended before its first case (one draw: a merge takes 2 or more files)."""
     docs = [one_process(f, **kw) for f in factors]
-    return levels.merge(docs, [f"process-{k + 1}.json" for k in range(len(docs))])
+    if len(docs) == 1:
+        docs.append(dict(one_process(factors[0], **kw), results=[]))
+    return merged(docs)
 
 
 def compare_json(tmp_path, base, new, *args):
@@ -41,7 +44,7 @@ def compare_json(tmp_path, base, new, *args):
 
 def test_each_row_names_the_draws_that_judged_it():
     lv, one = levels_doc([1.0, 1.02, 0.98]), one_process()
-    single = levels_doc([1.0])  # a levels file of one process: one draw
+    single = levels_doc([1.0])  # a levels file with one process that had the case: one draw
     plain = document([result("copy", "ce", size, "oneshot", p50) for size, p50 in SIZES.items()])
     for base, new, draws in ((lv, lv, "3+3"), (one, one, "1+1"), (lv, one, "3+1"), (one, lv, "1+3"),
                              (single, lv, "1+3"), (plain, plain, "1+1"), (plain, lv, "1+3")):

@@ -15,10 +15,11 @@ from xml.etree import ElementTree
 
 import pytest
 
+from merging import merged
 from test_hostile_input import HOSTILE, inproc, one_line
 from test_scripts import ROOT, SCRIPTS, document, result, run, tracked, with_interval
 
-from dmabench import history, levels
+from dmabench import history
 from dmabench import ResultsError, history_frame
 
 RESULTS = os.path.join(ROOT, "results")
@@ -147,7 +148,7 @@ def verdict_lines(stdout):
 def levels_copy(path, factor, start, k=6, scatter=0.002):
     """A levels file of `path` re-run in k fresh processes at `start` (slowed_copy), process j x (1 + scatter j)."""
     docs = [slowed_copy(path, factor * (1 + scatter * j), start) for j in range(k)]
-    return levels.merge(docs, [f"process-{j + 1}.json" for j in range(k)])
+    return merged(docs, [f"process-{j + 1}.json" for j in range(k)])
 
 
 def test_gate_finds_a_planted_20_percent_slower_run_and_not_an_unchanged_one(committed_db, tmp_path):
@@ -202,7 +203,7 @@ def add_runs(tmp_path, docs):
 def levels_at(start, cases, machine="GPU X", k=5, scatter=0.01):
     """run_at's run in k fresh processes merged (a levels file): process j's p50s x (1 + scatter (j - (k - 1) / 2))."""
     docs = [run_at(start, {b: p * (1 + scatter * (j - (k - 1) / 2)) for b, p in cases.items()}, machine) for j in range(k)]
-    return levels.merge(docs, [f"process-{j + 1}.json" for j in range(k)])
+    return merged(docs, [f"process-{j + 1}.json" for j in range(k)])
 
 
 def test_gate_verdicts_new_failed_and_machine_kinds(tmp_path):
@@ -486,7 +487,7 @@ def levels_run(tmp_path, name, start, factors, slower=1.0):
     docs = [run_at(f"{start[:-1]}{k}Z", {size: p50 * f * slower for size, p50 in BASE_P50.items()})
             for k, f in enumerate(factors)]
     path = tmp_path / name
-    path.write_text(json.dumps(levels.merge(docs, [f"{name}.process-{k + 1}.json" for k in range(len(docs))])))
+    path.write_text(json.dumps(merged(docs, [f"{name}.process-{k + 1}.json" for k in range(len(docs))])))
     return path
 
 

@@ -1,5 +1,7 @@
-"""scripts/merge_runs.py and scripts/levels.py: the results files of N processes merged into one levels file
-(results/SCHEMA.md, "Levels across fresh processes"), against the hand-computed tests/data/levels/expected.json."""
+"""scripts/merge_runs.py: the results files of N processes merged into one levels file (results/SCHEMA.md, "Levels
+across fresh processes") by the program it runs (`dmabench --merge`, the one writer of levels files), against the
+hand-computed tests/data/levels/expected.json (tests/test_levels.cpp binds the merge to it too); what dmabench.levels
+keeps for the readers (median_ranks, shared_fraction)."""
 import copy
 import json
 import math
@@ -10,6 +12,7 @@ import sys
 
 import pytest
 
+from merging import merged as merged_levels, program
 from test_hostile_input import inproc, one_line
 from test_scripts import ROOT, SCRIPTS
 
@@ -123,7 +126,7 @@ def process_docs(p50s):
 def test_nine_processes_take_ranks_2_and_8():
     want = EXPECTED["nine_processes"]
     docs = process_docs(want["p50_us"])
-    [r] = levels.merge(docs, [f"p{k}.json" for k in range(9)])["results"]
+    [r] = merged_levels(docs, [f"p{k}.json" for k in range(9)])["results"]
     close(r["latency_us"]["p50"], want["p50"], "p50")
     close(r["p50_interval_us"], want["p50_interval_us"], "interval")
     lv = r["levels"]
@@ -138,7 +141,7 @@ def test_nine_processes_take_ranks_2_and_8():
 def test_one_process_keeps_its_own_interval_and_an_absent_case_is_missing():
     docs = process_docs([100, 120])
     docs[1]["results"] = []  # the second process ended before the case
-    [r] = levels.merge(docs, ["a.json", "b.json"])["results"]
+    [r] = merged_levels(docs, ["a.json", "b.json"])["results"]
     assert r["status"] == "ok" and r["p50_interval_us"] == [99.0, 101.0] and r["noisy"] is False
     lv = r["levels"]
     assert (lv["interval"], lv["coverage"], lv["ranks"], lv["between"], lv["spread"]) == ("within one process", None, None,
@@ -149,13 +152,14 @@ def test_one_process_keeps_its_own_interval_and_an_absent_case_is_missing():
 def test_records_follow_case_index_or_the_first_files_order():
     docs = [read(p) for p in PROCESSES]
     assert [r["case_index"] for r in docs[0]["results"]] == [2, 0, 3, 1]  # the process ran them shuffled
-    merged = levels.merge(docs, PROCESSES)
+    names = [os.path.basename(p) for p in PROCESSES]
+    merged = merged_levels(docs, names)
     assert [r["case_index"] for r in merged["results"]] == [0, 1, 2, 3]
     assert [r["levels"].get("order") for r in merged["results"][:2]] == [[1, 0, 2], [3, 1, None]]
     for doc in docs:
         for r in doc["results"]:
             del r["case_index"]
-    merged = levels.merge(docs, PROCESSES)
+    merged = merged_levels(docs, names)
     assert [r["name"] for r in merged["results"]] == [r["name"] for r in docs[0]["results"]]
 
 
@@ -213,7 +217,8 @@ def test_every_refusal_is_one_line_and_writes_nothing(tmp_path):
     one_line(inproc("merge_runs.py", *PROCESSES[:2]), "merge_runs.py", "required: --out")
     copy_of = tmp_path / "p1.json"
     shutil.copy(PROCESSES[0], copy_of)
-    one_line(inproc("merge_runs.py", copy_of, PROCESSES[1], "--out", copy_of), "merge_runs.py", "a file this script read")
+    one_line(inproc("merge_runs.py", copy_of, PROCESSES[1], "--out", copy_of), "merge_runs.py",
+             f"--out {copy_of}: the results file {copy_of} given to --merge, which it reads")
     assert read(copy_of) == read(PROCESSES[0])
 
 
@@ -230,10 +235,25 @@ def test_the_script_has_its_run_bit_and_usage():
 
 def test_each_process_core_share_is_kept():
     """levels.core_shared: each process's share of samples on a shared core (core_share.shared / probed), as the
-    C++ merge of --processes writes it; the calibration's core_share becomes every process's own."""
+    program's merge writes it; the calibration's core_share becomes every process's own."""
     assert levels.shared_fraction({"core_share": {"probed": 30, "shared": 6}}) == 0.2
     assert levels.shared_fraction({"core_share": {"probed": 0, "shared": 0}}) is None
     assert levels.shared_fraction({}) is None
     own = [{"readings": 50, "shared": k, "ratio_p50": 0.5, "threshold": 0.75} for k in (1, 40)]
-    docs = [{"context": {"calibration": {"probes": {}, "core_share": c}}} for c in own]
-    assert levels.merged_calibration(docs)["core_share"] == {"threshold": 0.75, "per_process": own}
+    docs = process_docs([100, 110])
+    for doc, c in zip(docs, own):
+        doc["context"]["calibration"] = {"probes": {}, "core_share": c}
+    assert merged_levels(docs)["context"]["calibration"]["core_share"] == {"threshold": 0.75, "per_process": own}
+
+
+def test_merge_runs_says_where_the_program_is_missing(tmp_path, monkeypatch):
+    """The merge is the program's: without one (DMABENCH_BINARY not executable, none on PATH, none built) merge_runs.py
+    says so in one line; --program names it."""
+    exe = program()
+    monkeypatch.setenv("DMABENCH_BINARY", str(tmp_path / "no-dmabench"))
+    out = tmp_path / "m.json"
+    one_line(inproc("merge_runs.py", *PROCESSES, "--out", out), "merge_runs.py",
+             f"DMABENCH_BINARY {tmp_path / 'no-dmabench'}: not an executable file; needs the dmabench program: set "
+             "DMABENCH_BINARY or put dmabench on PATH")
+    p = inproc("merge_runs.py", *PROCESSES, "--out", out, "--program", exe)
+    assert p.returncode == 0 and read(out)["context"]["levels"]["merged_by"] == "merge_runs.py", p.stderr

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from dmabench import compare, plot
+from merging import merged
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(ROOT, "scripts")
@@ -163,9 +164,8 @@ def test_plot_bad_input(tmp_path):
 # ---- compare.py -------------------------------------------------------------------------------
 
 def processes(doc, k=8, scatter=0.004):
-    """The levels file of `doc` run in `k` fresh processes (dmabench.levels.merge), process j's figures x (1 + scatter
-    x (j - (k - 1) / 2)): per-process p50s that a rank test can weigh, their median the run's own."""
-    from dmabench import levels
+    """The levels file of `doc` run in `k` fresh processes (merged by the program: merging.py), process j's figures
+    x (1 + scatter x (j - (k - 1) / 2)): per-process p50s that a rank test can weigh, their median the run's own."""
     docs = []
     for j in range(k):
         d = copy.deepcopy(doc)
@@ -173,7 +173,7 @@ def processes(doc, k=8, scatter=0.004):
             if r["status"] == "ok":
                 scale(r, 1 + scatter * (j - (k - 1) / 2))
         docs.append(d)
-    return levels.merge(docs, [f"p{j}.json" for j in range(k)])
+    return merged(docs, [f"p{j}.json" for j in range(k)])
 
 
 def test_compare_finds_a_planted_regression(tmp_path):
