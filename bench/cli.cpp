@@ -99,6 +99,8 @@ Output and run:
   --junit FILE         also write a JUnit XML report: a case is a test (failed fails, skipped skips, a --check
                        FAIL fails with its message), for CI systems that show tests; an ok case's figures
                        (p50, busbw, bytes ...) are its <properties>
+  --junit-from CASES   with --junit FILE alone: write FILE from the test cases in CASES (JSON, - for standard
+                       input) instead of a run (dmabench-results' compare, history gate and ab do)
   --csv FILE           also write a CSV file, a row per case (the columns of dmabench-results export)
   --md FILE            also write the same table in markdown (columns empty in every row left out)
   --samples            keep every timed sample of every case in its record (as the config's "samples": true)
@@ -149,6 +151,20 @@ void check_together(const CliOptions& o) {
     throw InputError(fmt::format("--config and the preset '{}': choose one (a preset is a shipped config)", o.preset));
   if (o.order_seed && o.order == "config")
     throw InputError("--order-seed: a seed orders the cases at random; it does not go with --order config");
+}
+
+// --junit-from CASES: a mode of its own, with --junit FILE (what it writes) and no other flag (`seen`: the flags given
+// but --set, --axis and Google Benchmark's).
+void check_junit_from(const CliOptions& o, const std::vector<std::string>& seen) {
+  if (o.junit_from.empty()) return;
+  if (o.junit.empty()) throw InputError("--junit-from: needs --junit FILE, the JUnit file to write");
+  std::string other = !o.overrides.empty() ? o.overrides.front().flag
+                    : !o.benchmark_args.args().empty() ? o.benchmark_args.args().front() : "";
+  for (const auto& flag : seen)
+    if (other.empty() && flag != "--junit-from" && flag != "--junit") other = flag == "--preset" ? "a preset" : flag;
+  if (!other.empty())
+    throw InputError(fmt::format("--junit-from and {}: --junit-from writes --junit FILE from test cases and runs nothing; "
+                                 "give it --junit FILE alone", other));
 }
 
 // --processes N, --order ORDER, --order-seed S (bench/levels/levels.hpp).
@@ -403,12 +419,13 @@ void check_overrides(const CliOptions& o) {
     }
 }
 
-// The flags that name a file: --out, --power-trace, --packets, --check, --junit, --csv, --md (the field it goes in);
+// The flags that name a file: --out, --power-trace, --packets, --check, --junit, --junit-from, --csv, --md (the field
+// it goes in);
 // null for another.
 std::string* file_field(const std::string& arg, CliOptions& o) {
   return arg == "--out" ? &o.out : arg == "--power-trace" ? &o.power_trace : arg == "--packets" ? &o.packets_dir
-       : arg == "--check" ? &o.check : arg == "--junit" ? &o.junit : arg == "--csv" ? &o.csv : arg == "--md" ? &o.md
-       : nullptr;
+       : arg == "--check" ? &o.check : arg == "--junit" ? &o.junit : arg == "--junit-from" ? &o.junit_from
+       : arg == "--csv" ? &o.csv : arg == "--md" ? &o.md : nullptr;
 }
 
 // Every flag's name, the other names too: what an unknown flag is compared with for a suggestion.
@@ -416,7 +433,8 @@ const std::vector<std::string>& flag_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v = {"--config", "--preset", "--presets", "--out", "--backend", "--devices", "-b", "-e",
                                   "-f", "-i", "--sizes", "--set", "--axis", "--power", "--power-window",
-                                  "--power-trace", "--packets", "--check", "--junit", "--csv", "--md", "--samples", "--allow-empty",
+                                  "--power-trace", "--packets", "--check", "--junit", "--junit-from", "--csv", "--md", "--samples",
+                                  "--allow-empty",
                                   "--case-timeout", "--processes", "--order", "--order-seed", "--cpu-choice", "-q",
                                   "--quiet", "-v", "--verbose", "--list", "--features", "--version", "--help", "-h"};
     for (const auto& f : kKeyFlags) v.emplace_back(f.name);
@@ -432,7 +450,8 @@ std::string unknown(const std::string& arg, const std::string& name) {
       "unknown argument '{}'{}; accepted: a preset name first, --config, --preset, --presets, --out, --backend, --devices, "
       "the sweep flags -b/-e/-f/-i, --sizes, --patterns, --engines, -n, -w, --timing, --pipeline-depth, the sampling flags "
       "--min-samples, --max-samples, --max-noise, --min-time, --max-time, --set KEY=VALUE, --axis (-a) KEY=V1,V2, "
-      "--power, --power-window, --power-trace, --packets, --check, --junit, --csv, --md, --samples, --allow-empty, --case-timeout, "
+      "--power, --power-window, --power-trace, --packets, --check, --junit, --junit-from, --csv, --md, --samples, --allow-empty, "
+      "--case-timeout, "
       "--processes, --order, --order-seed, --cpu-choice, -q, -v, --list, --features, --version, --help, nccl-tests' "
       "--minbytes, --maxbytes, --stepfactor, --stepbytes, --iters, --warmup_iters and Google Benchmark's --benchmark_* flags",
       arg, did_you_mean(name, flag_names()));
@@ -555,6 +574,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
   add_sizes(sizes, o);
   check_overrides(o);
   check_together(o);
+  check_junit_from(o, seen);
   if (!o.preset.empty()) o.config = preset_path(o.preset);
   return o;
 }

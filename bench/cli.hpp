@@ -31,6 +31,7 @@ struct CliOptions {
   std::string cpu_choice = "quiet";          // --cpu-choice quiet|off (bench/measure/cpu_choice.hpp)
   int verbosity = 1;                         // -q 0 (the verdict lines alone), 1 (default: a row per case), -v 2
   std::string junit;                         // --junit FILE: a JUnit XML report, a case = a test
+  std::string junit_from;                    // --junit-from CASES.json: --junit FILE of these test cases, no run
   std::string csv;                           // --csv FILE: a row per case, export_csv.py's columns (bench/output/export.hpp)
   std::string md;                            // --md FILE: the same as a markdown table
   bool samples = false;                      // --samples: every timed sample in the record (as the config's "samples")

@@ -14,6 +14,7 @@
 #include "bench/config/presets.hpp"
 #include "bench/run/gbench_flags.hpp"
 #include "bench/output/console.hpp"
+#include "bench/output/junit_from.hpp"
 #include "bench/output/report.hpp"
 #include "core/interrupt.hpp"
 #include "core/errors.hpp"
@@ -55,6 +56,8 @@ int main(int argc, char** argv) {
       dmabench::console::say("dmabench {} (git {})\n", dmabench::kVersion, dmabench::git_revision());
       return 0;
     }
+    // --junit-from CASES --junit FILE: JUnit XML of given test cases (dmabench-results' verdicts), no run
+    if (!options.junit_from.empty()) return dmabench::junit::write_from(options.junit_from, options.junit);
     // parse_cli checked the --benchmark_* flags before Google Benchmark sees them (gbench::Flags): it prints its usage
     // and exits 0 on some bad values. stdout carries Google Benchmark's JSON: dmabench's own messages go to stderr
     dmabench::console::messages_to_stderr(options.benchmark_args.value(dmabench::gbench::Flag::format) == "json");

@@ -1,4 +1,5 @@
 // --junit FILE's writer (bench/output/junit.hpp): any text makes well-formed XML 1.0, the counts are the test cases'.
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -139,4 +140,28 @@ TEST(Junit, OkCasesCarryTheirFiguresAsProperties) {
   const std::string passed = junit::document({with_figures}, "d", "t", "h");
   EXPECT_NE(passed.find("<property name=\"busbw_GBps\" value=\"1.0\"/>\n      </properties>\n    </testcase>\n"),
             std::string::npos) << passed;
+}
+
+// The layout's other elements (python/dmabench's verdicts use them): an error, a case's <system-out> after its
+// outcome, the suite's <properties> before its cases; `errors` counts the errors.
+TEST(Junit, ErrorsSystemOutAndSuiteProperties) {
+  using O = junit::TestCase::Outcome;
+  junit::TestCase slower{"copy.ce", "a", 0.5, O::failed, "slower", "slower: p50 10 -> 12", {}, "slower: p50 10 -> 12 <b>"};
+  junit::TestCase broken{"copy.ce", "b", 0, O::error, "error", "no record", {}, ""};
+  junit::TestCase same{"copy.ce", "c", 0, O::passed, "", "", {}, "same: p50 1\x01"};
+  const std::string xml = junit::document({slower, broken, same}, "dmabench", "2026-12-04T11:00:00", "h",
+                                          {{"command", "compare"}, {"alpha", "0.02"}});
+  EXPECT_NE(xml.find(R"(tests="3" failures="1" errors="1" skipped="0" time="0.500000")"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("hostname=\"h\">\n    <properties>\n      <property name=\"command\" value=\"compare\"/>\n"
+                     "      <property name=\"alpha\" value=\"0.02\"/>\n    </properties>\n    <testcase "),
+            std::string::npos) << xml;
+  EXPECT_NE(xml.find("<failure type=\"slower\" message=\"slower: p50 10 -&gt; 12\">slower: p50 10 -&gt; 12</failure>\n"
+                     "      <system-out>slower: p50 10 -&gt; 12 &lt;b&gt;</system-out>\n    </testcase>\n"),
+            std::string::npos) << xml;
+  EXPECT_NE(xml.find("<error type=\"error\" message=\"no record\">no record</error>\n    </testcase>"), std::string::npos);
+  EXPECT_NE(xml.find("name=\"c\" time=\"0.000000\">\n      <system-out>same: p50 1\\x01</system-out>\n    </testcase>"),
+            std::string::npos) << xml;
+  // a time that is not a finite number is 0: the schema's time is a decimal
+  const std::string odd = junit::document({{"x.y", "nan", std::nan("")}, {"x.y", "inf", HUGE_VAL}}, "d", "t", "h");
+  EXPECT_NE(odd.find(R"(tests="2" failures="0" errors="0" skipped="0" time="0.000000")"), std::string::npos) << odd;
 }

@@ -43,40 +43,52 @@ std::string escape(const std::string& text, bool attribute) {
 namespace {
 
 // A time attribute's seconds: never negative, rounded up to the microsecond it is written to (never below what was
-// measured).
-double written_seconds(double seconds) { return std::ceil(std::max(0.0, seconds) * 1e6) / 1e6; }
+// measured); 0 for a time that is not a finite number.
+double written_seconds(double seconds) {
+  return std::isfinite(seconds) ? std::ceil(std::max(0.0, seconds) * 1e6) / 1e6 : 0.0;
+}
 
-std::string properties(const TestCase& c) {
-  if (c.properties.empty()) return "";
-  std::string xml = "      <properties>\n";
-  for (const auto& [name, value] : c.properties)
-    xml += fmt::format("        <property name=\"{}\" value=\"{}\"/>\n", escape(name, true), escape(value, true));
-  return xml + "      </properties>\n";
+// A <properties> block at `indent` spaces ("" for no pairs).
+std::string properties(const Properties& pairs, int indent) {
+  if (pairs.empty()) return "";
+  const std::string pad(static_cast<std::size_t>(indent), ' ');
+  std::string xml = pad + "<properties>\n";
+  for (const auto& [name, value] : pairs)
+    xml += fmt::format("{}  <property name=\"{}\" value=\"{}\"/>\n", pad, escape(name, true), escape(value, true));
+  return xml + pad + "</properties>\n";
+}
+
+// A case's outcome element: none (passed), <skipped/>, or <failure>/<error> with its line in the attribute and the
+// text as it is in the element.
+std::string outcome(const TestCase& c) {
+  switch (c.outcome) {
+    case TestCase::Outcome::passed: return "";
+    case TestCase::Outcome::skipped: return fmt::format("      <skipped message=\"{}\"/>\n", escape(c.message, true));
+    case TestCase::Outcome::failed:
+    case TestCase::Outcome::error: break;
+  }
+  const char* tag = c.outcome == TestCase::Outcome::error ? "error" : "failure";
+  return fmt::format("      <{} type=\"{}\" message=\"{}\">{}</{}>\n", tag, escape(c.type, true), escape(c.message, true),
+                     escape(c.message, false), tag);
 }
 
 std::string testcase(const TestCase& c) {
-  std::string xml = fmt::format(R"(    <testcase classname="{}" name="{}" time="{:.6f}")", escape(c.classname, true), escape(c.name, true),
-                                written_seconds(c.seconds));
-  if (!c.properties.empty()) xml += ">\n" + properties(c);
-  const bool open = !c.properties.empty();
-  switch (c.outcome) {
-    case TestCase::Outcome::passed: return xml + (open ? "    </testcase>\n" : "/>\n");
-    case TestCase::Outcome::skipped: return xml + fmt::format("{}      <skipped message=\"{}\"/>\n    </testcase>\n", open ? "" : ">\n", escape(c.message, true));
-    case TestCase::Outcome::failed: break;
-  }
-  return xml + fmt::format("{}      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n", open ? "" : ">\n", escape(c.type, true),
-                           escape(c.message, true), escape(c.message, false));
+  const std::string head = fmt::format(R"(    <testcase classname="{}" name="{}" time="{:.6f}")", escape(c.classname, true),
+                                       escape(c.name, true), written_seconds(c.seconds));
+  std::string body = properties(c.properties, 6) + outcome(c);
+  if (!c.output.empty()) body += fmt::format("      <system-out>{}</system-out>\n", escape(c.output, false));
+  return body.empty() ? head + "/>\n" : head + ">\n" + body + "    </testcase>\n";
 }
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> record_properties(const nlohmann::json& record) {
+Properties record_properties(const nlohmann::json& record) {
   static const std::vector<std::string> paths = {
       "bytes", "bytes_per_rank", "latency_us.p50", "latency_us.p99", "latency_us.mean", "latency_us.min",
       "latency_us.max", "algbw_GBps", "busbw_GBps", "noise", "sampling.samples", "sampling.seconds", "power.active_W",
       "power.energy_per_GB_J"};
-  std::vector<std::pair<std::string, std::string>> out;
-  if (record.value("status", "") != "ok") return out;
+  Properties out;
+  if (!record.is_object() || !record.value("status", nlohmann::json()).is_string() || record["status"] != "ok") return out;
   const auto add = [&](const std::string& name, const std::string& value) {
     if (!value.empty()) out.emplace_back(name, value);
   };
@@ -120,28 +132,29 @@ std::vector<TestCase> test_cases(const std::vector<nlohmann::json>& records,
 }
 
 std::string document(const std::vector<TestCase>& cases, const std::string& suite, const std::string& timestamp,
-                     const std::string& hostname) {
-  std::size_t failures = 0, skipped = 0;
+                     const std::string& hostname, const Properties& suite_properties) {
+  std::size_t failures = 0, errors = 0, skipped = 0;
   double seconds = 0;
   for (const auto& c : cases) {
     failures += c.outcome == TestCase::Outcome::failed;
+    errors += c.outcome == TestCase::Outcome::error;
     skipped += c.outcome == TestCase::Outcome::skipped;
     seconds += written_seconds(c.seconds);
   }
+  const std::string counts = fmt::format(R"(tests="{}" failures="{}" errors="{}" skipped="{}" time="{:.6f}")", cases.size(),
+                                         failures, errors, skipped, seconds);
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  xml += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.6f}\">\n",
-                     escape(suite, true), cases.size(), failures, skipped, seconds);
-  xml += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.6f}\" "
-                     "timestamp=\"{}\" hostname=\"{}\">\n",
-                     escape(suite, true), cases.size(), failures, skipped, seconds, escape(timestamp, true),
-                     escape(hostname, true));
+  xml += fmt::format("<testsuites name=\"{}\" {}>\n", escape(suite, true), counts);
+  xml += fmt::format("  <testsuite name=\"{}\" {} timestamp=\"{}\" hostname=\"{}\">\n", escape(suite, true), counts,
+                     escape(timestamp, true), escape(hostname, true));
+  xml += properties(suite_properties, 4);
   for (const auto& c : cases) xml += testcase(c);
   return xml + "  </testsuite>\n</testsuites>\n";
 }
 
 void write(const std::string& path, const std::vector<TestCase>& cases, const std::string& timestamp,
-           const std::string& hostname) {
-  write_text_atomically(path, document(cases, "dmabench", timestamp, hostname));
+           const std::string& hostname, const Properties& properties) {
+  write_text_atomically(path, document(cases, "dmabench", timestamp, hostname, properties));
 }
 
 }  // namespace dmabench::junit

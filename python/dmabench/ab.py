@@ -25,7 +25,8 @@ processes make the two sides' draws exchangeable where nothing changed: the assu
 tools/slowdown_shim.c, to measure what the gate catches: scripts/gate_rates.py).
 
 Writes DIR/ab.json: the command lines, seeds, each process's exit code and seconds, the rounds, the rule, and the
-verdicts (compare's rows); prints compare's table (or, with --json, ab.json). --junit FILE: compare's JUnit.
+verdicts (compare's rows); prints compare's table (or, with --json, ab.json). --junit FILE: compare's JUnit, written
+by NEW_BIN (dmabench --junit-from; a NEW_BIN without that mode: exit 2 before any work).
 Exit codes: 0 no case slower or failed; 1 a case slower or failed (ambiguous too with --fail-ambiguous); 2 bad
 input (a binary that is not executable, a bad argument, a process that refused its arguments: its stderr's last
 line is quoted; one line, nothing run after it); 3 a process ended otherwise than 0 (every case ok or skipped) or
@@ -230,8 +231,7 @@ def run(argv=None):
         check_binary(getattr(a, f"{side}_bin"), side.upper())
     for flag, specs in (("--base-env", a.base_env), ("--new-env", a.new_env)):
         env_pairs(specs, flag)  # before anything is made
-    if a.junit:
-        junit.check_path(a.junit)
+    program = junit.check_path(a.junit, os.path.abspath(a.new_bin)) if a.junit else None  # NEW writes the JUnit file
     if os.path.exists(a.out) and (not os.path.isdir(a.out) or os.listdir(a.out)):
         raise ResultsError(f"--out {a.out!r}: exists and is not an empty directory; ab writes a new one")
     for side in SIDES:
@@ -265,7 +265,7 @@ def run(argv=None):
     write_json(os.path.join(a.out, "ab.json"), result)
     if a.junit:
         junit.write(a.junit, compare.junit_cases(rows, [docs["base"], docs["new"]], a.fail_ambiguous),
-                    {"command": "ab", "base": a.base_bin, "new": a.new_bin, "alpha": alpha})
+                    {"command": "ab", "base": a.base_bin, "new": a.new_bin, "alpha": alpha}, program)
     if a.json:
         print(json_text(result))
     else:

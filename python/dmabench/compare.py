@@ -39,7 +39,8 @@ it (its run has not finished) is read from the journal when that holds more case
 (dmabench.load).
 --junit FILE also writes the verdicts as JUnit XML (dmabench.junit; docs/user-guide.md, "JUnit XML"): each compared
 case a test case, `slower` and `failed` a failure with the verdict's line (`ambiguous` too with --fail-ambiguous),
-`not compared` and a case of one file only skipped with the reason, the rest passed.
+`not compared` and a case of one file only skipped with the reason, the rest passed; the dmabench program writes
+it (dmabench.program.find_program: DMABENCH_BINARY, PATH, build/dmabench; none: exit 2 before any work).
 Exit codes: 0 no regression, 1 a case regressed (slower or failed; ambiguous too with --fail-ambiguous),
 2 bad input: an unreadable or malformed file (one line `compare.py: error: ...` on stderr, never a traceback;
 dmabench.schema.check_document says what is checked), among them a record that contradicts itself (its
@@ -335,8 +336,7 @@ def run(argv=None):
     ap.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML (a case a test)")
     a = ap.parse_args(argv)
     alpha, mins = rule_of(a)
-    if a.junit:
-        junit.check_path(a.junit)
+    program = junit.check_path(a.junit) if a.junit else None  # before any work: the path and the program
     docs = [load(path) for path in (a.base, a.new)]
     rows, only_base, only_new = compare(docs[0], docs[1], alpha=alpha, min_change=mins)
     if not rows:
@@ -348,7 +348,7 @@ def run(argv=None):
     if a.junit:
         junit.write(a.junit, junit_cases(rows, docs, a.fail_ambiguous),
                     {"command": "compare", "base": a.base, "new": a.new, "alpha": alpha, **{
-                        f"min_change_{c}": f for c, f in mins.items()}})
+                        f"min_change_{c}": f for c, f in mins.items()}}, program)
     apart = settings_apart(docs[0], docs[1], only_base, only_new)
     shared_apart = core_shared_apart(rows)
     if a.json:

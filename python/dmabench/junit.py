@@ -1,128 +1,117 @@
 """JUnit XML of dmabench's verdicts, the file CI systems show per test (`compare --junit FILE`, `history gate --junit
-FILE`; the dmabench binary's `--junit FILE` writes the same layout).
+FILE`, `ab --junit FILE`): the test cases are made here, the file is written by the dmabench program.
 
-The layout (docs/user-guide.md, "JUnit XML"; tests/data/junit.xsd is its schema):
+The program is the only writer of the layout (docs/user-guide.md, "JUnit XML"; tests/data/junit.xsd is its schema):
+its `--junit FILE` writes a run's cases, and `dmabench --junit-from CASES.json --junit FILE` (bench/output/
+junit_from.hpp) the cases `write` sends it as JSON on its standard input — one escape of the text XML 1.0 cannot hold,
+one element layout, one list of the figures an ok record's test case carries (its `record_properties`). This module
+holds no XML: a Case is what a verdict says (name, classname, time, outcome, message, kind, output) and, optionally,
+its figures, as (name, value) pairs or as the results record the program takes them from.
 
-  <?xml version='1.0' encoding='utf-8'?>
-  <testsuites name="dmabench" tests="T" failures="F" errors="0" skipped="S" time="SECONDS">
-    <testsuite name="dmabench" tests="T" failures="F" errors="0" skipped="S" time="SECONDS" timestamp="ISO UTC"
-               hostname="HOST">
-      <properties><property name="command" value="compare"/>...</properties>
-      <testcase name="CASE NAME" classname="PATTERN.ENGINE" time="SECONDS">
-        <properties><property name="latency_us.p50" value="12.5"/>...</properties>        (optional: figures)
-        <failure message="ONE LINE" type="slower">the same line, or more</failure>    (a failed case)
-        <skipped message="WHY"/>                                                   (a skipped case)
-        <system-out>the case's line</system-out>                                   (optional)
-      </testcase>
-    </testsuite>
-  </testsuites>
-
-Every text and attribute is written by xml.etree (which escapes &, <, >, quotes); the characters XML 1.0 does not
-allow at all (control characters but tab, newline and carriage return; lone surrogates; U+FFFE, U+FFFF) are written
-as `\\xNN` / `\\uNNNN` text, and newlines in names and messages (attributes) as `\\n`, so that any case name makes a
-well-formed file.
+The program is the one `dmabench.program.find_program` finds (ab: its NEW binary); `check_path` refuses, before any
+work, a JUnit path that cannot be written and a program that cannot write it.
 """
-import datetime
+import json
+import math
 import os
 import re
-import socket
-import xml.etree.ElementTree as ET
+import subprocess
 from collections import namedtuple
 
-from .files import write_file
+from .files import check_output
+from .program import find_program
 from .text import ResultsError
 
-SUITE = "dmabench"
 # outcome: "passed", "failure", "skipped" or "error"; message: one line; kind: the failure's type (a verdict);
-# output: the system-out text (optional); properties: (name, value) pairs, the case's figures (record_properties)
-Case = namedtuple("Case", "name classname time outcome message kind output properties",
-                  defaults=(0.0, "passed", "", "", "", ()))
+# output: the system-out text (optional); properties: (name, value) pairs, the case's figures; record: or the results
+# record the program takes them from (its ok figures; not with properties)
+Case = namedtuple("Case", "name classname time outcome message kind output properties record",
+                  defaults=(0.0, "passed", "", "", "", (), None))
 
-# The figures of an ok record a test case carries, by their dotted paths in the record (bench/output/junit.cpp's
-# record_properties: the same names, order and values).
-FIGURES = ("bytes", "bytes_per_rank", "latency_us.p50", "latency_us.p99", "latency_us.mean", "latency_us.min",
-           "latency_us.max", "algbw_GBps", "busbw_GBps", "noise", "sampling.samples", "sampling.seconds",
-           "power.active_W", "power.energy_per_GB_J")
+PROGRAM_SECONDS = 300  # the program writes a file of thousands of cases in well under a second
 
-
-def record_properties(record):
-    """An ok record's figures as (name, value) pairs, as the dmabench binary's --junit writes them: FIGURES where the
-    record has them, then the ends of p50_interval_us and busbw_interval_GBps (`.low`, `.high`); values as
-    export_csv writes cells. A record that is not ok: none."""
-    from .export_csv import cell, text  # (here: export_csv's imports reach the reader)
-    if not isinstance(record, dict) or record.get("status") != "ok":
-        return ()
-    out = [(p, cell(record, p)) for p in FIGURES]
-    for interval in ("p50_interval_us", "busbw_interval_GBps"):
-        ends = record.get(interval)
-        if isinstance(ends, list) and len(ends) == 2:
-            out += [(f"{interval}.low", text(ends[0])), (f"{interval}.high", text(ends[1]))]
-    return tuple((name, value) for name, value in out if value != "")
-
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+# JSON text carries Unicode scalar values only: a lone surrogate (a results file's "\ud800") goes as its six
+# characters, which is what the program writes of it
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _escape(match):
-    c = ord(match.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+def _text(value):
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(value))
 
 
-def xml_text(value, attribute=False):
-    """`value` as text XML 1.0 can hold; in an attribute (`attribute`) a line break is written `\\n`, `\\r`."""
-    text = _NOT_XML.sub(_escape, str(value))
-    return text.replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t") if attribute else text
-
-
-def seconds(value):
-    """A time attribute: seconds as a decimal number (never negative, never inf or nan)."""
+def _seconds(value):
+    """A time as the program takes it: seconds, a finite number >= 0 (0 for anything else)."""
     try:
         value = float(value)
     except (TypeError, ValueError):
-        return "0"
-    return f"{value:.9f}".rstrip("0").rstrip(".") if value == value and 0 < value < 1e12 else "0"
+        return 0.0
+    return value if math.isfinite(value) and value >= 0 else 0.0
 
 
-def document(cases, properties=None, timestamp=None):
-    """The ElementTree of `cases` (a list of Case) in one testsuite."""
-    counts = {k: str(sum(c.outcome == o for c in cases)) for k, o in
-              (("failures", "failure"), ("errors", "error"), ("skipped", "skipped"))}
-    total = seconds(sum(float(seconds(c.time)) for c in cases))
-    stamp = timestamp or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-    root = ET.Element("testsuites", {"name": SUITE, "tests": str(len(cases)), **counts, "time": total})
-    suite = ET.SubElement(root, "testsuite", {"name": SUITE, "tests": str(len(cases)), **counts, "time": total,
-                                              "timestamp": stamp, "hostname": xml_text(socket.gethostname(), True)})
-    if properties:
-        props = ET.SubElement(suite, "properties")
-        for name, value in properties.items():
-            ET.SubElement(props, "property", {"name": xml_text(name, True), "value": xml_text(value, True)})
+def _plain(value):
+    """A record as JSON can carry it: its text sendable (_text), a number that is not finite null (as the results
+    file holds it)."""
+    if isinstance(value, dict):
+        return {_text(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return _text(value) if isinstance(value, str) else value
+
+
+def cases_json(cases, properties=None):
+    """The program's CASES.json of `cases` (a list of Case) and the suite's `properties` ({name: value}), as bytes."""
+    out = []
     for c in cases:
-        case = ET.SubElement(suite, "testcase", {"name": xml_text(c.name, True),
-                                                 "classname": xml_text(c.classname, True), "time": seconds(c.time)})
+        case = {"name": _text(c.name), "classname": _text(c.classname), "time": _seconds(c.time), "outcome": c.outcome}
+        case.update({k: _text(v) for k, v in (("message", c.message), ("kind", c.kind), ("output", c.output)) if v})
         if c.properties:
-            props = ET.SubElement(case, "properties")
-            for name, value in c.properties:
-                ET.SubElement(props, "property", {"name": xml_text(name, True), "value": xml_text(value, True)})
-        if c.outcome in ("failure", "error"):
-            el = ET.SubElement(case, c.outcome, {"message": xml_text(c.message, True),
-                                                 "type": xml_text(c.kind or c.outcome, True)})
-            el.text = xml_text(c.message)
-        elif c.outcome == "skipped":
-            ET.SubElement(case, "skipped", {"message": xml_text(c.message, True)})
-        if c.output:
-            ET.SubElement(case, "system-out").text = xml_text(c.output)
-    return ET.ElementTree(root)
+            case["properties"] = [[_text(name), _text(value)] for name, value in c.properties]
+        if c.record is not None:
+            case["record"] = _plain(c.record)
+        out.append(case)
+    doc = {"properties": [[_text(k), _text(v)] for k, v in (properties or {}).items()], "cases": out}
+    return json.dumps(doc, allow_nan=False).encode("ascii")
 
 
-def xml_bytes(cases, properties=None, timestamp=None):
-    """The JUnit file's bytes (UTF-8, with its XML declaration)."""
-    tree = document(cases, properties, timestamp)
-    ET.indent(tree, space=" ")
-    return ET.tostring(tree.getroot(), encoding="utf-8", xml_declaration=True) + b"\n"
+def _last_line(data):
+    lines = data.decode("utf-8", "backslashreplace").strip().splitlines()
+    return lines[-1] if lines else "no message"
 
 
-def write(path, cases, properties=None):
-    """Writes the JUnit file whole or not at all (dmabench.files.write_file: ResultsError, exit 2, where it cannot)."""
-    write_file(path, xml_bytes(cases, properties))
+def check_program(program):
+    """ResultsError where `program` cannot write JUnit from test cases: it does not run, or it is a dmabench without
+    --junit-from (a build older than the mode)."""
+    try:
+        p = subprocess.run([program, "--help"], capture_output=True, timeout=PROGRAM_SECONDS)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise ResultsError(f"--junit: cannot run the dmabench program {program}: {getattr(e, 'strerror', None) or e}; "
+                           "set DMABENCH_BINARY to a dmabench of this version") from None
+    if p.returncode != 0 or b"--junit-from" not in p.stdout:
+        raise ResultsError(f"--junit: {program} does not write JUnit from test cases (no --junit-from in its --help): "
+                           "set DMABENCH_BINARY to a dmabench of this version")
+
+
+def write(path, cases, properties=None, program=None):
+    """Writes the JUnit file of `cases` (a list of Case) whole or not at all, through the dmabench program (`program`,
+    else find_program()): `dmabench --junit-from - --junit PATH`. The suite's `properties`: {name: value}, in order.
+    Any failure is a ResultsError `cannot write PATH: why` (exit 2)."""
+    path = os.fspath(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    check_output(path, st)  # never a file this command read (the program knows its own inputs only)
+    program = program or find_program()
+    data = cases_json(cases, properties)
+    try:
+        p = subprocess.run([program, "--junit-from", "-", "--junit", path], input=data, capture_output=True,
+                           timeout=PROGRAM_SECONDS)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise ResultsError(f"cannot write {path}: cannot run {program}: {getattr(e, 'strerror', None) or e}") from None
+    if p.returncode != 0:
+        raise ResultsError(f"cannot write {path}: {_last_line(p.stderr)}")
 
 
 def classname(record):
@@ -145,10 +134,14 @@ def case_seconds(record):
     return p50 / 1e6 if _positive(p50) else 0.0
 
 
-def check_path(path):
-    """ResultsError before any work where the JUnit file cannot be written: its directory is not there, or it is a
-    directory (write_file says the rest when it writes)."""
+def check_path(path, program=None):
+    """ResultsError before any work where the JUnit file cannot be written: its directory is not there, it is a
+    directory, or there is no dmabench program that writes it (`program`, else find_program(); check_program). Returns
+    the program (write's `program`); write says the rest when it writes."""
     directory = os.path.dirname(os.fspath(path)) or "."
     if not os.path.isdir(directory) or os.path.isdir(path):
         raise ResultsError(f"cannot write {path}: {'a directory' if os.path.isdir(path) else 'no such directory'}; "
                            "accepted: a file in an existing directory")
+    program = program or find_program()
+    check_program(program)
+    return program

@@ -1,6 +1,6 @@
-"""The dmabench program, for the commands that have it do what only it does: the levels merge (`dmabench --merge`,
-bench/levels/merge_files.hpp) is written once, in the program, which is the one writer of levels files; merge_runs.py
-and ab run it and read what it wrote (standard library only)."""
+"""The dmabench program, for the commands that have it do what only it does (docs/design.md, "One owner for each fact
+written in two languages"): the levels merge (`dmabench --merge`, bench/levels/merge_files.hpp), which merge_runs.py
+and ab run and whose file they read, and JUnit XML (`dmabench --junit-from`, dmabench.junit). Standard library only."""
 import os
 import shutil
 import subprocess
@@ -25,7 +25,7 @@ def find_program(given=None):
     if not found and os.path.isfile(built) and os.access(built, os.X_OK):
         found = built
     if not found:
-        raise ResultsError(f"the levels merge {NEEDED} (or build it: cmake --build build)")
+        raise ResultsError(f"this command {NEEDED} (or build it: cmake --build build)")
     return found
 
 

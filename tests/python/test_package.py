@@ -11,9 +11,13 @@ import sys
 import pytest
 
 from test_scripts import PACKAGE, PACKAGE_ENV, ROOT
+from test_version import binary
 
 H1, H2 = os.path.join(ROOT, "results", "h200x1"), os.path.join(ROOT, "results", "h200x2")
 CASE = "^allgather/ce/pipelined/dev=0,1/1KiB$"  # a case of rotate.json
+# The dmabench program writes the JUnit files of compare and history gate (DMABENCH_BINARY, else build/dmabench); where
+# there is none, their --junit is one line and exit 2
+PROGRAM = binary()
 
 
 def subcommands(tmp, plots=True):
@@ -21,11 +25,12 @@ def subcommands(tmp, plots=True):
     (`plots` False) the figure commands must refuse with exit 2."""
     db, figs = tmp / "h.sqlite", tmp / "figs"
     fig = {0} if plots else {2}
+    junit = {0, 1} if PROGRAM else {2}
     return [
         (["--help"], {0}),
         (["summarize", f"{H2}/breakdown.json"], {0}),
         (["compare", f"{H2}/rotate.json", f"{H2}/rotate-run2.json"], {0, 1}),  # 1: a regression between the two
-        (["compare", f"{H2}/rotate.json", f"{H2}/rotate-run2.json", "--junit", tmp / "compare.xml"], {0, 1}),
+        (["compare", f"{H2}/rotate.json", f"{H2}/rotate-run2.json", "--junit", tmp / "compare.xml"], junit),
         (["export", f"{H2}/breakdown.json"], {0}),
         (["plot", f"{H2}/breakdown.json", "--out", figs], fig),
         (["history", "add", f"{H2}/rotate.json", "--db", db], {0}),
@@ -33,7 +38,7 @@ def subcommands(tmp, plots=True):
         (["trend", "--db", db, "--case", CASE], {0}),
         (["trend", db, "--case", CASE, "--out", figs], fig),
         (["history", "gate", f"{H2}/rotate-run2.json", "--db", db], {0, 1}),
-        (["history", "gate", f"{H2}/rotate-run2.json", "--db", db, "--json", "--junit", tmp / "gate.xml"], {0, 1}),
+        (["history", "gate", f"{H2}/rotate-run2.json", "--db", db, "--json", "--junit", tmp / "gate.xml"], junit),
         (["history", "prune", "--db", db, "--keep", "5", "--dry-run"], {0}),
         (["history", "prune", "--db", db, "--since", "2000-01-01"], {0}),
         (["history", "vacuum", "--db", db], {0}),
@@ -62,11 +67,15 @@ def has_plot_extra(python, env=None):
 
 def check_every_subcommand(command, tmp, env=None, python=sys.executable):
     plots = has_plot_extra(python, env)
+    # an installed package finds no build/ beside it: the program by name (a path that is none where there is none)
+    env = dict(env or os.environ, DMABENCH_BINARY=PROGRAM or os.fspath(tmp / "no-dmabench"))
     for argv, codes in subcommands(tmp, plots):
         p = subprocess.run([*command, *map(os.fspath, argv)], capture_output=True, text=True, timeout=300, env=env)
         assert p.returncode in codes, (argv, p.returncode, p.stderr[-2000:])
         assert "Traceback" not in p.stderr, (argv, p.stderr[-2000:])
-        if codes == {2}:
+        if codes == {2} and "--junit" in argv:
+            assert "cannot run the dmabench program" in p.stderr and len(p.stderr.splitlines()) == 1, (argv, p.stderr)
+        elif codes == {2}:
             assert "'plot' extra" in p.stderr and len(p.stderr.splitlines()) == 1, (argv, p.stderr)
     if plots:
         assert os.listdir(tmp / "figs")  # the figures and the trend figure were written

@@ -64,7 +64,8 @@ gate     judges each case of every RESULTS file (matched across runs by dmabench
   add) with its verdicts, in one transaction, before the next is judged.
   --json prints the verdicts as JSON instead (docs/history.md, "gate --json"): the overall status and exit code, and
   per run its counts and each judged case with its key, baseline band, p50, verdict and line. --junit FILE also
-  writes them as JUnit XML (dmabench.junit): a judged case a test case, slower and failed a failure with its line.
+  writes them as JUnit XML (dmabench.junit): a judged case a test case, slower and failed a failure with its line,
+  written by the dmabench program (DMABENCH_BINARY, PATH or build/dmabench; none: exit 2 before any work).
   The JUnit file is written inside the gate's transaction: where it cannot be written (exit 2), --record stores
   nothing; it may not name the database or the files SQLite keeps beside it.
 prune    removes runs, with all their rows (records, verdicts), in one transaction: --keep N keeps the last N runs
@@ -173,14 +174,15 @@ def database_files(db):
 
 def cmd_gate(a):
     rule = rule_of(a)
+    program = None
     if a.junit:
-        junit.check_path(a.junit)  # before --record writes anything
+        program = junit.check_path(a.junit)  # before --record writes anything: the path and the program
         refuse_inputs(a.junit, database_files(a.db))
     runs = sorted(runs_of(a.results), key=lambda run: run.row["started_at"])
     def junit_file(judged):  # written inside the transaction: a JUnit file that cannot be written rolls --record back
         if a.junit:
             junit.write(a.junit, [gate_case(e) for _, _, entries in judged for e in entries],
-                        {"command": "history gate", "rule": rule_text(rule), "db": a.db})
+                        {"command": "history gate", "rule": rule_text(rule), "db": a.db}, program)
 
     with contextlib.closing(db.open_db(a.db, write=a.record)) as conn, db_errors(a.db):
         judged = retried(lambda: gate_all(conn, runs, rule, a.record, junit_file))
