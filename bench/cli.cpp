@@ -96,9 +96,8 @@ Output and run:
   --cpu-choice MODE    quiet (default): the thread that submits and times a case moves to an allowed CPU whose
                        core reads unshared and waits out shared readings (record: cpu_choice); off: it stays
                        where the scheduler puts it
-  --junit FILE         also write a JUnit XML report: a case is a test (failed fails, skipped skips, a --check
-                       FAIL fails with its message), for CI systems that show tests; an ok case's figures
-                       (p50, busbw, bytes ...) are its <properties>
+  --junit FILE         also write a JUnit XML report: a case is a test (failed fails, skipped skips, a --check FAIL
+                       fails with its message); an ok case's figures (p50, busbw, bytes ...) are its <properties>
   --junit-from CASES   with --junit FILE alone: write FILE from the test cases in CASES (JSON, - for standard
                        input) instead of a run (dmabench-results' compare, history gate and ab do)
   --csv FILE           also write a CSV file, a row per case (the columns of dmabench-results export)

@@ -2,6 +2,7 @@
 // 4 case timeout, 130/143 interrupted).
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,29 @@
 #include "team/team.hpp"
 #include "version.hpp"
 
+namespace {
+
+// --help, --presets, --version and --junit-from CASES --junit FILE (JUnit XML of given test cases: dmabench-results'
+// verdicts): their exit code, or nullopt where the options ask for a run.
+std::optional<int> answer_without_a_run(const dmabench::CliOptions& options) {
+  if (options.help) {
+    dmabench::console::say("{}", dmabench::usage());
+    return 0;
+  }
+  if (options.presets) {
+    dmabench::console::say("{}", dmabench::presets_text());
+    return 0;
+  }
+  if (options.version) {
+    dmabench::console::say("dmabench {} (git {})\n", dmabench::kVersion, dmabench::git_revision());
+    return 0;
+  }
+  if (!options.junit_from.empty()) return dmabench::junit::write_from(options.junit_from, options.junit);
+  return std::nullopt;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   dmabench::console::keep_standard_streams();  // before anything opens a file
   dmabench::keep_start_environment();  // context.environment: as given, before the setenv below
@@ -44,20 +68,7 @@ int main(int argc, char** argv) {
     // --merge A.json B.json ... --out M.json: a mode of its own, with its own arguments (bench/levels/merge_files.hpp)
     if (dmabench::levels::merge_mode(args)) return dmabench::levels::merge_files(args);
     const dmabench::CliOptions options = dmabench::parse_cli(args);
-    if (options.help) {
-      dmabench::console::say("{}", dmabench::usage());
-      return 0;
-    }
-    if (options.presets) {
-      dmabench::console::say("{}", dmabench::presets_text());
-      return 0;
-    }
-    if (options.version) {
-      dmabench::console::say("dmabench {} (git {})\n", dmabench::kVersion, dmabench::git_revision());
-      return 0;
-    }
-    // --junit-from CASES --junit FILE: JUnit XML of given test cases (dmabench-results' verdicts), no run
-    if (!options.junit_from.empty()) return dmabench::junit::write_from(options.junit_from, options.junit);
+    if (const auto rc = answer_without_a_run(options)) return *rc;
     // parse_cli checked the --benchmark_* flags before Google Benchmark sees them (gbench::Flags): it prints its usage
     // and exits 0 on some bad values. stdout carries Google Benchmark's JSON: dmabench's own messages go to stderr
     dmabench::console::messages_to_stderr(options.benchmark_args.value(dmabench::gbench::Flag::format) == "json");
