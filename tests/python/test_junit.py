@@ -299,7 +299,7 @@ def test_without_a_program_nothing_is_written_and_no_work_done(tmp_path, monkeyp
     old = tmp_path / "old-dmabench"
     old.write_text("#!/bin/sh\necho 'usage: dmabench --config FILE'\n")  # a build from before --junit-from
     old.chmod(0o755)
-    for exe, want in ((tmp_path / "none", "cannot run the dmabench program"),
+    for exe, want in ((tmp_path / "none", "not an executable file; needs the dmabench program"),
                       (old, "does not write JUnit from test cases (no --junit-from in its --help)")):
         monkeypatch.setenv("DMABENCH_BINARY", str(exe))
         out = tmp_path / "x.xml"

@@ -74,7 +74,7 @@ def check_every_subcommand(command, tmp, env=None, python=sys.executable):
         assert p.returncode in codes, (argv, p.returncode, p.stderr[-2000:])
         assert "Traceback" not in p.stderr, (argv, p.stderr[-2000:])
         if codes == {2} and "--junit" in argv:
-            assert "cannot run the dmabench program" in p.stderr and len(p.stderr.splitlines()) == 1, (argv, p.stderr)
+            assert "needs the dmabench program" in p.stderr and len(p.stderr.splitlines()) == 1, (argv, p.stderr)
         elif codes == {2}:
             assert "'plot' extra" in p.stderr and len(p.stderr.splitlines()) == 1, (argv, p.stderr)
     if plots:

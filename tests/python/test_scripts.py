@@ -23,17 +23,28 @@ PACKAGE_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [PACKAGE,
 H200 = os.path.join(ROOT, "results", "h200x2")
 
 
+def stale_git(root):
+    """Whether `root`'s .git is not the tree's: DMABENCH_GIT_REVISION names the revision of a copy of the tree (the
+    GPU machine's, whose .git can be an older one) and HEAD is another (its ls-files would miss the newer files)."""
+    rev = os.environ.get("DMABENCH_GIT_REVISION", "")
+    if not re.fullmatch(r"[0-9a-f]{7,40}", rev):
+        return False
+    head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True)
+    return head.returncode == 0 and not head.stdout.strip().startswith(rev)
+
+
 def tracked(top, root=ROOT):
     """The files under `root`/`top` that the checkout tracks (git ls-files), absolute and sorted: what a test of the
     committed tree reads, never an untracked file beside it (scripts/run.sh writes results/latest.json). Outside a git
-    checkout of `root` (an unpacked copy, no git) every file on disk there."""
+    checkout of `root` (an unpacked copy, no git), or where that checkout's .git is not the tree's (stale_git), every
+    file on disk there."""
     try:
         top_level = subprocess.run(["git", "-C", root, "rev-parse", "--show-toplevel"], capture_output=True, text=True)
         listed = subprocess.run(["git", "-C", root, "ls-files", "-z", "--", top], capture_output=True, text=True)
     except OSError:  # no git
         top_level = listed = None
     if top_level and top_level.returncode == 0 and os.path.realpath(top_level.stdout.strip()) == os.path.realpath(root) and \
-            listed.returncode == 0:
+            listed.returncode == 0 and not stale_git(root):
         files = [os.path.join(root, f) for f in listed.stdout.split("\0") if f]
         return sorted(f for f in files if os.path.isfile(f))  # a tracked file deleted in the work tree is gone
     # what a build or an install leaves beside the tree is never tracked (a copy without git has them on disk)
