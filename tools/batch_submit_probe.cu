@@ -37,7 +37,7 @@
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 -o batch_submit_probe tools/batch_submit_probe.cu
 // Run:   ./batch_submit_probe [--device 0] [--cpus quiet|N|any] [--dirs h2d,d2h] [--block 4KiB,16KiB]
 //        [--n 1,4,...,16384] [--mech batch,loop] [--pool-bytes 4GiB] [--host pinned|mapped] [--run 1] [--coalesce]
-//        [--samples 30] [--warmup 3] [--seed 1] [--no-overlap-hint]
+//        [--samples 30] [--warmup 3] [--seed 1] [--no-overlap-hint] [--bind-node N: the host pool under MPOL_BIND]
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -53,6 +53,7 @@
 #include <vector>
 
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cuda_runtime.h>
@@ -85,6 +86,7 @@ struct Opts {
   std::vector<std::string> mechs = {"batch", "loop"};
   size_t pool_bytes = size_t(4) << 30;
   bool mapped = false, coalesce = false, overlap_hint = true;
+  int bind_node = -1;  // >= 0: the host pool allocated under set_mempolicy(MPOL_BIND, node), as dmabench's numa=local
   size_t run = 1;
   int samples = 30, warmup = 3;
   unsigned seed = 1;
@@ -94,7 +96,7 @@ struct Opts {
   std::fprintf(stderr,
                "batch_submit_probe: %s\nusage: batch_submit_probe [--device N] [--cpus quiet|N|any] [--dirs h2d,d2h] "
                "[--block 4KiB,16KiB] [--n 1,4,...] [--mech batch,loop] [--pool-bytes 4GiB] [--host pinned|mapped] "
-               "[--run K] [--coalesce] [--samples N] [--warmup N] [--seed N] [--no-overlap-hint]\n",
+               "[--run K] [--coalesce] [--samples N] [--warmup N] [--seed N] [--no-overlap-hint] [--bind-node N]\n",
                why.c_str());
   std::exit(2);
 }
@@ -164,6 +166,7 @@ Opts parse(int argc, char** argv) {
     else if (f == "--samples") o.samples = static_cast<int>(number(f, v, 3, 100000));
     else if (f == "--warmup") o.warmup = static_cast<int>(number(f, v, 0, 1000));
     else if (f == "--seed") o.seed = static_cast<unsigned>(number(f, v, 0, 1L << 31));
+    else if (f == "--bind-node") o.bind_node = static_cast<int>(number(f, v, 0, 63));
     else usage("unknown option '" + f + "'");
   }
   if (o.dirs.empty() || o.blocks.empty() || o.ns.empty() || o.mechs.empty()) usage("an empty list");
@@ -407,17 +410,21 @@ Gpu setup(const Opts& o) {
   CK(cudaEventCreate(&g.e0));
   CK(cudaEventCreate(&g.e1));
   const auto a0 = Clock::now();
+  const unsigned long node_mask = o.bind_node >= 0 ? 1ul << o.bind_node : 0;
+  if (o.bind_node >= 0 && syscall(SYS_set_mempolicy, 2 /* MPOL_BIND */, &node_mask, 64ul) != 0)
+    usage("--bind-node: set_mempolicy(MPOL_BIND) failed: " + std::string(std::strerror(errno)));
   CK(cudaHostAlloc(reinterpret_cast<void**>(&g.host), o.pool_bytes,
                    cudaHostAllocPortable | (o.mapped ? cudaHostAllocMapped : 0)));
+  if (o.bind_node >= 0) syscall(SYS_set_mempolicy, 0 /* MPOL_DEFAULT */, nullptr, 0ul);
   CK(cudaMalloc(reinterpret_cast<void**>(&g.dev), o.pool_bytes));
   const double alloc_s = us(a0, Clock::now()) / 1e6;
   size_t most = 0;
   for (size_t b : o.blocks) most = std::max(most, b * *std::max_element(o.ns.begin(), o.ns.end()));
   CK(cudaMallocHost(reinterpret_cast<void**>(&g.staging), most));  // h2d's check: the device's blocks gathered back
   std::printf("{\"test\":\"info\",\"gpu\":\"%s\",\"runtime\":%d,\"driver\":%d,\"host\":\"%s\",\"pool_bytes\":%zu,"
-              "\"alloc_s\":%.3f,\"samples\":%d,\"warmup\":%d,\"seed\":%u,\"run\":%zu,\"coalesce\":%s,\"overlap_hint\":%s,"
+              "\"bind_node\":%d,\"alloc_s\":%.3f,\"samples\":%d,\"warmup\":%d,\"seed\":%u,\"run\":%zu,\"coalesce\":%s,\"overlap_hint\":%s,"
               "\"nproc\":%ld}\n",
-              prop.name, runtime, driver, o.mapped ? "mapped" : "pinned", o.pool_bytes, alloc_s, o.samples, o.warmup,
+              prop.name, runtime, driver, o.mapped ? "mapped" : "pinned", o.pool_bytes, o.bind_node, alloc_s, o.samples, o.warmup,
               o.seed, o.run, o.coalesce ? "true" : "false", o.overlap_hint ? "true" : "false",
               sysconf(_SC_NPROCESSORS_ONLN));
   std::fflush(stdout);
