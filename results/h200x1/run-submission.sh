@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 54 on one H200: submit cost per descriptor, the coalescing gain over fragmentation, the descriptor-count curve
-# (not yet run: no GPU was lent when it was written; results/h200x1/submission/README.md). STEPS picks the steps:
+# (run once, on an H100 lent instead: results/h100x1/submission/; no H200 figures yet). STEPS picks the steps:
 #   info   the machine: nvidia-smi, CPUs, memory, the revision
 #   build  dmabench (Release, Ninja, DMABENCH_CUDA=ON; incremental, so quick when build/ is current; not when
 #          DMABENCH_BIN names a binary) and tools/batch_submit_probe.cu (nvcc, in parallel); `dmabench --features` kept
