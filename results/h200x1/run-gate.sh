@@ -13,6 +13,9 @@
 #   hint      configs/kv-pool-hint.json (ce-batch h2d/d2h, 1024 x 4 and 16 KiB in a 4 GiB pinned pool, overlap_hint true
 #             and false) with --processes HPROCS (3), then the probe (4 and 16 KiB pages) in HPROCS fresh processes:
 #             whether the batch's cudaMemcpyFlagPreferOverlapWithCompute is why kv-pool's h2d ce-batch was 2x the probe
+#   cause     configs/h2d-batch-cause.json (ce-batch h2d/d2h, host kinds pinned, mapped, registered) with --processes 2,
+#             beside tools/batch_submit_probe with and without --bind-node 0 in 2 processes each: what makes dmabench's
+#             h2d batch cost several times the probe's CPU per descriptor (results/h100x1/submission, cause-*.tgz)
 #   gate      dmabench-results gate-rates on configs/gate-gpu.json: AA (4) A/A comparisons and INJ (4) against the shim
 #             spinning SPIN_NS (2000) ns before each runtime copy or launch call of NEW's processes; GPROCS (6)
 #             processes a side, GRERUNS (1) re-run looks, GBUDGET (90) s of re-runs a comparison, GSEED (1) the seed
@@ -94,6 +97,24 @@ for pb in (4096, 16384):
         v = [r[k] for r in rows if k in r]
         print(f"probe {pb} B {k}: median {statistics.median(v):.1f} us over {len(v)} lines" if v else f"probe {pb} B {k}: none")
 PY
+  pack
+fi
+if want cause; then
+  mkdir -p "$WORK/cause"
+  nvcc="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
+  "$nvcc" -O2 -std=c++17 -arch=sm_90 -o "$WORK/bsp" tools/batch_submit_probe.cu >"$WORK/cause/probe-build.log" 2>&1
+  for k in 1 2; do
+    for b in -1 0; do
+      a=()
+      [ "$b" -ge 0 ] && a=(--bind-node "$b")
+      "$WORK/bsp" --cpus quiet --block 4KiB,16KiB --n 64,256,1024,4096 --mech batch --seed "$k" "${a[@]}" \
+        >"$WORK/cause/probe-bind$b-$k.jsonl" 2>"$WORK/cause/probe-bind$b-$k.err"
+      log "probe bind=$b round $k rc=$?"
+    done
+  done
+  "$B" --config configs/h2d-batch-cause.json --processes 2 --out "$WORK/cause/cause.json" -q >"$WORK/cause/cause.log" 2>&1
+  log "h2d-batch-cause rc=$?"
+  tar czf "$WORK/cause.tgz" -C "$WORK" cause
   pack
 fi
 if want gate; then
