@@ -297,7 +297,7 @@ TEST(Check, TheCaseKeysPartsAreTheSpecsParts) {
   json alltoallv = record("alltoallv", {0, 1}, 1.0, 1);
   alltoallv["alltoallv"] = {{"direction", "dispatch"}};
   std::vector<std::string> parts, got;
-  for (const json& p : spec["parts"]) parts.push_back(p["part"]);
+  for (const json& p : spec["parts"]) parts.push_back(p["part"].get<std::string>());
   for (const auto& [k, v] : case_key(alltoallv).items()) got.push_back(k);
   std::sort(parts.begin(), parts.end());
   EXPECT_EQ(got, parts);  // json objects iterate in sorted order
