@@ -298,7 +298,8 @@ TEST(Check, TheCaseKeysPartsAreTheSpecsParts) {
   alltoallv["alltoallv"] = {{"direction", "dispatch"}};
   std::vector<std::string> parts, got;
   for (const json& p : spec["parts"]) parts.push_back(p["part"].get<std::string>());
-  for (const auto& [k, v] : case_key(alltoallv).items()) got.push_back(k);
+  const json key = case_key(alltoallv);  // held: a range-for over a temporary's items() would read freed memory
+  for (const auto& [k, v] : key.items()) got.push_back(k);
   std::sort(parts.begin(), parts.end());
   EXPECT_EQ(got, parts);  // json objects iterate in sorted order
 }
