@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tests/test_support.hpp"
 #include "bench/cli.hpp"
 #include "bench/config/config.hpp"
 #include "core/errors.hpp"
@@ -24,22 +25,13 @@ using json = nlohmann::json;
 
 namespace {
 
+using testing_support::error_of;
+
 const json kBase = {{"sizes", "4KiB"}, {"patterns", "copy"}, {"engines", "host"}, {"timing", "oneshot"}};
 
 // The canonical config of `doc` with the flags `args` applied.
 json with_flags(const json& doc, const std::vector<std::string>& args) {
   return to_json(parse_config(doc, parse_cli(args).overrides));
-}
-
-// The message of the InputError `f` throws ("" when it throws none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

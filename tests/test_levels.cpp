@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/test_support.hpp"
 #include "bench/cases/cases.hpp"
 #include "bench/levels/levels.hpp"
 #include "bench/levels/results_file.hpp"
@@ -20,6 +21,8 @@ using namespace dmabench;
 using json = nlohmann::json;
 
 namespace {
+
+using testing_support::error_of;
 
 json read(const std::string& name) {
   std::ifstream in(std::string(DMABENCH_SOURCE_DIR) + "/tests/data/levels/" + name);
@@ -33,17 +36,6 @@ std::string file(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + "dmabench-levels-" + name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
-}
-
-// The InputError's message `f` throws ("" where it throws none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 json merged() {

@@ -12,8 +12,20 @@
 #include "bench/cases/cases.hpp"
 #include "engines/backend.hpp"
 #include "engines/engine.hpp"
+#include "core/errors.hpp"
 
 namespace dmabench::testing_support {
+
+// The message of the InputError `f` throws ("" when it throws none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
 
 inline std::unique_ptr<Backend> host_backend() {
   auto b = make_backend("host");
