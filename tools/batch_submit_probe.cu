@@ -38,6 +38,8 @@
 // Run:   ./batch_submit_probe [--device 0] [--cpus quiet|N|any] [--dirs h2d,d2h] [--block 4KiB,16KiB]
 //        [--n 1,4,...,16384] [--mech batch,loop] [--pool-bytes 4GiB] [--host pinned|mapped] [--run 1] [--coalesce]
 //        [--samples 30] [--warmup 3] [--seed 1] [--no-overlap-hint] [--bind-node N: the host pool under MPOL_BIND]
+//        [--inspect: after allocating, what dmabench's placement check does to the host pool: read every page's
+//        /proc/self/pagemap entry and query every page's node with move_pages (no target nodes: nothing moves)]
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -86,6 +88,7 @@ struct Opts {
   std::vector<std::string> mechs = {"batch", "loop"};
   size_t pool_bytes = size_t(4) << 30;
   bool mapped = false, coalesce = false, overlap_hint = true;
+  bool inspect = false;  // after allocating: read the pool's pagemap entries and query each page's node (move_pages)
   int bind_node = -1;  // >= 0: the host pool allocated under set_mempolicy(MPOL_BIND, node), as dmabench's numa=local
   size_t run = 1;
   int samples = 30, warmup = 3;
@@ -96,7 +99,7 @@ struct Opts {
   std::fprintf(stderr,
                "batch_submit_probe: %s\nusage: batch_submit_probe [--device N] [--cpus quiet|N|any] [--dirs h2d,d2h] "
                "[--block 4KiB,16KiB] [--n 1,4,...] [--mech batch,loop] [--pool-bytes 4GiB] [--host pinned|mapped] "
-               "[--run K] [--coalesce] [--samples N] [--warmup N] [--seed N] [--no-overlap-hint] [--bind-node N]\n",
+               "[--run K] [--coalesce] [--samples N] [--warmup N] [--seed N] [--no-overlap-hint] [--bind-node N] [--inspect]\n",
                why.c_str());
   std::exit(2);
 }
@@ -140,6 +143,7 @@ Opts parse(int argc, char** argv) {
     const std::string f = argv[i];
     if (f == "--coalesce") { o.coalesce = true; continue; }
     if (f == "--no-overlap-hint") { o.overlap_hint = false; continue; }
+    if (f == "--inspect") { o.inspect = true; continue; }
     if (i + 1 >= argc) usage(f + " needs a value (or is not an option)");
     const std::string v = argv[++i];
     if (f == "--device") o.device = static_cast<int>(number(f, v, 0, 63));
@@ -397,6 +401,35 @@ struct Gpu {
   char* staging = nullptr;
 };
 
+// --inspect: dmabench's placement check on the host pool (core/host_memory.cpp: verify and read_frames), written
+// again here: the pagemap entry of every page, then move_pages with no target nodes in chunks (each page's node).
+void inspect_pages(const void* p, size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE)), n = bytes / page;
+  std::FILE* f = std::fopen("/proc/self/pagemap", "rb");  // stdio: <fcntl.h> would bring a stat() beside ours
+  size_t present = 0;
+  if (f) {
+    std::vector<uint64_t> e(1 << 16);
+    for (size_t at = 0; at < n; at += e.size()) {
+      const size_t k = std::min(e.size(), n - at);
+      const long off = static_cast<long>((reinterpret_cast<uintptr_t>(p) / page + at) * 8);
+      if (std::fseek(f, off, SEEK_SET) != 0 || std::fread(e.data(), 8, k, f) != k) break;
+      for (size_t i = 0; i < k; ++i) present += (e[i] >> 63) & 1;
+    }
+    std::fclose(f);
+  }
+  std::vector<void*> pages(1 << 16);
+  std::vector<int> status(pages.size());
+  size_t queried = 0;
+  for (size_t at = 0; at < n; at += pages.size()) {
+    const size_t k = std::min(pages.size(), n - at);
+    for (size_t i = 0; i < k; ++i) pages[i] = static_cast<char*>(const_cast<void*>(p)) + (at + i) * page;
+    if (syscall(SYS_move_pages, 0, static_cast<unsigned long>(k), pages.data(), nullptr, status.data(), 0) != 0) break;
+    queried += k;
+  }
+  std::printf("{\"test\":\"inspect\",\"pages\":%zu,\"pagemap_present\":%zu,\"move_pages_queried\":%zu}\n", n, present,
+              queried);
+}
+
 // Allocates the pools (timed) and prints the "info" line.
 Gpu setup(const Opts& o) {
   Gpu g;
@@ -416,6 +449,7 @@ Gpu setup(const Opts& o) {
   CK(cudaHostAlloc(reinterpret_cast<void**>(&g.host), o.pool_bytes,
                    cudaHostAllocPortable | (o.mapped ? cudaHostAllocMapped : 0)));
   if (o.bind_node >= 0) syscall(SYS_set_mempolicy, 0 /* MPOL_DEFAULT */, nullptr, 0ul);
+  if (o.inspect) inspect_pages(g.host, o.pool_bytes);
   CK(cudaMalloc(reinterpret_cast<void**>(&g.dev), o.pool_bytes));
   const double alloc_s = us(a0, Clock::now()) / 1e6;
   size_t most = 0;

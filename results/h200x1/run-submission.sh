@@ -13,6 +13,12 @@
 #          run_blocks k = 1...64, ce / ce-batch / sm each with coalesce false and true (252 cases)
 #   desc   configs/descriptors.json, `dmabench --processes PROCS` (3): ce and ce-batch, 4 and 16 KiB, h2d/d2h,
 #          1...16384 blocks per call in a 4 GiB pool (64 cases)
+#   meter  (not in the default steps) what the CPU does inside the copy calls, for the h2d batch cost (issue 54):
+#          tools/call_meter.cpp as LD_PRELOAD counts, while a thread is inside cudaMemcpyBatchAsync, its ioctls,
+#          its memcpy bytes and its page faults; on dmabench (configs/h2d-batch-cause.json, pinned, one process per
+#          direction) and on the probe built against the shared runtime (-cudart shared, --bind-node 0, h2d and d2h,
+#          n = 1024); then unmetered: the probe as the other steps build it (static runtime), the shared-runtime
+#          probe, the probe with --inspect (dmabench's placement check on its pool), and dmabench once more
 # Then results/h200x1/submission/summarize.py prints one screen from whatever the steps left.
 # Time (estimates, not measurements; from the committed H200 runs: the crossover map's 7320 cells x 3 processes in
 # 157 s, and kv-pool's 1024-block cases in a 4 GiB pool at 0.07-0.13 s of sampling plus 0.07-0.14 s of setup and
@@ -76,6 +82,36 @@ if want probe; then
       log "coalescing probe run=$k ${c:-(not coalesced)} rc=$?"
     done
   done
+  pack
+fi
+if want meter; then
+  mkdir -p "$WORK/meter"
+  M="$WORK/meter"
+  nvcc="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
+  g++ -O2 -shared -fPIC -fno-builtin -fno-tree-loop-distribute-patterns -o "$M/call_meter.so" tools/call_meter.cpp -ldl \
+    >"$M/build.log" 2>&1 || log "call_meter build failed"
+  "$nvcc" -O2 -std=c++17 -arch=sm_90 -cudart shared -o "$M/bsp-shared" tools/batch_submit_probe.cu >>"$M/build.log" 2>&1 ||
+    log "shared-runtime probe build failed"
+  [ -x "$P" ] || "$nvcc" -O2 -std=c++17 -arch=sm_90 -o "$P" tools/batch_submit_probe.cu >>"$M/build.log" 2>&1
+  probe_args=(--cpus quiet --pool-bytes "$POOL" --block 4KiB,16KiB --n 1024 --mech batch --bind-node 0)
+  for d in h2d d2h; do
+    LD_PRELOAD="$M/call_meter.so" timeout 60 "$B" --config configs/h2d-batch-cause.json \
+      --benchmark_filter="$d/ce-batch/.*host=pinned" -q --out "$M/dmabench-$d.json" >"$M/dmabench-$d.log" 2>"$M/dmabench-$d.err"
+    log "metered dmabench $d rc=$? $(grep -h call_meter "$M/dmabench-$d.err" | cut -c1-200)"
+    LD_PRELOAD="$M/call_meter.so" timeout 60 "$M/bsp-shared" "${probe_args[@]}" --dirs "$d" \
+      >"$M/probe-$d.jsonl" 2>"$M/probe-$d.err"
+    log "metered probe $d rc=$? $(grep -h call_meter "$M/probe-$d.err" | cut -c1-200)"
+  done
+  for v in static shared inspect; do
+    p="$P" extra=()
+    [ "$v" = shared ] && p="$M/bsp-shared"
+    [ "$v" = inspect ] && extra=(--inspect)
+    timeout 60 "$p" "${probe_args[@]}" --dirs h2d "${extra[@]}" >"$M/probe-$v.jsonl" 2>"$M/probe-$v.err"
+    log "probe $v rc=$?"
+  done
+  timeout 60 "$B" --config configs/h2d-batch-cause.json --benchmark_filter="h2d/ce-batch/.*host=pinned" -q \
+    --out "$M/dmabench-h2d-plain.json" >"$M/dmabench-h2d-plain.log" 2>&1
+  log "dmabench h2d unmetered rc=$?"
   pack
 fi
 for step in frag desc; do
