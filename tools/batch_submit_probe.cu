@@ -40,6 +40,8 @@
 //        [--samples 30] [--warmup 3] [--seed 1] [--no-overlap-hint] [--bind-node N: the host pool under MPOL_BIND]
 //        [--inspect: after allocating, what dmabench's placement check does to the host pool: read every page's
 //        /proc/self/pagemap entry and query every page's node with move_pages (no target nodes: nothing moves)]
+//        [--streams-before K: K non-blocking streams created (and kept) before the measured one, as a program with
+//        several streams has; the runtime spreads streams over copy engines in creation order]
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -88,7 +90,8 @@ struct Opts {
   std::vector<std::string> mechs = {"batch", "loop"};
   size_t pool_bytes = size_t(4) << 30;
   bool mapped = false, coalesce = false, overlap_hint = true;
-  bool inspect = false;  // after allocating: read the pool's pagemap entries and query each page's node (move_pages)
+  bool inspect = false;
+  int streams_before = 0;  // non-blocking streams created before the measured one (which copy engine a stream lands on)  // after allocating: read the pool's pagemap entries and query each page's node (move_pages)
   int bind_node = -1;  // >= 0: the host pool allocated under set_mempolicy(MPOL_BIND, node), as dmabench's numa=local
   size_t run = 1;
   int samples = 30, warmup = 3;
@@ -99,7 +102,7 @@ struct Opts {
   std::fprintf(stderr,
                "batch_submit_probe: %s\nusage: batch_submit_probe [--device N] [--cpus quiet|N|any] [--dirs h2d,d2h] "
                "[--block 4KiB,16KiB] [--n 1,4,...] [--mech batch,loop] [--pool-bytes 4GiB] [--host pinned|mapped] "
-               "[--run K] [--coalesce] [--samples N] [--warmup N] [--seed N] [--no-overlap-hint] [--bind-node N] [--inspect]\n",
+               "[--run K] [--coalesce] [--samples N] [--warmup N] [--seed N] [--no-overlap-hint] [--bind-node N] [--inspect] [--streams-before K]\n",
                why.c_str());
   std::exit(2);
 }
@@ -170,6 +173,7 @@ Opts parse(int argc, char** argv) {
     else if (f == "--samples") o.samples = static_cast<int>(number(f, v, 3, 100000));
     else if (f == "--warmup") o.warmup = static_cast<int>(number(f, v, 0, 1000));
     else if (f == "--seed") o.seed = static_cast<unsigned>(number(f, v, 0, 1L << 31));
+    else if (f == "--streams-before") o.streams_before = static_cast<int>(number(f, v, 0, 256));
     else if (f == "--bind-node") o.bind_node = static_cast<int>(number(f, v, 0, 63));
     else usage("unknown option '" + f + "'");
   }
@@ -395,6 +399,7 @@ int choose_cpu(const Opts& o) {
 // What every measurement uses: the stream, two events, the host and device pools and the h2d check's staging buffer.
 struct Gpu {
   cudaStream_t s{};
+  std::vector<cudaStream_t> before;  // --streams-before: created ahead of s, kept, never used
   cudaEvent_t e0{}, e1{};
   char* host = nullptr;
   char* dev = nullptr;
@@ -439,6 +444,8 @@ Gpu setup(const Opts& o) {
   int runtime = 0, driver = 0;
   CK(cudaRuntimeGetVersion(&runtime));
   CK(cudaDriverGetVersion(&driver));
+  g.before.resize(o.streams_before);
+  for (auto& b : g.before) CK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
   CK(cudaStreamCreateWithFlags(&g.s, cudaStreamNonBlocking));
   CK(cudaEventCreate(&g.e0));
   CK(cudaEventCreate(&g.e1));
@@ -456,9 +463,9 @@ Gpu setup(const Opts& o) {
   for (size_t b : o.blocks) most = std::max(most, b * *std::max_element(o.ns.begin(), o.ns.end()));
   CK(cudaMallocHost(reinterpret_cast<void**>(&g.staging), most));  // h2d's check: the device's blocks gathered back
   std::printf("{\"test\":\"info\",\"gpu\":\"%s\",\"runtime\":%d,\"driver\":%d,\"host\":\"%s\",\"pool_bytes\":%zu,"
-              "\"bind_node\":%d,\"alloc_s\":%.3f,\"samples\":%d,\"warmup\":%d,\"seed\":%u,\"run\":%zu,\"coalesce\":%s,\"overlap_hint\":%s,"
+              "\"bind_node\":%d,\"streams_before\":%d,\"alloc_s\":%.3f,\"samples\":%d,\"warmup\":%d,\"seed\":%u,\"run\":%zu,\"coalesce\":%s,\"overlap_hint\":%s,"
               "\"nproc\":%ld}\n",
-              prop.name, runtime, driver, o.mapped ? "mapped" : "pinned", o.pool_bytes, o.bind_node, alloc_s, o.samples, o.warmup,
+              prop.name, runtime, driver, o.mapped ? "mapped" : "pinned", o.pool_bytes, o.bind_node, o.streams_before, alloc_s, o.samples, o.warmup,
               o.seed, o.run, o.coalesce ? "true" : "false", o.overlap_hint ? "true" : "false",
               sysconf(_SC_NPROCESSORS_ONLN));
   std::fflush(stdout);
@@ -472,6 +479,7 @@ void teardown(Gpu& g) {
   CK(cudaEventDestroy(g.e0));
   CK(cudaEventDestroy(g.e1));
   CK(cudaStreamDestroy(g.s));
+  for (auto b : g.before) CK(cudaStreamDestroy(b));
 }
 
 // One (direction, block, n): the blocks' slots, the same for every mechanism; host and device drawn separately.

@@ -19,6 +19,9 @@
 #          direction) and on the probe built against the shared runtime (-cudart shared, --bind-node 0, h2d and d2h,
 #          n = 1024); then unmetered: the probe as the other steps build it (static runtime), the shared-runtime
 #          probe, the probe with --inspect (dmabench's placement check on its pool), and dmabench once more
+#   streams (not in the default steps) whether the stream a batch goes to sets the h2d cost: the probe (h2d, pinned,
+#          n = 1024) with --streams-before K for K = 0 ... 7 (the runtime spreads streams over copy engines in
+#          creation order), and dmabench's ce-batch h2d with streams 1, 2, 3 and 4 (lanes of one batch each)
 # Then results/h200x1/submission/summarize.py prints one screen from whatever the steps left.
 # Time (estimates, not measurements; from the committed H200 runs: the crossover map's 7320 cells x 3 processes in
 # 157 s, and kv-pool's 1024-block cases in a 4 GiB pool at 0.07-0.13 s of sampling plus 0.07-0.14 s of setup and
@@ -112,6 +115,28 @@ if want meter; then
   timeout 60 "$B" --config configs/h2d-batch-cause.json --benchmark_filter="h2d/ce-batch/.*host=pinned" -q \
     --out "$M/dmabench-h2d-plain.json" >"$M/dmabench-h2d-plain.log" 2>&1
   log "dmabench h2d unmetered rc=$?"
+  pack
+fi
+if want streams; then
+  mkdir -p "$WORK/streams"
+  S="$WORK/streams"
+  [ -x "$P" ] || "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O2 -std=c++17 -arch=sm_90 -o "$P" tools/batch_submit_probe.cu
+  for k in 0 1 2 3 4 5 6 7; do
+    timeout 60 "$P" --cpus quiet --pool-bytes "$POOL" --block 4KiB,16KiB --n 1024 --mech batch --bind-node 0 --dirs h2d \
+      --streams-before "$k" >"$S/probe-before$k.jsonl" 2>"$S/probe-before$k.err"
+    log "probe streams-before $k rc=$? $(grep -h '"mech"' "$S/probe-before$k.jsonl" | grep -o '"block":[0-9]*\|"call_us":[0-9.]*' | tr '\n' ' ')"
+  done
+  python3 - "$S/streams.json" <<'EOF'
+import json, sys
+c = json.load(open("configs/h2d-batch-cause.json"))
+c["name"] = "h2d-batch-streams"
+c["patterns"] = ["h2d"]
+c["host_memory"] = {"kind": ["pinned"]}
+c["engines"] = [{"name": "ce-batch", "options": {"streams": [1, 2, 3, 4]}}]
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+EOF
+  timeout 120 "$B" --config "$S/streams.json" -q --out "$S/dmabench-streams.json" >"$S/dmabench-streams.log" 2>&1
+  log "dmabench ce-batch streams 1-4 rc=$?"
   pack
 fi
 for step in frag desc; do
