@@ -21,7 +21,8 @@
 #          probe, the probe with --inspect (dmabench's placement check on its pool), and dmabench once more
 #   streams (not in the default steps) whether the stream a batch goes to sets the h2d cost: the probe (h2d, pinned,
 #          n = 1024) with --streams-before K for K = 0 ... 7 (the runtime spreads streams over copy engines in
-#          creation order), and dmabench's ce-batch h2d with streams 1, 2, 3 and 4 (lanes of one batch each)
+#          creation order), dmabench's ce-batch h2d with streams 1, 2, 3 and 4 (lanes of one batch each), and
+#          dmabench with its d2h cases before the h2d ones in one process
 # Then results/h200x1/submission/summarize.py prints one screen from whatever the steps left.
 # Time (estimates, not measurements; from the committed H200 runs: the crossover map's 7320 cells x 3 processes in
 # 157 s, and kv-pool's 1024-block cases in a 4 GiB pool at 0.07-0.13 s of sampling plus 0.07-0.14 s of setup and
@@ -137,6 +138,16 @@ json.dump(c, open(sys.argv[1], "w"), indent=1)
 EOF
   timeout 120 "$B" --config "$S/streams.json" -q --out "$S/dmabench-streams.json" >"$S/dmabench-streams.log" 2>&1
   log "dmabench ce-batch streams 1-4 rc=$?"
+  python3 - "$S/order.json" <<'EOF'
+import json, sys
+c = json.load(open("configs/h2d-batch-cause.json"))
+c["name"] = "h2d-batch-order"
+c["patterns"] = ["d2h", "h2d"]
+c["host_memory"] = {"kind": ["pinned"]}
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+EOF
+  timeout 60 "$B" --config "$S/order.json" -q --out "$S/dmabench-order.json" >"$S/dmabench-order.log" 2>&1
+  log "dmabench d2h before h2d rc=$?"
   pack
 fi
 for step in frag desc; do
