@@ -1,6 +1,6 @@
 // ce and ce-batch: the copy (DMA) engines, driven through the runtime, with DMA-Latte's features
 // as options (schedule, streams, trigger, completion, graph, issue, gate, local; ce-batch also
-// overlap_hint): their table, help and defaults are in engines/options/ce.cpp (results/SCHEMA.md,
+// overlap_hint, event_before): their table, help and defaults are in engines/options/ce.cpp (results/SCHEMA.md,
 // docs/user-guide.md "DMA options").
 // ce issues one cudaMemcpyAsync / hipMemcpyAsync per copy (gpu::copy_kind()); ce-batch one
 // cudaMemcpyBatchAsync / hipMemcpyBatchAsync per lane. The same source runs on NVIDIA and AMD through gpu/gpu.hpp.
@@ -48,6 +48,7 @@ struct Item {
 struct DeviceWork {
   int rank = 0, device = 0;
   std::vector<gpu::Stream> lanes;
+  std::vector<gpu::Event> marks;  // event_before: one per lane, recorded just before the lane's batch
   std::unique_ptr<gpu::Stream> head;     // graph launches and their completion
   std::unique_ptr<gpu::Stream> trigger;  // gpu-flag: the trigger kernel
   std::unique_ptr<gpu::Stream> poll;     // gpu-poll: the polling kernel
@@ -351,6 +352,8 @@ void CeOperation::build_items(DeviceWork& w, const std::vector<Transfer>& transf
   const int n = static_cast<int>(w.items.size());
   const int lanes = k > 0 ? std::min(k, units) : (opt_.schedule == Schedule::pcpy && !opt_.batch ? units : 1);
   for (int i = 0; i < lanes; ++i) w.lanes.emplace_back(w.device);
+  if (opt_.batch && opt_.event_before)
+    for (int i = 0; i < lanes; ++i) w.marks.emplace_back(w.device);
   w.lane_jobs.assign(sets(), std::vector<std::vector<gpu::CopyJob>>(lanes));
   for (int i = 0; i < n; ++i) w.items[i].lane = w.items[i].unit % lanes;
   for (int l = 0; l < lanes; ++l)
@@ -396,6 +399,7 @@ void CeOperation::issue(DeviceWork& w, std::uint32_t g) {
   }
   if (opt_.batch) {
     for (std::size_t l = 0; l < w.lanes.size(); ++l) {
+      if (!w.marks.empty()) w.marks[l].record(w.lanes[l]);  // event_before (options/ce.cpp says why)
       gpu::copy_batch_async(w.lane_jobs[set][l], w.device, w.lanes[l], opt_.overlap_hint);
       signal(w, static_cast<int>(l), g, w.lanes[l], true);  // b2b only: one slot per lane, in lane order
     }

@@ -216,8 +216,9 @@ void copy_async(void* dst, const void* src, std::size_t bytes, const Stream& str
 struct CopyJob;
 // All `jobs` in one runtime call (cudaMemcpyBatchAsync: stream-ordered source access, with or
 // without the prefer-overlap-with-compute hint). `device` is the device of the sources (the issuing GPU). No
-// location hints, as the independent probes (CUDA ignores them for memory CUDA allocated): taking them out did not
-// change the h2d batch's CPU time per descriptor, 3-7x the probe's on an H100 (results/LAB-NOTES.md, 2026-12-06).
+// location hints (CUDA ignores them for memory CUDA allocated; taking them out changed nothing). An h2d batch's CPU
+// time grows 2.5-5x without an event recorded on the stream just before it: the caller's choice (ce-batch's
+// event_before; results/LAB-NOTES.md, 2026-12-06).
 void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream,
                       bool prefer_overlap_with_compute = true);
 // Why this runtime has no batched copies, or nullopt.

@@ -69,7 +69,8 @@ TEST(EngineOptions, TypedValues) {
   EXPECT_EQ(ce.streams, 4);
   EXPECT_EQ(ce.trigger, Trigger::enqueue);
   EXPECT_EQ(ce.completion, Completion::event);
-  EXPECT_FALSE(ce.graph || ce.thread_per_gpu || ce.peer_bounce || ce.overlap_hint || ce.batch || ce.needs_memops());
+  EXPECT_FALSE(ce.graph || ce.thread_per_gpu || ce.peer_bounce || ce.overlap_hint || ce.event_before || ce.batch ||
+               ce.needs_memops());
   EXPECT_EQ(ce.gate, Gate::wait_value);
   const CeOptions batch = CeOptions::from(
       with_defaults("ce-batch", {{"trigger", "gpu-flag"}, {"completion", "gpu-poll"}, {"issue", "thread-per-gpu"},
@@ -80,8 +81,10 @@ TEST(EngineOptions, TypedValues) {
   EXPECT_EQ(batch.trigger, Trigger::gpu_flag);
   EXPECT_EQ(batch.completion, Completion::gpu_poll);
   EXPECT_EQ(batch.gate, Gate::spin_kernel);
-  EXPECT_TRUE(batch.batch && batch.graph && batch.thread_per_gpu && batch.peer_bounce && batch.overlap_hint);
+  EXPECT_TRUE(batch.batch && batch.graph && batch.thread_per_gpu && batch.peer_bounce && batch.overlap_hint &&
+              batch.event_before);
   EXPECT_FALSE(CeOptions::from(with_defaults("ce-batch", {{"overlap_hint", false}}), true).overlap_hint);
+  EXPECT_FALSE(CeOptions::from(with_defaults("ce-batch", {{"event_before", false}}), true).event_before);
   EXPECT_EQ(SmOptions::from(with_defaults("sm", json::object())).blocks, 0);  // auto
   EXPECT_EQ(SmOptions::from({{"blocks", 7}, {"sms", "auto"}, {"coalesce", false}}).blocks, 7);
   EXPECT_THROW(SmOptions::from({{"blocks", "many"}, {"sms", "auto"}, {"coalesce", false}}), std::logic_error);
@@ -141,7 +144,7 @@ TEST(EngineOptions, RegistryDescribesEveryOption) {
     std::vector<std::string> names;
     for (const auto& o : s->options) names.push_back(o.name);
     std::vector<std::string> want = {"schedule", "streams", "trigger", "completion", "graph", "issue", "gate", "local", "coalesce"};
-    if (std::string(name) == "ce-batch") want.push_back("overlap_hint");
+    if (std::string(name) == "ce-batch") want.insert(want.end(), {"overlap_hint", "event_before"});
     EXPECT_EQ(names, want);
   }
   const EngineSpec* nccl = find_engine_spec("nccl");

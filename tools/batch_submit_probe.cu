@@ -42,6 +42,11 @@
 //        /proc/self/pagemap entry and query every page's node with move_pages (no target nodes: nothing moves)]
 //        [--streams-before K: K non-blocking streams created (and kept) before the measured one, as a program with
 //        several streams has; the runtime spreads streams over copy engines in creation order]
+//        [--mark-before yes|no: whether an event is recorded on the stream just before the issue (yes: the
+//        start of gpu_us; no: gpu_us is -1); an h2d batch costs 2.5-5x the CPU time without one, on an H100 with
+//        driver 580 (results/LAB-NOTES.md, 2026-12-06)] [--wait stream|event: cudaStreamSynchronize (default) or
+//        cudaEventSynchronize on the event after the issue, as dmabench's event completion]
+//        [--random-data: h2d sources filled with pseudo-random bytes (as dmabench's data stream), not one value a block]
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -81,6 +86,8 @@ namespace {
 
 constexpr double kSharedRatio = 0.75;
 
+bool g_random_data = false;  // --random-data: h2d sources hold pseudo-random bytes (a word per 8 bytes), not one value
+
 struct Opts {
   int device = 0;
   int cpu = -2;  // -2 quiet, -1 any, else the CPU
@@ -91,7 +98,9 @@ struct Opts {
   size_t pool_bytes = size_t(4) << 30;
   bool mapped = false, coalesce = false, overlap_hint = true;
   bool inspect = false;
-  int streams_before = 0;  // non-blocking streams created before the measured one (which copy engine a stream lands on)  // after allocating: read the pool's pagemap entries and query each page's node (move_pages)
+  int streams_before = 0;
+  bool mark_before = true;  // --mark-before no: no event recorded on the stream just before the issue (gpu_us is then -1)
+  bool wait_event = false;  // --wait event: the host waits with cudaEventSynchronize on the event after the issue  // non-blocking streams created before the measured one (which copy engine a stream lands on)  // after allocating: read the pool's pagemap entries and query each page's node (move_pages)
   int bind_node = -1;  // >= 0: the host pool allocated under set_mempolicy(MPOL_BIND, node), as dmabench's numa=local
   size_t run = 1;
   int samples = 30, warmup = 3;
@@ -102,7 +111,7 @@ struct Opts {
   std::fprintf(stderr,
                "batch_submit_probe: %s\nusage: batch_submit_probe [--device N] [--cpus quiet|N|any] [--dirs h2d,d2h] "
                "[--block 4KiB,16KiB] [--n 1,4,...] [--mech batch,loop] [--pool-bytes 4GiB] [--host pinned|mapped] "
-               "[--run K] [--coalesce] [--samples N] [--warmup N] [--seed N] [--no-overlap-hint] [--bind-node N] [--inspect] [--streams-before K]\n",
+               "[--run K] [--coalesce] [--samples N] [--warmup N] [--seed N] [--no-overlap-hint] [--bind-node N] [--inspect] [--streams-before K] [--random-data] [--mark-before yes|no] [--wait stream|event]\n",
                why.c_str());
   std::exit(2);
 }
@@ -147,6 +156,7 @@ Opts parse(int argc, char** argv) {
     if (f == "--coalesce") { o.coalesce = true; continue; }
     if (f == "--no-overlap-hint") { o.overlap_hint = false; continue; }
     if (f == "--inspect") { o.inspect = true; continue; }
+    if (f == "--random-data") { g_random_data = true; continue; }
     if (i + 1 >= argc) usage(f + " needs a value (or is not an option)");
     const std::string v = argv[++i];
     if (f == "--device") o.device = static_cast<int>(number(f, v, 0, 63));
@@ -173,7 +183,13 @@ Opts parse(int argc, char** argv) {
     else if (f == "--samples") o.samples = static_cast<int>(number(f, v, 3, 100000));
     else if (f == "--warmup") o.warmup = static_cast<int>(number(f, v, 0, 1000));
     else if (f == "--seed") o.seed = static_cast<unsigned>(number(f, v, 0, 1L << 31));
-    else if (f == "--streams-before") o.streams_before = static_cast<int>(number(f, v, 0, 256));
+    else if (f == "--mark-before") {
+      if (v != "yes" && v != "no") usage("--mark-before: '" + v + "' is not yes or no");
+      o.mark_before = v == "yes";
+    } else if (f == "--wait") {
+      if (v != "stream" && v != "event") usage("--wait: '" + v + "' is not stream or event");
+      o.wait_event = v == "event";
+    } else if (f == "--streams-before") o.streams_before = static_cast<int>(number(f, v, 0, 256));
     else if (f == "--bind-node") o.bind_node = static_cast<int>(number(f, v, 0, 63));
     else usage("unknown option '" + f + "'");
   }
@@ -463,9 +479,9 @@ Gpu setup(const Opts& o) {
   for (size_t b : o.blocks) most = std::max(most, b * *std::max_element(o.ns.begin(), o.ns.end()));
   CK(cudaMallocHost(reinterpret_cast<void**>(&g.staging), most));  // h2d's check: the device's blocks gathered back
   std::printf("{\"test\":\"info\",\"gpu\":\"%s\",\"runtime\":%d,\"driver\":%d,\"host\":\"%s\",\"pool_bytes\":%zu,"
-              "\"bind_node\":%d,\"streams_before\":%d,\"alloc_s\":%.3f,\"samples\":%d,\"warmup\":%d,\"seed\":%u,\"run\":%zu,\"coalesce\":%s,\"overlap_hint\":%s,"
+              "\"bind_node\":%d,\"streams_before\":%d,\"mark_before\":%s,\"wait\":\"%s\",\"alloc_s\":%.3f,\"samples\":%d,\"warmup\":%d,\"seed\":%u,\"run\":%zu,\"coalesce\":%s,\"overlap_hint\":%s,"
               "\"nproc\":%ld}\n",
-              prop.name, runtime, driver, o.mapped ? "mapped" : "pinned", o.pool_bytes, o.bind_node, o.streams_before, alloc_s, o.samples, o.warmup,
+              prop.name, runtime, driver, o.mapped ? "mapped" : "pinned", o.pool_bytes, o.bind_node, o.streams_before, o.mark_before ? "true" : "false", o.wait_event ? "event" : "stream", alloc_s, o.samples, o.warmup,
               o.seed, o.run, o.coalesce ? "true" : "false", o.overlap_hint ? "true" : "false",
               sysconf(_SC_NPROCESSORS_ONLN));
   std::fflush(stdout);
@@ -500,10 +516,23 @@ Blocks place(const Opts& o, const Gpu& g, bool h2d, size_t b, size_t n) {
   return k;
 }
 
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+unsigned char random_byte(size_t i, size_t j, unsigned salt) {
+  return static_cast<unsigned char>(mix((uint64_t(salt) << 40) ^ (uint64_t(i) << 24) ^ (j / 8)) >> (8 * (j % 8)));
+}
+
 // Sources carry each block's own byte value, destinations are cleared.
 void fill(const Gpu& g, const Blocks& k, unsigned salt) {
   for (size_t i = 0; i < k.n; ++i) {
-    if (k.h2d) {
+    if (k.h2d && g_random_data) {
+      for (size_t j = 0; j < k.b; ++j) k.hp[i][j] = static_cast<char>(random_byte(i, j, salt));
+      CK(cudaMemsetAsync(k.dp[i], 0, k.b, g.s));
+    } else if (k.h2d) {
       std::memset(k.hp[i], value_of(i, salt), k.b);
       CK(cudaMemsetAsync(k.dp[i], 0, k.b, g.s));
     } else {
@@ -521,7 +550,8 @@ bool blocks_valid(const Gpu& g, const Blocks& k, unsigned salt) {
     for (size_t i = 0; i < k.n; ++i) CK(cudaMemcpyAsync(g.staging + i * k.b, k.dp[i], k.b, cudaMemcpyDeviceToHost, g.s));
     CK(cudaStreamSynchronize(g.s));
     for (size_t i = 0; i < k.n && valid; ++i)
-      for (size_t j = 0; j < k.b && valid; ++j) valid = static_cast<unsigned char>(g.staging[i * k.b + j]) == value_of(i, salt);
+      for (size_t j = 0; j < k.b && valid; ++j)
+        valid = static_cast<unsigned char>(g.staging[i * k.b + j]) == (g_random_data ? random_byte(i, j, salt) : value_of(i, salt));
   } else {
     for (size_t i = 0; i < k.n && valid; ++i)
       for (size_t j = 0; j < k.b && valid; ++j) valid = static_cast<unsigned char>(k.hp[i][j]) == value_of(i, salt);
@@ -540,23 +570,27 @@ Samples sample(const Opts& o, const Gpu& g, const Blocks& k, bool batch) {
     if (batch) issue_batch(k.d, k.h2d, o.device, o.overlap_hint, g.s);
     else issue_loop(k.d, g.s);
   };
+  const auto settle = [&] {
+    CK(cudaEventRecord(g.e1, g.s));
+    if (o.wait_event) CK(cudaEventSynchronize(g.e1));
+    else CK(cudaStreamSynchronize(g.s));
+  };
   for (int i = 0; i < o.warmup; ++i) {
     issue();
-    CK(cudaStreamSynchronize(g.s));
+    settle();
   }
   Samples r;
   for (int i = 0; i < o.samples; ++i) {
     r.share.push_back(core_share());
     const auto t0 = Clock::now();
-    CK(cudaEventRecord(g.e0, g.s));
+    if (o.mark_before) CK(cudaEventRecord(g.e0, g.s));
     const auto c0 = Clock::now();
     issue();
     const auto c1 = Clock::now();
-    CK(cudaEventRecord(g.e1, g.s));
-    CK(cudaStreamSynchronize(g.s));
+    settle();
     const auto t1 = Clock::now();
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, g.e0, g.e1));
+    float ms = -0.001f;
+    if (o.mark_before) CK(cudaEventElapsedTime(&ms, g.e0, g.e1));
     r.call.push_back(us(c0, c1));
     r.gpu.push_back(ms * 1000.0);
     r.total.push_back(us(t0, t1));

@@ -79,6 +79,14 @@ std::vector<OptionSpec> ce_option_specs(bool batch) {
                                    "hipMemcpyFlagPreferOverlapWithCompute (true) or no flag (false)",
                            .default_value = true,
                            .choices = {true, false}});
+  if (batch)
+    o.push_back(OptionSpec{.name = "event_before",
+                           .help = "an event is recorded on each lane just before its batch (true) or not (false). "
+                                   "Without one, an h2d batch issued to an idle, synchronized stream costs 2.5-5x the "
+                                   "CPU time in the call on CUDA 13 / driver 580 (1024 x 4 KiB: ~1050 against ~430 us; "
+                                   "16 KiB: ~2000 against ~430; d2h is not affected; results/LAB-NOTES.md, 2026-12-06)",
+                           .default_value = true,
+                           .choices = {true, false}});
   return o;
 }
 
@@ -94,7 +102,8 @@ CeOptions CeOptions::from(const Options& o, bool batch) {
                     .gate = option_named(o, e, "gate", kGates),
                     .peer_bounce = option_named(o, e, "local", kLocals),
                     .overlap_hint = batch && option_flag(o, e, "overlap_hint"),
-                    .coalesce = option_flag(o, e, "coalesce")};
+                    .coalesce = option_flag(o, e, "coalesce"),
+                    .event_before = batch && option_flag(o, e, "event_before")};
 }
 
 }  // namespace dmabench

@@ -25,6 +25,7 @@ struct CeOptions {
   bool peer_bounce;   // local: same-GPU copies as two copy-engine transfers through a peer's buffer
   bool overlap_hint;  // ce-batch: prefer overlap with compute (false for ce, which has no such option)
   bool coalesce;      // adjacent blocks (source and destination both continuing the previous one) as one copy
+  bool event_before;  // ce-batch: an event recorded on each lane just before its batch (false for ce)
 
   // From validated options (every option of the table present); throws std::logic_error otherwise.
   static CeOptions from(const Options& options, bool batch);

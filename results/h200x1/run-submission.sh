@@ -13,6 +13,9 @@
 #          run_blocks k = 1...64, ce / ce-batch / sm each with coalesce false and true (252 cases)
 #   desc   configs/descriptors.json, `dmabench --processes PROCS` (3): ce and ce-batch, 4 and 16 KiB, h2d/d2h,
 #          1...16384 blocks per call in a 4 GiB pool (64 cases)
+#   mark   configs/h2d-batch-cause.json, `dmabench --processes PROCS`: ce-batch with event_before true and false, h2d and
+#          d2h, 4 and 16 KiB x 1024 blocks in a 4 GiB pool, pinned / mapped / registered (24 cases): what the event
+#          recorded just before a batch does to its CPU time (the h2d batch cost found on an H100, 2026-12-06)
 #   meter  (not in the default steps) what the CPU does inside the copy calls, for the h2d batch cost (issue 54):
 #          tools/call_meter.cpp as LD_PRELOAD counts, while a thread is inside cudaMemcpyBatchAsync, its ioctls,
 #          its memcpy bytes and its page faults; on dmabench (configs/h2d-batch-cause.json, pinned, one process per
@@ -37,7 +40,7 @@
 # Everything goes under $WORK, packed into $OUT/submission.tar.gz. DMABENCH_GIT_REVISION names the revision.
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
 BUDGET="${BUDGET:-570}"
-experiment submission "info build probe frag desc" batch_submit_probe
+experiment submission "info build probe mark frag desc" batch_submit_probe
 PROCS="${PROCS:-3}" PPROCS="${PPROCS:-5}"
 COAL_RUNS="${COAL_RUNS:-1 16}"
 POOL=4294967296
@@ -87,6 +90,15 @@ if want probe; then
     done
   done
   pack
+fi
+if want mark; then
+  t=$(slot 120 30)
+  if [ "$t" -eq 0 ]; then log "mark skipped: too little time left"; else
+    t1=$(date +%s)
+    timeout "$t" "$B" --config configs/h2d-batch-cause.json --processes "$PROCS" --out "$WORK/mark.json" >"$WORK/mark.log" 2>&1
+    log "mark rc=$? $(( $(date +%s) - t1 )) s (limit $t s)"
+    pack
+  fi
 fi
 if want meter; then
   mkdir -p "$WORK/meter"

@@ -3,7 +3,7 @@
 descriptor in each fresh process (with its CPU and core-share mode), the coalescing probe, dmabench's fragmentation
 GB/s at k = 1, 16, 64 with and without coalesce, and the descriptor curve's fitted µs per block beside the probe's.
 
-    results/h200x1/submission/summarize.py WORK        (WORK: probe/*.jsonl, frag.json, desc.json; any may be missing)
+    results/h200x1/submission/summarize.py WORK        (WORK: probe/*.jsonl, mark.json, frag.json, desc.json; any may be missing)
 
 Every figure printed comes from those files; a missing file or cell prints as "-" or "not run"."""
 import glob
@@ -169,12 +169,33 @@ def desc_section(work, fits):
           " by the probe's own code)")
 
 
+def mark_section(work):
+    ok = ok_records(os.path.join(work, "mark.json"),
+                    "mark (configs/h2d-batch-cause.json): ce-batch 1024 blocks, event_before true/false")
+    if ok is None:
+        return
+    cell = {}
+    for r in ok:
+        b = r.get("breakdown") or {}
+        cell[(r["pattern"], (r.get("host_memory") or {}).get("kind"), r["layout"]["block_bytes"],
+              r.get("options", {}).get("event_before", True))] = (b.get("submit_us"), r["latency_us"]["p50"])
+    print(f"   {'dir':4} {'host':10} {'block':5} {'submit us true/false':>22} {'ratio':>6} {'p50 us true/false':>20}")
+    for d, k, blk in sorted({key[:3] for key in cell}):
+        t, f = cell.get((d, k, blk, True), (None, None)), cell.get((d, k, blk, False), (None, None))
+        ratio = f[0] / t[0] if t[0] and f[0] else None
+        print(f"   {d:4} {k or '?':10} {kib(blk):5} {fmt(t[0], '.1f'):>10}/{fmt(f[0], '.1f'):<11} {fmt(ratio, '.2f'):>6} "
+              f"{fmt(t[1], '.1f'):>9}/{fmt(f[1], '.1f'):<10}")
+    print("   (submit: breakdown.submit_us, the CPU time inside the batch call per operation; with --processes, the"
+          " merged file's figures)")
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         print("usage: summarize.py WORK (a directory run-submission.sh wrote)", file=sys.stderr)
         return 2
     work = sys.argv[1]
     fits = probe_section(work)
+    mark_section(work)
     frag_section(work)
     desc_section(work, fits)
     return 0
