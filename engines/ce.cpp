@@ -353,7 +353,7 @@ void CeOperation::build_items(DeviceWork& w, const std::vector<Transfer>& transf
   const int lanes = k > 0 ? std::min(k, units) : (opt_.schedule == Schedule::pcpy && !opt_.batch ? units : 1);
   for (int i = 0; i < lanes; ++i) w.lanes.emplace_back(w.device);
   if (opt_.batch && opt_.event_before)
-    for (int i = 0; i < lanes; ++i) w.marks.emplace_back(w.device);
+    for (int i = 0; i < lanes; ++i) w.marks.emplace_back(w.device, true);  // a marker without timing did not help
   w.lane_jobs.assign(sets(), std::vector<std::vector<gpu::CopyJob>>(lanes));
   for (int i = 0; i < n; ++i) w.items[i].lane = w.items[i].unit % lanes;
   for (int l = 0; l < lanes; ++l)

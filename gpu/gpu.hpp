@@ -135,7 +135,8 @@ class HostMapped {
 
 class Event {
  public:
-  explicit Event(int device);  // timing disabled: a completion marker only
+  // timing false: a completion marker only; true: a timing event (ce-batch's event_before needs one: engines/ce.cpp)
+  explicit Event(int device, bool timing = false);
   ~Event();
   Event(Event&& o) noexcept;
   Event& operator=(Event&&) = delete;

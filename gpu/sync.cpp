@@ -91,10 +91,10 @@ HostMapped::~HostMapped() {
 }
 
 // ---- Event -------------------------------------------------------------------------------------
-Event::Event(int device) : device_(device) {
+Event::Event(int device, bool timing) : device_(device) {
   DMABENCH_GPU_CHECK(GPU(SetDevice)(device));
   GPU(Event_t) e = nullptr;
-  DMABENCH_GPU_CHECK(GPU(EventCreateWithFlags)(&e, GPU(EventDisableTiming)));
+  DMABENCH_GPU_CHECK(GPU(EventCreateWithFlags)(&e, timing ? GPU(EventDefault) : GPU(EventDisableTiming)));
   handle_ = e;
 }
 Event::~Event() {

@@ -15,7 +15,8 @@
 #          1...16384 blocks per call in a 4 GiB pool (64 cases)
 #   mark   configs/h2d-batch-cause.json, `dmabench --processes PROCS`: ce-batch with event_before true and false, h2d and
 #          d2h, 4 and 16 KiB x 1024 blocks in a 4 GiB pool, pinned / mapped / registered (24 cases): what the event
-#          recorded just before a batch does to its CPU time (the h2d batch cost found on an H100, 2026-12-06)
+#          recorded just before a batch does to its CPU time (the h2d batch cost found on an H100, 2026-12-06); beside
+#          it the probe (h2d and d2h, n = 1024, batch) with the event before (timing and not) and without
 #   meter  (not in the default steps) what the CPU does inside the copy calls, for the h2d batch cost (issue 54):
 #          tools/call_meter.cpp as LD_PRELOAD counts, while a thread is inside cudaMemcpyBatchAsync, its ioctls,
 #          its memcpy bytes and its page faults; on dmabench (configs/h2d-batch-cause.json, pinned, one process per
@@ -97,6 +98,16 @@ if want mark; then
     t1=$(date +%s)
     timeout "$t" "$B" --config configs/h2d-batch-cause.json --processes "$PROCS" --out "$WORK/mark.json" >"$WORK/mark.log" 2>&1
     log "mark rc=$? $(( $(date +%s) - t1 )) s (limit $t s)"
+    mkdir -p "$WORK/mark-probe"
+    for v in "yes yes" "yes no" "no yes"; do
+      set -- $v
+      t=$(slot 30 10)
+      [ "$t" -eq 0 ] && { log "mark probe $v skipped: too little time left"; continue; }
+      timeout "$t" "$P" --cpus quiet --pool-bytes "$POOL" --block 4KiB,16KiB --n 1024 --mech batch --bind-node 0 \
+        --mark-before "$1" --mark-timing "$2" >"$WORK/mark-probe/before-$1-timing-$2.jsonl" 2>&1
+      log "mark probe before=$1 timing=$2 rc=$? $(grep -h '"mech"' "$WORK/mark-probe/before-$1-timing-$2.jsonl" |
+        grep -o '"dir":"[a-z0-9]*"\|"block":[0-9]*\|"call_us":[0-9.]*' | tr '\n' ' ')"
+    done
     pack
   fi
 fi
