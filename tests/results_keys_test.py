@@ -51,6 +51,9 @@ NEW = {
     "context.config.samples": "the config's samples setting (issue 42), as above",
     "context.environment": "SCHEMA.md context.environment: the run's NCCL_/CUDA_/HIP_/... variables (issue 42), as "
                            "above",
+    "results[].options.event_before": "ce-batch's event_before (issue 54: an event recorded on each lane just before "
+                                      "its batch; engines/options/ce.cpp says why), added after the committed files",
+    "context.config.engines[].options.event_before": "ce-batch's event_before in the resolved config, as above",
     "results[].options.sms": "sm's SM budget (issue 43: engines/options/sm.cpp; auto when not asked), added after the "
                              "committed files",
     "context.config.engines[].options.sms": "sm's SM budget in the resolved config, as above",

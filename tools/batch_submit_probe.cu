@@ -46,7 +46,8 @@
 //        start of gpu_us; no: gpu_us is -1); an h2d batch costs 2.5-5x the CPU time without one, on an H100 with
 //        driver 580 (results/LAB-NOTES.md, 2026-12-06)] [--wait stream|event: cudaStreamSynchronize (default) or
 //        cudaEventSynchronize on the event after the issue, as dmabench's event completion]
-//        [--mark-timing yes|no: the events with timing (default) or cudaEventDisableTiming (gpu_us is then -1)]
+//        [--mark-timing yes|no: the event before the issue with timing (default) or cudaEventDisableTiming]
+//        [--end-timing yes|no: the same for the event after the issue (either without timing: gpu_us is -1)]
 //        [--random-data: h2d sources filled with pseudo-random bytes (as dmabench's data stream), not one value a block]
 #include <algorithm>
 #include <cerrno>
@@ -102,7 +103,8 @@ struct Opts {
   int streams_before = 0;
   bool mark_before = true;  // --mark-before no: no event recorded on the stream just before the issue (gpu_us is then -1)
   bool wait_event = false;
-  bool mark_timing = true;  // --mark-timing no: the events are created with cudaEventDisableTiming (gpu_us is then -1)  // --wait event: the host waits with cudaEventSynchronize on the event after the issue  // non-blocking streams created before the measured one (which copy engine a stream lands on)  // after allocating: read the pool's pagemap entries and query each page's node (move_pages)
+  bool mark_timing = true;  // --mark-timing no: the event before the issue without timing (gpu_us is then -1)
+  bool end_timing = true;   // --end-timing no: the event after the issue without timing (gpu_us is then -1)  // --wait event: the host waits with cudaEventSynchronize on the event after the issue  // non-blocking streams created before the measured one (which copy engine a stream lands on)  // after allocating: read the pool's pagemap entries and query each page's node (move_pages)
   int bind_node = -1;  // >= 0: the host pool allocated under set_mempolicy(MPOL_BIND, node), as dmabench's numa=local
   size_t run = 1;
   int samples = 30, warmup = 3;
@@ -113,7 +115,7 @@ struct Opts {
   std::fprintf(stderr,
                "batch_submit_probe: %s\nusage: batch_submit_probe [--device N] [--cpus quiet|N|any] [--dirs h2d,d2h] "
                "[--block 4KiB,16KiB] [--n 1,4,...] [--mech batch,loop] [--pool-bytes 4GiB] [--host pinned|mapped] "
-               "[--run K] [--coalesce] [--samples N] [--warmup N] [--seed N] [--no-overlap-hint] [--bind-node N] [--inspect] [--streams-before K] [--random-data] [--mark-before yes|no] [--wait stream|event] [--mark-timing yes|no]\n",
+               "[--run K] [--coalesce] [--samples N] [--warmup N] [--seed N] [--no-overlap-hint] [--bind-node N] [--inspect] [--streams-before K] [--random-data] [--mark-before yes|no] [--wait stream|event] [--mark-timing yes|no] [--end-timing yes|no]\n",
                why.c_str());
   std::exit(2);
 }
@@ -194,6 +196,9 @@ Opts parse(int argc, char** argv) {
     } else if (f == "--mark-timing") {
       if (v != "yes" && v != "no") usage("--mark-timing: '" + v + "' is not yes or no");
       o.mark_timing = v == "yes";
+    } else if (f == "--end-timing") {
+      if (v != "yes" && v != "no") usage("--end-timing: '" + v + "' is not yes or no");
+      o.end_timing = v == "yes";
     } else if (f == "--streams-before") o.streams_before = static_cast<int>(number(f, v, 0, 256));
     else if (f == "--bind-node") o.bind_node = static_cast<int>(number(f, v, 0, 63));
     else usage("unknown option '" + f + "'");
@@ -468,9 +473,8 @@ Gpu setup(const Opts& o) {
   g.before.resize(o.streams_before);
   for (auto& b : g.before) CK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
   CK(cudaStreamCreateWithFlags(&g.s, cudaStreamNonBlocking));
-  const unsigned event_flags = o.mark_timing ? cudaEventDefault : cudaEventDisableTiming;
-  CK(cudaEventCreateWithFlags(&g.e0, event_flags));
-  CK(cudaEventCreateWithFlags(&g.e1, event_flags));
+  CK(cudaEventCreateWithFlags(&g.e0, o.mark_timing ? cudaEventDefault : cudaEventDisableTiming));
+  CK(cudaEventCreateWithFlags(&g.e1, o.end_timing ? cudaEventDefault : cudaEventDisableTiming));
   const auto a0 = Clock::now();
   const unsigned long node_mask = o.bind_node >= 0 ? 1ul << o.bind_node : 0;
   if (o.bind_node >= 0 && syscall(SYS_set_mempolicy, 2 /* MPOL_BIND */, &node_mask, 64ul) != 0)
@@ -596,7 +600,7 @@ Samples sample(const Opts& o, const Gpu& g, const Blocks& k, bool batch) {
     settle();
     const auto t1 = Clock::now();
     float ms = -0.001f;
-    if (o.mark_before && o.mark_timing) CK(cudaEventElapsedTime(&ms, g.e0, g.e1));
+    if (o.mark_before && o.mark_timing && o.end_timing) CK(cudaEventElapsedTime(&ms, g.e0, g.e1));
     r.call.push_back(us(c0, c1));
     r.gpu.push_back(ms * 1000.0);
     r.total.push_back(us(t0, t1));

@@ -189,6 +189,36 @@ def mark_section(work):
           " merged file's figures)")
 
 
+def per_n_section(work):
+    """ce-batch per call: dmabench's submit (merged p50 of breakdown.submit_us) beside the probe's call_us (median over
+    its processes of each process's p50), at every n: where a fit over all n hides a change with n."""
+    res = records(os.path.join(work, "desc.json"))
+    files = sorted(glob.glob(os.path.join(work, "probe", "probe-*.jsonl")))
+    if not res or not files:
+        return
+    probe = {}
+    for path in files:
+        for r in jsonl(path):
+            if r.get("test") == "submit" and r.get("mech") == "batch" and "call_us" in r:
+                probe.setdefault((r["dir"], r["block"], r["n"]), []).append(r["call_us"])
+    print("== ce-batch per call, µs: dmabench submit / probe call (median of its processes) at each n")
+    rows = {}
+    for r in res:
+        if r.get("status") == "ok" and r["engine"] == "ce-batch":
+            lay = r["layout"]
+            rows[(r["pattern"], lay["block_bytes"], lay["blocks_per_op"])] = (r.get("breakdown") or {}).get("submit_us")
+    ns = sorted({k[2] for k in rows})
+    print(f"   {'dir':4} {'block':5}" + "".join(f" {'n=' + str(n):>15}" for n in ns))
+    for d, b in sorted({k[:2] for k in rows}):
+        cols = ""
+        for n in ns:
+            mine, theirs = rows.get((d, b, n)), probe.get((d, b, n))
+            ratio = mine / statistics.median(theirs) if mine and theirs else None
+            cols += f" {fmt(mine, '.1f'):>8} {fmt(ratio, '.2f'):>5}x"
+        print(f"   {d:4} {kib(b):5}{cols}")
+    print("   (each cell: dmabench's submit µs, then its ratio to the probe's call µs)")
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         print("usage: summarize.py WORK (a directory run-submission.sh wrote)", file=sys.stderr)
@@ -198,6 +228,7 @@ def main():
     mark_section(work)
     frag_section(work)
     desc_section(work, fits)
+    per_n_section(work)
     return 0
 
 
