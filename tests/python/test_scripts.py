@@ -27,6 +27,8 @@ def stale_git(root):
     """Whether `root`'s .git is not the tree's: DMABENCH_GIT_REVISION names the revision of a copy of the tree (the
     GPU machine's, whose .git can be an older one) and HEAD is another (its ls-files would miss the newer files)."""
     rev = os.environ.get("DMABENCH_GIT_REVISION", "")
+    if os.path.realpath(root) != os.path.realpath(ROOT):  # the variable names this tree's revision, no other repository's
+        return False
     if not re.fullmatch(r"[0-9a-f]{7,40}", rev):
         return False
     head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True)
