@@ -458,7 +458,11 @@ int run(const CliOptions& options, const std::vector<std::string>& command_line)
     return options.check.empty() ? std::optional<check::Expectations>() : check::Expectations::load(options.check);
   });
   if (options.list || lists_tests(options.benchmark_args)) {
-    if (lead) sweep::print_list(s.cases, *s.backend);
+    if (lead) {  // what --benchmark_filter selects (none: bad input, as for a run)
+      std::vector<Case> listed;
+      for (const Case* c : sweep::selected_cases(options, s.cases)) listed.push_back(*c);
+      sweep::print_list(listed, *s.backend, s.cases.size());
+    }
     return 0;
   }
   std::optional<Outputs> outputs;

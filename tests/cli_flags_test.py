@@ -60,6 +60,13 @@ def flags_alone(exe, tmp):
     # --list from flags alone; --sizes the same sweep as -b/-e/-f
     p = run(exe, ["--sizes", "4KiB:64KiB:x4", "--engines", "host", "--patterns", "copy", "--backend", "host", "--list"], 0)
     expect(p.stdout.count("\n") >= 4 and "copy" in p.stdout, f"--list: {p.stdout}")
+    # --list lists what --benchmark_filter selects, as a run would run it; a filter that selects nothing: exit 2
+    flags = ["--sizes", "4KiB:64KiB:x4", "--engines", "host", "--patterns", "copy", "--backend", "host", "--list"]
+    p = run(exe, flags + ["--benchmark_filter=/16KiB"], 0)
+    names = [line for line in p.stdout.splitlines() if line and not line.startswith("#")]
+    expect(len(names) == 1 and "/16KiB" in names[0] and "1 of the 3 cases" in p.stdout, f"--list filtered: {p.stdout}")
+    p = run(exe, flags + ["--benchmark_filter=nothing-like-this"], 2)
+    expect("selects no case" in p.stderr and p.stderr.count("\n") == 1, f"--list, empty filter: {p.stderr}")
 
 
 def config_from_stdin(exe, tmp):

@@ -73,9 +73,14 @@ WhyNot static_skip(const Case& c, Engines& engines, Backend& backend) {
 }
 
 // --list (and --benchmark_list_tests): each case's name, "#   will skip: REASON" under those that will; a count.
-void print_list(const std::vector<Case>& cases, Backend& backend) {
+// `cases`: those --benchmark_filter selects of the `expanded` the config makes.
+void print_list(const std::vector<Case>& cases, Backend& backend, std::size_t expanded) {
   Engines engines = make_engines(cases, backend);
-  std::string text = fmt::format("# {} cases (backend {}); names work with --benchmark_filter\n", cases.size(), backend.name());
+  std::string text =
+      cases.size() == expanded
+          ? fmt::format("# {} cases (backend {}); names work with --benchmark_filter\n", cases.size(), backend.name())
+          : fmt::format("# {} of the {} cases (backend {}), as --benchmark_filter selects\n", cases.size(), expanded,
+                        backend.name());
   std::size_t skip = 0;
   for (const auto& c : cases) {
     const WhyNot why = static_skip(c, engines, backend);

@@ -38,7 +38,7 @@ Outcome sweep_all(const CliOptions& options, const std::vector<Case>& cases, Bac
 std::vector<const Case*> selected_cases(const CliOptions& options, const std::vector<Case>& cases);
 
 // --list (and --benchmark_list_tests): each case's name, "#   will skip: REASON" under those that will; a count.
-void print_list(const std::vector<Case>& cases, Backend& backend);
+void print_list(const std::vector<Case>& cases, Backend& backend, std::size_t expanded);
 
 // The file of a case's packet dump in --packets DIR: <case name, '/' and other odd characters as '_'>.json.
 std::string packet_file_name(const Case& c);

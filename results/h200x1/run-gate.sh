@@ -13,9 +13,9 @@
 #   hint      configs/kv-pool-hint.json (ce-batch h2d/d2h, 1024 x 4 and 16 KiB in a 4 GiB pinned pool, overlap_hint true
 #             and false) with --processes HPROCS (3), then the probe (4 and 16 KiB pages) in HPROCS fresh processes:
 #             whether the batch's cudaMemcpyFlagPreferOverlapWithCompute is why kv-pool's h2d ce-batch was 2x the probe
-#   cause     configs/h2d-batch-cause.json (ce-batch h2d/d2h, host kinds pinned, mapped, registered) with --processes 2,
-#             beside tools/batch_submit_probe with and without --bind-node 0 in 2 processes each: what makes dmabench's
-#             h2d batch cost several times the probe's CPU per descriptor (results/h100x1/submission, cause-*.tgz)
+#   cause     configs/h2d-batch-cause.json (ce-batch h2d/d2h, event_before true and false, pinned, mapped, registered), --processes 2,
+#             beside tools/batch_submit_probe with and without --bind-node 0 in 2 processes each: what made dmabench's
+#             h2d batch cost several times the probe's CPU per descriptor: no event just before it (LAB-NOTES 2026-12-06)
 #   gate      dmabench-results gate-rates on configs/gate-gpu.json: AA (4) A/A comparisons and INJ (4) against the shim
 #             spinning SPIN_NS (2000) ns before each runtime copy or launch call of NEW's processes; GPROCS (6)
 #             processes a side, GRERUNS (1) re-run looks, GBUDGET (90) s of re-runs a comparison, GSEED (1) the seed

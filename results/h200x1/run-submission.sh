@@ -17,6 +17,10 @@
 #          d2h, 4 and 16 KiB x 1024 blocks in a 4 GiB pool, pinned / mapped / registered (24 cases): what the event
 #          recorded just before a batch does to its CPU time (the h2d batch cost found on an H100, 2026-12-06); beside
 #          it the probe (h2d and d2h, n = 1024, batch) with the event before (timing and not) and without
+#   bign   (not in the default steps) why h2d ce-batch with event_before is the probe's up to 1024 descriptors a call and
+#          several times it at 4096 and 16384 (desc at 023a59acb1ee): dmabench's h2d ce-batch 4 KiB x 4096 alone in a
+#          process (twice), after the 1024 case in one process, and after the whole desc sweep's h2d cases; the probe
+#          at n = 4096 alone, with and without --bind-node 0 (dmabench binds its pool; the probe step does not)
 #   meter  (not in the default steps) what the CPU does inside the copy calls, for the h2d batch cost (issue 54):
 #          tools/call_meter.cpp as LD_PRELOAD counts, while a thread is inside cudaMemcpyBatchAsync, its ioctls,
 #          its memcpy bytes and its page faults; on dmabench (configs/h2d-batch-cause.json, pinned, one process per
@@ -110,6 +114,36 @@ if want mark; then
     done
     pack
   fi
+fi
+if want bign; then
+  mkdir -p "$WORK/bign"
+  G="$WORK/bign"
+  [ -x "$P" ] || "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O2 -std=c++17 -arch=sm_90 -o "$P" tools/batch_submit_probe.cu
+  for f in "alone1:h2d/ce-batch/.*/blocks=4096x4KiB," "alone2:h2d/ce-batch/.*/blocks=4096x4KiB," \
+           "after1024:h2d/ce-batch/.*/blocks=(1024|4096)x4KiB," "allh2d:h2d/ce-batch/"; do
+    timeout 90 "$B" --config configs/descriptors.json --order config --benchmark_filter="${f#*:}" -q \
+      --out "$G/dmabench-${f%%:*}.json" >"$G/dmabench-${f%%:*}.log" 2>&1
+    log "bign dmabench ${f%%:*} rc=$?"
+  done
+  for b in -1 0; do
+    a=(--cpus quiet --pool-bytes "$POOL" --block 4KiB --n 4096 --mech batch --dirs h2d)
+    [ "$b" -ge 0 ] && a+=(--bind-node "$b")
+    timeout 60 "$P" "${a[@]}" >"$G/probe-bind$b.jsonl" 2>&1
+    log "bign probe bind=$b rc=$? $(grep -h '"mech"' "$G/probe-bind$b.jsonl" | grep -o '"call_us":[0-9.]*' | tr '\n' ' ')"
+  done
+  python3 - "$G" <<'EOF' | tee -a "$WORK/steps.log"
+import glob, json, os, sys
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "dmabench-*.json"))):
+    try:
+        res = json.load(open(f))["results"]
+    except (OSError, ValueError, KeyError) as e:
+        print(f"{os.path.basename(f)}: unreadable ({e})"); continue
+    for r in res:
+        if r.get("status") == "ok":
+            print(f"{os.path.basename(f)} n={r['layout']['blocks']} submit {r['breakdown']['submit_us']:.1f} us "
+                  f"p50 {r['latency_us']['p50']:.1f} us")
+EOF
+  pack
 fi
 if want meter; then
   mkdir -p "$WORK/meter"
