@@ -124,7 +124,9 @@ std::vector<Feature> nvidia_features(const BuildFacts& b) {
           "%globaltimer",
           no_cuda),
       row("ce-batch (cudaMemcpyBatchAsync)", "CUDA >= 12.8 headers, and a CUDA >= 12.8 driver at run time",
-          b.cuda && b.cuda_batch, "cudaMemcpyBatchAsync, source access order stream, overlap flag per overlap_hint, an event just before per event_before",
+          b.cuda && b.cuda_batch,
+          "cudaMemcpyBatchAsync, source access order stream, overlap flag per overlap_hint, an event just before per "
+          "event_before",
           b.cuda ? fmt::format("{} has no cudaMemcpyBatchAsync", cuda) : no_cuda),
       row("latency breakdown on NVIDIA (CUPTI copy records)", "CUPTI (CMake's CUDA::cupti)", b.cuda && b.cupti,
           "CUPTI activity records MEMCPY and MEMCPY2", b.cuda ? "CUPTI was not found at configure time" : no_cuda),
@@ -161,7 +163,9 @@ std::vector<Feature> amd_runtime_features(const BuildFacts& b) {
           b.hip && b.hip_nocu, "ce copies with hipMemcpyDeviceToDeviceNoCU",
           fmt::format("{}: ce uses hipMemcpyDefault (the runtime may pick a blit kernel instead of SDMA)", hip)),
       row("ce-batch (hipMemcpyBatchAsync)", "HIP >= 7.1 (headers declare hipMemcpyBatchAsync with hipMemcpyAttributes)",
-          b.hip && b.hip_batch, "hipMemcpyBatchAsync, source access order stream, overlap flag per overlap_hint, an event just before per event_before",
+          b.hip && b.hip_batch,
+          "hipMemcpyBatchAsync, source access order stream, overlap flag per overlap_hint, an event just before per "
+          "event_before",
           fmt::format("{} has no hipMemcpyBatchAsync", hip)),
       row("trigger gpu-flag (GPU clock: s_memrealtime at hipDeviceAttributeWallClockRate)",
           "ROCm >= 5.5 (hipDeviceAttributeWallClockRate)", b.hip && b.hip_wall_clock_rate, "",

@@ -218,7 +218,7 @@ struct CopyJob;
 // All `jobs` in one runtime call (cudaMemcpyBatchAsync: stream-ordered source access, with or
 // without the prefer-overlap-with-compute hint). `device` is the device of the sources (the issuing GPU). No
 // location hints (CUDA ignores them for memory CUDA allocated; taking them out changed nothing). An h2d batch's CPU
-// time grows 2.5-5x without an event recorded on the stream just before it: the caller's choice (ce-batch's
+// time grows 2.4-5x without an event recorded on the stream just before it: the caller's choice (ce-batch's
 // event_before; results/LAB-NOTES.md, 2026-12-06).
 void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream,
                       bool prefer_overlap_with_compute = true);

@@ -82,7 +82,7 @@ std::vector<OptionSpec> ce_option_specs(bool batch) {
   if (batch)
     o.push_back(OptionSpec{.name = "event_before",
                            .help = "an event is recorded on each lane just before its batch (true) or not (false). "
-                                   "Without one, an h2d batch issued to an idle, synchronized stream costs 2.5-5x the "
+                                   "Without one, an h2d batch issued to an idle, synchronized stream costs 2.4-5x the "
                                    "CPU time in the call on CUDA 13 / driver 580 (1024 x 4 KiB: ~1050 against ~430 us; "
                                    "16 KiB: ~2000 against ~430; d2h is not affected; results/LAB-NOTES.md, 2026-12-06)",
                            .default_value = true,
