@@ -48,6 +48,8 @@
 //        cudaEventSynchronize on the event after the issue, as dmabench's event completion]
 //        [--mark-timing yes|no: the event before the issue with timing (default) or cudaEventDisableTiming]
 //        [--end-timing yes|no: the same for the event after the issue (either without timing: gpu_us is -1)]
+//        [--src-order stream|any|during: the batch's srcAccessOrder (default stream, as dmabench's ce-batch; vLLM and
+//        llm-d pass any)]
 //        [--random-data: h2d sources filled with pseudo-random bytes (as dmabench's data stream), not one value a block]
 #include <algorithm>
 #include <cerrno>
@@ -104,7 +106,8 @@ struct Opts {
   bool mark_before = true;  // --mark-before no: no event recorded on the stream just before the issue (gpu_us is then -1)
   bool wait_event = false;
   bool mark_timing = true;  // --mark-timing no: the event before the issue without timing (gpu_us is then -1)
-  bool end_timing = true;   // --end-timing no: the event after the issue without timing (gpu_us is then -1)  // --wait event: the host waits with cudaEventSynchronize on the event after the issue  // non-blocking streams created before the measured one (which copy engine a stream lands on)  // after allocating: read the pool's pagemap entries and query each page's node (move_pages)
+  bool end_timing = true;
+  cudaMemcpySrcAccessOrder src_order = cudaMemcpySrcAccessOrderStream;  // --src-order stream|any|during   // --end-timing no: the event after the issue without timing (gpu_us is then -1)  // --wait event: the host waits with cudaEventSynchronize on the event after the issue  // non-blocking streams created before the measured one (which copy engine a stream lands on)  // after allocating: read the pool's pagemap entries and query each page's node (move_pages)
   int bind_node = -1;  // >= 0: the host pool allocated under set_mempolicy(MPOL_BIND, node), as dmabench's numa=local
   size_t run = 1;
   int samples = 30, warmup = 3;
@@ -115,7 +118,7 @@ struct Opts {
   std::fprintf(stderr,
                "batch_submit_probe: %s\nusage: batch_submit_probe [--device N] [--cpus quiet|N|any] [--dirs h2d,d2h] "
                "[--block 4KiB,16KiB] [--n 1,4,...] [--mech batch,loop] [--pool-bytes 4GiB] [--host pinned|mapped] "
-               "[--run K] [--coalesce] [--samples N] [--warmup N] [--seed N] [--no-overlap-hint] [--bind-node N] [--inspect] [--streams-before K] [--random-data] [--mark-before yes|no] [--wait stream|event] [--mark-timing yes|no] [--end-timing yes|no]\n",
+               "[--run K] [--coalesce] [--samples N] [--warmup N] [--seed N] [--no-overlap-hint] [--bind-node N] [--inspect] [--streams-before K] [--random-data] [--mark-before yes|no] [--wait stream|event] [--mark-timing yes|no] [--end-timing yes|no] [--src-order stream|any|during]\n",
                why.c_str());
   std::exit(2);
 }
@@ -199,6 +202,11 @@ Opts parse(int argc, char** argv) {
     } else if (f == "--end-timing") {
       if (v != "yes" && v != "no") usage("--end-timing: '" + v + "' is not yes or no");
       o.end_timing = v == "yes";
+    } else if (f == "--src-order") {
+      if (v == "stream") o.src_order = cudaMemcpySrcAccessOrderStream;
+      else if (v == "any") o.src_order = cudaMemcpySrcAccessOrderAny;
+      else if (v == "during") o.src_order = cudaMemcpySrcAccessOrderDuringApiCall;
+      else usage("--src-order: '" + v + "' is not stream, any or during");
     } else if (f == "--streams-before") o.streams_before = static_cast<int>(number(f, v, 0, 256));
     else if (f == "--bind-node") o.bind_node = static_cast<int>(number(f, v, 0, 63));
     else usage("unknown option '" + f + "'");
@@ -336,9 +344,9 @@ Descs descriptors(const std::vector<char*>& dst, const std::vector<char*>& src, 
   return d;
 }
 
-void issue_batch(const Descs& d, bool h2d, int device, bool hint, cudaStream_t s) {
+void issue_batch(const Descs& d, bool h2d, int device, bool hint, cudaMemcpySrcAccessOrder order, cudaStream_t s) {
   cudaMemcpyAttributes attr{};
-  attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  attr.srcAccessOrder = order;
   attr.srcLocHint.type = h2d ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
   attr.srcLocHint.id = h2d ? 0 : device;
   attr.dstLocHint.type = h2d ? cudaMemLocationTypeDevice : cudaMemLocationTypeHost;
@@ -577,7 +585,7 @@ struct Samples {
 
 Samples sample(const Opts& o, const Gpu& g, const Blocks& k, bool batch) {
   const auto issue = [&] {
-    if (batch) issue_batch(k.d, k.h2d, o.device, o.overlap_hint, g.s);
+    if (batch) issue_batch(k.d, k.h2d, o.device, o.overlap_hint, o.src_order, g.s);
     else issue_loop(k.d, g.s);
   };
   const auto settle = [&] {

@@ -21,6 +21,9 @@
 #          several times it at 4096 and 16384 (desc at 023a59acb1ee): dmabench's h2d ce-batch 4 KiB x 4096 alone in a
 #          process (twice), after the 1024 case in one process, and after the whole desc sweep's h2d cases; the probe
 #          at n = 4096 alone, with and without --bind-node 0 (dmabench binds its pool; the probe step does not)
+#   order  (not in the default steps) whether the batch's source access order changes the h2d cost or the event's
+#          effect: the probe (h2d, 4 and 16 KiB, n = 1024 and 4096) with --src-order stream, any (what vLLM and llm-d
+#          pass) and during, each with and without the event just before (--mark-before)
 #   meter  (not in the default steps) what the CPU does inside the copy calls, for the h2d batch cost (issue 54):
 #          tools/call_meter.cpp as LD_PRELOAD counts, while a thread is inside cudaMemcpyBatchAsync, its ioctls,
 #          its memcpy bytes and its page faults; on dmabench (configs/h2d-batch-cause.json, pinned, one process per
@@ -143,6 +146,19 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "dmabench-*.json"))):
             print(f"{os.path.basename(f)} n={r['layout']['blocks']} submit {r['breakdown']['submit_us']:.1f} us "
                   f"p50 {r['latency_us']['p50']:.1f} us")
 EOF
+  pack
+fi
+if want order; then
+  mkdir -p "$WORK/order"
+  [ -x "$P" ] || "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O2 -std=c++17 -arch=sm_90 -o "$P" tools/batch_submit_probe.cu
+  for o in stream any during; do
+    for m in yes no; do
+      timeout 60 "$P" --cpus quiet --pool-bytes "$POOL" --block 4KiB,16KiB --n 1024,4096 --mech batch --bind-node 0 \
+        --dirs h2d --src-order "$o" --mark-before "$m" >"$WORK/order/probe-$o-mark-$m.jsonl" 2>&1
+      log "order probe src-order=$o mark-before=$m rc=$? $(grep -h '"mech"' "$WORK/order/probe-$o-mark-$m.jsonl" |
+        grep -o '"block":[0-9]*\|"n":[0-9]*\|"call_us":[0-9.]*' | paste -sd' ')"
+    done
+  done
   pack
 fi
 if want meter; then
