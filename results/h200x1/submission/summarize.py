@@ -219,6 +219,35 @@ def per_n_section(work):
     print("   (each cell: dmabench's submit µs, then its ratio to the probe's call µs)")
 
 
+def bign_section(work):
+    """The bign step: dmabench's h2d ce-batch at 4096 x 4 KiB in different company, beside the probe's at n = 4096."""
+    d = os.path.join(work, "bign")
+    if not os.path.isdir(d):
+        return
+    print("== bign: h2d ce-batch 4 KiB, submit µs a call (dmabench: breakdown.submit_us; probe: call_us)")
+    for path in sorted(glob.glob(os.path.join(d, "dmabench-*.json"))):
+        res = records(path) or []
+        cells = ", ".join(f"n={r['layout']['blocks']}: {fmt((r.get('breakdown') or {}).get('submit_us'), '.1f')}"
+                          for r in res if r.get("status") == "ok")
+        print(f"   {os.path.basename(path):28} {cells or 'no ok record'}")
+    for path in sorted(glob.glob(os.path.join(d, "probe-*.jsonl"))):
+        cells = ", ".join(f"n={r['n']}: {r['call_us']:.1f}" for r in jsonl(path)
+                          if r.get("test") == "submit" and "call_us" in r)
+        print(f"   {os.path.basename(path):28} {cells or 'no submit line'}")
+
+
+def order_section(work):
+    """The order step: the probe's h2d batch call µs by source access order, with and without the event before."""
+    files = sorted(glob.glob(os.path.join(work, "order", "probe-*.jsonl")))
+    if not files:
+        return
+    print("== order: probe h2d batch call µs by srcAccessOrder and the event just before (mark)")
+    for path in files:
+        cells = ", ".join(f"{kib(r['block'])} n={r['n']}: {r['call_us']:.1f}" for r in jsonl(path)
+                          if r.get("test") == "submit" and "call_us" in r)
+        print(f"   {os.path.basename(path)[len('probe-'):-len('.jsonl')]:20} {cells or 'no submit line'}")
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         print("usage: summarize.py WORK (a directory run-submission.sh wrote)", file=sys.stderr)
@@ -229,6 +258,8 @@ def main():
     frag_section(work)
     desc_section(work, fits)
     per_n_section(work)
+    bign_section(work)
+    order_section(work)
     return 0
 
 
