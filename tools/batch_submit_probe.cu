@@ -148,6 +148,12 @@ size_t size_arg(const std::string& flag, const std::string& v, size_t lo, size_t
   return n;
 }
 
+// A two-way option: true for `yes`, false for `no`; anything else is bad usage.
+bool one_of(const std::string& flag, const std::string& v, const char* yes, const char* no) {
+  if (v != yes && v != no) usage(flag + ": '" + v + "' is not " + yes + " or " + no);
+  return v == yes;
+}
+
 std::vector<std::string> split(const std::string& v) {
   std::vector<std::string> out;
   std::stringstream ss(v);
@@ -190,19 +196,11 @@ Opts parse(int argc, char** argv) {
     else if (f == "--samples") o.samples = static_cast<int>(number(f, v, 3, 100000));
     else if (f == "--warmup") o.warmup = static_cast<int>(number(f, v, 0, 1000));
     else if (f == "--seed") o.seed = static_cast<unsigned>(number(f, v, 0, 1L << 31));
-    else if (f == "--mark-before") {
-      if (v != "yes" && v != "no") usage("--mark-before: '" + v + "' is not yes or no");
-      o.mark_before = v == "yes";
-    } else if (f == "--wait") {
-      if (v != "stream" && v != "event") usage("--wait: '" + v + "' is not stream or event");
-      o.wait_event = v == "event";
-    } else if (f == "--mark-timing") {
-      if (v != "yes" && v != "no") usage("--mark-timing: '" + v + "' is not yes or no");
-      o.mark_timing = v == "yes";
-    } else if (f == "--end-timing") {
-      if (v != "yes" && v != "no") usage("--end-timing: '" + v + "' is not yes or no");
-      o.end_timing = v == "yes";
-    } else if (f == "--src-order") {
+    else if (f == "--mark-before") o.mark_before = one_of(f, v, "yes", "no");
+    else if (f == "--wait") o.wait_event = one_of(f, v, "event", "stream");
+    else if (f == "--mark-timing") o.mark_timing = one_of(f, v, "yes", "no");
+    else if (f == "--end-timing") o.end_timing = one_of(f, v, "yes", "no");
+    else if (f == "--src-order") {
       if (v == "stream") o.src_order = cudaMemcpySrcAccessOrderStream;
       else if (v == "any") o.src_order = cudaMemcpySrcAccessOrderAny;
       else if (v == "during") o.src_order = cudaMemcpySrcAccessOrderDuringApiCall;

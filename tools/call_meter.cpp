@@ -41,6 +41,7 @@ struct Meter {
 Meter batch_meter{"cudaMemcpyBatchAsync"};
 Meter async_meter{"cudaMemcpyAsync"};
 __attribute__((tls_model("initial-exec"))) thread_local Meter* inside = nullptr;
+__attribute__((tls_model("initial-exec"))) thread_local bool resolving = false;  // this thread is inside dlsym already
 
 long now_ns() {
   timespec t{};
@@ -83,11 +84,20 @@ Copy real_copy(const char* name) {
   return f ? reinterpret_cast<Copy>(f) : nullptr;
 }
 
-void count_copy(std::size_t n) {
+// memcpy / memmove: `real` resolved on first use (a byte loop meanwhile: dlsym itself may copy), the copy counted.
+void* metered_copy(Copy& real, const char* name, void* d, const void* s, std::size_t n) {
+  if (!real) {
+    if (resolving) return bootstrap_copy(d, s, n);
+    resolving = true;
+    real = real_copy(name);
+    resolving = false;
+    if (!real) return bootstrap_copy(d, s, n);
+  }
   if (inside && n >= 256) {
     ++inside->copies;
     inside->copy_bytes += static_cast<long>(n);
   }
+  return real(d, s, n);
 }
 
 int metered(Meter& m, Call real, long entries, Word a, Word b, Word c, Word d, Word e, Word f, Word g, Word h, Word i,
@@ -164,26 +174,12 @@ __attribute__((visibility("default"))) int ioctl(int fd, unsigned long req, ...)
 
 __attribute__((visibility("default"))) void* memcpy(void* d, const void* s, std::size_t n) {
   static Copy real = nullptr;
-  if (!real) {
-    static std::atomic<bool> resolving{false};
-    if (resolving.exchange(true)) return bootstrap_copy(d, s, n);
-    real = real_copy("memcpy");
-    if (!real) return bootstrap_copy(d, s, n);
-  }
-  count_copy(n);
-  return real(d, s, n);
+  return metered_copy(real, "memcpy", d, s, n);
 }
 
 __attribute__((visibility("default"))) void* memmove(void* d, const void* s, std::size_t n) {
   static Copy real = nullptr;
-  if (!real) {
-    static std::atomic<bool> resolving{false};
-    if (resolving.exchange(true)) return bootstrap_copy(d, s, n);
-    real = real_copy("memmove");
-    if (!real) return bootstrap_copy(d, s, n);
-  }
-  count_copy(n);
-  return real(d, s, n);
+  return metered_copy(real, "memmove", d, s, n);
 }
 
 }  // extern "C"
