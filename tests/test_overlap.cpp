@@ -103,8 +103,10 @@ class ScriptedLoad final : public beside::Load {
     return left_-- <= 0;
   }
   std::vector<double> wait_ms() override {
-    // Calibration: runs 1-2 (one launch each). Then the harness alternates alone / with; a run
-    // that was polled ran beside communication.
+    // Calibration: runs 1-2 (one launch each); run 3 the untimed warm-up at the sized length (its time, 50x
+    // the others, must reach no figure). Then the harness alternates alone / with; a run that was polled ran
+    // beside communication.
+    if (runs_ == 3) return {alone_ * 50, alone_ * 50};
     const double ms = polled_ ? with_ : alone_;
     return {ms, ms * 0.9};
   }
@@ -142,8 +144,8 @@ TEST(Overlap, ScriptedWorkloadGivesExactFigures) {
   EXPECT_EQ(o["comm_samples_dropped"], 2);
   EXPECT_DOUBLE_EQ(o["comm_ops_with"].get<double>(), 2.0);
   EXPECT_EQ(o["rounds"], 2);
-  // 2 calibration runs + 2 rounds x (alone + with) + 1 validation beside the workload.
-  EXPECT_EQ(load.runs_, 7);
+  // 2 calibration runs + 1 untimed warm-up + 2 rounds x (alone + with) + 1 validation beside the workload.
+  EXPECT_EQ(load.runs_, 8);
   // launches = ceil(max(duration 5 ms, 5 samples x p50) / 1000 ms per launch) = 1.
   EXPECT_EQ(o["launches"], 1);
   const double alone = r["latency_us"]["p50"].get<double>();

@@ -113,6 +113,11 @@ Overlap measure_overlap(const Subject& s, const OverlapConfig& config, const std
     beside::Load& load = workload();
     loaded = &load;
     out.launches = size_runs(load, config, alone, s.depth());
+    // One untimed run at the sized length first: after the case's samples the GPU's clocks may have settled low
+    // (on an H100 a GEMM right after oneshot copies ran 5-12% below its rate a few runs later), and the first
+    // round alone would be measured on them.
+    load.start(*out.launches);
+    load.wait_ms();
     out.rounds = config.rounds;
     out.workload_details = load.details();
     const Rounds r = run_rounds(s, load, config.rounds, *out.launches);
