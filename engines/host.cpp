@@ -50,6 +50,11 @@ constexpr int kMaxHostRanks = 64;
 // and touched, every kind but pageable also mlock'ed (the host backend's stand-in for the runtime's pinning).
 using HostMemory = PooledBuffer::Memory;
 
+double steady_ns() {  // the harness's clock (bench/measure/breakdown.cpp), in ns since its epoch
+  return static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
 HostMemory heap_bytes(std::size_t n) {
   void* p = std::aligned_alloc(64, (n + 63) / 64 * 64);
   if (!p) throw std::bad_alloc();
@@ -168,12 +173,7 @@ class HostOperation final : public Operation {
     cv_.notify_all();
   }
 
-  void wait() override {
-    std::unique_lock lock(mu_);
-    done_cv_.wait(lock, [&] {
-      return std::all_of(workers_.begin(), workers_.end(), [&](const auto& w) { return w->done == posted_; });
-    });
-  }
+  void wait() override;
 
   // In a multi-process run each process fills, poisons and checks its own rank's buffers. Validation touches
   // what the case reads and writes, and reads the rest of a destination once (engines/buffer_pool.hpp).
@@ -186,8 +186,11 @@ class HostOperation final : public Operation {
     return n;
   }
   std::optional<Mismatch> check_destinations(const Plan& expected, std::uint64_t seed) override;
+  // The breakdown's copy times: each worker stamps its memcpy calls while a tracer runs (host clock: no conversion).
+  Maybe<std::unique_ptr<CopyTracer>> copy_tracer() override;
 
  private:
+  class Tracer;
   using Clock = std::chrono::steady_clock;
   static constexpr std::uint64_t kPostedRing = 4096;  // launch times kept for stretch: more than any pipeline depth
   struct Worker {
@@ -197,6 +200,7 @@ class HostOperation final : public Operation {
     std::thread thread;
     Clock::time_point ended{};  // the end of its previous operation (stretch)
     double stretch = 0;         // the fraction its part is made longer by (HostFault::stretch)
+    std::vector<CopyInterval> stamps;  // while tracing: each memcpy's start and end (read after wait())
   };
 
   // This process's rank's buffers as shared memory, and every other rank's mapped from theirs
@@ -232,7 +236,42 @@ class HostOperation final : public Operation {
   std::uint64_t posted_ = 0;
   std::vector<Clock::time_point> posted_at_ = std::vector<Clock::time_point>(stretching() ? kPostedRing : 0);
   bool stop_ = false;
+  std::atomic<bool> tracing_{false};
 };
+
+class HostOperation::Tracer final : public CopyTracer {
+ public:
+  explicit Tracer(HostOperation& op) : op_(op) {}
+  void start() override {
+    for (auto& w : op_.workers_) w->stamps.clear();
+    op_.tracing_ = true;
+  }
+  // Called after the traced operations were waited for: every worker's stamps are written before its `done` count
+  // moves under the lock that wait() takes.
+  std::vector<CopyInterval> stop() override {
+    op_.tracing_ = false;
+    std::vector<CopyInterval> out;
+    for (auto& w : op_.workers_) out.insert(out.end(), w->stamps.begin(), w->stamps.end());
+    return out;
+  }
+  std::string source() const override {
+    return "the host engine's worker threads: steady-clock stamps around each memcpy (the host clock, no conversion)";
+  }
+
+ private:
+  HostOperation& op_;
+};
+
+void HostOperation::wait() {
+  std::unique_lock lock(mu_);
+  done_cv_.wait(lock, [&] {
+    return std::all_of(workers_.begin(), workers_.end(), [&](const auto& w) { return w->done == posted_; });
+  });
+}
+
+Maybe<std::unique_ptr<CopyTracer>> HostOperation::copy_tracer() {
+  return std::unique_ptr<CopyTracer>(std::make_unique<Tracer>(*this));
+}
 
 HostOperation::HostOperation(const Plan& plan) : plan_(plan) {
   src_.resize(plan.ranks());
@@ -245,7 +284,7 @@ HostOperation::HostOperation(const Plan& plan) : plan_(plan) {
       dst_[r] = allocate(r, plan.dst_location(r), plan.dst_allocation(r), "dst");
     }
   }
-  for (int r : team::local_issuers(plan)) workers_.push_back(std::make_unique<Worker>(Worker{r, plan.issued_by(r), 0, {}, {}, 0}));
+  for (int r : team::local_issuers(plan)) workers_.push_back(std::make_unique<Worker>(Worker{r, plan.issued_by(r), 0, {}, {}, 0, {}}));
   for (auto& w : workers_) {
     std::size_t moved = 0;
     for (const Transfer& t : w->transfers) moved += t.bytes;
@@ -378,8 +417,12 @@ void HostOperation::run(Worker& w) {
       if (stretching()) begun = std::max(posted_at_[w.done % kPostedRing], w.ended);
     }
     const int set = plan_.set_of(w.done);
-    for (const Transfer& t : w.transfers)
+    const bool trace = tracing_.load(std::memory_order_relaxed);
+    for (const Transfer& t : w.transfers) {
+      const double begun_ns = trace ? steady_ns() : 0;
       std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
+      if (trace) w.stamps.push_back({begun_ns, steady_ns(), t.bytes});
+    }
     if (fault_.rank == w.rank && fault_.corrupt && !w.transfers.empty()) {
       auto t = std::find_if(w.transfers.begin(), w.transfers.end(), [&](const Transfer& x) { return x.dst_rank != w.rank; });
       if (t == w.transfers.end()) --t;

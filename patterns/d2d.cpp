@@ -10,6 +10,7 @@ class D2d final : public Pattern {
   std::string_view name() const override { return "d2d"; }
   std::string_view description() const override { return "one GPU: a buffer -> another buffer of the same GPU"; }
   int ranks_used(int available) const override { return available >= 1 ? 1 : 0; }
+  bool has_breakdown() const override { return true; }
   Plan plan(const std::vector<int>& devices, std::size_t bytes) const override {
     Plan p;
     p.pattern = "d2d";

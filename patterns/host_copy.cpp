@@ -16,6 +16,7 @@ class HostCopy final : public Pattern {
   }
   int ranks_used(int available) const override { return available >= 1 ? 1 : 0; }
   bool uses_host_memory() const override { return true; }
+  bool has_breakdown() const override { return true; }
   Plan plan(const std::vector<int>& devices, std::size_t bytes) const override {
     Plan p;
     p.pattern = std::string(name());

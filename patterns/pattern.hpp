@@ -33,8 +33,9 @@ class Pattern {
   virtual bool routed() const { return false; }
   // Whether data moves both ways at once (bidir, h2d-bidir): a link's expected rate counts both directions.
   virtual bool bidirectional() const { return false; }
-  // Whether the four-phase latency breakdown (bench/measure/breakdown.cpp: one copy's control, schedule, copy and
-  // sync) applies: a pattern of one copy (copy).
+  // Whether the four-phase latency breakdown (bench/measure/breakdown.cpp: an operation's control, schedule, copy and
+  // sync) applies: the patterns one rank issues, whose copies are one copy or a block layout's copies (copy, h2d,
+  // d2h, d2d); the copy phase then runs from the first copy's start to the last one's end.
   virtual bool has_breakdown() const { return false; }
   // The plan of a routed pattern for these devices (the routing may put several ranks on one); throws
   // std::logic_error for a pattern that is not routed, InputError for a routing that cannot be made.

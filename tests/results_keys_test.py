@@ -79,8 +79,8 @@ NEW = {
     "context.machine.cpu_threads": "host machine description, as above",
     "context.machine.numa_nodes": "the machine's online NUMA nodes (host-memory endpoints), added after the committed files",
     "context.machine.host_ranks": "host machine description, as above",
-    "results[].breakdown_us.error": "SCHEMA.md breakdown_us.error: the host backend has no copy tracer; the committed "
-                                    "breakdown was measured with CUPTI",
+    "results[].breakdown_us.tracer": "SCHEMA.md breakdown_us.tracer: where the engine times come from (the host engine's "
+                                     "own stamps on this backend); the committed breakdown predates the field",
     "results[].overlap.compute.details.workers": "the host stream workload's details (threads); the committed "
                                                  "workloads ran on GPUs",
     "context.config.layout": "SCHEMA.md layout: the block-layout axis (host-endpoint and paged-block cases), added "
@@ -116,16 +116,6 @@ HOST_CANNOT = {
     "results[].power": "measured power, as above",
     "results[].engine_details": "what GPU engines report about their path (lanes, copies, NCCL's copy-engine "
                                 "evidence); the host engine reports nothing",
-    "results[].breakdown_us.control": "breakdown numbers need a copy tracer (CUPTI, cuda builds)",
-    "results[].breakdown_us.schedule": "breakdown numbers, as above",
-    "results[].breakdown_us.copy": "breakdown numbers, as above",
-    "results[].breakdown_us.sync": "breakdown numbers, as above",
-    "results[].breakdown_us.total": "breakdown numbers, as above",
-    "results[].breakdown_us.not_copy_not_control": "breakdown numbers, as above",
-    "results[].breakdown_us.aligned_fraction": "breakdown numbers, as above",
-    "results[].breakdown_us.copies_per_operation": "breakdown numbers, as above",
-    "results[].breakdown_us.operations": "breakdown numbers, as above",
-    "results[].breakdown_us.method": "breakdown numbers, as above",
     "results[].overlap.compute.m": "the gemm workload (a GPU BLAS); the host has only `stream`",
     "results[].overlap.compute.n": "gemm workload, as above",
     "results[].overlap.compute.k": "gemm workload, as above",

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/run/run_case.hpp"
+#include "patterns/layout.hpp"
 #include "patterns/pattern.hpp"
 #include "engines/backend.hpp"
 #include "engines/registry.hpp"
@@ -222,4 +223,37 @@ TEST(HostEngine, RotatedCasesValidate) {
       EXPECT_NE(r["name"].get<std::string>().find("/rotate=5"), std::string::npos) << r["name"];
     }
   EXPECT_GE(ran, 2 * 10);  // the registry's patterns and in-place forms, less the in-place alltoall
+}
+
+// The breakdown on the host backend (issue 54): the host engine's workers stamp each memcpy on the harness's clock,
+// so every pattern one rank issues gets the four phases, a block layout's copies counted one per block, in either
+// timing mode (the breakdown's passes launch one operation and wait for it); a pattern of many issuers gets none.
+TEST(HostEngine, BreakdownStampsEveryCopyOfABlockLayout) {
+  auto backend = host_backend();
+  auto engine = make_engine("host").value();
+  for (Timing timing : {Timing::oneshot, Timing::pipelined}) {
+    for (const char* pattern : {"d2h", "h2d", "d2d"}) {
+      Case c = make_case(pattern, 1, 16 * 4096, timing);
+      c.layout.blocks = true;
+      c.layout.block_bytes = 4096;
+      c.layout.order = Layout::Order::random;
+      c.layout.pool_bytes = 1 << 20;
+      c.run.breakdown = true;
+      const json r = to_json(run_case(testing_support::planned(c), engine.get(), *backend));
+      ASSERT_EQ(r["status"], "ok") << r["reason"];
+      ASSERT_TRUE(r.contains("breakdown_us")) << r["name"];
+      const json& b = r["breakdown_us"];
+      ASSERT_FALSE(b.contains("error")) << b;
+      EXPECT_NE(b["tracer"].get<std::string>().find("host engine"), std::string::npos) << b["tracer"];
+      EXPECT_EQ(b["copies_per_operation"], 16) << r["name"];  // one stamped memcpy per block
+      EXPECT_EQ(b["aligned_fraction"], 1.0) << r["name"];     // one clock: every copy inside its operation
+      EXPECT_GT(b["copy"].get<double>(), 0.0);
+      EXPECT_GT(b["operations"].get<int>(), 0);
+    }
+  }
+  Case many = make_case("allgather", 4, 4096, Timing::oneshot);
+  many.run.breakdown = true;
+  const json r = to_json(run_case(testing_support::planned(many), engine.get(), *backend));
+  ASSERT_EQ(r["status"], "ok") << r["reason"];
+  EXPECT_FALSE(r.contains("breakdown_us")) << r["breakdown_us"];
 }

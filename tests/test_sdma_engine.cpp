@@ -571,6 +571,25 @@ TEST(SdmaHostMemory, ABlockPlantedInAnotherBlocksSlotFailsValidation) {
   }
 }
 
+// A block layout's breakdown on the software engine (issue 54): one stamped command per block, every operation's
+// stamps inside it, in both timing modes (the breakdown's passes launch one operation and wait for it).
+TEST(SdmaHostMemory, ABlockLayoutsBreakdownStampsEachBlock) {
+  for (Timing timing : {Timing::oneshot, Timing::pipelined}) {
+    for (const char* pattern : {"d2h", "h2d"}) {
+      Case c = host_sdma_case(pattern, 1, 4096, 16, Layout::Order::random, {{"schedule", "pcpy"}}, HostKind::pinned, timing);
+      c.run.breakdown = true;
+      const json r = run_sdma(c);
+      ASSERT_EQ(r["status"], "ok") << r.dump();
+      const json& b = r["breakdown_us"];
+      ASSERT_FALSE(b.contains("error")) << b;
+      EXPECT_NE(b["tracer"].get<std::string>().find("TIMESTAMP"), std::string::npos) << b["tracer"];
+      EXPECT_EQ(b["copies_per_operation"], 16) << pattern;
+      EXPECT_EQ(b["aligned_fraction"], 1.0) << pattern;
+      EXPECT_GT(b["copy"].get<double>(), 0.0);
+    }
+  }
+}
+
 TEST(SdmaHostMemory, HostCopiesRunOnHostFacingEnginesUnderEveryOption) {
   for (const std::string engines : {"recommended", "round-robin", "map:" DMABENCH_SOURCE_DIR "/configs/mi300x-sdma.map"}) {
     const Case c = host_sdma_case("h2d-bidir", 1, 4096, 8, Layout::Order::sequential, {{"engines", engines}});
@@ -812,7 +831,7 @@ TEST(SdmaFirstRun, QueuesGoBeforeTheMemoryTheyWrite) {
     {
       auto backend = testing_support::host_backend();
       auto engine = make_sdma_engine_on(std::make_unique<RecordingPlatform>(refuse, log));
-      // No breakdown here: it applies to oneshot copies only (Case::breakdown_applies()), and a copy makes one queue.
+      // No breakdown here: it applies to the patterns one rank issues (Case::breakdown_applies()), one queue for a copy.
       // The timestamp slots are made and freed all the same; SdmaEngine.BreakdownComesFromTimestampPackets writes them.
       Case c = sdma_case("allgather", 4, 4096, json::object());
       const json r = to_json(run_case(c, engine.get(), *backend));

@@ -195,10 +195,11 @@ int Case::timed_iterations() const {
   return static_cast<int>(std::clamp(fit, static_cast<double>(fewest), static_cast<double>(run.iterations)));
 }
 
-// The pattern says whether the four-phase breakdown applies (Pattern::has_breakdown: one copy); its passes are oneshot.
+// The pattern says whether the four-phase breakdown applies (Pattern::has_breakdown: one issuer's copies); its passes
+// launch one operation and wait for it, whatever the case's timing mode.
 bool Case::breakdown_applies() const {
   const Pattern* p = find_pattern(pattern);
-  return run.breakdown && p != nullptr && p->has_breakdown() && timing == Timing::oneshot;
+  return run.breakdown && p != nullptr && p->has_breakdown();
 }
 
 std::uint64_t Case::seed() const {

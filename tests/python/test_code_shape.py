@@ -39,7 +39,7 @@ LONG_FILES = {
     "engines/ce.cpp": "the ce / ce-batch engine: CeOperation (items, graph capture, issue, signals and gates, completion) "
                       "and CeEngine; not split yet",
     "engines/host.cpp": "the host backend and its engine (CPU worker threads, POSIX shared memory across processes, "
-                        "fault injection); 501 lines, not split yet",
+                        "fault injection, the breakdown's copy stamps); not split yet",
     "python/dmabench/plot.py": "every figure of plot.py (latency, busbw, speedup, breakdown, energy, trend) and its command "
                                "line; not split yet",
 }

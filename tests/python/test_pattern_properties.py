@@ -13,7 +13,7 @@ def test_the_order_and_properties_come_from_the_programs_table():
     assert keys.PATTERN_ORDER == [p["name"] for p in keys.PATTERNS]
     assert keys.PATTERN_ORDER[:3] == ["copy", "d2d", "bidir"]
     assert {p["name"] for p in keys.PATTERNS if p["bidirectional"]} == {"bidir", "h2d-bidir"}
-    assert {p["name"] for p in keys.PATTERNS if p["breakdown"]} == {"copy"}
+    assert {p["name"] for p in keys.PATTERNS if p["breakdown"]} == {"copy", "d2d", "d2h", "h2d"}
     doc = {"context": {"patterns": [{"name": "toy", "pairs": "two-device", "host_memory": False}]}}
     assert [p["name"] for p in keys.pattern_specs(doc)] == ["toy"]  # a file's own table first
     assert keys.pattern_specs({"context": {}}) is keys.PATTERNS and keys.pattern_spec("nope") == {}
