@@ -3,7 +3,9 @@
 // wrong slot (another block's, or a slot no block was meant for) fails the case; bad layouts are
 // input errors naming the field.
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <set>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -251,6 +253,30 @@ TEST(HostLayouts, BadLayoutsAreInputErrors) {
   expect_error(R"({"sizes": "1MiB", "host_memory": {"numa": 999}})", "host_memory.numa");
   expect_error(R"({"sizes": "1MiB", "host_memory": {"numa": "near"}})", "host_memory.numa");
   expect_error(R"({"sizes": "1MiB", "layout": {"kind": "blocks", "block_bytes": "4KiB", "blocks": 100000}})", "layout.blocks");
+  // a pool size axis: each entry checked against the blocks it must hold, and only for order random
+  expect_error(R"({"layout": {"kind": "blocks", "block_bytes": "4KiB", "blocks": 64, "order": "random", "pool_bytes": ["1GiB", "128KiB"]}})",
+               "layout.pool_bytes");
+  expect_error(R"({"layout": {"kind": "blocks", "block_bytes": "4KiB", "blocks": 64, "order": "random", "pool_bytes": ["1GiB", "big"]}})",
+               "layout.pool_bytes");
+  expect_error(R"({"layout": {"kind": "blocks", "block_bytes": "4KiB", "blocks": 64, "pool_bytes": ["1GiB", "4GiB"]}})",
+               "layout.pool_bytes");
+}
+
+// The pool's size is an axis (issue 54): a list in pool_bytes makes one layout a pool, each case's name says which.
+TEST(HostLayouts, PoolSizeIsAnAxis) {
+  const Config c = parse_config(json::parse(
+      R"({"patterns": ["h2d"], "engines": ["host"], "layout": {"kind": "blocks", "block_bytes": ["4KiB", "16KiB"],
+          "blocks": 64, "order": "random", "pool_bytes": ["1MiB", "4GiB"]}})"));
+  ASSERT_EQ(c.layouts.size(), 4u);
+  std::map<std::uint64_t, int> pools;
+  for (const Layout& l : c.layouts) ++pools[l.pool_bytes];
+  EXPECT_EQ(pools, (std::map<std::uint64_t, int>{{1u << 20, 2}, {std::uint64_t{4} << 30, 2}}));
+  const auto cases = expand(c, 64, {0}, "host rank");
+  std::set<std::string> names;
+  for (const Case& k : cases) names.insert(k.name());
+  EXPECT_EQ(names.size(), cases.size());
+  EXPECT_TRUE(std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.find("pool=4GiB") != std::string::npos; }));
+  EXPECT_TRUE(std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.find("pool=1MiB") != std::string::npos; }));
 }
 
 TEST(HostLayouts, CountedLayoutsSetTheSizeAndRemoteNeedsASecondNode) {

@@ -82,8 +82,8 @@ Layout blocks_base(const json& v, const std::string& field) {
 }
 
 // One "layout" entry: "contiguous", {"kind": "contiguous"} or {"kind": "blocks", "block_bytes", "blocks",
-// "order", "stride_bytes", "pool_bytes", "seed", "sides", "run_blocks"}; lists in block_bytes, blocks, order and
-// run_blocks are axes.
+// "order", "stride_bytes", "pool_bytes", "seed", "sides", "run_blocks"}; lists in block_bytes, blocks, order,
+// run_blocks and pool_bytes are axes.
 std::vector<Layout> parse_layout_entry(const json& v, const std::string& field) {
   if (v.is_string() && v.get<std::string>() == "contiguous") return {Layout{}};
   if (!v.is_object())
@@ -107,17 +107,22 @@ std::vector<Layout> parse_layout_entry(const json& v, const std::string& field) 
                                           : std::vector<std::string>{"sequential"};
   LayoutTail tail;
   tail.stride = v.contains("stride_bytes") ? parse_size(v["stride_bytes"], field + ".stride_bytes") : 0;
-  tail.pool = v.contains("pool_bytes") ? parse_size(v["pool_bytes"], field + ".pool_bytes") : 0;
+  const auto pools = v.contains("pool_bytes") ? axis<std::uint64_t>(v["pool_bytes"], field + ".pool_bytes", parse_size)
+                                              : std::vector<std::uint64_t>{0};
   const auto has = [&](const char* o) { return std::find(orders.begin(), orders.end(), o) != orders.end(); };
   if (tail.stride && !has("strided")) fail(field + ".stride_bytes", "belongs to order \"strided\"");
-  if (tail.pool && !has("random")) fail(field + ".pool_bytes", "belongs to order \"random\"");
+  if (v.contains("pool_bytes") && !has("random")) fail(field + ".pool_bytes", "belongs to order \"random\"");
   if (runs != std::vector<std::uint64_t>{1} && has("sequential"))
     fail(field + ".run_blocks", "belongs to orders \"strided\" and \"random\" (sequential blocks are all one run)");
   std::vector<Layout> out;
-  for (std::uint64_t b : sizes)
-    for (std::uint64_t n : counts)
-      for (const std::string& o : orders)
-        for (std::uint64_t k : runs) out.push_back(one_layout(base, b, n, o, k, tail, field));
+  for (std::uint64_t pool : pools)
+    for (std::uint64_t b : sizes)
+      for (std::uint64_t n : counts)
+        for (const std::string& o : orders)
+          for (std::uint64_t k : runs) {
+            tail.pool = pool;
+            out.push_back(one_layout(base, b, n, o, k, tail, field));
+          }
   return out;
 }
 
