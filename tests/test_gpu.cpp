@@ -499,9 +499,11 @@ TEST(GpuPower, MeterAgreesWithATwoEndedLoop) {
 #endif
 
 // Overlap: every engine's all-gather beside a GEMM validates its data (alone and beside the
-// GEMM) and reports sane numbers; the GEMM rate the case measured alone is within 10% of the rate
-// of the same workload measured on its own just before the case (GEMM clocks follow power and
-// temperature, so the reference is taken next to each case).
+// GEMM) and reports sane numbers; the GEMM rate the case measured alone lies within 10% of the
+// range of rates the same workload showed on its own in the runs just before the case (GEMM clocks
+// follow power and temperature, so the reference is taken next to each case, and its spread is
+// the tolerance's base: on an H100 consecutive 45 ms runs moved between ~590 and ~805 TFLOP/s,
+// results/LAB-NOTES.md 2026-12-06 fifth, so one median was not a fixed point to be within 10% of).
 TEST(GpuOverlap, EveryEngineBesideAGemm) {
   REQUIRE_GPU(backend);
   std::vector<int> devs = backend->default_devices();
@@ -513,9 +515,12 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
   auto made = beside::make_load(*backend, oc.compute, devs);
   ASSERT_TRUE(made) << made.why_not();
   std::unique_ptr<beside::Load> load = std::move(made).value();
-  // Runs of 30 launches (~45 ms on an H100): untimed ones until 150 ms have run (after the case's oneshot samples
-  // the clocks had settled low, and one 45 ms warm-up run left the reference 5-12% below the case's rate alone on an
-  // H100), then three timed; the warm-up runs' rates are printed.
+  // Runs of 30 launches (~45 ms on an H100): untimed ones until 150 ms have run, then three timed. The first run
+  // after the case's oneshot samples is the cold one (301.6 TFLOP/s on an H100, against 740 after it) and is left
+  // out; the range is over every later run. Every run's rate is printed.
+  struct Reference {
+    double median = 0, lo = 0, hi = 0;
+  };
   auto reference_rate = [&]() {
     std::vector<double> rates, warm;
     double warm_ms = 0;
@@ -529,7 +534,10 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
     std::printf("reference runs (TFLOP/s): warm-up");
     for (double r : warm) std::printf(" %.1f", r);
     std::printf("; timed %.1f %.1f %.1f\n", rates[0], rates[1], rates[2]);
-    return median(rates);
+    std::vector<double> later(warm.begin() + 1, warm.end());
+    later.insert(later.end(), rates.begin(), rates.end());
+    return Reference{median(rates), *std::min_element(later.begin(), later.end()),
+                     *std::max_element(later.begin(), later.end())};
   };
   const std::vector<std::pair<std::string, std::string>> variants = {
       {"ce", "{}"}, {"ce", R"({"trigger": "host-flag", "completion": "flag-spin"})"}, {"ce", R"({"local": "peer-bounce"})"},
@@ -552,20 +560,21 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
                      .overlap = oc}};
       // the same workload on its own, measured when the case asks for it: right after the case's
       // timed samples, just before the overlap runs (GEMM clocks follow power and temperature)
-      double reference = 0;
+      Reference reference;
       const json r = to_json(run_case(testing_support::planned(c), e, *backend, CaseHooks{.workload = [&]() -> beside::Load& {
                                                  reference = reference_rate();
                                                  return *load;
                                                }}));
       if (skipped_on_one_gpu(c, r)) continue;
       ASSERT_EQ(r["status"], "ok") << c.name() << ": " << r.dump();
-      ASSERT_GT(reference, 10.0);
-      ASSERT_LT(reference, 5000.0);
+      ASSERT_GT(reference.lo, 10.0);
+      ASSERT_LT(reference.hi, 5000.0);
       const json& o = r["overlap"];
       ASSERT_FALSE(o.contains("error")) << c.name() << ": " << o.dump();
       EXPECT_EQ(o["validated"], true);
       const double rate = o["compute"]["rate_alone"].get<double>();
-      EXPECT_NEAR(rate, reference, 0.1 * reference) << c.name();
+      EXPECT_GE(rate, 0.9 * reference.lo) << c.name() << ": the reference's runs " << reference.lo << ".." << reference.hi;
+      EXPECT_LE(rate, 1.1 * reference.hi) << c.name() << ": the reference's runs " << reference.lo << ".." << reference.hi;
       EXPECT_GT(o["compute_slowdown_pct"].get<double>(), -5.0) << c.name();
       EXPECT_LT(o["compute_slowdown_pct"].get<double>(), 1000.0) << c.name();
       EXPECT_GT(o["comm_with_us"].get<double>(), 0.0) << c.name();
@@ -574,7 +583,7 @@ TEST(GpuOverlap, EveryEngineBesideAGemm) {
       EXPECT_LE(o["overlap_efficiency"].get<double>(), 1.0);
       std::printf("%s: GEMM %.1f TFLOP/s alone (reference %.1f), %+.1f%% beside; comm %.1f -> %.1f us (p99 %.1f), "
                   "efficiency %.2f\n",
-                  c.name().c_str(), rate, reference, o["compute_slowdown_pct"].get<double>(),
+                  c.name().c_str(), rate, reference.median, o["compute_slowdown_pct"].get<double>(),
                   o["comm_alone_us"].get<double>(), o["comm_with_us"].get<double>(), o["comm_with_p99_us"].get<double>(),
                   o["overlap_efficiency"].get<double>());
     }
