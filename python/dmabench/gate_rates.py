@@ -14,7 +14,8 @@ is undecided). Every second A/A comparison (--busy-share of them) runs beside a 
 of NEW made L percent longer in launch-bound cases, B percent in bandwidth-bound ones, by a spin after its
 copies; engines/host.cpp), so that NEW is slower by a known amount and the binary is the same. On a GPU, --inject
 K=V (repeatable) sets NEW's variables instead, e.g. `--inject LD_PRELOAD=build/libdmabench_slowdown_shim.so --inject
-DMABENCH_SHIM_SPIN_NS=2000`: tools/slowdown_shim.cpp spins that long before each runtime copy or launch call.
+DMABENCH_SHIM_SPIN_NS=2000`: tools/slowdown_shim.cpp spins that long before each runtime copy or launch call, and
+DMABENCH_SHIM_SPIN_NS_PER_MIB=M ns more per MiB the call copies (what reaches the bandwidth-bound cases).
 
 Writes DIR/aa-NN/ and DIR/inj-NN/ (each ab run's ab.json; the per-process files are removed after each run unless
 --keep), and DIR/rates.json: per comparison its kind, busy or not, exit code, seconds, verdict counts per class and

@@ -17,13 +17,14 @@
 #             beside tools/batch_submit_probe with and without --bind-node 0 in 2 processes each: what made dmabench's
 #             h2d batch cost several times the probe's CPU per descriptor: no event just before it (LAB-NOTES 2026-12-06)
 #   gate      dmabench-results gate-rates on configs/gate-gpu.json: AA (4) A/A comparisons and INJ (4) against the shim
-#             spinning SPIN_NS (2000) ns before each runtime copy or launch call of NEW's processes; GPROCS (6)
+#             spinning SPIN_NS (2000) ns before each runtime copy or launch call of NEW's processes, and SPIN_PER_MIB (0:
+#             not set) ns more per MiB the call copies (4000: about 5% on the 256 MiB pipelined copies); GPROCS (6)
 #             processes a side, GRERUNS (1) re-run looks, GBUDGET (90) s of re-runs a comparison, GSEED (1) the seed
 #             (a second call with another seed adds comparisons: `gate-rates --table A/rates.json B/rates.json` merges)
 # Everything goes under $WORK, packed into $OUT/gate.tar.gz (scripts/experiment.sh: OUT, WORK, REV, log, want, pack).
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
 experiment gate "info build gpucheck kvpool gate"
-PROCS="${PROCS:-8}" AA="${AA:-4}" INJ="${INJ:-4}" SPIN_NS="${SPIN_NS:-2000}" OFF="${OFF:-0}"
+PROCS="${PROCS:-8}" AA="${AA:-4}" INJ="${INJ:-4}" SPIN_NS="${SPIN_NS:-2000}" SPIN_PER_MIB="${SPIN_PER_MIB:-0}" OFF="${OFF:-0}"
 HPROCS="${HPROCS:-3}" GPROCS="${GPROCS:-6}" GRERUNS="${GRERUNS:-1}" GBUDGET="${GBUDGET:-90}" GSEED="${GSEED:-1}"
 B="$PWD/build/dmabench"
 SHIM="$PWD/build/libdmabench_slowdown_shim.so"
@@ -118,8 +119,10 @@ if want cause; then
   pack
 fi
 if want gate; then
+  per_mib=()
+  [ "$SPIN_PER_MIB" -gt 0 ] && per_mib=(--inject "DMABENCH_SHIM_SPIN_NS_PER_MIB=$SPIN_PER_MIB")
   python3 -m dmabench.cli gate-rates --bin "$B" --out "$WORK/gate" --aa "$AA" --injected "$INJ" \
-    --inject "LD_PRELOAD=$SHIM" --inject "DMABENCH_SHIM_SPIN_NS=$SPIN_NS" --busy-share 0 \
+    --inject "LD_PRELOAD=$SHIM" --inject "DMABENCH_SHIM_SPIN_NS=$SPIN_NS" "${per_mib[@]}" --busy-share 0 \
     --processes "$GPROCS" --reruns "$GRERUNS" --budget "$GBUDGET" --seed "$GSEED" \
     -- --config configs/gate-gpu.json >"$WORK/gate.log" 2>&1
   log "gate-rates rc=$?"

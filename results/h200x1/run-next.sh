@@ -11,7 +11,8 @@
 #   crossover   (~8 min) run-crossover.sh `info build map` (configs/crossover.json now on a 4 GiB pool), then
 #               `dmabench-results crossover export` of the map: issue 54's map and thresholds
 #   gate        (~8 min) run-gate.sh `info build kvpool gate` (8 kv-pool processes beside the probe; 2 A/A and 2
-#               injected comparisons at 6 processes a side, seed 4): issue 50's figures on the machine lent
+#               injected comparisons at 6 processes a side, seed 4, the shim's spin growing with the bytes too:
+#               SPIN_PER_MIB 4000, so that bandwidth-bound cases are slowed as well): issue 50's figures
 #   check       (~7 min) the README's whole test command (scripts/gpu-check.sh) from the final code: last, after every
 #               code change of the session; issues 50, 53 and 54 each need it
 # Everything this script writes goes under $WORK, packed into $OUT/next.tar.gz; the drivers it calls work under
@@ -54,7 +55,8 @@ if want crossover; then
   fi
 fi
 if want gate; then
-  STEPS="info build kvpool gate" PROCS=8 AA=2 INJ=2 GPROCS=6 GRERUNS=0 GSEED=4 WORK="$PWD/build/out-next-gate" \
+  STEPS="info build kvpool gate" PROCS=8 AA=2 INJ=2 GPROCS=6 GRERUNS=0 GSEED=4 SPIN_PER_MIB=4000 \
+    WORK="$PWD/build/out-next-gate" \
     bash "$HERE/run-gate.sh"
   log "run-gate rc=$?"
 fi
