@@ -50,11 +50,6 @@ constexpr int kMaxHostRanks = 64;
 // and touched, every kind but pageable also mlock'ed (the host backend's stand-in for the runtime's pinning).
 using HostMemory = PooledBuffer::Memory;
 
-double steady_ns() {  // the harness's clock (bench/measure/breakdown.cpp), in ns since its epoch
-  return static_cast<double>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
-}
-
 HostMemory heap_bytes(std::size_t n) {
   void* p = std::aligned_alloc(64, (n + 63) / 64 * 64);
   if (!p) throw std::bad_alloc();
@@ -419,9 +414,9 @@ void HostOperation::run(Worker& w) {
     const int set = plan_.set_of(w.done);
     const bool trace = tracing_.load(std::memory_order_relaxed);
     for (const Transfer& t : w.transfers) {
-      const double begun_ns = trace ? steady_ns() : 0;
+      const double begun_ns = trace ? steady_now_ns() : 0;
       std::memcpy(dst(t.dst_rank, set) + t.dst_offset, src(t.src_rank, set) + t.src_offset, t.bytes);
-      if (trace) w.stamps.push_back({begun_ns, steady_ns(), t.bytes});
+      if (trace) w.stamps.push_back({begun_ns, steady_now_ns(), t.bytes});
     }
     if (fault_.rank == w.rank && fault_.corrupt && !w.transfers.empty()) {
       auto t = std::find_if(w.transfers.begin(), w.transfers.end(), [&](const Transfer& x) { return x.dst_rank != w.rank; });

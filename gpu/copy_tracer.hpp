@@ -1,6 +1,7 @@
 #pragma once
 // Engine-side timestamps of memory copies, for the latency breakdown: the interface a backend's copy
 // tracer implements (engines/backend.hpp hands it to the harness) and the GPU layer's tracer.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,6 +17,12 @@ struct CopyInterval {
   double start_ns = 0, end_ns = 0;
   std::uint64_t bytes = 0;
 };
+
+// Now on that clock: std::chrono::steady_clock, ns since its epoch (every tracer's stamps and the breakdown's).
+inline double steady_now_ns() {
+  return static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
 
 class CopyTracer {
  public:

@@ -21,10 +21,7 @@ constexpr std::size_t kBufferBytes = 8 << 20;
 std::mutex g_mu;
 std::vector<CopyInterval> g_records;
 
-std::uint64_t CUPTIAPI steady_ns() {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
-}
+std::uint64_t CUPTIAPI steady_ns() { return static_cast<std::uint64_t>(steady_now_ns()); }
 
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
   *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, kBufferBytes));

@@ -16,6 +16,7 @@
 #include "amd/engine_map.hpp"
 #include "amd/topology.hpp"
 #include "gpu/call_error.hpp"
+#include "gpu/copy_tracer.hpp"
 #include "gpu/features.hpp"
 #include "gpu/gpu.hpp"
 
@@ -112,11 +113,6 @@ std::vector<CopyInterval> g_records;
 double g_offset_ns = 0;      // HSA system clock ns - steady_clock ns
 double g_ns_per_tick = 1.0;  // HSA system timestamp
 
-double steady_ns() {
-  return static_cast<double>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
-}
-
 // The offset between HSA's system clock (the domain of async copy timestamps) and steady_clock:
 // the tightest of 20 bracketed reads.
 void calibrate() {
@@ -126,10 +122,10 @@ void calibrate() {
   g_ns_per_tick = 1e9 / static_cast<double>(freq);
   double best_width = 1e300;
   for (int i = 0; i < 20; ++i) {
-    const double a = steady_ns();
+    const double a = steady_now_ns();
     std::uint64_t ticks = 0;
     DMABENCH_HSA_CHECK(hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, &ticks));
-    const double b = steady_ns();
+    const double b = steady_now_ns();
     if (b - a < best_width) {
       best_width = b - a;
       g_offset_ns = static_cast<double>(ticks) * g_ns_per_tick - (a + b) / 2;
