@@ -55,6 +55,7 @@ struct DeviceWork {
   std::vector<Item> items;
   std::vector<std::vector<gpu::CopyJob>> set_jobs;                // per buffer set, the items' copies in item order
   std::vector<std::vector<std::vector<gpu::CopyJob>>> lane_jobs;  // per buffer set, per lane
+  std::vector<std::vector<gpu::CopyBatch>> lane_batches;           // ce-batch: lane_jobs as the call takes them
   int slots = 0;                        // completion points per operation
   std::vector<gpu::Event> events;       // event completion of items that do not end their lane
   std::vector<int> event_of_slot;
@@ -154,6 +155,7 @@ CeOperation::CeOperation(const Plan& plan, CeOptions opt) : GpuOperation(plan, {
         w.set_jobs[set].push_back(job_of(it, set));
         w.lane_jobs[set][it.lane].push_back(w.set_jobs[set].back());
       }
+      if (opt_.batch) w.lane_batches.emplace_back(w.lane_jobs[set].begin(), w.lane_jobs[set].end());
     }
     if (opt_.graph || opt_.trigger == Trigger::gpu_flag || opt_.completion == Completion::gpu_poll)
       w.head = std::make_unique<gpu::Stream>(w.device);
@@ -400,7 +402,7 @@ void CeOperation::issue(DeviceWork& w, std::uint32_t g) {
   if (opt_.batch) {
     for (std::size_t l = 0; l < w.lanes.size(); ++l) {
       if (!w.marks.empty()) w.marks[l].record(w.lanes[l]);  // event_before (options/ce.cpp says why)
-      gpu::copy_batch_async(w.lane_jobs[set][l], w.device, w.lanes[l], opt_.overlap_hint);
+      gpu::copy_batch_async(w.lane_batches[set][l], w.device, w.lanes[l], opt_.overlap_hint);
       signal(w, static_cast<int>(l), g, w.lanes[l], true);  // b2b only: one slot per lane, in lane order
     }
     return;

@@ -215,13 +215,13 @@ std::string copy_kind();
 void copy_async(void* dst, const void* src, std::size_t bytes, const Stream& stream);
 
 struct CopyJob;
-// All `jobs` in one runtime call (cudaMemcpyBatchAsync: stream-ordered source access, with or
+struct CopyBatch;
+// All of `batch`'s copies in one runtime call (cudaMemcpyBatchAsync: stream-ordered source access, with or
 // without the prefer-overlap-with-compute hint). `device` is the device of the sources (the issuing GPU). No
 // location hints (CUDA ignores them for memory CUDA allocated; taking them out changed nothing). An h2d batch's CPU
 // time grows 2.4-5x without an event recorded on the stream just before it: the caller's choice (ce-batch's
 // event_before; results/LAB-NOTES.md, 2026-12-06).
-void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream,
-                      bool prefer_overlap_with_compute = true);
+void copy_batch_async(const CopyBatch& batch, int device, const Stream& stream, bool prefer_overlap_with_compute = true);
 // Why this runtime has no batched copies, or nullopt.
 WhyNot copy_batch_unsupported();
 
@@ -244,6 +244,24 @@ struct CopyJob {
   void* dst = nullptr;
   const void* src = nullptr;
   std::size_t bytes = 0;
+};
+
+// The three arrays one batched call takes, built once from the jobs (when the case is set up), so that issuing a batch
+// builds nothing: the call is all that runs after event_before's record, as in tools/batch_submit_probe.cu. Built at
+// issue, n entries of work sat between the record and the call, and at n >= 4096 the h2d batch took the driver's
+// synchronous path where the probe did not (results/LAB-NOTES.md, 2026-12-07).
+struct CopyBatch {
+  CopyBatch() = default;
+  explicit CopyBatch(const std::vector<CopyJob>& jobs) {
+    for (const CopyJob& j : jobs) {
+      dsts.push_back(j.dst);
+      srcs.push_back(const_cast<void*>(j.src));  // the runtimes take void**: the sources are only read
+      sizes.push_back(j.bytes);
+    }
+  }
+  std::size_t size() const { return sizes.size(); }
+  std::vector<void*> dsts, srcs;
+  std::vector<std::size_t> sizes;
 };
 
 // A GPU-core copy: one kernel launch copies every job (each job gets a share of the blocks),

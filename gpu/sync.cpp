@@ -190,16 +190,9 @@ void Graph::launch(const Stream& stream) const {
 // library that declares it is the runtime, so a build that has it runs it.
 WhyNot copy_batch_unsupported() { return std::nullopt; }
 
-void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute) {
-  if (jobs.empty()) return;
-  std::vector<void*> dsts(jobs.size());
-  std::vector<void*> srcs(jobs.size());  // HIP takes void**: the sources are only read
-  std::vector<std::size_t> sizes(jobs.size());
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    dsts[i] = jobs[i].dst;
-    srcs[i] = const_cast<void*>(jobs[i].src);
-    sizes[i] = jobs[i].bytes;
-  }
+void copy_batch_async(const CopyBatch& batch, int device, const Stream& stream, bool prefer_overlap_with_compute) {
+  if (batch.size() == 0) return;
+  auto& b = const_cast<CopyBatch&>(batch);  // HIP declares the arrays without const; it only reads them
   // One attribute for all copies: sources read in stream order (after the trigger / earlier work on
   // the stream), with or without the overlap preference. No location hints: HIP finds the memory.
   hipMemcpyAttributes attr{};
@@ -207,14 +200,14 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
   attr.flags = prefer_overlap_with_compute ? hipMemcpyFlagPreferOverlapWithCompute : hipMemcpyFlagDefault;
   std::size_t attr_index = 0;
   std::size_t fail_index = SIZE_MAX;
-  const hipError_t err = hipMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), jobs.size(), &attr, &attr_index, 1,
-                                             &fail_index, native_stream(stream));
+  const hipError_t err = hipMemcpyBatchAsync(b.dsts.data(), b.srcs.data(), b.sizes.data(), b.size(), &attr, &attr_index,
+                                             1, &fail_index, native_stream(stream));
   if (err != hipSuccess) {
     (void)hipGetLastError();
     throw_call_error("HIP",
-                     fmt::format("hipMemcpyBatchAsync of {} copies issued by GPU {} (overlap flag {}){}", jobs.size(), device,
+                     fmt::format("hipMemcpyBatchAsync of {} copies issued by GPU {} (overlap flag {}){}", b.size(), device,
                                  prefer_overlap_with_compute,
-                                 fail_index < jobs.size() ? fmt::format(", copy {} of the batch failing", fail_index) : ""),
+                                 fail_index < b.size() ? fmt::format(", copy {} of the batch failing", fail_index) : ""),
                      __FILE__, __LINE__, static_cast<long long>(err),
                      fmt::format("{}: {}", hipGetErrorName(err), hipGetErrorString(err)));
   }
@@ -222,7 +215,7 @@ void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream
 #elif defined(DMABENCH_GPU_HIP)
 WhyNot copy_batch_unsupported() { return gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)"); }
 
-void copy_batch_async(const std::vector<CopyJob>&, int, const Stream&, bool) {
+void copy_batch_async(const CopyBatch&, int, const Stream&, bool) {
   throw std::runtime_error(gpu::missing(gpu::this_build(), "ce-batch (hipMemcpyBatchAsync)").value());
 }
 #else
@@ -241,39 +234,33 @@ WhyNot copy_batch_unsupported() {
 #endif
 }
 
-void copy_batch_async(const std::vector<CopyJob>& jobs, int device, const Stream& stream, bool prefer_overlap_with_compute) {
+void copy_batch_async(const CopyBatch& batch, int device, const Stream& stream, bool prefer_overlap_with_compute) {
 #if defined(DMABENCH_CUDA_HAS_BATCH)
-  if (jobs.empty()) return;
+  if (batch.size() == 0) return;
   // Plain void** and size_t*: CUDA 12.8 declares the arrays without const, 12.9 and 13 with it; these
-  // convert to either.
-  std::vector<void*> dsts(jobs.size()), srcs(jobs.size());
-  std::vector<std::size_t> sizes(jobs.size());
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    dsts[i] = jobs[i].dst;
-    srcs[i] = const_cast<void*>(jobs[i].src);
-    sizes[i] = jobs[i].bytes;
-  }
+  // convert to either. The runtime only reads them.
+  auto& b = const_cast<CopyBatch&>(batch);
   cudaMemcpyAttributes attr{};
   attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;  // no location hints: gpu.hpp says why
   attr.flags = prefer_overlap_with_compute ? cudaMemcpyFlagPreferOverlapWithCompute : cudaMemcpyFlagDefault;
   std::size_t attr_index = 0;
 #if CUDART_VERSION >= 13000
   (void)device;  // named only in CUDA 12's error message below
-  DMABENCH_GPU_CHECK(cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), jobs.size(), &attr, &attr_index, 1,
+  DMABENCH_GPU_CHECK(cudaMemcpyBatchAsync(b.dsts.data(), b.srcs.data(), b.sizes.data(), b.size(), &attr, &attr_index, 1,
                                            native_stream(stream)));
 #else  // CUDA 12.8 and 12.9 also return the index of the copy that failed
   std::size_t failed = SIZE_MAX;
-  const cudaError_t err = cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), jobs.size(), &attr, &attr_index, 1,
-                                               &failed, native_stream(stream));
+  const cudaError_t err = cudaMemcpyBatchAsync(b.dsts.data(), b.srcs.data(), b.sizes.data(), b.size(), &attr, &attr_index,
+                                               1, &failed, native_stream(stream));
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
     detail::throw_gpu(err, fmt::format("cudaMemcpyBatchAsync of {} copies issued by GPU {}, copy {} of the batch failing",
-                                       jobs.size(), device, failed).c_str(),
+                                       b.size(), device, failed).c_str(),
                       __FILE__, __LINE__);
   }
 #endif
 #else
-  (void)jobs;
+  (void)batch;
   (void)device;
   (void)stream;
   (void)prefer_overlap_with_compute;

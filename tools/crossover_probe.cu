@@ -12,7 +12,10 @@
 //          source pool (uniform, without replacement, of pool/B), then n of the destination pool the same way.
 //   modes  ce        one cudaMemcpyAsync (cudaMemcpyDefault) per block, on one non-blocking stream;
 //          ce-batch  one cudaMemcpyBatchAsync for all n blocks (one attribute: srcAccessOrder Stream; built
-//                    only with CUDA >= 12.8 headers, and run only on a >= 12.8 driver);
+//                    only with CUDA >= 12.8 headers, and run only on a >= 12.8 driver), with a timing event
+//                    recorded on the stream just before it (--event-before yes, the default, as dmabench's
+//                    ce-batch event_before: without it an h2d batch to an idle stream takes the driver's slower,
+//                    synchronous path; results/h100x1/submission/README.md);
 //          smN       one kernel of exactly N blocks x 512 threads (so at most N SMs are busy): block b copies
 //                    items b, b+N, b+2N, ... of n*P, P = max(1, ceil(N/n)) parts per block copy (item i is
 //                    part i%P of copy i/P; parts are 16-byte multiples but the last); a part moves as uint4
@@ -29,7 +32,7 @@
 // Build: nvcc -O2 -std=c++17 -arch=sm_90 -o crossover_probe tools/crossover_probe.cu
 // Run:   ./crossover_probe [--cells h2d:sm12:28KiB:64,d2h:ce:1MiB:8] [--dirs h2d,d2h,d2d]
 //        [--modes ce,ce-batch,sm12] [--block-bytes 4KiB,8KiB] [--blocks 64,1024] [--iters 30]
-//        [--pool-bytes 1GiB] [--seed 1] [--order given|random] [--device 0]
+//        [--pool-bytes 1GiB] [--seed 1] [--order given|random] [--event-before yes|no] [--device 0]
 //        --cells are run first, then the cross product of the grid flags (a grid flag left out takes its
 //        default: dirs h2d,d2h; modes ce,ce-batch,sm32; block-bytes 4KiB,64KiB; blocks 64,1024); with neither
 //        --cells nor a grid flag the default grid runs. B: 4096, 4KiB, 28KiB, 1MiB, 1GiB.
@@ -66,11 +69,13 @@ using u8 = unsigned char;
 
 static const char* kUsage =
     "usage: crossover_probe [--cells DIR:MODE:B:N,...] [--dirs LIST] [--modes LIST] [--block-bytes LIST]\n"
-    "  [--blocks LIST] [--iters N] [--pool-bytes SIZE] [--seed N] [--order given|random] [--device N]\n"
+    "  [--blocks LIST] [--iters N] [--pool-bytes SIZE] [--seed N] [--order given|random] [--event-before yes|no]\n"
+    "  [--device N]\n"
     "  DIR: h2d, d2h, d2d; MODE: ce, ce-batch, smN (N thread blocks of 512 threads, 1..65536);\n"
     "  B, SIZE: 4096, 4KiB, 28KiB, 1MiB, 1GiB; N (blocks per call) >= 1; n x B must fit --pool-bytes (default 1GiB).\n"
     "  --cells run first, then the cross product of the grid flags (defaults: --dirs h2d,d2h\n"
-    "  --modes ce,ce-batch,sm32 --block-bytes 4KiB,64KiB --blocks 64,1024); --iters 30, --seed 1, --order given.\n"
+    "  --modes ce,ce-batch,sm32 --block-bytes 4KiB,64KiB --blocks 64,1024); --iters 30, --seed 1, --order given,\n"
+    "  --event-before yes (ce-batch: a timing event recorded just before each batch, as dmabench's event_before).\n"
     "  Output: JSON Lines on stdout (see the header of tools/crossover_probe.cu).\n";
 
 // ---------------------------------------------------------------- options
@@ -84,7 +89,7 @@ struct Opts {
   std::vector<Cell> cells;
   std::vector<std::string> dirs{"h2d", "d2h"}, modes{"ce", "ce-batch", "sm32"};
   std::vector<size_t> block_bytes{4u << 10, 64u << 10}, blocks{64, 1024};
-  bool grid = false, explicit_cells = false, random_order = false;
+  bool grid = false, explicit_cells = false, random_order = false, event_before = true;
   long iters = 30;
   size_t pool_bytes = size_t(1) << 30;
   uint64_t seed = 1;
@@ -186,11 +191,14 @@ static void apply_flag(Opts& o, const std::string& flag, const std::string& val)
   } else if (flag == "--order") {
     if (val != "given" && val != "random") bad(flag + ": unknown order '" + val + "' (accepted: given, random)");
     o.random_order = val == "random";
+  } else if (flag == "--event-before") {
+    if (val != "yes" && val != "no") bad(flag + ": '" + val + "' is not yes or no");
+    o.event_before = val == "yes";
   } else if (flag == "--device") {
     o.device = static_cast<int>(parse_int(flag, val, 0, 1023));
   } else {
     bad("unknown flag '" + flag + "' (accepted: --cells, --dirs, --modes, --block-bytes, --blocks, --iters, "
-        "--pool-bytes, --seed, --order, --device, --help)");
+        "--pool-bytes, --seed, --order, --event-before, --device, --help)");
   }
   if (flag == "--dirs" || flag == "--modes" || flag == "--block-bytes" || flag == "--blocks") o.grid = true;
 }
@@ -288,6 +296,7 @@ struct Plan {
   u8** d_src = nullptr;
   u8** d_dst = nullptr;
   int* d_smid = nullptr;
+  cudaEvent_t mark = nullptr;  // ce-batch with --event-before yes: recorded just before each batch
   size_t parts = 1;
   bool batch_ok = false;
   std::string batch_why;
@@ -329,9 +338,10 @@ static void set_sides(Plan& p, const Pools& pools) {
   p.dst = d == "d2h" ? host : d == "d2d" ? dev1 : dev0;
 }
 
-static Plan make_plan(const Cell& c, const Pools& pools, uint64_t seed) {
+static Plan make_plan(const Cell& c, const Pools& pools, uint64_t seed, bool event_before) {
   Plan p;
   p.cell = c;
+  if (c.mode == "ce-batch" && event_before) CK(cudaEventCreate(&p.mark));
   set_sides(p, pools);
   std::mt19937_64 rng(seed);
   p.src_slot = draw_slots(rng, pools.bytes / c.bytes, c.n);
@@ -359,6 +369,7 @@ static void free_plan(Plan& p) {
   if (p.d_src) CK(cudaFree(p.d_src));
   if (p.d_dst) CK(cudaFree(p.d_dst));
   if (p.d_smid) CK(cudaFree(p.d_smid));
+  if (p.mark) CK(cudaEventDestroy(p.mark));
 }
 
 // ---------------------------------------------------------------- issuing one call
@@ -398,6 +409,7 @@ static void issue(Plan& p, cudaStream_t s, int device) {
   if (c.mode == "ce") {
     for (size_t i = 0; i < c.n; ++i) CK(cudaMemcpyAsync(p.dsts[i], p.srcs[i], c.bytes, cudaMemcpyDefault, s));
   } else if (c.mode == "ce-batch") {
+    if (p.mark) CK(cudaEventRecord(p.mark, s));
     issue_batch(p, s, device);
   } else {
     sm_copy<<<c.grid, 512, 0, s>>>(p.d_src, p.d_dst, c.n, c.bytes, p.parts, p.d_smid);
@@ -519,10 +531,10 @@ struct Context {
 static void print_context(const Context& ctx, const Opts& o) {
   std::printf("{\"tool\":\"crossover_probe\",\"context\":{\"driver_version\":%d,\"runtime_version\":%d,"
               "\"runtime_headers\":%d,\"device\":%d,\"device_name\":%s,\"multiprocessors\":%d,\"pool_bytes\":%zu,"
-              "\"seed\":%llu,\"iters\":%ld,\"warmup\":3,\"threads_per_block\":512,\"order\":\"%s\",\"cells\":%zu}}\n",
+              "\"seed\":%llu,\"iters\":%ld,\"warmup\":3,\"threads_per_block\":512,\"order\":\"%s\",\"event_before\":%s,\"cells\":%zu}}\n",
               ctx.driver, ctx.runtime, CUDART_VERSION, ctx.device, json_str(ctx.prop.name).c_str(),
               ctx.prop.multiProcessorCount, o.pool_bytes, static_cast<unsigned long long>(o.seed), o.iters,
-              o.random_order ? "random" : "given", o.cells.size());
+              o.random_order ? "random" : "given", o.event_before ? "true" : "false", o.cells.size());
   std::fflush(stdout);
 }
 
@@ -570,7 +582,7 @@ static Result run_cell(const Context& ctx, const Cell& c, const Pools& pools, co
   Result r;
   if (c.mode == "ce-batch") r.error = batch_unavailable(ctx);
   if (!r.error.empty()) return r;
-  Plan p = make_plan(c, pools, o.seed);
+  Plan p = make_plan(c, pools, o.seed, o.event_before);
   prepare_data(p);
   issue(p, s, ctx.device);
   CK(cudaStreamSynchronize(s));

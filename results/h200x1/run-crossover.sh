@@ -9,7 +9,8 @@
 #             D2D_TIMEOUT seconds (200)
 #   probe     tools/crossover_probe on PROBE_CELLS (a comma list of dir:mode:B:n; or PROBE_CELLS_FILE, one a line;
 #             default a coarse grid) in
-#             PROBE_PROCS (3) fresh processes, each its cells in a random order
+#             PROBE_PROCS (3) fresh processes, each its cells in a random order, over a host and a device pool of
+#             PROBE_POOL (4GiB, the map's pool_bytes) each
 #   pool      d2h ce-batch at 20, 24 and 28 KiB x 1024 blocks, dmabench (--processes PROCS) with its pool (exactly the blocks)
 #             and with a 1 GiB pool, and the probe (PROCS processes) with a 1 GiB pool and a 28 MiB one: does the
 #             24 KiB cell follow the pool?
@@ -70,7 +71,7 @@ fi
 if want probe; then
   for i in $(seq 1 "${PROBE_PROCS:-3}"); do
     t0=$(date +%s)
-    timeout 120 "$P" --cells "$CELLS" --order random --seed "$i" --pool-bytes 1GiB >"$WORK/probe-$i.jsonl" 2>"$WORK/probe-$i.err"
+    timeout 120 "$P" --cells "$CELLS" --order random --seed "$i" --pool-bytes "${PROBE_POOL:-4GiB}" >"$WORK/probe-$i.jsonl" 2>"$WORK/probe-$i.err"
     log "probe $i rc=$? $(( $(date +%s) - t0 )) s"
   done
 fi

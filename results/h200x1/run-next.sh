@@ -1,31 +1,38 @@
 #!/usr/bin/env bash
 # The GPU work issues 50, 53 and 54 still need, ready to go: one STEP a 10-minute device call, in this order (each
-# line: what it measures, about how long it took on an H100, and the figures it gives; the device's README says
+# line: what it measures, about how long it should take on an H100, and the figures it gives; the device's README says
 # how the calls are lent). Pass DMABENCH_GIT_REVISION=<the tree's revision> (the device's .git is stale).
-#   breakdown   (~4 min) issue 54 item 1 on a GPU: configs/breakdown-blocks.json in 2 fresh processes (`ce`'s CUPTI
-#               record per block; `ce-batch` and `sm` record the reason), run-submission.sh `bign order` again (the
-#               h2d batch at n >= 4096), and GpuOverlap.EveryEngineBesideAGemm 3 times (its printed reference runs:
-#               how far the GEMM's rate moves between runs; results/LAB-NOTES.md 2026-12-06 fifth)
-#   submission  (~9 min) run-submission.sh's default steps (info build probe mark frag desc): issue 54's submit per
-#               descriptor against the probe, the coalescing gain, the descriptor-count curve
-#   crossover   (~8 min) run-crossover.sh `info build map` (configs/crossover.json now on a 4 GiB pool), then
-#               `dmabench-results crossover export` of the map: issue 54's map and thresholds
-#   gate        (~8 min) run-gate.sh `info build kvpool gate` (8 kv-pool processes beside the probe; 2 A/A and 2
-#               injected comparisons at 6 processes a side, seed 4, the shim's spin growing with the bytes too:
-#               SPIN_PER_MIB 4000, so that bandwidth-bound cases are slowed as well): issue 50's figures
-#   check       (~7 min) the README's whole test command (scripts/gpu-check.sh) from the final code: last, after every
-#               code change of the session; issues 50, 53 and 54 each need it
+#   submission  (~9 min) run-submission.sh `info build probe frag desc` (the probe in 5 fresh processes, frag in 3,
+#               desc in 5: issue 54's submit per descriptor against the probe, the coalescing gain, the
+#               descriptor-count curve to 16384 with the batch arrays built once, gpu::CopyBatch), then
+#               configs/breakdown-blocks.json in 2 fresh processes (`ce`'s CUPTI record per block; `ce-batch` and
+#               `sm` record the reason): issue 54 item 1 on a GPU
+#   check       (~7 min) the README's whole test command (scripts/gpu-check.sh) from the final code; issues 50, 53
+#               and 54 each need it. Second, so that a short session still gets it: run no GPU code change after it
+#   crossover   (~7 min) run-crossover.sh `info build map probe` (configs/crossover.json on a 4 GiB pool; the probe,
+#               tools/crossover_probe.cu, over a 4 GiB pool with a timing event before each batch, at h2d ce-batch
+#               20-36 KiB by every n of the map, 3 processes), then `dmabench-results crossover export` of the map:
+#               issue 54's map, its check against the loop and the thresholds
+#   gate        (~4 min) run-gate.sh `build gate`: 1 A/A and 2 injected comparisons at 6 processes a side, seed 4, the
+#               shim's spin growing with the bytes too (SPIN_PER_MIB 20500), so that bandwidth-bound cases are slowed
+#               as well: issue 50's missing bandwidth-bound detection (the kv-pool figures and 6 + 6 launch-bound
+#               comparisons are in results/h100x1/gate/ and quiet-core/). Why 20500: the 256 MiB copies are pipelined,
+#               so a spin slows them only where it outlasts the copy: on the H100 one took 4857 us (18.97 us a MiB,
+#               results/h100x1/gate/r2), so 20.5 us a MiB should make each about 1.08x slower (an estimate)
+#   breakdown   (not in the default order) GpuOverlap.EveryEngineBesideAGemm 3 times (its printed reference runs: how
+#               far the GEMM's rate moves between runs; results/LAB-NOTES.md 2026-12-06 fifth)
 # Everything this script writes goes under $WORK, packed into $OUT/next.tar.gz; the drivers it calls work under
 # build/out-next-<driver> and pack their own archives ($OUT/submission.tar.gz, crossover.tar.gz, gate.tar.gz) beside it.
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
-experiment next "breakdown"
+experiment next "submission"
 HERE="$(dirname "${BASH_SOURCE[0]}")"
-if want breakdown; then
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDMABENCH_GIT_REVISION="$REV" >"$WORK/configure.log" 2>&1 &&
-    cmake --build build -j "$(nproc)" --target dmabench dmabench_gpu_tests >"$WORK/build.log" 2>&1 ||
-    { log "build failed"; tail -30 "$WORK/build.log"; exit 1; }
-  "$B" --config configs/breakdown-blocks.json --processes 2 --out "$WORK/breakdown-blocks.json" -q \
-    >"$WORK/breakdown-blocks.log" 2>&1
+if want submission; then
+  STEPS="info build probe frag desc" BUDGET="${SUB_BUDGET:-480}" PROCS=3 DPROCS=5 WORK="$PWD/build/out-next-submission" \
+    bash "$HERE/run-submission.sh" >"$WORK/submission.log" 2>&1
+  log "run-submission rc=$?"
+  grep -E "^\[" "$WORK/submission.log" | tail -20
+  timeout "${BREAKDOWN_S:-80}" "$B" --config configs/breakdown-blocks.json --processes 2 --out "$WORK/breakdown-blocks.json" \
+    -q >"$WORK/breakdown-blocks.log" 2>&1
   log "breakdown-blocks rc=$?"
   python3 - "$WORK/breakdown-blocks.json" <<'PY' | tee "$WORK/breakdown-blocks.txt"
 import json, sys
@@ -34,19 +41,20 @@ for r in json.load(open(sys.argv[1]))["results"]:
     phases = b.get("error") or " ".join(f"{k} {b[k]:.1f}" for k in ("control", "schedule", "copy", "sync", "total") if k in b)
     print(f"{r['name']}  {r['status']}  copies/op {b.get('copies_per_operation')}  {phases}")
 PY
-  STEPS="bign order" WORK="$PWD/build/out-next-submission" bash "$HERE/run-submission.sh" >"$WORK/submission.log" 2>&1
-  log "submission bign order rc=$?"
-  build/tests/dmabench_gpu_tests --gtest_filter=GpuOverlap.EveryEngineBesideAGemm --gtest_repeat=3 \
-    >"$WORK/gemm-overlap.log" 2>&1
-  log "GEMM overlap x3 rc=$?"
-  grep -E "reference runs|GEMM .* alone|FAILED|PASSED" "$WORK/gemm-overlap.log" | tail -40
 fi
-if want submission; then
-  STEPS="info build probe mark frag desc" WORK="$PWD/build/out-next-submission" bash "$HERE/run-submission.sh"
-  log "run-submission rc=$?"
+if want check; then
+  gpu_check 580
 fi
 if want crossover; then
-  STEPS="info build map" WORK="$PWD/build/out-next-crossover" bash "$HERE/run-crossover.sh"
+  cells=""
+  for b in 20KiB 24KiB 28KiB 32KiB 36KiB; do
+    for n in 1 4 16 64 256 1024 4096; do
+      [ "$b" = 36KiB ] && [ "$n" = 4096 ] && continue  # the map's fine-large sweep stops at 1024
+      cells+="h2d:ce-batch:$b:$n,"
+    done
+  done
+  STEPS="info build map probe" PROBE_CELLS="${cells%,}" PROBE_POOL=4GiB MAP_TIMEOUT="${MAP_TIMEOUT:-360}" \
+    WORK="$PWD/build/out-next-crossover" bash "$HERE/run-crossover.sh"
   log "run-crossover rc=$?"
   map="$(ls build/out-next-crossover/crossover.json 2>/dev/null)"
   if [ -n "$map" ]; then
@@ -55,11 +63,14 @@ if want crossover; then
   fi
 fi
 if want gate; then
-  STEPS="info build kvpool gate" PROCS=8 AA=2 INJ=2 GPROCS=6 GRERUNS=0 GSEED=4 SPIN_PER_MIB=4000 \
-    WORK="$PWD/build/out-next-gate" \
+  STEPS="build gate" AA=1 INJ=2 GPROCS=6 GRERUNS=0 GSEED=4 SPIN_PER_MIB=20500 WORK="$PWD/build/out-next-gate" \
     bash "$HERE/run-gate.sh"
   log "run-gate rc=$?"
 fi
-if want check; then
-  gpu_check 560
+if want breakdown; then
+  cmake --build build -j "$(nproc)" --target dmabench_gpu_tests >"$WORK/build.log" 2>&1 || log "test build failed"
+  build/tests/dmabench_gpu_tests --gtest_filter=GpuOverlap.EveryEngineBesideAGemm --gtest_repeat=3 \
+    >"$WORK/gemm-overlap.log" 2>&1
+  log "GEMM overlap x3 rc=$?"
+  grep -E "reference runs|GEMM .* alone|FAILED|PASSED" "$WORK/gemm-overlap.log" | tail -40
 fi

@@ -11,7 +11,7 @@
 #          with and without --coalesce, n = 1024 and 4096)
 #   frag   configs/fragmentation.json, `dmabench --processes PROCS` (3): 4/8/16 KiB x 1024 blocks in a 4 GiB pool,
 #          run_blocks k = 1...64, ce / ce-batch / sm each with coalesce false and true (252 cases)
-#   desc   configs/descriptors.json, `dmabench --processes PROCS` (3): ce and ce-batch, 4 and 16 KiB, h2d/d2h,
+#   desc   configs/descriptors.json, `dmabench --processes DPROCS` (PROCS): ce and ce-batch, 4 and 16 KiB, h2d/d2h,
 #          1...16384 blocks per call in a 4 GiB pool (64 cases)
 #   mark   configs/h2d-batch-cause.json, `dmabench --processes PROCS`: ce-batch with event_before true and false, h2d and
 #          d2h, 4 and 16 KiB x 1024 blocks in a 4 GiB pool, pinned / mapped / registered (24 cases): what the event
@@ -49,7 +49,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/experiment.sh"
 BUDGET="${BUDGET:-570}"
 experiment submission "info build probe mark frag desc" batch_submit_probe
-PROCS="${PROCS:-3}" PPROCS="${PPROCS:-5}"
+PROCS="${PROCS:-3}" PPROCS="${PPROCS:-5}" DPROCS="${DPROCS:-${PROCS:-3}}"
 COAL_RUNS="${COAL_RUNS:-1 16}"
 POOL=4294967296
 B="${DMABENCH_BIN:-$PWD/build/dmabench}"
@@ -230,7 +230,9 @@ for step in frag desc; do
   t=$(slot 330 30)
   [ "$t" -eq 0 ] && { log "$step skipped: too little time left"; continue; }
   t1=$(date +%s)
-  timeout "$t" "$B" --config "$cfg" --processes "$PROCS" --out "$WORK/$step.json" >"$WORK/$step.log" 2>&1
+  n="$PROCS"
+  [ "$step" = desc ] && n="$DPROCS"
+  timeout "$t" "$B" --config "$cfg" --processes "$n" --out "$WORK/$step.json" >"$WORK/$step.log" 2>&1
   log "$step rc=$? $(( $(date +%s) - t1 )) s (limit $t s)"
   tail -3 "$WORK/$step.log"
   pack
