@@ -13,6 +13,9 @@ the text and the report cannot disagree.
       DIR/pool.json (dmabench, a levels file: pool of exactly the blocks against `pool_bytes` 1 GiB) and
       DIR/pool-probe-SIZE-K.jsonl (tools/crossover_probe, one process each: a pool of SIZE): per tool and block size
       both pools' p50s with their intervals, the ratio and whether the intervals are apart.
+  crossover-claims probe FILE DIR:HOST MECH PROBE_DIR
+      MECH's cells of FILE at DIR:HOST beside tools/crossover_probe's processes (PROBE_DIR/probe-*.jsonl, their cells
+      of that direction and mode): both p50s with their intervals, dmabench / probe, and whether within ±10%.
 """
 import glob
 import json
@@ -80,7 +83,7 @@ def step(args, root):
     sa, sb = fmt_size(a), fmt_size(b)
     head = ["n", f"p50 µs at {sa}", f"at {sb}", f"time ratio ({sa} p50 / {sb} p50)", f"GB/s at {sa}",
             f"GB/s at {sb}", f"rate ratio ({sb} GB/s / {sa} GB/s)", "intervals apart"]
-    line = (f"For n ≥ {min_n}: a {sb} block call takes {span([c[0] for c in chosen])}× less time than a {sa} one "
+    line = (f"For n ≥ {min_n}: a {sb} block call takes {span([1 / c[0] for c in chosen])}× the time of a {sa} one "
             f"and moves {span([c[3] for c in chosen])}× the bytes per second ({span([c[1] for c in chosen], '{:.1f}')}"
             f" → {span([c[2] for c in chosen], '{:.1f}')} GB/s).")
     return "\n".join([table(head, rows), "", f"{mech}, {where}. {coverage_note(shown)}", "", line])
@@ -106,25 +109,60 @@ def versus(args, root):
             f"{coverage_note([cells[(b, n, m)] for b in sizes for m in (kernel, dma)])}")
 
 
-def probe_entries(directory, root):
-    """{(pool label, B, n): entry} of the probe's per-process files: the median process p50 and levels'
-    between-process interval of those processes."""
+def probe_levels(files, key):
+    """{key: entry} over tools/crossover_probe's JSON lines in `files`: key(file, record) names a record's cell (None:
+    left out); an entry is the median process p50 and levels' between-process interval of those processes."""
     per = {}
-    for f in sorted(glob.glob(os.path.join(root, directory, "pool-probe-*-*.jsonl"))):
-        label = re.match(r"pool-probe-(.+)-\d+\.jsonl$", os.path.basename(f)).group(1)
+    for f in files:
         with open(f, encoding="utf-8") as fh:
             for line in fh:
                 r = json.loads(line)
-                if "p50_us" in r and r.get("validated", True):
-                    per.setdefault((label, r["block_bytes"], r["n"]), []).append(r["p50_us"])
+                k = key(f, r) if "p50_us" in r and r.get("validated", True) else None
+                if k is not None:
+                    per.setdefault(k, []).append(r["p50_us"])
     out = {}
-    for key, xs in per.items():
+    for k, xs in per.items():
         xs = sorted(xs)
-        j, k, coverage = median_ranks(len(xs)) if len(xs) > 1 else (1, 1, None)
-        out[key] = {"p50_us": statistics.median(xs), "interval": [xs[j - 1], xs[k - 1]], "coverage": coverage,
-                    "interval_kind": f"[min, max] of {len(xs)} processes' p50s" if j == 1 else
-                    f"ranks {j} and {k} of {len(xs)} processes' sorted p50s"}
+        j, m, coverage = median_ranks(len(xs)) if len(xs) > 1 else (1, 1, None)
+        out[k] = {"p50_us": statistics.median(xs), "interval": [xs[j - 1], xs[m - 1]], "coverage": coverage,
+                  "interval_kind": f"[min, max] of {len(xs)} processes' p50s" if j == 1 else
+                  f"ranks {j} and {m} of {len(xs)} processes' sorted p50s"}
     return out
+
+
+def probe_entries(directory, root):
+    """{(pool label, B, n): entry} of the pool step's probe files (pool-probe-SIZE-K.jsonl)."""
+    def key(f, r):
+        return (re.match(r"pool-probe-(.+)-\d+\.jsonl$", os.path.basename(f)).group(1), r["block_bytes"], r["n"])
+    return probe_levels(sorted(glob.glob(os.path.join(root, directory, "pool-probe-*-*.jsonl"))), key)
+
+
+def against_probe(args, root):
+    """MECH's cells of FILE at DIR:HOST beside the probe's (PROBE_DIR/probe-*.jsonl, its cells of that direction and
+    mode): both p50s with their intervals, the ratio dmabench / probe, and whether it is within ±10%."""
+    path, where, mech, probe_dir = args
+    cells = group_cells(path, where, root)
+    direction = where.partition(":")[0]
+    files = sorted(glob.glob(os.path.join(root, probe_dir, "probe-*.jsonl")))
+    probe = probe_levels(files, lambda f, r: (r["block_bytes"], r["n"]) if (r.get("dir"), r.get("mode")) ==
+                         (direction, mech) else None)
+    rows, shown, outside = [], [], []
+    for (b, n) in sorted(probe):
+        d = cells.get((b, n, mech))
+        if d is None:
+            continue
+        ratio = d["p50_us"] / probe[(b, n)]["p50_us"]
+        rows.append([f"{fmt_size(b)} × {n}", interval(d), interval(probe[(b, n)]), f"{ratio:.3f}",
+                     "yes" if abs(ratio - 1) <= 0.10 else "no"])
+        shown += [d, probe[(b, n)]]
+        if abs(ratio - 1) > 0.10:
+            outside.append(f"{fmt_size(b)} × {n} ({ratio:.2f})")
+    if not rows:
+        raise ResultsError(f"crossover-claims probe: no cell of {mech} at {where} in both {path} and {probe_dir}")
+    head = ["block × n", "dmabench p50 µs [interval]", "probe p50 µs [interval]", "dmabench / probe", "within ±10%"]
+    return "\n".join([table(head, rows), "", coverage_note(shown), "",
+                      f"{len(rows) - len(outside)} of {len(rows)} cells within ±10% of the probe" +
+                      (f"; outside: {', '.join(outside)}." if outside else ".")])
 
 
 def pool_rows(small, big, rows, tool, smalls_label, bigs_label, shown):
@@ -173,8 +211,8 @@ def pool_summary(rows):
 
 
 def generated_block(args, root):
-    kinds = {"step": (step, 6), "versus": (versus, 6), "pool": (pool, 1)}
+    kinds = {"step": (step, 6), "versus": (versus, 6), "pool": (pool, 1), "probe": (against_probe, 4)}
     if not args or args[0] not in kinds or len(args) - 1 != kinds[args[0]][1]:
         raise ResultsError("crossover-claims: expected step FILE DIR:HOST MECH SMALL LARGE MIN_N, "
-                           "versus FILE DIR:HOST KERNEL DMA N FROM, or pool DIR")
+                           "versus FILE DIR:HOST KERNEL DMA N FROM, pool DIR, or probe FILE DIR:HOST MECH PROBE_DIR")
     return kinds[args[0]][0](args[1:], root)

@@ -13,7 +13,7 @@ The commands (arguments split as a shell would: quote one that holds a space): `
 (dmabench.gate_rates.markdown; several: merged); `gate-cases RATES.json` (the cases it could not call, from the ab.json files
 beside it: dmabench.gate_rates.cases_markdown); `levels-spread LABEL=LEVELS.json...` (per levels file: how far its processes' p50s
 spread, max/min per case); `levels-selfcmp LABEL=A.json,B.json...` (two runs of one build: half-widths from both runs,
-one-process pairs, processes needed: dmabench.selfcmp_text); `crossover-claims step|versus|pool ...` (the figures
+one-process pairs, processes needed: dmabench.selfcmp_text); `crossover-claims step|versus|pool|probe ...` (the figures
 results/h200x1/crossover/README.md quotes: dmabench.crossover_text); `quiet-core spread|slow|probe KV.tgz` (the quiet
 core's kv-pool rounds on one GPU: dmabench.quiet_core); `ab AB.json` (a paired A/B run's verdicts, every case: compare's
 table over the ab.json of `dmabench-results ab`).

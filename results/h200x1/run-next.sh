@@ -1,24 +1,23 @@
 #!/usr/bin/env bash
-# The GPU work issues 50, 53 and 54 still need, ready to go: one STEP a 10-minute device call, in this order (each
-# line: what it measures, about how long it should take on an H100, and the figures it gives; the device's README says
-# how the calls are lent). Pass DMABENCH_GIT_REVISION=<the tree's revision> (the device's .git is stale).
-#   submission  (~9 min) run-submission.sh `info build probe frag desc` (the probe in 5 fresh processes, frag in 3,
-#               desc in 5: issue 54's submit per descriptor against the probe, the coalescing gain, the
-#               descriptor-count curve to 16384 with the batch arrays built once, gpu::CopyBatch), then
-#               configs/breakdown-blocks.json in 2 fresh processes (`ce`'s CUPTI record per block; `ce-batch` and
-#               `sm` record the reason): issue 54 item 1 on a GPU
-#   check       (~7 min) the README's whole test command (scripts/gpu-check.sh) from the final code; issues 50, 53
-#               and 54 each need it. Second, so that a short session still gets it: run no GPU code change after it
-#   crossover   (~7 min) run-crossover.sh `info build map probe` (configs/crossover.json on a 4 GiB pool; the probe,
-#               tools/crossover_probe.cu, over a 4 GiB pool with a timing event before each batch, at h2d ce-batch
-#               20-36 KiB by every n of the map, 3 processes), then `dmabench-results crossover export` of the map:
-#               issue 54's map, its check against the loop and the thresholds
-#   gate        (~4 min) run-gate.sh `build gate`: 1 A/A and 2 injected comparisons at 6 processes a side, seed 4, the
-#               shim's spin growing with the bytes too (SPIN_PER_MIB 20500), so that bandwidth-bound cases are slowed
-#               as well: issue 50's missing bandwidth-bound detection (the kv-pool figures and 6 + 6 launch-bound
-#               comparisons are in results/h100x1/gate/ and quiet-core/). Why 20500: the 256 MiB copies are pipelined,
-#               so a spin slows them only where it outlasts the copy: on the H100 one took 4857 us (18.97 us a MiB,
-#               results/h100x1/gate/r2), so 20.5 us a MiB should make each about 1.08x slower (an estimate)
+# The GPU work issues 50, 53 and 54 asked of an H200, ready to go: one STEP a 10-minute device call, in this order
+# (each line: what it measures, how long it took on an H100 on 2026-12-06, third day, and the figures it gives; the
+# device's README says how the calls are lent). Every step ran then on an H100 (results/h100x1/, tree 11325cd); on an
+# H200 none has run. Pass DMABENCH_GIT_REVISION=<the tree's revision> (the device's .git is stale).
+#   submission  (318 s with a fresh build) run-submission.sh `info build probe frag desc` (the probe in 5 fresh
+#               processes, frag in 3, desc in 5: issue 54's submit per descriptor against the probe, the coalescing
+#               gain, the descriptor-count curve to 16384), then configs/breakdown-blocks.json in 2 fresh processes
+#               (`ce`'s CUPTI record per block; `ce-batch` and `sm` record the reason): issue 54 item 1
+#   crossover   (379 s) run-crossover.sh `info build map probe` (configs/crossover.json on a 4 GiB pool, PROCS 2:
+#               on the H100 one process took ~210 s, so 3 did not fit a call; the probe, tools/crossover_probe.cu,
+#               over a 4 GiB pool with a timing event before each batch, at h2d ce-batch 20-36 KiB by every n of the
+#               map, 3 processes), then `dmabench-results crossover export` of the map: issue 54's map, its check
+#               against the loop and the thresholds
+#   check       (397 s) the README's whole test command (scripts/gpu-check.sh) from the final code; issues 50, 53 and
+#               54 each need it: run no GPU code change after it
+#   gate        (302 s for AA=2 INJ=3) run-gate.sh `build gate`: A/A and injected comparisons at 6 processes a side,
+#               the shim's spin growing with the bytes too (SPIN_PER_MIB 4000), so that bandwidth-bound cases are
+#               slowed as well: on the H100, 4000 made the pipelined 256 MiB copies 1.053x slower, as a sample of 4
+#               copies with the first call's spin unhidden predicts (results/h100x1/gate/README.md)
 #   breakdown   (not in the default order) GpuOverlap.EveryEngineBesideAGemm 3 times (its printed reference runs: how
 #               far the GEMM's rate moves between runs; results/LAB-NOTES.md 2026-12-06 fifth)
 # Everything this script writes goes under $WORK, packed into $OUT/next.tar.gz; the drivers it calls work under
@@ -42,9 +41,6 @@ for r in json.load(open(sys.argv[1]))["results"]:
     print(f"{r['name']}  {r['status']}  copies/op {b.get('copies_per_operation')}  {phases}")
 PY
 fi
-if want check; then
-  gpu_check 580
-fi
 if want crossover; then
   cells=""
   for b in 20KiB 24KiB 28KiB 32KiB 36KiB; do
@@ -53,7 +49,8 @@ if want crossover; then
       cells+="h2d:ce-batch:$b:$n,"
     done
   done
-  STEPS="info build map probe" PROBE_CELLS="${cells%,}" PROBE_POOL=4GiB MAP_TIMEOUT="${MAP_TIMEOUT:-360}" \
+  STEPS="info build map probe" PROBE_CELLS="${cells%,}" PROBE_POOL=4GiB PROCS="${MAP_PROCS:-2}" \
+    MAP_TIMEOUT="${MAP_TIMEOUT:-480}" \
     WORK="$PWD/build/out-next-crossover" bash "$HERE/run-crossover.sh"
   log "run-crossover rc=$?"
   map="$(ls build/out-next-crossover/crossover.json 2>/dev/null)"
@@ -62,8 +59,12 @@ if want crossover; then
     log "crossover export rc=$?"
   fi
 fi
+if want check; then
+  gpu_check 580
+fi
 if want gate; then
-  STEPS="build gate" AA=1 INJ=2 GPROCS=6 GRERUNS=0 GSEED=4 SPIN_PER_MIB=20500 WORK="$PWD/build/out-next-gate" \
+  STEPS="build gate" AA="${AA:-2}" INJ="${INJ:-3}" GPROCS=6 GRERUNS=0 GSEED="${GSEED:-7}" SPIN_PER_MIB=4000 \
+    WORK="$PWD/build/out-next-gate" \
     bash "$HERE/run-gate.sh"
   log "run-gate rc=$?"
 fi

@@ -56,7 +56,7 @@ def claim(*args):
 def test_the_step_keeps_time_and_rate_ratios_apart():
     text = claim("step", f"{XO}/crossover.json.xz", "h2d:mapped", "ce-batch", "24KiB", "28KiB", "256")
     assert "| 64 | 262 [220, 262] | 91.7 [70.3, 93.3] | 2.86× | 6.0 | 20.0 | 3.33× | yes |" in text
-    assert ("For n ≥ 256: a 28 KiB block call takes 3.08–4.51× less time than a 24 KiB one and moves 3.59–5.26× the "
+    assert ("For n ≥ 256: a 28 KiB block call takes 0.22–0.32× the time of a 24 KiB one and moves 3.59–5.26× the "
             "bytes per second (5.6–7.5 → 26.9–29.5 GB/s).") in text
     assert "[min, max] of 3 processes' p50s: 75%" in text
 
@@ -76,6 +76,16 @@ def test_the_pool_size_moves_the_level():
     readme = open(f"{ROOT}/{XO}/README.md", encoding="utf-8").read()
     assert "Neither tool's level depended on the pool size" not in readme and "within ±10%, mostly ties" not in readme
     assert "3.3–5.3×" not in readme
+
+
+def test_the_4gib_map_against_the_probe_over_the_same_pool():
+    """Issue 54's check on the H100's 4 GiB map: h2d ce-batch at 20-36 KiB within ±10% of tools/crossover_probe."""
+    h100 = "results/h100x1/crossover"
+    text = claim("probe", f"{h100}/crossover.json.xz", "h2d:mapped", "ce-batch", f"{h100}/probe")
+    assert "| 20 KiB × 4096 | 3862 [3772, 3953] | 3781 [3774, 3867] | 1.021 | yes |" in text
+    assert "33 of 34 cells within ±10% of the probe; outside: 20 KiB × 16 (1.16)." in text
+    with pytest.raises(ResultsError, match="no cell of sm"):
+        claim("probe", f"{h100}/crossover.json.xz", "h2d:mapped", "sm", f"{h100}/probe")
 
 
 def test_bad_claims_are_one_line_errors():
