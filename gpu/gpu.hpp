@@ -249,7 +249,7 @@ struct CopyJob {
 // The three arrays one batched call takes, built once from the jobs (when the case is set up), so that issuing a batch
 // builds nothing: the call is all that runs after event_before's record, as in tools/batch_submit_probe.cu. Built at
 // issue, n entries of work sat between the record and the call, and at n >= 4096 the h2d batch took the driver's
-// synchronous path where the probe did not (results/LAB-NOTES.md, 2026-12-07).
+// synchronous path where the probe did not (results/LAB-NOTES.md, 2026-12-06 sixth).
 struct CopyBatch {
   CopyBatch() = default;
   explicit CopyBatch(const std::vector<CopyJob>& jobs) {

@@ -36,7 +36,7 @@ import time
 
 from . import ab, verdict
 from .files import open_text
-from .text import json_text, ResultsError, table
+from .text import fmt_num, json_text, ResultsError, table
 from .tool import arg_parser, run_tool
 
 TOOL = "gate-rates"
@@ -144,6 +144,33 @@ def cases_markdown(rates_path):
     out += table(["injected", "launch-bound cases called slower", "smallest ratio called slower",
                   "largest ratio not called slower (verdict, case)"], reach)
     return out
+
+
+def spin_markdown(depth, rates_paths):
+    """What the shim's spin predicts for the bandwidth-bound (pipelined) cases of each injected comparison, beside
+    what they measured. A pipelined sample is `depth` calls; the shim spins S = SPIN_NS + SPIN_NS_PER_MIB x MiB before
+    each. The first spin delays the whole sample; the others run while the copies before them move, unless S outlasts
+    a copy (c: the case's BASE p50). So a sample takes S + depth*c while S < c and depth*S + c beyond."""
+    rows = []
+    for path in rates_paths:
+        with open_text(path) as f:
+            doc = json.load(f)
+        env = doc["settings"].get("inject") or {}
+        fixed, per_mib = (float(env.get(k, 0)) for k in ("DMABENCH_SHIM_SPIN_NS", "DMABENCH_SHIM_SPIN_NS_PER_MIB"))
+        for c in doc["comparisons"]:
+            if c["kind"] != "inj":
+                continue
+            name = f"{c['kind']}-{c['index']:02d}"
+            with open(os.path.join(os.path.dirname(path), name, "ab.json"), encoding="utf-8") as f:
+                cases = [r for r in json.load(f)["cases"] if r.get("class") == "bandwidth-bound" and "p50_ratio" in r]
+            for r in cases:
+                spin = (fixed + per_mib * r["bytes_per_rank"] / (1 << 20)) / 1e3  # µs
+                copy = r["base_p50_us"]
+                model = max(spin + depth * copy, depth * spin + copy) / (depth * copy)
+                rows.append([f"{os.path.basename(os.path.dirname(path))}/{name}", f"{per_mib:g}", f"`{r['case']}`",
+                             fmt_num(copy), fmt_num(spin), f"{model:.3f}", f"{r['p50_ratio']:.3f}"])
+    return table(["comparison", "spin ns a MiB", "case", "c: BASE p50 µs", "S: spin a call µs",
+                  f"predicted ratio (depth {depth})", "measured p50 ratio NEW/BASE"], rows)
 
 
 def rates(comparisons):

@@ -11,7 +11,8 @@ Rewrites each block of each FILE with what its command prints now; --check write
 first block whose text differs (tests/python/test_generated_tables.py runs it over every markdown file of the tree).
 The commands (arguments split as a shell would: quote one that holds a space): `gate-rates --table RATES.json...`
 (dmabench.gate_rates.markdown; several: merged); `gate-cases RATES.json` (the cases it could not call, from the ab.json files
-beside it: dmabench.gate_rates.cases_markdown); `levels-spread LABEL=LEVELS.json...` (per levels file: how far its processes' p50s
+beside it: dmabench.gate_rates.cases_markdown); `gate-spin DEPTH RATES.json...` (the shim spin's predicted slowdown
+of pipelined cases beside the measured: dmabench.gate_rates.spin_markdown); `levels-spread LABEL=LEVELS.json...` (per levels file: how far its processes' p50s
 spread, max/min per case); `levels-selfcmp LABEL=A.json,B.json...` (two runs of one build: half-widths from both runs,
 one-process pairs, processes needed: dmabench.selfcmp_text); `crossover-claims step|versus|pool|probe ...` (the figures
 results/h200x1/crossover/README.md quotes: dmabench.crossover_text); `quiet-core spread|slow|probe KV.tgz` (the quiet
@@ -89,7 +90,17 @@ def gate_cases_table(args, root):
         raise ResultsError(f"{args[0]}: {type(e).__name__}: {e}") from None
 
 
-COMMANDS = {"gate-rates": gate_rates_table, "gate-cases": gate_cases_table, "levels-spread": levels_spread_table,
+def gate_spin_table(args, root):
+    """`gate-spin DEPTH RATES.json...`: the shim spin's predicted slowdown of the pipelined cases beside the measured."""
+    if len(args) < 2 or not args[0].isdigit() or int(args[0]) < 1:
+        raise ResultsError(f"gate-spin {' '.join(args)}: expected gate-spin DEPTH RATES.json... (DEPTH: calls a sample)")
+    try:
+        return gate_rates.spin_markdown(int(args[0]), [os.path.join(root, a) for a in args[1:]])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ResultsError(f"gate-spin: {type(e).__name__}: {e}") from None
+
+
+COMMANDS = {"gate-rates": gate_rates_table, "gate-cases": gate_cases_table, "gate-spin": gate_spin_table, "levels-spread": levels_spread_table,
             "levels-selfcmp": selfcmp_text.generated_block, "crossover-claims": crossover_text.generated_block,
             "quiet-core": quiet_core.generated_block, "ab": ab_table}
 

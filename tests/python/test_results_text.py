@@ -112,3 +112,15 @@ def test_sizes_take_binary_units_and_refuse_the_ambiguous_decimal_ones():
             assert "ambiguous" in str(e) and binary in str(e) and decimal in str(e), str(e)
         else:
             raise AssertionError(f"{text} accepted")
+
+
+def test_the_spin_model_predicts_the_pipelined_slowdown():
+    """The H100 gate README's model of the shim's spin on a pipelined sample of 4 copies, against what it measured."""
+    g = "results/h100x1/gate"
+    text = generated.render(f"gate-spin 4 {g}/mib4000/rates.json {g}/r4/rates.json", ROOT)
+    assert "| mib4000/inj-01 | 4000 | `d2h/ce/pipelined/dev=0/256MiB/host=pinned,numa=local` | 4869 | 1026 | 1.053 | 1.053 |" in text
+    assert text.count("| r4/inj-") == 6  # three injected comparisons, two pipelined cases each; A/A ones left out
+    with pytest.raises(ResultsError, match="expected gate-spin DEPTH"):
+        generated.render(f"gate-spin four {g}/r4/rates.json", ROOT)
+    with pytest.raises(ResultsError, match="gate-spin: FileNotFoundError"):
+        generated.render("gate-spin 4 results/nowhere/rates.json", ROOT)
